@@ -1,0 +1,503 @@
+package serverctl
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Options says which build to run, with which option file, where.
+type Options struct {
+	Install    *Install // from FindInstall
+	OptionFile string   // the user's my.cnf; "" for none
+	RunDir     string   // private directory for the effective option file, logs and tmpdir; created if missing
+	Datadir    string   // defaults to RunDir/data
+
+	// StartTimeout bounds the wait until the server accepts connections
+	// (default 3 minutes: crash recovery of a large redo log is slow).
+	StartTimeout time.Duration
+	// StopTimeout bounds a clean shutdown before the process group is killed
+	// (default 3 minutes).
+	StopTimeout time.Duration
+}
+
+func (o *Options) datadir() string {
+	if o.Datadir != "" {
+		return o.Datadir
+	}
+	return filepath.Join(o.RunDir, "data")
+}
+
+// Paths of the files the tool keeps in a run directory.
+const (
+	EffectiveOptionFile = "my.cnf"        // the option file the server was given
+	ErrorLogFile        = "mysqld.err"    // log-error
+	StderrFile          = "mysqld.stderr" // stdout and stderr of the server process
+	InitLogFile         = "install-db.log"
+)
+
+// ServerError is a server that would not initialise, would not start, or died. It
+// carries the lines of its error log and stderr that say why.
+type ServerError struct {
+	Op         string        // "initialise datadir", "start", "run"
+	Server     string        // binary
+	OptionFile string        // the user's option file, "" for none
+	Exit       string        // how the process ended ("exited 1", "killed by signal 11"), "" if unknown
+	After      time.Duration // time from start to the failure
+	Lines      []string      // [ERROR] lines (or the last lines) of log-error and stderr
+	RunDir     string        // where the full logs are
+}
+
+func (e *ServerError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", e.Op, filepath.Base(e.Server))
+	if e.OptionFile != "" {
+		fmt.Fprintf(&b, " (option file %s)", e.OptionFile)
+	}
+	if e.Exit != "" {
+		fmt.Fprintf(&b, ": %s after %.1fs", e.Exit, e.After.Seconds())
+	}
+	if len(e.Lines) > 0 {
+		fmt.Fprintf(&b, ": %s", strings.Join(e.Lines, " | "))
+	}
+	if e.RunDir != "" {
+		fmt.Fprintf(&b, " (logs in %s)", e.RunDir)
+	}
+	return b.String()
+}
+
+// Server is a running mysqld started by Start. Stop it with Stop; a server whose
+// parent dies gets SIGKILL from the kernel (parent-death signal).
+type Server struct {
+	opts    Options
+	cmd     *exec.Cmd
+	sockDir string
+	socket  string
+	port    int
+	started time.Time
+
+	done    chan struct{} // closed when the process has exited
+	mu      sync.Mutex
+	state   *os.ProcessState
+	stopped bool // Stop was called
+}
+
+// Initialize creates a fresh datadir for the install at o.Datadir (which must not
+// exist or be empty), by version rule: MariaDB with mariadb-install-db or
+// mysql_install_db, MySQL/Percona 5.7.6+ with mysqld --initialize-insecure, older
+// MySQL with mysql_install_db. MariaDB 10.4+ gets a root that logs in without a
+// password over the socket (--auth-root-authentication-method=normal); 10.5+ also
+// --skip-test-db. Failure returns a *ServerError with the initialiser's output.
+func Initialize(ctx context.Context, o Options) error {
+	in := o.Install
+	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+		return fmt.Errorf("initialise datadir: %w", err)
+	}
+	dd := o.datadir()
+	if ents, err := os.ReadDir(dd); err == nil && len(ents) > 0 {
+		return fmt.Errorf("initialise datadir %s: not empty", dd)
+	}
+	if err := os.MkdirAll(dd, 0o750); err != nil {
+		return fmt.Errorf("initialise datadir: %w", err)
+	}
+	ov, cleanup, err := newOverrides(o, 0)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
+	if err := WriteEffective(cnf, o.OptionFile, ov); err != nil {
+		return err
+	}
+	// --defaults-file must be the first argument of both programs.
+	var args []string
+	prog := in.InstallDB
+	switch {
+	case in.InitializesItself():
+		prog = in.Server
+		args = []string{"--defaults-file=" + cnf, "--initialize-insecure", "--user=" + ov.User,
+			"--basedir=" + in.Prefix, "--datadir=" + dd}
+	default:
+		args = []string{"--defaults-file=" + cnf, "--user=" + ov.User, "--basedir=" + in.Prefix, "--datadir=" + dd}
+		if in.Flavor == MariaDB && in.atLeast("10.4") {
+			args = append(args, "--auth-root-authentication-method=normal")
+		}
+		if in.Flavor == MariaDB && in.atLeast("10.5") {
+			args = append(args, "--skip-test-db")
+		}
+	}
+	logPath := filepath.Join(o.RunDir, InitLogFile)
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("initialise datadir: %w", err)
+	}
+	defer logf.Close()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = o.RunDir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		out, _ := os.ReadFile(logPath)
+		lines := errorLines(string(out))
+		lines = append(lines, errorLines(readFile(filepath.Join(dd, "*.err")))...)
+		return &ServerError{Op: "initialise datadir with", Server: prog, OptionFile: o.OptionFile,
+			Exit: exitText(cmd.ProcessState, err), After: time.Since(start), Lines: lines, RunDir: o.RunDir}
+	}
+	return nil
+}
+
+// Start starts the server on its datadir with the effective option file (the
+// user's file plus the tool's overrides: private datadir, socket, port, pid-file,
+// log-error, tmpdir, loopback only) and waits until it accepts connections. A
+// server that exits or does not answer in time is killed and reported as a
+// *ServerError with its error-log lines; a port taken between choosing and binding
+// is retried with another port.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = 3 * time.Minute
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err := startOnce(ctx, o)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		var se *ServerError
+		if !errors.As(err, &se) || !portTaken(se.Lines) {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+func startOnce(ctx context.Context, o Options) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start: choose a port: %w", err)
+	}
+	ov, cleanup, err := newOverrides(o, port)
+	if err != nil {
+		return nil, err
+	}
+	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
+	if err := WriteEffective(cnf, o.OptionFile, ov); err != nil {
+		cleanup()
+		return nil, err
+	}
+	for _, f := range []string{ov.LogError, filepath.Join(o.RunDir, StderrFile), ov.PidFile} {
+		_ = os.Remove(f)
+	}
+	stderr, err := os.Create(filepath.Join(o.RunDir, StderrFile))
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	defer stderr.Close()
+	cmd := exec.Command(o.Install.Server, "--defaults-file="+cnf)
+	cmd.Dir = o.RunDir
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,
+		done: make(chan struct{})}
+	s.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("start %s: %w", o.Install.Server, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		s.mu.Lock()
+		s.state = cmd.ProcessState
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		s.kill()
+		cleanup()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls the socket until a connection succeeds, the process exits, the
+// start timeout passes or ctx ends.
+func (s *Server) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(s.opts.StartTimeout)
+	db, err := sql.Open("mysql", s.DSN("")+"?timeout=2s")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for {
+		select {
+		case <-s.done:
+			return s.failure("start", "")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if _, err := os.Stat(s.socket); err == nil {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := db.PingContext(pctx)
+			cancel()
+			if err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return s.failure("start", fmt.Sprintf("not accepting connections after %s", s.opts.StartTimeout))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// failure builds a *ServerError for the server's current state.
+func (s *Server) failure(op, exit string) *ServerError {
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	if exit == "" {
+		exit = exitText(st, nil)
+	}
+	lines := errorLines(readFile(filepath.Join(s.opts.RunDir, ErrorLogFile)))
+	lines = append(lines, errorLines(readFile(filepath.Join(s.opts.RunDir, StderrFile)))...)
+	return &ServerError{Op: op, Server: s.opts.Install.Server, OptionFile: s.opts.OptionFile, Exit: exit,
+		After: time.Since(s.started), Lines: lines, RunDir: s.opts.RunDir}
+}
+
+// DSN returns a go-sql-driver DSN for root over the server's unix socket, with db
+// as the default database ("" for none).
+func (s *Server) DSN(db string) string {
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "unix"
+	cfg.Addr = s.socket
+	cfg.DBName = db
+	return cfg.FormatDSN()
+}
+
+// Socket is the path of the server's unix socket.
+func (s *Server) Socket() string { return s.socket }
+
+// Port is the loopback TCP port the server listens on.
+func (s *Server) Port() int { return s.port }
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// Alive reports whether the server process is still running.
+func (s *Server) Alive() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Died returns a *ServerError describing how the server ended (exit status or
+// signal, error-log lines) if it exited without Stop, and nil while it runs.
+func (s *Server) Died() error {
+	if s.Alive() {
+		return nil
+	}
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		return nil
+	}
+	return s.failure("run", "")
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100 on
+// every Linux architecture perfbisect runs on.
+const clockTicks = 100
+
+// CPUTime returns the user plus system CPU time the server process has used so far
+// (all threads), from /proc/PID/stat, at 10 ms resolution.
+func (s *Server) CPUTime() (time.Duration, error) {
+	return ProcessCPUTime(s.Pid())
+}
+
+// ProcessCPUTime returns utime+stime of process pid from /proc/PID/stat.
+func ProcessCPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of pid %d: %w", pid, err)
+	}
+	// The command name (field 2) may contain spaces; fields after it are fixed.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("cpu time of pid %d: unreadable /proc stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu time of pid %d: short /proc stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cpu time of pid %d: unreadable utime/stime", pid)
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// Stop shuts the server down cleanly (SIGTERM, as mysqladmin shutdown does) and
+// waits for it; after StopTimeout it kills the process group. It returns the
+// server's *ServerError if it had already died on its own.
+func (s *Server) Stop(ctx context.Context) error {
+	defer os.RemoveAll(s.sockDir)
+	if err := s.Died(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(s.opts.StopTimeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		s.kill()
+		return ctx.Err()
+	case <-t.C:
+		s.kill()
+		return fmt.Errorf("stop %s: no clean shutdown after %s; killed (logs in %s)",
+			filepath.Base(s.opts.Install.Server), s.opts.StopTimeout, s.opts.RunDir)
+	}
+}
+
+// kill sends SIGKILL to the server's process group and waits for the exit.
+func (s *Server) kill() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+	_ = os.RemoveAll(s.sockDir)
+}
+
+// Kill ends the server at once (SIGKILL to its process group), for cleanup after
+// errors and interrupts.
+func (s *Server) Kill() { s.kill() }
+
+// newOverrides chooses the run's private paths. The socket goes into a fresh short
+// directory under the system temp dir, since unix socket paths over about 107
+// bytes fail. cleanup removes that directory.
+func newOverrides(o Options, port int) (Overrides, func(), error) {
+	sockDir, err := os.MkdirTemp("", "pb")
+	if err != nil {
+		return Overrides{}, nil, fmt.Errorf("socket directory: %w", err)
+	}
+	cleanup := func() { os.RemoveAll(sockDir) }
+	tmp := filepath.Join(o.RunDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		cleanup()
+		return Overrides{}, nil, err
+	}
+	runDir, _ := filepath.Abs(o.RunDir)
+	dd, _ := filepath.Abs(o.datadir())
+	return Overrides{
+		Basedir:  o.Install.Prefix,
+		Datadir:  dd,
+		Socket:   filepath.Join(sockDir, "mysqld.sock"),
+		Port:     port,
+		PidFile:  filepath.Join(runDir, "mysqld.pid"),
+		LogError: filepath.Join(runDir, ErrorLogFile),
+		Tmpdir:   filepath.Join(runDir, "tmp"),
+		User:     currentUser(),
+		RunDir:   runDir,
+	}, cleanup, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portTaken(lines []string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "Address already in use") || strings.Contains(l, "Bind on TCP/IP port") {
+			return true
+		}
+	}
+	return false
+}
+
+// errorLines returns the lines of a log that say why a server failed: every
+// "[ERROR]" line (at most 8), or else the last 5 lines.
+func errorLines(log string) []string {
+	var errs, all []string
+	for _, l := range strings.Split(log, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		all = append(all, l)
+		if strings.Contains(l, "[ERROR]") || strings.Contains(l, "ERROR:") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 8 {
+		errs = errs[:8]
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if len(all) > 5 {
+		all = all[len(all)-5:]
+	}
+	return all
+}
+
+// readFile returns the content of the file (or the first match of a glob), "" on error.
+func readFile(pattern string) string {
+	ms, _ := filepath.Glob(pattern)
+	if len(ms) == 0 {
+		return ""
+	}
+	b, _ := os.ReadFile(ms[0])
+	return string(b)
+}
+
+func exitText(st *os.ProcessState, err error) string {
+	if st == nil {
+		if err != nil {
+			return err.Error()
+		}
+		return "exited"
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exited %d", st.ExitCode())
+}
