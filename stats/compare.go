@@ -1,0 +1,100 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Verdict is the outcome of comparing two revisions.
+type Verdict int
+
+// Verdicts of Compare. UNKNOWN means "measure more"; at the repeat limit it
+// stays UNKNOWN and the caller decides what that means (skip, inconclusive).
+const (
+	Unknown   Verdict = iota // not enough evidence either way
+	Different                // a shift of at least the threshold, significant at alpha
+	Same                     // a shift of the threshold's size is ruled out at 1-alpha
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Different:
+		return "DIFFERENT"
+	case Same:
+		return "SAME"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// Comparison is the evidence behind a Verdict: what was compared, the numbers,
+// the rule that fired and, when undecided, what more data would need.
+type Comparison struct {
+	NOld, NNew           int
+	MedianOld, MedianNew float64       // in the metric's unit (tps: transactions/s)
+	Shift                ShiftEstimate // relative change of new against old, at confidence 1-Alpha
+	P                    float64       // two-sided Mann-Whitney U p-value
+	Alpha                float64       // the significance level this look used
+	Threshold            float64       // smallest relative change that counts, e.g. 0.05
+	Verdict              Verdict
+	Rule                 string // the rule that fired, in words and numbers
+	Need                 string // for UNKNOWN: what more data would need ("" otherwise)
+}
+
+// Compare decides whether new differs from old by at least threshold (relative,
+// e.g. 0.05 for 5%) at significance level alpha:
+//   - DIFFERENT when the two-sided Mann-Whitney p <= alpha and the Hodges-Lehmann
+//     relative shift is at least the threshold in size;
+//   - SAME when the Moses confidence interval of the shift at level 1-alpha lies
+//     strictly inside (-threshold, +threshold): a threshold-sized change is ruled
+//     out (an equivalence test in the style of two one-sided tests);
+//   - UNKNOWN otherwise.
+//
+// Values must be positive (tps, or CPU time per transaction).
+func Compare(old, new []float64, threshold, alpha float64) Comparison {
+	c := Comparison{NOld: len(old), NNew: len(new), Alpha: alpha, Threshold: threshold,
+		MedianOld: Median(old), MedianNew: Median(new)}
+	if len(old) == 0 || len(new) == 0 {
+		c.P = 1
+		c.Rule = "no runs"
+		c.Need = "runs on both sides"
+		return c
+	}
+	c.P, _ = MannWhitney(old, new)
+	c.Shift = Shift(old, new, 1-alpha)
+	switch {
+	case c.P <= alpha && math.Abs(c.Shift.Est) >= threshold:
+		c.Verdict = Different
+		c.Rule = fmt.Sprintf("p=%.2g <= alpha=%.2g and |shift| %.1f%% >= threshold %.1f%%",
+			c.P, alpha, 100*math.Abs(c.Shift.Est), 100*threshold)
+	case c.Shift.Bounded() && c.Shift.Lo > -threshold && c.Shift.Hi < threshold:
+		c.Verdict = Same
+		c.Rule = fmt.Sprintf("%.4g%% interval of the shift [%+.1f%%, %+.1f%%] lies within ±%.1f%%",
+			100*c.Shift.Conf, 100*c.Shift.Lo, 100*c.Shift.Hi, 100*threshold)
+	default:
+		c.Verdict = Unknown
+		c.Rule = fmt.Sprintf("p=%.2g, shift %+.1f%% [%s]", c.P, 100*c.Shift.Est, c.Shift.intervalText())
+		c.Need = need(len(old), len(new), alpha, c.Shift, threshold)
+	}
+	return c
+}
+
+// need says, in numbers the user can act on, why a comparison is undecided.
+func need(n1, n2 int, alpha float64, s ShiftEstimate, threshold float64) string {
+	if mp := MinP(n1, n2); mp > alpha {
+		return fmt.Sprintf("%d vs %d runs cannot reach p <= %.2g (best possible %.2g): need >= %d runs per side",
+			n1, n2, alpha, mp, RunsNeeded(alpha))
+	}
+	if !s.Bounded() {
+		return fmt.Sprintf("too few runs for a %.4g%% interval of the shift", 100*s.Conf)
+	}
+	return fmt.Sprintf("the %.4g%% interval [%+.1f%%, %+.1f%%] neither excludes 0 with a shift beyond ±%.1f%% nor fits inside ±%.1f%%: more runs (or less noise) needed",
+		100*s.Conf, 100*s.Lo, 100*s.Hi, 100*threshold, 100*threshold)
+}
+
+func (s ShiftEstimate) intervalText() string {
+	if !s.Bounded() {
+		return fmt.Sprintf("%.4g%% interval unbounded", 100*s.Conf)
+	}
+	return fmt.Sprintf("%.4g%% interval %+.1f%%..%+.1f%%", 100*s.Conf, 100*s.Lo, 100*s.Hi)
+}

@@ -1,0 +1,76 @@
+package stats
+
+import (
+	"math"
+	"sort"
+
+	mstats "github.com/aclements/go-moremath/stats"
+)
+
+// ShiftEstimate is a relative location shift of sample y against sample x: y is
+// about (1+Est) times x. Lo and Hi bound it at the confidence level Conf; they
+// are -1 and +Inf when the samples are too small for that level.
+type ShiftEstimate struct {
+	Est, Lo, Hi float64 // relative: -0.10 is 10% lower
+	Conf        float64 // confidence level of [Lo, Hi], e.g. 0.99
+}
+
+// Bounded reports whether the interval is finite (the samples are large enough
+// for the confidence level).
+func (s ShiftEstimate) Bounded() bool { return !math.IsInf(s.Hi, 1) && s.Lo > -1 }
+
+// Shift estimates the relative shift of y against x (positive values) with the
+// Hodges-Lehmann estimator on logarithms: the median of the n1*n2 pairwise
+// differences log(y_j) - log(x_i), mapped back with exp(d)-1. Its confidence
+// interval at level conf is the distribution-free Moses interval: the k-th
+// smallest and k-th largest pairwise difference, with k from the null
+// distribution of the Mann-Whitney U statistic (Hollander & Wolfe, Nonparametric
+// Statistical Methods, 3rd ed., section 4.3). Non-positive values are invalid.
+func Shift(x, y []float64, conf float64) ShiftEstimate {
+	n1, n2 := len(x), len(y)
+	out := ShiftEstimate{Conf: conf, Lo: -1, Hi: math.Inf(1)}
+	if n1 == 0 || n2 == 0 {
+		out.Est = math.NaN()
+		return out
+	}
+	d := make([]float64, 0, n1*n2)
+	for _, a := range x {
+		for _, b := range y {
+			d = append(d, math.Log(b)-math.Log(a))
+		}
+	}
+	sort.Float64s(d)
+	out.Est = math.Expm1(median(d))
+	// k = the largest k with P(U <= k-1) <= (1-conf)/2; the interval is
+	// [d(k), d(N+1-k)] with 1-based order statistics.
+	half := (1 - conf) / 2
+	u := mstats.UDist{N1: n1, N2: n2}
+	k := 0
+	for k < len(d)/2 && u.CDF(float64(k)) <= half {
+		k++
+	}
+	if k >= 1 {
+		out.Lo = math.Expm1(d[k-1])
+		out.Hi = math.Expm1(d[len(d)-k])
+	}
+	return out
+}
+
+// Median returns the median of xs (the mean of the two middle values for an even
+// count); NaN for an empty sample.
+func Median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return median(s)
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
