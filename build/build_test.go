@@ -1,0 +1,143 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+)
+
+// gitRepo makes a real repository with three commits of a tiny CMake project:
+// v1, v2 (one source file changed), broken (does not compile). It returns the
+// repository path and the commit hashes.
+func gitRepo(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, content string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("init", "-q", "-b", "main")
+	write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(hello C)\nadd_executable(hello main.c util.c)\ninstall(TARGETS hello DESTINATION bin)\n")
+	write("main.c", "int util(void);\nint main(void){return util();}\n")
+	write("util.c", "int util(void){return 0;}\n")
+	write("doc/README", "hello\n")
+	run("add", "-A")
+	run("commit", "-qm", "v1")
+	ids := map[string]string{"v1": run("rev-parse", "HEAD")}
+	write("util.c", "int util(void){return 3;}\n")
+	run("commit", "-qam", "v2")
+	ids["v2"] = run("rev-parse", "HEAD")
+	write("util.c", "int util(void){return 3;\n")
+	run("commit", "-qam", "broken")
+	ids["broken"] = run("rev-parse", "HEAD")
+	run("checkout", "-q", ids["v1"])
+	return dir, ids
+}
+
+func TestBuildRealCMake(t *testing.T) {
+	if _, err := exec.LookPath("cmake"); err != nil {
+		t.Fatal("cmake is required (apt-get install cmake)")
+	}
+	repoDir, ids := gitRepo(t)
+	repo, err := git.PlainOpen(repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Builder{Repo: repo, StateDir: t.TempDir()}
+	ctx := context.Background()
+	exitCode := func(prefix string) int {
+		err := exec.Command(filepath.Join(prefix, "bin/hello")).Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+	p1, err := b.Build(ctx, ids["v1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := b.Build(ctx, ids["v2"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1 == p2 || exitCode(p1) != 0 || exitCode(p2) != 3 {
+		t.Fatalf("installed trees do not match their commits: %s=%d %s=%d", p1, exitCode(p1), p2, exitCode(p2))
+	}
+	// A cached revision is not rebuilt: its marker keeps its time.
+	st, _ := os.Stat(filepath.Join(p1, completeMarker))
+	if p, err := b.Build(ctx, ids["v1"]); err != nil || p != p1 {
+		t.Fatal(p, err)
+	}
+	st2, _ := os.Stat(filepath.Join(p1, completeMarker))
+	if !st.ModTime().Equal(st2.ModTime()) {
+		t.Error("cached revision was rebuilt")
+	}
+	// A broken revision is a BuildError naming the step and the compiler's error.
+	_, err = b.Build(ctx, ids["broken"])
+	var be *BuildError
+	if !errors.As(err, &be) || be.Step != "build" || !strings.Contains(err.Error(), "error:") {
+		t.Fatalf("broken revision: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(b.InstallDir(ids["broken"]), completeMarker)); err == nil {
+		t.Error("failed build marked complete")
+	}
+	// The user's work tree and HEAD are untouched.
+	head, _ := repo.Head()
+	if head.Hash().String() != ids["v1"] {
+		t.Errorf("HEAD moved to %s", head.Hash())
+	}
+	if b, _ := os.ReadFile(filepath.Join(repoDir, "util.c")); string(b) != "int util(void){return 0;}\n" {
+		t.Errorf("work tree changed: %q", b)
+	}
+}
+
+func TestCheckoutRewritesOnlyChangedFiles(t *testing.T) {
+	repoDir, ids := gitRepo(t)
+	repo, _ := git.PlainOpen(repoDir)
+	dir := t.TempDir()
+	if n, err := Checkout(repo, ids["v1"], dir); err != nil || n != 4 {
+		t.Fatalf("first checkout: %d files, %v", n, err)
+	}
+	if n, err := Checkout(repo, ids["v2"], dir); err != nil || n != 1 {
+		t.Fatalf("second checkout wrote %d files (%v), want only util.c", n, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "util.c")); !strings.Contains(string(b), "return 3") {
+		t.Errorf("util.c not updated: %q", b)
+	}
+	// An interrupted checkout (manifest gone) is redone in full.
+	os.Remove(filepath.Join(dir, manifestFile))
+	if n, _ := Checkout(repo, ids["v1"], dir); n != 4 {
+		t.Errorf("after interruption wrote %d files, want 4", n)
+	}
+}
+
+func TestRecipeHash(t *testing.T) {
+	a := Recipe{CMakeArgs: []string{"-DA=1", "-DB=2"}}
+	b := Recipe{CMakeArgs: []string{"-DA=1 -DB=2"}}
+	if a.Hash() == b.Hash() || a.Hash() != (Recipe{CMakeArgs: []string{"-DA=1", "-DB=2"}}).Hash() {
+		t.Error("recipe hash must depend on the exact argument list")
+	}
+}

@@ -1,0 +1,139 @@
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// manifestFile records, inside a scratch source directory, which blob each path
+// holds, so the next checkout rewrites only the files that changed.
+const manifestFile = ".perfbisect-manifest.json"
+
+type manifest struct {
+	Commit string            `json:"commit"`
+	Files  map[string]string `json:"files"` // path -> blob hash + mode
+}
+
+// Checkout writes the tree of commit from the git repository at repo into dir, a
+// scratch directory owned by perfbisect (created if missing). It never touches the
+// repository's work tree, index or HEAD. Reusing dir across revisions rewrites only
+// the files whose content or mode changed and deletes files that are gone, so
+// unchanged files keep their timestamps and an incremental build recompiles only
+// what changed. Submodule entries are left empty (their checkout is not supported
+// yet). It returns the number of files written.
+func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
+	c, err := repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return 0, fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return 0, fmt.Errorf("checkout %s: tree: %w", commit, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	old := readManifest(dir)
+	// Until the new manifest is written, the directory's state is unknown: an
+	// interrupted checkout must not be trusted by the next one.
+	_ = os.Remove(filepath.Join(dir, manifestFile))
+	next := manifest{Commit: commit, Files: map[string]string{}}
+	written := 0
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return written, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
+		}
+		if entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
+			if entry.Mode == filemode.Submodule {
+				_ = os.MkdirAll(filepath.Join(dir, name), 0o755)
+			}
+			continue
+		}
+		key := entry.Hash.String() + " " + entry.Mode.String()
+		next.Files[name] = key
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		if old.Files[name] == key {
+			if _, err := os.Lstat(target); err == nil {
+				continue
+			}
+		}
+		if err := writeEntry(repo, entry.Hash, entry.Mode, target); err != nil {
+			return written, fmt.Errorf("checkout %s: %s: %w", commit, name, err)
+		}
+		written++
+	}
+	for name := range old.Files {
+		if _, ok := next.Files[name]; !ok {
+			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+		}
+	}
+	b, _ := json.Marshal(next)
+	if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
+		return written, fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	return written, nil
+}
+
+func readManifest(dir string) manifest {
+	var m manifest
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	if m.Files == nil {
+		m.Files = map[string]string{}
+	}
+	return m
+}
+
+func writeEntry(repo *git.Repository, h plumbing.Hash, mode filemode.FileMode, target string) error {
+	blob, err := repo.BlobObject(h)
+	if err != nil {
+		return err
+	}
+	r, err := blob.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	_ = os.Remove(target)
+	if mode == filemode.Symlink {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(strings.TrimRight(string(b), "\x00"), target)
+	}
+	perm := os.FileMode(0o644)
+	if mode == filemode.Executable {
+		perm = 0o755
+	}
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
