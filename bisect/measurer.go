@@ -1,0 +1,52 @@
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Run is one process-level measurement of one revision: one server start on a
+// known datadir state, one warm-up, one timed window, one number per metric.
+type Run struct {
+	Commit     string        `json:"commit"`
+	TPS        float64       `json:"tps"`          // transactions per second over the measured window
+	QPS        float64       `json:"qps"`          // queries per second over the measured window
+	CPUPerTxn  time.Duration `json:"cpu_per_txn"`  // server (mysqld) user+system CPU time per transaction
+	LatencyPct time.Duration `json:"latency_pct"`  // latency percentile of the workload (p95 by default)
+	Events     int64         `json:"transactions"` // transactions in the window
+	Window     time.Duration `json:"window"`       // length of the measured window
+	Started    time.Time     `json:"started"`
+	Wall       time.Duration `json:"wall"` // wall time of the whole run, start to stop
+}
+
+// Measurer measures a revision: it builds (or reuses) it, starts it as a private
+// server on a fresh copy of its prepared datadir and runs the workload, runs
+// times. It returns an *UntestableError when the revision cannot be measured
+// through its own fault (build failure, server that does not start or dies), and
+// any other error for failures of the tool or the machine.
+type Measurer interface {
+	Measure(ctx context.Context, commit string, runs int) ([]Run, error)
+}
+
+// UntestableError is a revision that cannot be measured through its own fault:
+// it does not build, its server does not start, or it crashes during a run. The
+// bisect skips it, as git bisect skip does.
+type UntestableError struct {
+	Commit string
+	Reason string // "build failed", "server did not start", "server crashed", ...
+	Err    error  // the evidence: *build.BuildError, *serverctl.ServerError, ...
+}
+
+func (e *UntestableError) Error() string {
+	return fmt.Sprintf("%.10s untestable: %s: %v", e.Commit, e.Reason, e.Err)
+}
+
+func (e *UntestableError) Unwrap() error { return e.Err }
+
+// IsUntestable reports whether err (or one it wraps) is an *UntestableError.
+func IsUntestable(err error) bool {
+	var u *UntestableError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,414 @@
+// Package session runs a performance bisection: endpoints first, then one
+// decision per midpoint, then the culprit's confirmation against its parent. It
+// composes the pure search (package bisect), the decisions (package stats) and a
+// bisect.Measurer, and records every run and decision for the report.
+package session
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Metric names the number a run is judged by.
+type Metric string
+
+// Metrics. Higher tps is better; higher CPU time per transaction is worse.
+const (
+	TPS       Metric = "tps"
+	CPUPerTxn Metric = "cpu-per-txn"
+)
+
+// Value returns the metric of a run (tps in transactions/s, CPU per transaction
+// in microseconds).
+func (m Metric) Value(r bisect.Run) float64 {
+	if m == CPUPerTxn {
+		return float64(r.CPUPerTxn) / float64(time.Microsecond)
+	}
+	return r.TPS
+}
+
+// HigherIsBetter tells the metric's direction.
+func (m Metric) HigherIsBetter() bool { return m != CPUPerTxn }
+
+// Config is what a session needs besides the Measurer.
+type Config struct {
+	Good, Bad  string          // full hashes of the endpoints
+	Commits    []bisect.Commit // bisect.Range(good, bad)
+	Repeats    int             // starting runs per revision (per side, or blocks for a midpoint)
+	MaxRepeats int             // the limit; UNKNOWN at the limit means skip (midpoint) or inconclusive (endpoints)
+	Threshold  float64         // smallest relative change that counts, e.g. 0.05
+	Confidence float64         // probability that the whole answer is right, e.g. 0.95
+	Metric     Metric
+	NoConfirm  bool // skip the culprit's confirmation against its parent
+
+	// OnStep, when set, is called after each decision (for progress output).
+	OnStep func(Step)
+	// Logf, when set, receives progress lines.
+	Logf func(format string, args ...any)
+}
+
+// Validate checks the configuration and returns an error wrapping
+// bisect.ErrUsage naming the bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Repeats < 2:
+		return fmt.Errorf("%w: --repeats %d: need at least 2 runs per revision", bisect.ErrUsage, c.Repeats)
+	case c.MaxRepeats < c.Repeats:
+		return fmt.Errorf("%w: --max-repeats %d is below --repeats %d", bisect.ErrUsage, c.MaxRepeats, c.Repeats)
+	case !(c.Threshold > 0 && c.Threshold < 1):
+		return fmt.Errorf("%w: --threshold %.4g%%: must be between 0 and 100%%", bisect.ErrUsage, 100*c.Threshold)
+	case !(c.Confidence > 0.5 && c.Confidence < 1):
+		return fmt.Errorf("%w: --confidence %.4g: must be between 0.5 and 1", bisect.ErrUsage, c.Confidence)
+	case c.Metric != TPS && c.Metric != CPUPerTxn:
+		return fmt.Errorf("%w: --metric %q: want tps or cpu-per-txn", bisect.ErrUsage, c.Metric)
+	}
+	return nil
+}
+
+// Role says why a commit was measured.
+type Role string
+
+// Roles of a step.
+const (
+	RoleEndpoints Role = "endpoints"
+	RoleMidpoint  Role = "midpoint"
+	RoleConfirm   Role = "confirm"
+)
+
+// Step is one decision with its evidence.
+type Step struct {
+	Role    Role
+	Commit  string // the candidate (midpoint), the bad endpoint, or the culprit (confirm)
+	Against string // good endpoint, or the culprit's parent (confirm)
+	Verdict string // good, bad, skip; DIFFERENT/SAME/UNKNOWN for endpoints and confirm
+	Reason  string // the rule that fired, or why the commit was skipped
+	Need    string // what more data would have needed, when undecided
+	Note    string
+	Compare *stats.Comparison     `json:",omitempty"`
+	Class   *stats.Classification `json:",omitempty"`
+	Looks   int
+}
+
+// Outcome is how a session ended.
+type Outcome string
+
+// Outcomes.
+const (
+	Found        Outcome = "found"
+	NoRegression Outcome = "no-regression"
+	Ambiguous    Outcome = "ambiguous"
+)
+
+// Result is the answer with everything measured on the way.
+type Result struct {
+	Outcome  Outcome
+	FirstBad string   // Found
+	Range    []string // Ambiguous: candidate shas, newest first
+	Why      string   // one line: why this outcome
+	Steps    []Step
+	Runs     map[string][]bisect.Run // every run of this session, per commit
+	Verdicts map[string]string       // commit -> good, bad, skip
+	Skipped  map[string]string       // commit -> why it was skipped
+	Budget   stats.Budget
+	Estimate string // pre-flight estimate printed after the endpoints
+}
+
+// EndpointError is an endpoint that cannot be measured: the session stops with
+// the evidence (a configuration problem, or endpoints that do not build).
+type EndpointError struct {
+	Which string // good or bad
+	Err   error
+}
+
+func (e *EndpointError) Error() string {
+	return fmt.Sprintf("%s endpoint cannot be measured: %v", e.Which, e.Err)
+}
+
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// Session is one bisection in progress.
+type Session struct {
+	cfg    Config
+	m      bisect.Measurer
+	search *bisect.Search
+	res    *Result
+	budget stats.Budget
+	runs   int // runs measured so far, for the estimate
+	wall   time.Duration
+}
+
+// New prepares a session; it validates cfg and the commit range.
+func New(cfg Config, m bisect.Measurer) (*Session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	search, err := bisect.NewSearch(cfg.Commits, []string{cfg.Good}, cfg.Bad)
+	if err != nil {
+		return nil, err
+	}
+	n := len(search.Candidates())
+	b := stats.Budget{Confidence: cfg.Confidence, Steps: stats.ExpectedSteps(n),
+		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
+	return &Session{cfg: cfg, m: m, search: search, budget: b, res: &Result{
+		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
+	}}, nil
+}
+
+// Run performs the whole session. It returns the Result (also on error, with
+// what was measured so far), an *EndpointError when an endpoint cannot be
+// measured, and other errors for tool or machine failures.
+func (s *Session) Run(ctx context.Context) (*Result, error) {
+	c := s.cfg
+	s.logf("budget: %d decisions, %d looks each, per-decision error %.3g (whole answer right with probability >= %.3g)",
+		s.budget.Steps, s.budget.Looks, s.budget.StepAlpha(), c.Confidence)
+	if mp := stats.MinP(c.Repeats, c.Repeats); mp > s.budget.LookAlpha(1) {
+		s.logf("note: %d runs per side cannot reach the first look's alpha %.2g (best p %.2g); at least %d are needed, so the first decision needs more runs than --repeats",
+			c.Repeats, s.budget.LookAlpha(1), mp, stats.RunsNeeded(s.budget.LookAlpha(1)))
+	}
+	// 1. Endpoints, interleaved.
+	cmp, err := s.compare(ctx, c.Good, c.Bad, RoleEndpoints)
+	if err != nil {
+		return s.res, err
+	}
+	s.res.Verdicts[c.Good] = "good"
+	worse := cmp.Verdict == stats.Different && s.isRegression(cmp.Shift.Est)
+	if !worse {
+		s.res.Verdicts[c.Bad] = "good"
+		s.res.Outcome = NoRegression
+		switch {
+		case cmp.Verdict == stats.Different:
+			s.res.Why = fmt.Sprintf("bad is better than good by %+.1f%% (%s): no regression reproduced", 100*cmp.Shift.Est, cmp.Rule)
+		case cmp.Verdict == stats.Same:
+			s.res.Why = fmt.Sprintf("good and bad do not differ by %.1f%% or more (%s): no regression reproduced", 100*c.Threshold, cmp.Rule)
+		default:
+			s.res.Why = fmt.Sprintf("no regression reproduced at the repeat limit (%d runs per side): %s; %s", c.MaxRepeats, cmp.Rule, cmp.Need)
+		}
+		return s.res, nil
+	}
+	s.res.Verdicts[c.Bad] = "bad"
+	s.estimate(cmp)
+
+	// 2. Midpoints.
+	for {
+		cand, ok := s.search.Next()
+		if !ok {
+			break
+		}
+		side, err := s.classify(ctx, cand)
+		if err != nil {
+			return s.res, err
+		}
+		s.search.Mark(cand, side)
+		s.res.Verdicts[cand] = side.String()
+	}
+	r := s.search.Result()
+	switch r.Outcome {
+	case bisect.Ambiguous:
+		s.res.Outcome, s.res.Range = Ambiguous, r.Range
+		s.res.Why = fmt.Sprintf("skipped commits border the first bad commit: it is one of %d commits", len(r.Range))
+		return s.res, nil
+	case bisect.Found:
+	default:
+		return s.res, fmt.Errorf("search ended while still running (internal error)")
+	}
+	// 3. Confirmation against the parent.
+	s.res.FirstBad = r.FirstBad
+	s.res.Outcome = Found
+	parent := s.parentOf(r.FirstBad)
+	if c.NoConfirm || parent == "" {
+		s.res.Why = "bisection ended (not confirmed against the parent: --no-confirm)"
+		return s.res, nil
+	}
+	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
+	if bisect.IsUntestable(err) {
+		s.res.Why = fmt.Sprintf("bisection ended; confirmation impossible: %v", err)
+		return s.res, nil
+	}
+	if err != nil {
+		return s.res, err
+	}
+	if cc.Verdict == stats.Different && s.isRegression(cc.Shift.Est) {
+		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s: %+.1f%% (%s)", parent, 100*cc.Shift.Est, cc.Rule)
+		return s.res, nil
+	}
+	s.res.Outcome, s.res.Range, s.res.FirstBad = Ambiguous, []string{r.FirstBad, parent}, ""
+	s.res.Why = fmt.Sprintf("%.10s was not confirmed against its parent %.10s (%s, %s): the change may be spread over several commits",
+		r.FirstBad, parent, cc.Verdict, cc.Rule)
+	return s.res, nil
+}
+
+func (s *Session) isRegression(shift float64) bool {
+	if s.cfg.Metric.HigherIsBetter() {
+		return shift < 0
+	}
+	return shift > 0
+}
+
+func (s *Session) parentOf(h string) string {
+	for _, c := range s.cfg.Commits {
+		if c.Hash == h && len(c.Parents) > 0 {
+			return c.Parents[0]
+		}
+	}
+	return ""
+}
+
+// measure takes one run of commit and records it.
+func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
+	runs, err := s.m.Measure(ctx, commit, 1)
+	if err != nil {
+		return 0, err
+	}
+	if len(runs) != 1 {
+		return 0, fmt.Errorf("measure %.10s: got %d runs, want 1", commit, len(runs))
+	}
+	r := runs[0]
+	s.res.Runs[commit] = append(s.res.Runs[commit], r)
+	s.runs++
+	s.wall += r.Wall
+	v := s.cfg.Metric.Value(r)
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0, &bisect.UntestableError{Commit: commit, Reason: "no transactions",
+			Err: fmt.Errorf("%s = %v in a %.1fs window", s.cfg.Metric, v, r.Window.Seconds())}
+	}
+	return v, nil
+}
+
+// compare measures old and new interleaved (old new, new old, ...) and decides
+// with stats.Compare at each look.
+func (s *Session) compare(ctx context.Context, old, new string, role Role) (stats.Comparison, error) {
+	var xs, ys []float64
+	var cmp stats.Comparison
+	for look := 1; ; look++ {
+		target := s.cfg.Repeats * look
+		if target > s.cfg.MaxRepeats {
+			target = s.cfg.MaxRepeats
+		}
+		for len(xs) < target {
+			order := []string{old, new}
+			if len(xs)%2 == 1 {
+				order = []string{new, old}
+			}
+			for _, h := range order {
+				v, err := s.measure(ctx, h)
+				if err != nil {
+					if role == RoleEndpoints {
+						which := "good"
+						if h == new {
+							which = "bad"
+						}
+						return cmp, &EndpointError{Which: which, Err: err}
+					}
+					return cmp, err
+				}
+				if h == old {
+					xs = append(xs, v)
+				} else {
+					ys = append(ys, v)
+				}
+			}
+		}
+		cmp = stats.Compare(xs, ys, s.cfg.Threshold, s.budget.LookAlpha(look))
+		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
+		if cmp.Verdict != stats.Unknown || len(xs) >= s.cfg.MaxRepeats {
+			st := Step{Role: role, Commit: new, Against: old, Verdict: cmp.Verdict.String(), Reason: cmp.Rule,
+				Need: cmp.Need, Compare: &cmp, Looks: look}
+			s.step(st)
+			return cmp, nil
+		}
+	}
+}
+
+// classify measures blocks of (good, bad, candidate) in rotating order and places
+// the candidate with stats.Classify; an untestable candidate or one still
+// undecided at the limit is skipped.
+func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error) {
+	var blocks []stats.Block
+	roles := []string{s.cfg.Good, s.cfg.Bad, cand}
+	for look := 1; ; look++ {
+		target := min(s.cfg.Repeats*look, s.cfg.MaxRepeats)
+		for len(blocks) < target {
+			var b stats.Block
+			i := len(blocks)
+			for k := 0; k < 3; k++ {
+				h := roles[(i+k)%3]
+				v, err := s.measure(ctx, h)
+				if err != nil {
+					if h == cand && bisect.IsUntestable(err) {
+						s.res.Skipped[cand] = err.Error()
+						s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: err.Error(), Looks: look})
+						return bisect.Skip, nil
+					}
+					if h != cand && bisect.IsUntestable(err) {
+						return bisect.Unmarked, fmt.Errorf("reference %.10s failed while measuring %.10s: %w", h, cand, err)
+					}
+					return bisect.Unmarked, err
+				}
+				switch h {
+				case s.cfg.Good:
+					b.Good = v
+				case s.cfg.Bad:
+					b.Bad = v
+				default:
+					b.Cand = v
+				}
+			}
+			if !s.cfg.Metric.HigherIsBetter() {
+				b.Good, b.Bad, b.Cand = 1/b.Good, 1/b.Bad, 1/b.Cand
+			}
+			blocks = append(blocks, b)
+		}
+		cl := stats.Classify(blocks, s.budget.LookAlpha(look))
+		s.logf("midpoint %.10s, look %d: %s (%s)", cand, look, cl.Side, cl.Rule)
+		if cl.Side != stats.Undecided || len(blocks) >= s.cfg.MaxRepeats {
+			st := Step{Role: RoleMidpoint, Commit: cand, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need,
+				Note: cl.Note, Class: &cl, Looks: look}
+			var m bisect.Mark
+			switch cl.Side {
+			case stats.GoodSide:
+				m, st.Verdict = bisect.Good, "good"
+			case stats.BadSide:
+				m, st.Verdict = bisect.Bad, "bad"
+			default:
+				m, st.Verdict = bisect.Skip, "skip"
+				s.res.Skipped[cand] = fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", len(blocks), cl.Rule, cl.Need)
+			}
+			s.step(st)
+			return m, nil
+		}
+	}
+}
+
+// estimate prints the pre-flight estimate after the endpoints: runs per step and
+// wall time of the rest of the session, from this session's run times.
+func (s *Session) estimate(cmp stats.Comparison) {
+	if s.runs == 0 {
+		return
+	}
+	perRun := s.wall / time.Duration(s.runs)
+	steps := s.budget.Steps - 2
+	runs := steps*3*s.cfg.Repeats + 2*s.cfg.Repeats
+	maxRuns := steps*3*s.cfg.MaxRepeats + 2*s.cfg.MaxRepeats
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%%; a midpoint must be placed against half of it. About %d midpoint steps of %d-%d blocks of 3 runs: %d-%d runs, %s-%s at %.1fs per run (plus builds)",
+		100*cmp.Shift.Est, steps, s.cfg.Repeats, s.cfg.MaxRepeats, runs, maxRuns,
+		(time.Duration(runs) * perRun).Round(time.Second), (time.Duration(maxRuns) * perRun).Round(time.Second), perRun.Seconds())
+	s.logf("estimate: %s", s.res.Estimate)
+}
+
+func (s *Session) step(st Step) {
+	s.res.Steps = append(s.res.Steps, st)
+	if s.cfg.OnStep != nil {
+		s.cfg.OnStep(st)
+	}
+}
+
+func (s *Session) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
+}

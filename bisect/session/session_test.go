@@ -1,0 +1,133 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/sim"
+)
+
+func history(n int) ([]bisect.Commit, []string) {
+	var cs []bisect.Commit
+	hs := []string{fmt.Sprintf("%040d", 0)}
+	for i := 1; i <= n; i++ {
+		h := fmt.Sprintf("%040d", i)
+		cs = append(cs, bisect.Commit{Hash: h, Subject: fmt.Sprintf("commit %d", i), Parents: []string{hs[i-1]}})
+		hs = append(hs, h)
+	}
+	return cs, hs
+}
+
+func config(cs []bisect.Commit, hs []string) Config {
+	return Config{Good: hs[0], Bad: hs[len(hs)-1], Commits: cs, Repeats: 6, MaxRepeats: 18,
+		Threshold: 0.05, Confidence: 0.95, Metric: TPS}
+}
+
+func TestFindsCulpritWithSkipAndDrift(t *testing.T) {
+	cs, hs := history(40)
+	for seed := uint64(1); seed <= 5; seed++ {
+		m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.4}, CV: 0.05,
+			DriftPerRun: -0.0005, Untestable: map[string]string{hs[11]: "build failed"},
+			Rand: rand.New(rand.NewPCG(seed, 7))}
+		s, err := New(config(cs, hs), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != Found || res.FirstBad != hs[23] {
+			t.Fatalf("seed %d: %s %s (%s)", seed, res.Outcome, res.FirstBad, res.Why)
+		}
+		if last := res.Steps[len(res.Steps)-1]; last.Role != RoleConfirm || last.Verdict != "DIFFERENT" {
+			t.Errorf("seed %d: culprit not confirmed: %+v", seed, last)
+		}
+	}
+}
+
+func TestNoRegression(t *testing.T) {
+	cs, hs := history(40)
+	m := &sim.Measurer{Commits: cs, Base: 660, CV: 0.05, Rand: rand.New(rand.NewPCG(9, 9))}
+	s, _ := New(config(cs, hs), m)
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != NoRegression || res.FirstBad != "" {
+		t.Fatalf("%s %s", res.Outcome, res.Why)
+	}
+	// Only the endpoints were measured.
+	if len(res.Runs) != 2 {
+		t.Errorf("measured %d revisions, want only the 2 endpoints", len(res.Runs))
+	}
+}
+
+func TestImprovementIsNotARegression(t *testing.T) {
+	cs, hs := history(10)
+	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[4]: 1.5}, CV: 0.03,
+		Rand: rand.New(rand.NewPCG(1, 1))}
+	s, _ := New(config(cs, hs), m)
+	res, _ := s.Run(context.Background())
+	if res.Outcome != NoRegression {
+		t.Fatalf("faster bad: %s (%s)", res.Outcome, res.Why)
+	}
+}
+
+func TestSkippedParentGivesRange(t *testing.T) {
+	cs, hs := history(16)
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[9]: 0.5}, CV: 0.03,
+		Untestable: map[string]string{hs[8]: "server did not start"}, Rand: rand.New(rand.NewPCG(2, 2))}
+	s, _ := New(config(cs, hs), m)
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != Ambiguous || len(res.Range) != 2 || res.Range[0] != hs[9] || res.Range[1] != hs[8] {
+		t.Fatalf("%s %v (%s)", res.Outcome, res.Range, res.Why)
+	}
+	if res.Skipped[hs[8]] == "" {
+		t.Error("the skip's reason is not recorded")
+	}
+}
+
+func TestUntestableEndpointStops(t *testing.T) {
+	cs, hs := history(8)
+	m := &sim.Measurer{Commits: cs, Base: 660, CV: 0.03, Untestable: map[string]string{hs[0]: "build failed"},
+		Rand: rand.New(rand.NewPCG(3, 3))}
+	s, _ := New(config(cs, hs), m)
+	_, err := s.Run(context.Background())
+	var ee *EndpointError
+	if err == nil || !asEndpoint(err, &ee) || ee.Which != "good" {
+		t.Fatalf("want an EndpointError for good, got %v", err)
+	}
+}
+
+func asEndpoint(err error, target **EndpointError) bool {
+	e, ok := err.(*EndpointError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestValidate(t *testing.T) {
+	cs, hs := history(3)
+	bad := []func(*Config){
+		func(c *Config) { c.Repeats = 1 },
+		func(c *Config) { c.MaxRepeats = 3 },
+		func(c *Config) { c.Threshold = 0 },
+		func(c *Config) { c.Confidence = 1 },
+		func(c *Config) { c.Metric = "latency" },
+	}
+	for i, f := range bad {
+		c := config(cs, hs)
+		f(&c)
+		if _, err := New(c, nil); err == nil {
+			t.Errorf("case %d: want a validation error", i)
+		}
+	}
+}
