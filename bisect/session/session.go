@@ -412,3 +412,7 @@ func (s *Session) logf(format string, args ...any) {
 		s.cfg.Logf(format, args...)
 	}
 }
+
+// Result returns the session's result so far (the same value Run returns): the
+// runs and steps recorded up to now.
+func (s *Session) Result() *Result { return s.res }

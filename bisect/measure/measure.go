@@ -1,0 +1,271 @@
+// Package measure is the bisect.Measurer that does the real thing: it builds a
+// revision (package build), initialises and prepares a datadir once per revision
+// and keeps it as a snapshot, then for every run restores the snapshot, starts
+// the server (package serverctl), runs the workload (package bench) and stops
+// the server. It classifies failures: the revision's (build failure, server that
+// does not start or dies: *bisect.UntestableError) versus the tool's or the
+// machine's (returned as is, after bounded retries for transient ones). It never
+// decides good or bad.
+package measure
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// Config is what the measurer needs besides the revisions.
+type Config struct {
+	Builder    *build.Builder
+	StateDir   string        // datadir snapshots and run directories go here
+	OptionFile string        // the user's my.cnf ("" for none)
+	Bench      bench.Options // the workload
+	Log        io.Writer     // progress lines; may be nil
+	// Retries is how many times a run is retried after a failure that is not the
+	// revision's (a lost connection while mysqld is alive, a port race); default 2.
+	Retries int
+}
+
+// Measurer implements bisect.Measurer.
+type Measurer struct {
+	cfg  Config
+	revs map[string]*revision
+	runN int
+}
+
+type revision struct {
+	install  *serverctl.Install
+	snapshot string // prepared datadir, never started again
+}
+
+// New returns a Measurer for cfg.
+func New(cfg Config) *Measurer {
+	if cfg.Retries == 0 {
+		cfg.Retries = 2
+	}
+	return &Measurer{cfg: cfg, revs: map[string]*revision{}}
+}
+
+// Install returns the server found in commit's build, after Measure prepared it.
+func (m *Measurer) Install(commit string) *serverctl.Install {
+	if r := m.revs[commit]; r != nil {
+		return r.install
+	}
+	return nil
+}
+
+// Measure builds and prepares commit (once) and measures runs runs. Errors: an
+// *bisect.UntestableError for the revision's faults; build.ErrNoCMake and other
+// machine or tool failures as they are.
+func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	rev, err := m.prepare(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bisect.Run, 0, runs)
+	for i := 0; i < runs; i++ {
+		var r bisect.Run
+		var err error
+		for attempt := 0; ; attempt++ {
+			r, err = m.run(ctx, commit, rev)
+			if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) || attempt >= m.cfg.Retries {
+				break
+			}
+			m.logf("run of %.10s: %v; retrying (not the revision's fault)", commit, err)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// transient reports whether a failure is worth retrying: a connection lost while
+// the server stayed alive, or a server start that lost a port race.
+func transient(err error) bool {
+	return errors.Is(err, bench.ErrConnectionLost) || errors.Is(err, errTransient)
+}
+
+var errTransient = errors.New("transient")
+
+// prepare builds commit and makes its datadir snapshot, once per revision (the
+// snapshot is reused across sessions when the build, option file and workload
+// are the same).
+func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error) {
+	if r := m.revs[commit]; r != nil {
+		return r, nil
+	}
+	prefix, err := m.cfg.Builder.Build(ctx, commit)
+	if err != nil {
+		var be *build.BuildError
+		if errors.As(err, &be) {
+			return nil, &bisect.UntestableError{Commit: commit, Reason: "build failed", Err: err}
+		}
+		return nil, err
+	}
+	in, err := serverctl.FindInstall(ctx, prefix)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
+	}
+	key, err := m.snapshotKey(commit)
+	if err != nil {
+		return nil, err
+	}
+	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
+	rev := &revision{install: in, snapshot: filepath.Join(snap, "data")}
+	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
+		m.revs[commit] = rev
+		return rev, nil
+	}
+	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
+	_ = os.RemoveAll(snap)
+	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot}
+	if err := serverctl.Initialize(ctx, o); err != nil {
+		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
+	}
+	srv, err := serverctl.Start(ctx, o)
+	if err != nil {
+		return nil, m.serverFailure(ctx, commit, "server did not start", err)
+	}
+	perr := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench)
+	if died := srv.Died(); died != nil {
+		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
+	}
+	serr := srv.Stop(ctx)
+	if perr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
+	}
+	if serr != nil {
+		return nil, m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	m.revs[commit] = rev
+	return rev, nil
+}
+
+// snapshotKey names a prepared datadir: the build (commit and recipe), the user's
+// option file content and the workload's data-shaping options.
+func (m *Measurer) snapshotKey(commit string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
+	if m.cfg.OptionFile != "" {
+		b, err := os.ReadFile(m.cfg.OptionFile)
+		if err != nil {
+			return "", fmt.Errorf("%w %s: %v", serverctl.ErrOptionFile, m.cfg.OptionFile, err)
+		}
+		h.Write(b)
+	}
+	o := m.cfg.Bench
+	fmt.Fprintf(h, "\x00%s %d %d %d %s %s %v", o.Workload, o.Tables, o.TableSize, o.RandSeed, o.StorageEngine, o.CreateTableOptions, o.AutoInc)
+	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// serverFailure classifies a failed initialisation or start: a server error is
+// the revision's (untestable), a port race is transient, anything else is the
+// machine's.
+func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var se *serverctl.ServerError
+	if errors.As(err, &se) {
+		return &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
+	}
+	return err
+}
+
+// run is one process-level measurement: restore the snapshot, start, warm up,
+// measure, stop.
+func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
+	m.runN++
+	began := time.Now()
+	dir := filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
+	_ = os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return bisect.Run{}, err
+	}
+	if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
+		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
+	}
+	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data}
+	srv, err := serverctl.Start(ctx, o)
+	if err != nil {
+		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)
+	}
+	defer srv.Kill()
+	var cpu0, cpu1 time.Duration
+	var cpuErr error
+	hooks := bench.Hooks{
+		MeasureStart: func() { cpu0, cpuErr = srv.CPUTime() },
+		MeasureEnd: func() {
+			c, err := srv.CPUTime()
+			cpu1 = c
+			if cpuErr == nil {
+				cpuErr = err
+			}
+		},
+	}
+	res, berr := bench.Run(ctx, srv.DSN("sbtest"), m.cfg.Bench, hooks)
+	if died := srv.Died(); died != nil {
+		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
+	}
+	if berr != nil {
+		if ctx.Err() != nil {
+			return bisect.Run{}, ctx.Err()
+		}
+		if errors.Is(berr, bench.ErrConnectionLost) {
+			return bisect.Run{}, berr // mysqld alive: not the revision's fault; retried
+		}
+		var se *bench.StatementError
+		if errors.As(berr, &se) {
+			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
+		}
+		return bisect.Run{}, berr
+	}
+	if err := srv.Stop(ctx); err != nil {
+		var se *serverctl.ServerError
+		if errors.As(err, &se) {
+			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed", Err: err}
+		}
+		return bisect.Run{}, err
+	}
+	if cpuErr != nil {
+		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
+	}
+	_ = os.RemoveAll(dir) // a failed run keeps its directory (logs, datadir) as evidence
+	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
+		Window: res.Window, Started: began, Wall: time.Since(began)}
+	if res.Events > 0 {
+		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
+	}
+	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn (%.1fs)", commit, r.TPS, r.QPS,
+		m.cfg.Bench.Percentile, float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
+	return r, nil
+}
+
+func (m *Measurer) logf(format string, args ...any) {
+	if m.cfg.Log != nil {
+		fmt.Fprintf(m.cfg.Log, format+"\n", args...)
+	}
+}

@@ -1,0 +1,239 @@
+// Package report renders a session's result: the table of tested commits printed
+// as the bisect goes, the final answer, and the JSON document of --json. It
+// measures nothing.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Subjects maps a full hash to its commit subject line.
+type Subjects func(hash string) string
+
+// Table writes the tested-commits table as steps arrive.
+type Table struct {
+	W        io.Writer
+	Subjects Subjects
+	Metric   session.Metric
+	header   bool
+}
+
+func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
+	if !t.header {
+		fmt.Fprintf(t.W, "%-10s  %-40s  %3s  %12s  %-9s  %s\n", "commit", "subject", "n", "median "+string(t.Metric), "verdict", "evidence")
+		t.header = true
+	}
+	vals := make([]float64, len(runs))
+	for i, r := range runs {
+		vals[i] = t.Metric.Value(r)
+	}
+	med := "-"
+	if len(vals) > 0 {
+		med = fmt.Sprintf("%.1f", stats.Median(vals))
+	}
+	fmt.Fprintf(t.W, "%-10.10s  %-40s  %3d  %12s  %-9s  %s\n", hash, trunc(t.Subjects(hash), 40), len(runs), med, verdict, note)
+}
+
+// Step prints the rows for one decision; runs are the session's runs so far.
+func (t *Table) Step(st session.Step, runs map[string][]bisect.Run) {
+	switch st.Role {
+	case session.RoleEndpoints:
+		t.row(st.Against, "good", runs[st.Against], "endpoint")
+		v := "bad"
+		if st.Compare == nil || st.Compare.Verdict != stats.Different {
+			v = "?"
+		}
+		t.row(st.Commit, v, runs[st.Commit], "endpoint: "+st.Reason)
+	case session.RoleMidpoint:
+		note := st.Reason
+		if st.Note != "" {
+			note += "; " + st.Note
+		}
+		t.row(st.Commit, st.Verdict, runs[st.Commit], note)
+	case session.RoleConfirm:
+		v := "confirmed"
+		if st.Compare == nil || st.Compare.Verdict != stats.Different {
+			v = "not conf."
+		}
+		t.row(st.Commit, v, runs[st.Commit], fmt.Sprintf("vs parent %.10s: %s", st.Against, st.Reason))
+	}
+}
+
+// Final writes the answer: "first bad commit: <sha> <subject>" or the range or
+// "no regression reproduced", then why.
+func Final(w io.Writer, res *session.Result, subjects Subjects) {
+	switch res.Outcome {
+	case session.Found:
+		fmt.Fprintf(w, "first bad commit: %s %s\n", res.FirstBad, subjects(res.FirstBad))
+	case session.Ambiguous:
+		fmt.Fprintf(w, "ambiguous: the first bad commit is one of:\n")
+		for _, h := range res.Range {
+			why := ""
+			if s, ok := res.Skipped[h]; ok {
+				why = "  (skipped: " + s + ")"
+			}
+			fmt.Fprintf(w, "  %s %s%s\n", h, subjects(h), why)
+		}
+	case session.NoRegression:
+		fmt.Fprintf(w, "no regression reproduced\n")
+	}
+	if res.Why != "" {
+		fmt.Fprintf(w, "%s\n", res.Why)
+	}
+}
+
+// Document is the --json output.
+type Document struct {
+	Result     string         `json:"result"`    // found, no-regression, ambiguous
+	FirstBad   *string        `json:"first_bad"` // full sha or null
+	Subject    string         `json:"subject,omitempty"`
+	Range      []string       `json:"range,omitempty"`
+	Why        string         `json:"why"`
+	Metric     string         `json:"metric"`
+	Confidence float64        `json:"confidence"`
+	Tested     []TestedCommit `json:"tested"`
+	Steps      []StepDoc      `json:"steps"`
+	Estimate   string         `json:"estimate,omitempty"`
+	Finished   time.Time      `json:"finished"`
+}
+
+// TestedCommit is one measured commit with its runs.
+type TestedCommit struct {
+	Commit  string       `json:"commit"`
+	Subject string       `json:"subject"`
+	Verdict string       `json:"verdict"` // good, bad, skip
+	Skipped string       `json:"skipped,omitempty"`
+	Median  float64      `json:"median"`
+	Runs    []bisect.Run `json:"runs"`
+}
+
+// StepDoc is one decision in the JSON document.
+type StepDoc struct {
+	Role    string  `json:"role"`
+	Commit  string  `json:"commit"`
+	Against string  `json:"against,omitempty"`
+	Verdict string  `json:"verdict"`
+	Rule    string  `json:"rule"`
+	Need    string  `json:"need,omitempty"`
+	Note    string  `json:"note,omitempty"`
+	Looks   int     `json:"looks"`
+	P       float64 `json:"p"`
+	Alpha   float64 `json:"alpha"`
+	// Shift is the relative change of Commit against Against (-0.4 = 40% lower);
+	// ShiftLo and ShiftHi bound it at confidence 1-Alpha, null when too few runs.
+	Shift    *float64 `json:"shift,omitempty"`
+	ShiftLo  *float64 `json:"shift_lo,omitempty"`
+	ShiftHi  *float64 `json:"shift_hi,omitempty"`
+	Position *float64 `json:"position,omitempty"` // midpoints: 1 = like good, 0 = like bad
+}
+
+// NewDocument builds the JSON document of a result.
+func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) Document {
+	d := Document{Result: string(res.Outcome), Range: res.Range, Why: res.Why, Metric: string(metric),
+		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{}}
+	if res.FirstBad != "" {
+		fb := res.FirstBad
+		d.FirstBad, d.Subject = &fb, subjects(fb)
+	}
+	var hashes []string
+	for h := range res.Runs {
+		hashes = append(hashes, h)
+	}
+	for h := range res.Skipped {
+		if _, ok := res.Runs[h]; !ok {
+			hashes = append(hashes, h)
+		}
+	}
+	sort.Slice(hashes, func(i, j int) bool { return first(res, hashes[i]).Before(first(res, hashes[j])) })
+	for _, h := range hashes {
+		vals := make([]float64, 0, len(res.Runs[h]))
+		for _, r := range res.Runs[h] {
+			vals = append(vals, metric.Value(r))
+		}
+		tc := TestedCommit{Commit: h, Subject: subjects(h), Verdict: res.Verdicts[h], Skipped: res.Skipped[h],
+			Runs: res.Runs[h]}
+		if tc.Runs == nil {
+			tc.Runs = []bisect.Run{}
+		}
+		if tc.Verdict == "" {
+			tc.Verdict = "skip"
+		}
+		if len(vals) > 0 {
+			tc.Median = stats.Median(vals)
+		}
+		d.Tested = append(d.Tested, tc)
+	}
+	for _, st := range res.Steps {
+		sd := StepDoc{Role: string(st.Role), Commit: st.Commit, Against: st.Against, Verdict: st.Verdict,
+			Rule: st.Reason, Need: st.Need, Note: st.Note, Looks: st.Looks}
+		if st.Compare != nil {
+			sd.P, sd.Alpha = st.Compare.P, st.Compare.Alpha
+			sh := st.Compare.Shift
+			est := sh.Est
+			sd.Shift = &est
+			if sh.Bounded() {
+				lo, hi := sh.Lo, sh.Hi
+				sd.ShiftLo, sd.ShiftHi = &lo, &hi
+			}
+		}
+		if st.Class != nil {
+			sd.P, sd.Alpha = st.Class.P, st.Class.Alpha
+			if pos := st.Class.Position; !math.IsNaN(pos) {
+				sd.Position = &pos
+			}
+		}
+		d.Steps = append(d.Steps, sd)
+	}
+	return d
+}
+
+func first(res *session.Result, h string) time.Time {
+	if rs := res.Runs[h]; len(rs) > 0 {
+		return rs[0].Started
+	}
+	return time.Now()
+}
+
+// WriteJSON writes the document to path atomically (a temporary file renamed
+// into place), so an interrupted write never leaves half a file.
+func WriteJSON(path string, d Document) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*.json")
+	if err != nil {
+		return fmt.Errorf("write --json %s: %w", path, err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write --json %s: %w", path, err)
+	}
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write --json %s: %w", path, err)
+	}
+	return nil
+}
+
+func trunc(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,91 @@
+// Command perfbisect finds the commit that made a MySQL-family server slower: it
+// builds revisions of the server's source with CMake, starts each as a private
+// mysqld with the user's option file, runs a sysbench-compatible OLTP workload
+// several times, decides with significance tests whether each revision behaves
+// like the good or the bad one, and bisects to the first bad commit.
+//
+// Exit codes of `start`: 0 first bad commit found, 3 no regression reproduced
+// between the endpoints, 4 ambiguous (the answer is a range), 2 usage or
+// configuration error, 1 failure of the tool or the machine, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes shared by every command (see DESIGN.md).
+const (
+	exitOK           = 0
+	exitFailure      = 1
+	exitUsage        = 2
+	exitNoRegression = 3
+	exitAmbiguous    = 4
+	exitInterrupted  = 130
+)
+
+// exitError carries an exit code with an optional message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+// run executes the CLI and returns the process exit code.
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp()
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: interrupted: %v\n", err)
+		return exitInterrupted
+	}
+	// Errors from urfave/cli itself (unknown flag, missing required flag) are usage errors.
+	fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	return exitUsage
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "perfbisect",
+		Usage: "find the commit that made a MySQL-family server slower",
+		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
+			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
+			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
+		Commands:        []*cli.Command{startCommand()},
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &exitError{code: exitUsage, err: err}
+		},
+	}
+}
