@@ -154,9 +154,16 @@ func Initialize(ctx context.Context, o Options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		out, _ := os.ReadFile(logPath)
-		lines := errorLines(string(out))
-		lines = append(lines, errorLines(readFile(filepath.Join(dd, "*.err")))...)
+		// The server's own complaint is in log-error; the script's output only
+		// says that it failed.
+		var lines []string
+		for _, f := range []string{filepath.Join(o.RunDir, ErrorLogFile), filepath.Join(dd, "*.err")} {
+			lines = append(lines, serverErrors(readFile(f))...)
+		}
+		if len(lines) == 0 {
+			out, _ := os.ReadFile(logPath)
+			lines = errorLines(string(out))
+		}
 		return &ServerError{Op: "initialise datadir with", Server: prog, OptionFile: o.OptionFile,
 			Exit: exitText(cmd.ProcessState, err), After: time.Since(start), Lines: lines, RunDir: o.RunDir}
 	}
@@ -477,6 +484,17 @@ func errorLines(log string) []string {
 		all = all[len(all)-5:]
 	}
 	return all
+}
+
+// serverErrors returns the [ERROR] lines of a server log (at most 8).
+func serverErrors(log string) []string {
+	var errs []string
+	for _, l := range strings.Split(log, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "[ERROR]") && len(errs) < 8 {
+			errs = append(errs, l)
+		}
+	}
+	return errs
 }
 
 // readFile returns the content of the file (or the first match of a glob), "" on error.

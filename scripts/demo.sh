@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# demo.sh - the main job on the bundled fixture, from nothing to a named first
+# bad commit: installs prerequisites when missing, builds perfbisect, generates
+# a fixture server repository (40 commits between tags good and bad; one commit
+# shrinks the InnoDB buffer pool from 256M to 6M, one breaks the build and the
+# next fixes it) and bisects it with real CMake builds and real mariadbd runs.
+# Takes about 5-10 minutes on 2 cores. Extra arguments go to `perfbisect start`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+scripts/setup.sh
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/perfbisect-demo.XXXXXX")
+echo "demo: building perfbisect into $work/bin"
+go build -o "$work/bin/perfbisect" ./cmd/perfbisect
+echo "demo: generating the fixture repository $work/server"
+scripts/make-fixture.sh --quiet --culprit-file "$work/culprit" "$work/server"
+
+set -x
+"$work/bin/perfbisect" start --repo "$work/server" --good good --bad bad \
+	--workload oltp_read_only --threads 2 --tables 1 --table-size 100000 \
+	--range-size 1000 --rand-type uniform --time 2 --warmup 1 \
+	--state-dir "$work/state" --json "$work/result.json" "$@" && rc=0 || rc=$?
+{ set +x; } 2>/dev/null
+
+echo
+echo "demo: the fixture's injected culprit is $(cat "$work/culprit")"
+echo "demo: JSON result in $work/result.json; builds, logs and datadirs in $work/state"
+exit "$rc"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh - install what perfbisect, its demo and its tests need, when missing:
+# Debian's mariadb-server (a real server for the fixture and the tests), cmake,
+# ccache, gcc, git and sysbench (the yardstick). Go (1.26+) must be installed.
+# Safe to run again: it installs only what is missing. Prints what it did.
+set -euo pipefail
+
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb-install-db >/dev/null 2>&1 || need+=(mariadb-server)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v ccache >/dev/null 2>&1 || need+=(ccache)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v make >/dev/null 2>&1 || need+=(make)
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+
+if [ ${#need[@]} -gt 0 ]; then
+	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+	echo "setup: installing ${need[*]}"
+	sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	export DEBIAN_FRONTEND=noninteractive
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+else
+	echo "setup: mariadb-server, cmake, ccache, gcc, git and sysbench are installed"
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+	echo "setup: go not found in PATH; install Go 1.26 or later (https://go.dev/doc/install) and add it to PATH" >&2
+	exit 2
+fi
