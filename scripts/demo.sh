@@ -2,8 +2,9 @@
 # demo.sh - the main job on the bundled fixture, from nothing to a named first
 # bad commit: installs prerequisites when missing, builds perfbisect, generates
 # a fixture server repository (40 commits between tags good and bad; one commit
-# shrinks the InnoDB buffer pool from 256M to 6M, one breaks the build and the
-# next fixes it) and bisects it with real CMake builds and real mariadbd runs.
+# (the culprit, position 23) shrinks the InnoDB buffer pool from 256M to 6M;
+# commit 20, the first midpoint, breaks the build and 21 fixes it, so the demo
+# shows a skip) and bisects it with real CMake builds and real mariadbd runs.
 # Takes about 5-10 minutes on 2 cores. Extra arguments go to `perfbisect start`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/perfbisect-demo.XXXXXX")
 echo "demo: building perfbisect into $work/bin"
 go build -o "$work/bin/perfbisect" ./cmd/perfbisect
 echo "demo: generating the fixture repository $work/server"
-scripts/make-fixture.sh --quiet --culprit-file "$work/culprit" "$work/server"
+scripts/make-fixture.sh --quiet --broken-pos 20 --culprit-file "$work/culprit" "$work/server"
 
 set -x
 "$work/bin/perfbisect" start --repo "$work/server" --good good --bad bad \

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+func sha(c byte) string { return strings.Repeat(string(c), 40) }
+
+func TestDocumentAndFinal(t *testing.T) {
+	good, bad, mid, broken := sha('a'), sha('b'), sha('c'), sha('d')
+	t0 := time.Now()
+	runs := func(h string, tps ...float64) []bisect.Run {
+		var rs []bisect.Run
+		for i, v := range tps {
+			rs = append(rs, bisect.Run{Commit: h, TPS: v, Started: t0.Add(time.Duration(i) * time.Second)})
+		}
+		return rs
+	}
+	cmp := stats.Compare([]float64{100, 101, 102, 99, 100, 103}, []float64{50, 51, 52, 49, 50, 53}, 0.05, 0.01)
+	cls := stats.Classify([]stats.Block{{100, 50, 49}}, 0.01)
+	res := &session.Result{
+		Outcome: session.Found, FirstBad: mid, Why: "confirmed",
+		Runs:     map[string][]bisect.Run{good: runs(good, 100, 101), bad: runs(bad, 50, 51), mid: runs(mid, 49)},
+		Verdicts: map[string]string{good: "good", bad: "bad", mid: "bad"},
+		Skipped:  map[string]string{broken: "build failed"},
+		Steps: []session.Step{
+			{Role: session.RoleEndpoints, Commit: bad, Against: good, Verdict: "DIFFERENT", Compare: &cmp},
+			{Role: session.RoleMidpoint, Commit: broken, Verdict: "skip", Reason: "build failed"},
+			{Role: session.RoleMidpoint, Commit: mid, Verdict: "bad", Class: &cls},
+		},
+		Budget: stats.Budget{Confidence: 0.95},
+	}
+	subjects := func(h string) string { return "subject of " + h[:4] }
+	d := NewDocument(res, session.TPS, subjects)
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := WriteJSON(path, d); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["result"] != "found" || got["first_bad"] != mid {
+		t.Errorf("result %v first_bad %v", got["result"], got["first_bad"])
+	}
+	tested := got["tested"].([]any)
+	if len(tested) != 4 {
+		t.Fatalf("%d tested entries, want 4 (3 measured + 1 skipped)", len(tested))
+	}
+	byCommit := map[string]map[string]any{}
+	for _, e := range tested {
+		m := e.(map[string]any)
+		byCommit[m["commit"].(string)] = m
+	}
+	if v := byCommit[broken]; v["verdict"] != "skip" || v["skipped"] != "build failed" || len(v["runs"].([]any)) != 0 {
+		t.Errorf("skipped entry: %v", v)
+	}
+	if v := byCommit[good]; v["median"].(float64) != 100.5 || len(v["runs"].([]any)) != 2 {
+		t.Errorf("good entry: %v", v)
+	}
+	// Unbounded intervals (too few runs) are null, not invalid JSON.
+	if strings.Contains(string(b), "Inf") {
+		t.Error("JSON holds an infinite number")
+	}
+	var out bytes.Buffer
+	Final(&out, res, subjects)
+	if !strings.HasPrefix(out.String(), "first bad commit: "+mid+" subject of cccc\n") {
+		t.Errorf("final line: %q", out.String())
+	}
+	res.Outcome, res.FirstBad, res.Range = session.Ambiguous, "", []string{mid, broken}
+	out.Reset()
+	Final(&out, res, subjects)
+	if !strings.Contains(out.String(), "ambiguous") || !strings.Contains(out.String(), "skipped: build failed") {
+		t.Errorf("ambiguous output: %q", out.String())
+	}
+}

@@ -1,0 +1,291 @@
+package main
+
+// End-to-end tests: the real perfbisect binary on fixture repositories made by
+// scripts/make-fixture.sh, with real CMake builds and real mariadbd servers
+// (Debian's mariadb-server behind the fixture's launcher). They start servers, so
+// run them with `go test -p 1` and an explicit -timeout (scripts/test.sh does).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var binary string // the perfbisect binary built by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "perfbisect-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "perfbisect")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the module root (this file is in cmd/perfbisect).
+func repoRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// makeFixture generates a fixture repository and returns its path and culprit sha ("" without one).
+func makeFixture(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "server")
+	culpritFile := filepath.Join(t.TempDir(), "culprit")
+	args = append(args, "--quiet", "--culprit-file", culpritFile, dir)
+	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot(t), "scripts", "make-fixture.sh")}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make-fixture.sh %v: %v\n%s", args, err, out)
+	}
+	b, err := os.ReadFile(culpritFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, strings.TrimSpace(string(b))
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// perfbisect runs the binary and returns its exit code and output.
+func perfbisect(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd.Env = append(os.Environ(), env...)
+	err := cmd.Run()
+	r := result{stdout: so.String(), stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	t.Logf("perfbisect %s\nexit %d\n--- stdout\n%s--- stderr (last lines)\n%s", strings.Join(args, " "), r.code, r.stdout, tail(r.stderr, 15))
+	return r
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// serversUnder lists processes whose command line mentions dir (a server started
+// with an option file in the state directory).
+func serversUnder(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, dir) {
+			out = append(out, e.Name()+": "+cl)
+		}
+	}
+	return out
+}
+
+type jsonResult struct {
+	Result   string   `json:"result"`
+	FirstBad *string  `json:"first_bad"`
+	Range    []string `json:"range"`
+	Tested   []struct {
+		Commit  string `json:"commit"`
+		Verdict string `json:"verdict"`
+		Skipped string `json:"skipped"`
+		Runs    []struct {
+			TPS float64 `json:"tps"`
+		} `json:"runs"`
+	} `json:"tested"`
+}
+
+func readJSON(t *testing.T, path string) jsonResult {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j jsonResult
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return j
+}
+
+// fastRun are the measurement flags of the tests: short runs (the fixture's
+// regressions are large), the demo's data shape.
+var fastRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5", "--quiet"}
+
+func TestBisectFindsInjectedRegression(t *testing.T) {
+	// 40 commits, culprit at 23; the build breaks at 20 (the first midpoint) and
+	// is fixed at 21, so the bisect must skip a real build failure.
+	repo, culprit := makeFixture(t, "--broken-pos", "20")
+	broken := fixtureVar(t, repo, "BROKEN_SHA")
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "result.json")
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
+		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
+		"--state-dir", state, "--json", out}, fastRun...)
+	r := perfbisect(t, nil, args...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	if !strings.Contains(r.stdout, "first bad commit: "+culprit) {
+		t.Errorf("stdout does not name the culprit %s", culprit)
+	}
+	j := readJSON(t, out)
+	if j.Result != "found" || j.FirstBad == nil || *j.FirstBad != culprit {
+		t.Errorf("json: result %q first_bad %v, want found %s", j.Result, j.FirstBad, culprit)
+	}
+	if len(j.Tested) < 4 {
+		t.Errorf("json: %d tested commits", len(j.Tested))
+	}
+	skipped := false
+	for _, tc := range j.Tested {
+		if tc.Commit == broken {
+			skipped = tc.Verdict == "skip" && strings.Contains(tc.Skipped, "build failed") && len(tc.Runs) == 0
+		}
+		if len(tc.Commit) != 40 || (tc.Verdict != "good" && tc.Verdict != "bad" && tc.Verdict != "skip") {
+			t.Errorf("json: tested entry %+v", tc)
+		}
+		for _, run := range tc.Runs {
+			if run.TPS <= 0 {
+				t.Errorf("json: run with tps %v", run.TPS)
+			}
+		}
+	}
+	if !skipped {
+		t.Errorf("the broken commit %s was not skipped as a build failure", broken)
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}
+
+// fixtureVar reads a variable of the fixture's .git/perfbisect-fixture.env.
+func fixtureVar(t *testing.T, repo, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, ".git", "perfbisect-fixture.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+"="); ok {
+			return strings.Trim(v, "'\"")
+		}
+	}
+	t.Fatalf("%s not in the fixture's env file", name)
+	return ""
+}
+
+// A different kind of regression and history: binary logging with sync_binlog=1
+// on an update workload, the culprit on a side branch merged back.
+func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
+	repo, culprit := makeFixture(t, "--commits", "24", "--merges", "--culprit-on-branch", "--broken-pos", "5",
+		"--base-options", "--skip-log-bin --innodb-flush-log-at-trx-commit=2",
+		"--culprit-options", "--log-bin --sync-binlog=1 --innodb-flush-log-at-trx-commit=1")
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "result.json")
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
+		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out}, fastRun...)
+	r := perfbisect(t, nil, args...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	j := readJSON(t, out)
+	if j.FirstBad == nil || *j.FirstBad != culprit {
+		t.Errorf("first_bad %v, want %s", j.FirstBad, culprit)
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}
+
+func TestNoRegressionReproduced(t *testing.T) {
+	repo, _ := makeFixture(t, "--no-regression", "--commits", "12", "--broken-pos", "4")
+	out := filepath.Join(t.TempDir(), "result.json")
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
+		"--workload", "oltp_point_select", "--table-size", "10000", "--rand-type", "special",
+		"--max-repeats", "12", "--state-dir", t.TempDir(), "--json", out}, fastRun...)
+	r := perfbisect(t, nil, args...)
+	if r.code != exitNoRegression {
+		t.Fatalf("exit %d, want %d", r.code, exitNoRegression)
+	}
+	if !strings.Contains(r.stdout, "no regression reproduced") {
+		t.Error("stdout does not say no regression reproduced")
+	}
+	j := readJSON(t, out)
+	if j.Result != "no-regression" || j.FirstBad != nil || len(j.Tested) != 2 {
+		t.Errorf("json: %+v", j)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "0")
+	tmp := t.TempDir()
+	badCnf := filepath.Join(tmp, "bad.cnf")
+	os.WriteFile(badCnf, []byte("[mysqld]\ninnodb_mtflush_threads=16\n"), 0o644)
+	notRepo := t.TempDir()
+	base := []string{"start", "--quiet", "--time", "1", "--warmup", "0", "--repeats", "2", "--max-repeats", "2"}
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{"missing repo", nil, []string{"--repo", filepath.Join(tmp, "nope"), "--good", "good", "--bad", "bad"}, []string{"repository", "nope"}},
+		{"not a repo", nil, []string{"--repo", notRepo, "--good", "good", "--bad", "bad"}, []string{"repository", notRepo}},
+		{"unknown ref", nil, []string{"--repo", repo, "--good", "goood", "--bad", "bad"}, []string{"--good", "goood", "nearest tags", "good"}},
+		{"good after bad", nil, []string{"--repo", repo, "--good", "bad", "--bad", "good"}, []string{"not an ancestor", "swap"}},
+		{"missing option file", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", filepath.Join(tmp, "my.cnf")}, []string{"option file", "my.cnf"}},
+		{"bad time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "3x"}, []string{"--time", "3x"}},
+		{"bad threshold", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "150"}, []string{"--threshold"}},
+		{"unknown workload", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload", "oltp_foo"}, []string{"oltp_foo", "oltp_read_only"}},
+		{"no cmake", []string{"PATH=" + tmp}, []string{"--repo", repo, "--good", "good", "--bad", "bad"}, []string{"cmake"}},
+		{"option the server rejects", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", badCnf, "--state-dir", filepath.Join(tmp, "state")},
+			[]string{"good endpoint", "innodb_mtflush_threads", "bad.cnf"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := perfbisect(t, c.env, append(base, c.args...)...)
+			if r.code != exitUsage {
+				t.Errorf("exit %d, want %d", r.code, exitUsage)
+			}
+			msg := strings.TrimSpace(r.stderr)
+			if strings.Count(msg, "\n") > 0 {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+		})
+	}
+	if s := serversUnder(tmp); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseSeconds(t *testing.T) {
+	good := map[string]time.Duration{"3": 3 * time.Second, "1.5": 1500 * time.Millisecond, "3s": 3 * time.Second,
+		"500ms": 500 * time.Millisecond, "0": 0, "2m": 2 * time.Minute}
+	for in, want := range good {
+		if got, err := parseSeconds("time", in); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "3x", "-1", "-2s", "three"} {
+		if _, err := parseSeconds("time", in); err == nil {
+			t.Errorf("%q: want an error", in)
+		}
+	}
+}
+
+func TestParsePercent(t *testing.T) {
+	for in, want := range map[string]float64{"5": 0.05, "5%": 0.05, "2.5": 0.025, " 10% ": 0.10} {
+		if got, err := parsePercent("threshold", in); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "100", "-5", "abc", "150%"} {
+		if _, err := parsePercent("threshold", in); err == nil {
+			t.Errorf("%q: want an error", in)
+		}
+	}
+}
