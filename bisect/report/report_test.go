@@ -27,7 +27,7 @@ func TestDocumentAndFinal(t *testing.T) {
 		return rs
 	}
 	cmp := stats.Compare([]float64{100, 101, 102, 99, 100, 103}, []float64{50, 51, 52, 49, 50, 53}, 0.05, 0.01)
-	cls := stats.Classify([]stats.Block{{100, 50, 49}}, 0.01)
+	cls := stats.Classify([]stats.Block{{Good: 100, Bad: 50, Cand: 49}}, 0.01)
 	res := &session.Result{
 		Outcome: session.Found, FirstBad: mid, Why: "confirmed",
 		Runs:     map[string][]bisect.Run{good: runs(good, 100, 101), bad: runs(bad, 50, 51), mid: runs(mid, 49)},

@@ -1,0 +1,337 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sysbench command lines: the option names of sysbench 1.0 (and the 1.1 ones the
+// workload offers), and the legacy 0.4.12 names bug reports quote
+// (--test=oltp --oltp-read-only=on --oltp-table-size=N --num-threads=16 ...),
+// translated with a note saying what they became.
+
+// ErrUnknownOption is wrapped by Set and ParseArgs for a name that is neither a
+// sysbench option the workload honours nor a legacy one it translates.
+var ErrUnknownOption = errors.New("unknown sysbench option")
+
+// Invocation is a sysbench command line read by ParseArgs.
+type Invocation struct {
+	// Options are DefaultOptions changed by the arguments, not yet validated.
+	Options Options
+	// Command is "prepare", "run", "cleanup" or "prewarm" if one was given.
+	Command string
+	// Notes say, one per option, how a legacy or connection option was
+	// translated or why it was ignored.
+	Notes []string
+}
+
+// ParseArgs reads a sysbench command line, such as
+//
+//	oltp_read_only --tables=4 --table-size=100000 --threads=8 --time=60 run
+//	--test=oltp --oltp-read-only=on --oltp-table-size=1000000 --num-threads=16 --max-time=60 run
+//
+// The workload may be given by name or as a path to the .lua script. Values are
+// "--name=value" or "--name value"; booleans accept on/off, true/false, yes/no,
+// 1/0 and a bare "--name" for on. Durations are whole seconds, as in sysbench,
+// or Go durations ("1m30s"). Errors wrap ErrUnknownOption or ErrInvalidOption
+// and name the argument.
+func ParseArgs(args []string) (*Invocation, error) {
+	inv := &Invocation{Options: DefaultOptions()}
+	var legacy legacyState
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			switch a {
+			case "prepare", "run", "cleanup", "prewarm":
+				inv.Command = a
+			default:
+				inv.Options.Workload = workloadName(a)
+			}
+			continue
+		}
+		name, value, hasValue := strings.Cut(a[2:], "=")
+		key := normName(name)
+		if !hasValue {
+			if _, boolean := boolOptions[key]; boolean || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				value = "on"
+			} else {
+				i++
+				value = args[i]
+			}
+		}
+		note, err := inv.Options.set(key, value, &legacy)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %w", a, err)
+		}
+		if note != "" {
+			inv.Notes = append(inv.Notes, note)
+		}
+	}
+	if note := legacy.finish(&inv.Options); note != "" {
+		inv.Notes = append(inv.Notes, note)
+	}
+	return inv, nil
+}
+
+// Set sets one option from its sysbench name (with - or _; "table-size",
+// "oltp_table_size", "num-threads" ...) and command-line text. It returns a note
+// when a legacy name was translated or an option is ignored, and an error
+// wrapping ErrUnknownOption or ErrInvalidOption. Legacy --test=oltp together with
+// --oltp-read-only needs ParseArgs, which sees both.
+func (o *Options) Set(name, value string) (note string, err error) {
+	var legacy legacyState
+	note, err = o.set(normName(name), value, &legacy)
+	if n := legacy.finish(o); n != "" {
+		note = strings.TrimPrefix(note+"; "+n, "; ")
+	}
+	return note, err
+}
+
+func normName(name string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-"))
+}
+
+// workloadName turns "oltp_read_only", "oltp_read_only.lua" or a path to it into
+// the workload name.
+func workloadName(s string) string {
+	return strings.TrimSuffix(filepath.Base(s), ".lua")
+}
+
+// legacyState collects 0.4.12 options whose meaning depends on each other.
+type legacyState struct {
+	test     bool   // --test=oltp given
+	readOnly bool   // --oltp-read-only=on
+	mode     string // --oltp-test-mode
+}
+
+// finish picks the workload for legacy --test=oltp.
+func (l *legacyState) finish(o *Options) string {
+	if !l.test {
+		return ""
+	}
+	switch {
+	case l.mode == "simple":
+		o.Workload = "oltp_point_select"
+		return "legacy --test=oltp --oltp-test-mode=simple runs as oltp_point_select (one point select per event)"
+	case l.readOnly:
+		o.Workload = "oltp_read_only"
+		return "legacy --test=oltp --oltp-read-only=on runs as oltp_read_only (BEGIN, 10 point selects, 4 ranges, COMMIT; tables sbtest1..N, index on k created after the load)"
+	default:
+		o.Workload = "oltp_read_write"
+		return "legacy --test=oltp runs as oltp_read_write (its event has the same statements; tables sbtest1..N, index on k created after the load)"
+	}
+}
+
+// boolOptions are the options that take on/off (a bare --name means on).
+var boolOptions = map[string]bool{
+	"range-selects": true, "skip-trx": true, "auto-inc": true, "oltp-read-only": true,
+	"oltp-skip-trx": true, "oltp-auto-inc": true, "secondary": true, "create-secondary": true,
+}
+
+// set applies one option by normalised name.
+func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
+	renamed := func(to string) string { return fmt.Sprintf("legacy --%s is --%s", key, to) }
+	intp := func(p *int) error { return parseInt(key, v, p) }
+	switch key {
+	// sysbench 1.0 general options
+	case "threads":
+		return "", intp(&o.Threads)
+	case "num-threads":
+		return renamed("threads"), intp(&o.Threads)
+	case "time":
+		return "", parseSeconds(key, v, &o.Time)
+	case "max-time":
+		return renamed("time"), parseSeconds(key, v, &o.Time)
+	case "warmup-time":
+		return "", parseSeconds(key, v, &o.Warmup)
+	case "report-interval":
+		return "", parseSeconds(key, v, &o.ReportInterval)
+	case "percentile":
+		return "", parseFloat(key, v, &o.Percentile)
+	case "events", "max-requests":
+		var n int
+		if err := intp(&n); err != nil || n == 0 {
+			return "", err
+		}
+		return "", fmt.Errorf("%w: --%s=%s: runs are limited by --time only", ErrInvalidOption, key, v)
+	case "forced-shutdown", "histogram", "verbosity", "db-driver", "db-ps-mode", "mysql-dry-run", "mysql-ssl",
+		"mysql-host", "mysql-port", "mysql-socket", "mysql-user", "mysql-password", "mysql-db", "pgsql-variant",
+		"oltp-table-name", "oltp-connect-delay", "db-debug", "debug", "validate", "thread-stack-size", "config-file":
+		return fmt.Sprintf("--%s=%s ignored (perfbisect connects to the server it starts and always uses server-side prepared statements)", key, v), nil
+	// random numbers
+	case "rand-type", "oltp-dist-type":
+		t := strings.ToLower(v)
+		if t == "gauss" {
+			t = "gaussian"
+		}
+		o.RandType = t
+		if key == "oltp-dist-type" {
+			return renamed("rand-type"), nil
+		}
+		return "", nil
+	case "rand-seed":
+		return "", parseInt64(key, v, &o.RandSeed)
+	case "rand-spec-iter":
+		return "", intp(&o.RandSpecIter)
+	case "oltp-dist-iter":
+		return renamed("rand-spec-iter"), intp(&o.RandSpecIter)
+	case "rand-spec-pct":
+		return "", intp(&o.RandSpecPct)
+	case "oltp-dist-pct":
+		return renamed("rand-spec-pct"), intp(&o.RandSpecPct)
+	case "rand-spec-res":
+		return "", intp(&o.RandSpecRes)
+	case "oltp-dist-res":
+		return renamed("rand-spec-res"), intp(&o.RandSpecRes)
+	case "rand-pareto-h":
+		return "", parseFloat(key, v, &o.RandParetoH)
+	case "rand-zipfian-exp":
+		return "", parseFloat(key, v, &o.RandZipfianExp)
+	// oltp_common.lua
+	case "tables":
+		return "", intp(&o.Tables)
+	case "oltp-tables-count":
+		return renamed("tables"), intp(&o.Tables)
+	case "table-size":
+		return "", intp(&o.TableSize)
+	case "oltp-table-size":
+		return renamed("table-size"), intp(&o.TableSize)
+	case "range-size", "point-selects", "simple-ranges", "sum-ranges", "order-ranges", "distinct-ranges",
+		"index-updates", "non-index-updates", "delete-inserts":
+		return "", intp(o.countField(key))
+	case "oltp-range-size", "oltp-point-selects", "oltp-simple-ranges", "oltp-sum-ranges", "oltp-order-ranges",
+		"oltp-distinct-ranges", "oltp-index-updates", "oltp-non-index-updates":
+		to := strings.TrimPrefix(key, "oltp-")
+		return renamed(to), intp(o.countField(to))
+	case "range-selects":
+		return "", parseBool(key, v, &o.RangeSelects)
+	case "skip-trx":
+		return "", parseBool(key, v, &o.SkipTrx)
+	case "oltp-skip-trx":
+		return renamed("skip-trx"), parseBool(key, v, &o.SkipTrx)
+	case "auto-inc":
+		return "", parseBool(key, v, &o.AutoInc)
+	case "oltp-auto-inc":
+		return renamed("auto-inc"), parseBool(key, v, &o.AutoInc)
+	case "secondary", "create-secondary":
+		var b bool
+		if err := parseBool(key, v, &b); err != nil {
+			return "", err
+		}
+		if b != (key == "create-secondary") {
+			return "", fmt.Errorf("%w: --%s=%s: the workload always has PRIMARY KEY (id) and index k_N", ErrInvalidOption, key, v)
+		}
+		return "", nil
+	case "mysql-storage-engine":
+		o.StorageEngine = v
+		return "", nil
+	case "mysql-table-engine":
+		o.StorageEngine = v
+		return renamed("mysql-storage-engine"), nil
+	case "create-table-options", "mysql-table-options":
+		o.CreateTableOptions = v
+		return "", nil
+	case "mysql-ignore-errors":
+		return "", o.setIgnoreErrors(v)
+	// legacy 0.4.12 --test=oltp
+	case "test":
+		if strings.EqualFold(v, "oltp") {
+			legacy.test = true
+			return "", nil
+		}
+		o.Workload = workloadName(v)
+		return "", nil
+	case "oltp-read-only":
+		return "", parseBool(key, v, &legacy.readOnly)
+	case "oltp-test-mode":
+		switch v {
+		case "complex", "simple":
+			legacy.mode = v
+			return "", nil
+		}
+		return "", fmt.Errorf("%w: --oltp-test-mode=%s: only complex and simple are supported", ErrInvalidOption, v)
+	}
+	return "", fmt.Errorf("%w --%s", ErrUnknownOption, key)
+}
+
+// countField returns the field of a per-event count option.
+func (o *Options) countField(key string) *int {
+	return map[string]*int{
+		"range-size": &o.RangeSize, "point-selects": &o.PointSelects, "simple-ranges": &o.SimpleRanges,
+		"sum-ranges": &o.SumRanges, "order-ranges": &o.OrderRanges, "distinct-ranges": &o.DistinctRanges,
+		"index-updates": &o.IndexUpdates, "non-index-updates": &o.NonIndexUpdates, "delete-inserts": &o.DeleteInserts,
+	}[key]
+}
+
+// setIgnoreErrors reads --mysql-ignore-errors: a comma list of numbers, or "none".
+func (o *Options) setIgnoreErrors(v string) error {
+	o.IgnoreErrors = nil
+	if v == "none" || v == "" {
+		return nil
+	}
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 16)
+		if err != nil {
+			return fmt.Errorf("%w: --mysql-ignore-errors=%s: want error numbers separated by commas, or none ('all' is not supported)", ErrInvalidOption, v)
+		}
+		o.IgnoreErrors = append(o.IgnoreErrors, uint16(n))
+	}
+	return nil
+}
+
+func parseInt(key, v string, p *int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%w: --%s=%s: not an integer", ErrInvalidOption, key, v)
+	}
+	*p = n
+	return nil
+}
+
+func parseInt64(key, v string, p *int64) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: --%s=%s: not an integer", ErrInvalidOption, key, v)
+	}
+	*p = n
+	return nil
+}
+
+func parseFloat(key, v string, p *float64) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("%w: --%s=%s: not a number", ErrInvalidOption, key, v)
+	}
+	*p = f
+	return nil
+}
+
+func parseBool(key, v string, p *bool) error {
+	switch strings.ToLower(v) {
+	case "on", "true", "yes", "1":
+		*p = true
+	case "off", "false", "no", "0":
+		*p = false
+	default:
+		return fmt.Errorf("%w: --%s=%s: want on or off", ErrInvalidOption, key, v)
+	}
+	return nil
+}
+
+// parseSeconds reads whole seconds ("60", as sysbench) or a Go duration ("1m").
+func parseSeconds(key, v string, p *time.Duration) error {
+	if n, err := strconv.Atoi(v); err == nil {
+		*p = time.Duration(n) * time.Second
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%w: --%s=%s: want seconds", ErrInvalidOption, key, v)
+	}
+	*p = d
+	return nil
+}

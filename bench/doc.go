@@ -1,0 +1,23 @@
+// Package bench is perfbisect's built-in OLTP workload: sysbench 1.0's oltp_*.lua
+// scripts re-done in Go over github.com/go-sql-driver/mysql, so that a bisection
+// does not depend on a sysbench binary and every revision gets exactly the same
+// rows and the same stream of statements.
+//
+// The package is laid out like sysbench's Lua workloads. One catalogue holds the
+// schema and the statements (schema.go, the part of oltp_common.lua that defines
+// tables and stmt_defs); each workload is a short list of statement groups taken
+// from it (workload.go, the oltp_read_only.lua ... oltp_delete.lua files). The
+// random numbers are sysbench's own: xoroshiro128+ and the uniform, gaussian,
+// special, pareto and zipfian distributions of sb_rand.c (rand.go, distribution.go).
+//
+// The life of a measurement is Prepare (create and load sbtest1..N from a fixed
+// seed, secondary index after the load), Run (one connection per thread, prepared
+// statements, warm-up, a measured window bracketed by Hooks, latency histogram and
+// per-second series) and Cleanup. Result follows sysbench's counting rules and
+// Result.WriteText prints a report in sysbench's layout.
+//
+// bench knows a server only through a go-sql-driver DSN; it never starts, stops or
+// inspects mysqld. When a connection is lost and cannot be re-established, Run
+// returns an error wrapping ErrConnectionLost, and the caller decides whether the
+// server died.
+package bench

@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are the sysbench options the built-in workload honours. Names follow
+// sysbench 1.0 (--table-size is TableSize, --rand-spec-pct is RandSpecPct ...);
+// DefaultOptions gives sysbench 1.0.20's defaults, except RandSeed (fixed here, time
+// in sysbench) and the options sysbench 1.0 does not have (Warmup, zipfian,
+// CreateTableOptions), which come from sysbench 1.1.
+type Options struct {
+	// Workload is the sysbench script name without ".lua", one of Workloads():
+	// oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select,
+	// oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete.
+	Workload string
+
+	// Tables is --tables: the number of tables, named sbtest1 ... sbtestN. Default 1.
+	Tables int
+	// TableSize is --table-size: rows per table. Ids run from 1 to TableSize.
+	// Default 10000.
+	TableSize int
+	// Threads is --threads: concurrent client connections, each running events
+	// back to back. Prepare also loads up to Threads tables at once. Default 1.
+	Threads int
+
+	// Time is --time: the length of the measured window. Default 10s.
+	Time time.Duration
+	// Warmup is sysbench 1.1's --warmup-time: how long the workload runs before
+	// the measured window starts. Nothing that happens during the warm-up is in any
+	// number of Result. Default 0.
+	Warmup time.Duration
+
+	// RangeSize is --range-size: rows per range SELECT (id BETWEEN x AND
+	// x+RangeSize-1). Default 100.
+	RangeSize int
+	// PointSelects is --point-selects: point SELECTs per event. Default 10
+	// (oltp_point_select always does 1).
+	PointSelects int
+	// SimpleRanges is --simple-ranges: plain range SELECTs per event. Default 1.
+	SimpleRanges int
+	// SumRanges is --sum-ranges: SELECT SUM(k) ranges per event. Default 1.
+	SumRanges int
+	// OrderRanges is --order-ranges: range SELECTs with ORDER BY c per event.
+	// Default 1.
+	OrderRanges int
+	// DistinctRanges is --distinct-ranges: SELECT DISTINCT c ranges per event.
+	// Default 1.
+	DistinctRanges int
+	// IndexUpdates is --index-updates: UPDATE ... SET k=k+1 per event. Default 1.
+	IndexUpdates int
+	// NonIndexUpdates is --non-index-updates: UPDATE ... SET c=? per event. Default 1.
+	NonIndexUpdates int
+	// DeleteInserts is --delete-inserts: DELETE + INSERT pairs of the same id per
+	// event. Default 1.
+	DeleteInserts int
+
+	// RangeSelects is --range-selects: when false, no range SELECT is prepared or
+	// run. Default true.
+	RangeSelects bool
+	// SkipTrx is --skip-trx: run the statements in autocommit mode, without BEGIN
+	// and COMMIT. Default false.
+	SkipTrx bool
+	// AutoInc is --auto-inc: id is AUTO_INCREMENT and oltp_insert lets the server
+	// pick ids; when false, oltp_insert starts from empty tables and draws ids from
+	// sysbench's unique sequence. Default true.
+	AutoInc bool
+
+	// RandType is --rand-type: the distribution of ids and k values, one of
+	// uniform, gaussian, special, pareto, zipfian. Default special (sysbench 1.0;
+	// 1.1 changed it to uniform).
+	RandType string
+	// RandSeed is --rand-seed: the seed every generator derives from (table rows,
+	// each thread's statements, the unique id sequence). perfbisect's default is a
+	// fixed seed (DefaultRandSeed) so every revision gets the same rows and values;
+	// 0 means "seed from the clock", as in sysbench.
+	RandSeed int64
+	// RandSpecIter is --rand-spec-iter: uniform draws summed per gaussian value
+	// (gaussian and special). Default 12.
+	RandSpecIter int
+	// RandSpecPct is --rand-spec-pct: the percentage of the range, around its
+	// middle, that gets the 'special' values. Default 1.
+	RandSpecPct int
+	// RandSpecRes is --rand-spec-res: the percentage of draws that are 'special'.
+	// Default 75.
+	RandSpecRes int
+	// RandParetoH is --rand-pareto-h: the Pareto shape h (h=0.2 sends 80% of draws
+	// to the first 20% of the range). Default 0.2.
+	RandParetoH float64
+	// RandZipfianExp is sysbench 1.1's --rand-zipfian-exp: the Zipf exponent
+	// (theta). Default 0.8.
+	RandZipfianExp float64
+
+	// Percentile is --percentile: the latency percentile reported as
+	// Result.LatencyPct and Interval.P95, in percent (0 < p <= 100). Default 95.
+	Percentile float64
+
+	// StorageEngine is --mysql-storage-engine: ENGINE of the tables. Default innodb.
+	StorageEngine string
+	// CreateTableOptions is sysbench 1.1's --create-table-options: text appended to
+	// CREATE TABLE (for example "ROW_FORMAT=COMPRESSED"). Default "".
+	CreateTableOptions string
+
+	// IgnoreErrors is --mysql-ignore-errors: server error numbers that roll the
+	// event back and retry it with fresh values, counted in Result.IgnoredErrors.
+	// Default 1213 (deadlock), 1020 (record changed), 1205 (lock wait timeout).
+	IgnoreErrors []uint16
+
+	// ReportInterval is --report-interval: how often WriteText prints an interval
+	// line and Hooks.Interval is called. 0 prints none; the per-second series is
+	// kept in Result.Intervals either way. Whole seconds only.
+	ReportInterval time.Duration
+}
+
+// DefaultRandSeed is the seed DefaultOptions uses, so that prepared tables and
+// statement streams are the same for every revision under test.
+const DefaultRandSeed int64 = 1
+
+// DefaultOptions returns sysbench 1.0.20's defaults for oltp_read_only (1 table of
+// 10000 rows, 1 thread, 10 s, range size 100, 10 point selects, special
+// distribution with 12/1/75, ignore 1213,1020,1205, percentile 95, innodb), with
+// no warm-up and the fixed seed DefaultRandSeed.
+func DefaultOptions() Options {
+	return Options{
+		Workload:        "oltp_read_only",
+		Tables:          1,
+		TableSize:       10000,
+		Threads:         1,
+		Time:            10 * time.Second,
+		RangeSize:       100,
+		PointSelects:    10,
+		SimpleRanges:    1,
+		SumRanges:       1,
+		OrderRanges:     1,
+		DistinctRanges:  1,
+		IndexUpdates:    1,
+		NonIndexUpdates: 1,
+		DeleteInserts:   1,
+		RangeSelects:    true,
+		AutoInc:         true,
+		RandType:        "special",
+		RandSeed:        DefaultRandSeed,
+		RandSpecIter:    12,
+		RandSpecPct:     1,
+		RandSpecRes:     75,
+		RandParetoH:     0.2,
+		RandZipfianExp:  0.8,
+		Percentile:      95,
+		StorageEngine:   "innodb",
+		IgnoreErrors:    []uint16{1213, 1020, 1205},
+	}
+}
+
+// Errors returned (wrapped, with the offending value) by Options.Validate.
+var (
+	// ErrUnknownWorkload: Options.Workload is not one of Workloads().
+	ErrUnknownWorkload = errors.New("unknown workload")
+	// ErrUnknownRandType: Options.RandType is not one of RandTypes().
+	ErrUnknownRandType = errors.New("unknown random distribution")
+	// ErrInvalidOption: a number out of its range, or an unusable storage engine name.
+	ErrInvalidOption = errors.New("invalid option")
+)
+
+// RandTypes lists the accepted values of Options.RandType.
+func RandTypes() []string {
+	return []string{"uniform", "gaussian", "special", "pareto", "zipfian"}
+}
+
+var engineName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// Validate checks every option and returns the first problem as an error wrapping
+// ErrUnknownWorkload, ErrUnknownRandType or ErrInvalidOption, naming the sysbench
+// option, the value and what is accepted.
+func (o *Options) Validate() error {
+	if _, ok := workloads[o.Workload]; !ok {
+		return fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, o.Workload, strings.Join(Workloads(), ", "))
+	}
+	if !slices.Contains(RandTypes(), o.RandType) {
+		return fmt.Errorf("%w --rand-type=%q (known: %s)", ErrUnknownRandType, o.RandType, strings.Join(RandTypes(), ", "))
+	}
+	bad := func(opt string, v any, want string) error {
+		return fmt.Errorf("%w: --%s=%v: must be %s", ErrInvalidOption, opt, v, want)
+	}
+	switch {
+	case o.Tables < 1:
+		return bad("tables", o.Tables, ">= 1")
+	case o.TableSize < 1:
+		return bad("table-size", o.TableSize, ">= 1")
+	case int64(o.TableSize) > 1<<31-1:
+		return bad("table-size", o.TableSize, "<= 2147483647 (id is a signed INTEGER)")
+	case o.Threads < 1:
+		return bad("threads", o.Threads, ">= 1")
+	case o.Time <= 0:
+		return bad("time", o.Time, "> 0")
+	case o.Warmup < 0:
+		return bad("warmup-time", o.Warmup, ">= 0")
+	case o.RangeSize < 1:
+		return bad("range-size", o.RangeSize, ">= 1")
+	case o.RandSpecIter < 1:
+		return bad("rand-spec-iter", o.RandSpecIter, ">= 1")
+	case o.RandSpecPct < 0 || o.RandSpecPct > 100:
+		return bad("rand-spec-pct", o.RandSpecPct, "between 0 and 100")
+	case o.RandSpecRes < 0 || o.RandSpecRes > 99:
+		return bad("rand-spec-res", o.RandSpecRes, "between 0 and 99")
+	case !(o.RandParetoH > 0 && o.RandParetoH < 1):
+		return bad("rand-pareto-h", o.RandParetoH, "between 0 and 1, exclusive")
+	case !(o.RandZipfianExp >= 0):
+		return bad("rand-zipfian-exp", o.RandZipfianExp, ">= 0")
+	case !(o.Percentile > 0 && o.Percentile <= 100):
+		return bad("percentile", o.Percentile, "in (0, 100]")
+	case !engineName.MatchString(o.StorageEngine):
+		return bad("mysql-storage-engine", fmt.Sprintf("%q", o.StorageEngine), "a plain engine name such as innodb")
+	case o.ReportInterval < 0 || o.ReportInterval%time.Second != 0:
+		return bad("report-interval", o.ReportInterval, "a whole number of seconds >= 0")
+	}
+	counts := []struct {
+		name string
+		v    int
+	}{
+		{"point-selects", o.PointSelects}, {"simple-ranges", o.SimpleRanges},
+		{"sum-ranges", o.SumRanges}, {"order-ranges", o.OrderRanges},
+		{"distinct-ranges", o.DistinctRanges}, {"index-updates", o.IndexUpdates},
+		{"non-index-updates", o.NonIndexUpdates}, {"delete-inserts", o.DeleteInserts},
+	}
+	for _, c := range counts {
+		if c.v < 0 {
+			return bad(c.name, c.v, ">= 0")
+		}
+	}
+	return nil
+}
+
+// seed returns the seed to derive generators from: RandSeed, or the clock when
+// RandSeed is 0 (sysbench's rule).
+func (o *Options) seed() int64 {
+	if o.RandSeed != 0 {
+		return o.RandSeed
+	}
+	return time.Now().UnixNano()
+}
+
+// ignores reports whether server error number code is in IgnoreErrors.
+func (o *Options) ignores(code uint16) bool {
+	return slices.Contains(o.IgnoreErrors, code)
+}

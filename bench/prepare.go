@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// bulkInsertBytes bounds one multi-row INSERT of the load, as sysbench's bulk
+// insert buffer does (512 KiB: about 2,700 rows of sbtest).
+const bulkInsertBytes = 512 << 10
+
+// Prepare creates and loads tables sbtest1..sbtestN for o, like sysbench's
+// prepare command: CREATE TABLE without secondary index, multi-row INSERTs of a
+// few thousand rows each (autocommit), then CREATE INDEX k_N ON sbtestN(k). Up to
+// o.Threads tables load at once, on their own connections. The rows come from
+// o.RandSeed, table by table, so the same seed gives the same rows whatever the
+// thread count: id 1..TableSize, k from o.RandType over [1, TableSize], c and pad
+// random digit groups. oltp_insert with AutoInc off gets empty tables.
+//
+// The DSN's database is created if the server says it does not exist. A table that
+// already exists is an error (run Cleanup first). Cancelling ctx stops the load.
+func Prepare(ctx context.Context, dsn string, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	db, cfg, err := openDB(dsn, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := ensureDatabase(ctx, db, cfg); err != nil {
+		return fmt.Errorf("prepare: database %q: %w", cfg.DBName, err)
+	}
+	rows := o.TableSize
+	if workloads[o.Workload].emptyWithoutAutoInc && !o.AutoInc {
+		rows = 0
+	}
+	seed := o.seed()
+
+	// A loader that fails stops the others between statements, not in the
+	// middle of one: a statement the client gave up on would go on in the server
+	// (a CREATE TABLE could land after a Cleanup). Cancelling ctx interrupts at
+	// once; the server threads of interrupted loaders are then killed.
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		failed   atomic.Bool
+		open     = map[int]int64{} // loader -> server connection id, while loading
+	)
+	loaders := min(o.Threads, o.Tables)
+	for l := range loaders {
+		wg.Go(func() {
+			// Loader l takes tables l+1, l+1+loaders, ... as sysbench's threads do.
+			for n := l + 1; n <= o.Tables && !failed.Load(); n += loaders {
+				err := loadTable(ctx, db, &o, seed, n, rows, failed.Load, func(id int64) {
+					mu.Lock()
+					open[l] = id
+					mu.Unlock()
+				})
+				mu.Lock()
+				if err == nil || ctx.Err() == nil {
+					delete(open, l) // finished, or failed with the server's answer
+				}
+				if err != nil && firstErr == nil {
+					firstErr = err
+					failed.Store(true)
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		killConnections(cfg, slices.Collect(maps.Values(open)))
+		return fmt.Errorf("prepare %s: %w", o.Workload, ctx.Err())
+	}
+	if firstErr != nil {
+		return fmt.Errorf("prepare %s: %w", o.Workload, firstErr)
+	}
+	return nil
+}
+
+// loadTable creates, fills and indexes table n on one connection. It reports
+// the connection's server id to opened, and stops before a statement when stop
+// says so.
+func loadTable(ctx context.Context, db *sql.DB, o *Options, seed int64, n, rows int, stop func() bool, opened func(id int64)) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: connect: %w", TableName(n), err)
+	}
+	defer conn.Close()
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		return fmt.Errorf("%s: connect: %w", TableName(n), err)
+	}
+	opened(id)
+	errStopped := errors.New("stopped")
+	exec := func(what, q string) error {
+		if stop() {
+			return errStopped
+		}
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			if len(q) > 200 {
+				q = q[:200] + "..."
+			}
+			return fmt.Errorf("%s: %s (%s): %w", TableName(n), what, q, err)
+		}
+		return nil
+	}
+	if err := exec("create table", createTableSQL(o, n)); err != nil {
+		return err
+	}
+	gen := newRowGen(o, seed, n)
+	prefix := bulkInsertPrefix(n)
+	buf := make([]byte, 0, bulkInsertBytes+1024)
+	for id := 1; id <= rows; {
+		buf = append(buf[:0], prefix...)
+		for first := true; id <= rows && len(buf) < bulkInsertBytes; id++ {
+			if !first {
+				buf = append(buf, ',')
+			}
+			first = false
+			buf = gen.appendRow(buf, id)
+		}
+		if err := exec("insert", string(buf)); err != nil {
+			return err
+		}
+	}
+	return exec("create index", createIndexSQL(n))
+}
+
+// rowGen draws the rows of one table: for each row c, then pad, then k, in
+// sysbench's order.
+type rowGen struct {
+	r    *Rand
+	size uint32
+}
+
+func newRowGen(o *Options, seed int64, table int) *rowGen {
+	return &rowGen{r: NewRand(*o, seed, streamPrepare+uint64(table)), size: uint32(o.TableSize)}
+}
+
+// appendRow appends "(id, k, 'c', 'pad')" for row id.
+func (g *rowGen) appendRow(buf []byte, id int) []byte {
+	c := g.r.String(cTemplate)
+	pad := g.r.String(padTemplate)
+	k := g.r.Default(1, g.size)
+	buf = append(buf, '(')
+	buf = strconv.AppendInt(buf, int64(id), 10)
+	buf = append(buf, ", "...)
+	buf = strconv.AppendUint(buf, uint64(k), 10)
+	buf = append(buf, ", '"...)
+	buf = append(buf, c...)
+	buf = append(buf, "', '"...)
+	buf = append(buf, pad...)
+	return append(buf, "')"...)
+}
+
+// Cleanup drops tables sbtest1..sbtestN (DROP TABLE IF EXISTS, like sysbench's
+// cleanup command). The database itself is kept.
+func Cleanup(ctx context.Context, dsn string, o Options) error {
+	if o.Tables < 1 {
+		return fmt.Errorf("cleanup: %w: --tables=%d: must be >= 1", ErrInvalidOption, o.Tables)
+	}
+	db, _, err := openDB(dsn, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for n := 1; n <= o.Tables; n++ {
+		if _, err := db.ExecContext(ctx, dropTableSQL(n)); err != nil {
+			return fmt.Errorf("cleanup: %s: %w", dropTableSQL(n), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,359 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Hooks are called by Run's coordinating goroutine at the edges of the measured
+// window; nil functions are skipped. They should return quickly: the window is
+// timed around them.
+type Hooks struct {
+	// MeasureStart is called when the warm-up is over, just before the window
+	// opens (the caller reads server CPU time or GLOBAL STATUS here).
+	MeasureStart func()
+	// MeasureEnd is called just after the window closes, while the threads are
+	// still connected. It is not called when the run fails before.
+	MeasureEnd func()
+	// Interval, if set, is called after each Options.ReportInterval of the window
+	// with that interval's numbers (for live progress); never when ReportInterval
+	// is 0.
+	Interval func(Interval)
+}
+
+// Tuning of Run's failure handling.
+const (
+	// reconnectTries bounds the attempts to re-open a lost connection; with the
+	// backoff below they span about 3 seconds.
+	reconnectTries   = 8
+	reconnectBackoff = 25 * time.Millisecond // doubled after each failed try, up to 1s
+	// stopGrace is how long threads may finish their current event after the
+	// window; then their queries are cancelled.
+	stopGrace = 5 * time.Second
+	// flushLag is how long after an interval's end it is closed, so that events
+	// that completed just before the edge are in.
+	flushLag = 20 * time.Millisecond
+	// killTimeout bounds the clean-up of server threads when a run is aborted.
+	killTimeout = 2 * time.Second
+)
+
+// Run runs workload o.Workload against the tables Prepare made, like sysbench's
+// run command, and returns the numbers of the measured window.
+//
+// Each of o.Threads threads opens its own connection and prepares the workload's
+// statements once per table on it (server-side prepared statements, reused for
+// every event; BEGIN and COMMIT are plain statements). When all are ready, the
+// threads run events back to back for o.Warmup, then h.MeasureStart is called and
+// the window of o.Time opens, then it closes and h.MeasureEnd is called. Threads
+// finish their current event and disconnect.
+//
+// Errors: a statement failing with a server error in o.IgnoreErrors rolls the
+// event back and retries it with fresh values (Result.IgnoredErrors). A lost
+// connection is re-opened, with its statements, and the event retried
+// (Result.Reconnects); when it cannot be re-opened within a few seconds, Run
+// returns an error wrapping ErrConnectionLost. Any other error stops the run with
+// a *StatementError naming the thread, statement, arguments and the server's
+// message. Cancelling ctx stops every query at once and Run returns ctx's error.
+func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	conns := newConnSet()
+	db, cfg, err := openDB(dsn, conns)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+
+	wl := workloads[o.Workload]
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Statements run without cancellation (see dial.go); cancelling the run closes
+	// its connections instead.
+	go func() {
+		<-runCtx.Done()
+		conns.closeAll()
+	}()
+	seed := o.seed()
+	r := &runner{
+		o:     &o,
+		db:    db,
+		cfg:   cfg,
+		kinds: wl.stmtKinds(&o),
+		col:   newCollector(&o),
+		errs:  make(chan error, o.Threads),
+		live:  map[int]int64{},
+	}
+	uniq := newUniqueSeq(seed)
+	groups := wl.activeGroups(&o)
+
+	// Connect and prepare every thread before any event runs.
+	ready := make(chan error, o.Threads)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range o.Threads {
+		t := &thread{id: i, o: &o, wl: wl, groups: groups, trx: wl.trx && !o.SkipTrx,
+			rnd: NewRand(o, seed, streamThread+uint64(i)), uniq: uniq}
+		wg.Go(func() {
+			err := r.open(runCtx, t)
+			ready <- err
+			if err != nil {
+				return
+			}
+			defer func() { r.close(t, runCtx.Err() != nil) }()
+			select {
+			case <-start:
+			case <-runCtx.Done():
+				return
+			}
+			if err := r.loop(runCtx, t); err != nil {
+				r.errs <- err
+			}
+		})
+	}
+	// abort stops everything at once: connections closed on the client side, and
+	// the server's threads for them killed so that nothing keeps running there
+	// (a statement in a lock wait does not notice its client is gone).
+	abort := func() {
+		cancel()
+		conns.closeAll()
+		r.killServerThreads()
+		wg.Wait()
+	}
+	fail := func(err error) (*Result, error) {
+		abort()
+		return nil, fmt.Errorf("%s: %w", o.Workload, err)
+	}
+	for range o.Threads {
+		if err := <-ready; err != nil {
+			if ctx.Err() != nil {
+				return fail(ctx.Err())
+			}
+			return fail(fmt.Errorf("connect and prepare statements: %w", err))
+		}
+	}
+
+	close(start)
+	if err := r.sleepUntil(ctx, time.Now().Add(o.Warmup)); err != nil {
+		return fail(err)
+	}
+	if h.MeasureStart != nil {
+		h.MeasureStart()
+	}
+	s := time.Now()
+	r.col.begin(s)
+	report := func(ivs []Interval) {
+		if h.Interval != nil && o.ReportInterval > 0 {
+			for _, iv := range ivs {
+				h.Interval(iv)
+			}
+		}
+	}
+	for k := 1; time.Duration(k)*time.Second < o.Time; k++ {
+		if err := r.sleepUntil(ctx, s.Add(time.Duration(k)*time.Second+flushLag)); err != nil {
+			return fail(err)
+		}
+		report(r.col.flush(time.Now()))
+	}
+	if err := r.sleepUntil(ctx, s.Add(o.Time)); err != nil {
+		return fail(err)
+	}
+	r.stop.Store(true)
+	last := r.col.finish(time.Now())
+	if h.MeasureEnd != nil {
+		h.MeasureEnd()
+	}
+	report(last)
+
+	// Let threads finish their current event, then stop what is left.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+		abort()
+	case <-ctx.Done():
+		abort()
+		return nil, fmt.Errorf("%s: %w", o.Workload, ctx.Err())
+	}
+	select {
+	case err := <-r.errs:
+		// An event that was running when the window closed failed for real (a
+		// lost server, a broken statement): the run is not trustworthy.
+		return nil, fmt.Errorf("%s: after the measured window: %w", o.Workload, err)
+	default:
+	}
+	return r.col.result(), nil
+}
+
+// runner is the state a Run shares between its threads.
+type runner struct {
+	o     *Options
+	db    *sql.DB
+	cfg   *mysql.Config
+	kinds []stmtKind
+	col   *collector
+	stop  atomic.Bool // the window closed: threads finish their event and leave
+	errs  chan error  // threads' fatal errors
+
+	mu   sync.Mutex
+	live map[int]int64 // server connection id of each thread's session, unless closed cleanly
+}
+
+// open gives t a new session and records its server connection id.
+func (r *runner) open(ctx context.Context, t *thread) error {
+	s, err := openSession(ctx, r.db, t.id, r.o.Tables, r.kinds)
+	if err != nil {
+		return err
+	}
+	t.sess = s
+	r.mu.Lock()
+	r.live[t.id] = s.connID
+	r.mu.Unlock()
+	return nil
+}
+
+// close releases t's session, if it has one. A session dropped as broken stays
+// in r.live: its server thread may still be running a statement.
+func (r *runner) close(t *thread, broken bool) {
+	if t.sess == nil {
+		return
+	}
+	t.sess.close(broken)
+	if !broken {
+		r.mu.Lock()
+		delete(r.live, t.id)
+		r.mu.Unlock()
+	}
+	t.sess = nil
+}
+
+// killServerThreads kills the server threads of the sessions not closed
+// cleanly (see killConnections).
+func (r *runner) killServerThreads() {
+	r.mu.Lock()
+	ids := slices.Collect(maps.Values(r.live))
+	r.mu.Unlock()
+	killConnections(r.cfg, ids)
+}
+
+// sleepUntil waits until t, or returns the first thread error or ctx's error.
+func (r *runner) sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case err := <-r.errs:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loop runs events on thread t until the window closes. It returns nil when
+// stopped, ctx's error when cancelled before that, and the error that ended the
+// run otherwise.
+//
+// Statements run with qctx, ctx without its cancellation: a cancelled run closes
+// its connections instead (see dial.go).
+func (r *runner) loop(ctx context.Context, t *thread) error {
+	qctx := context.WithoutCancel(ctx)
+	for !r.stop.Load() {
+		began := time.Now()
+		for {
+			var c counts
+			err := t.event(qctx, &c)
+			now := time.Now()
+			if err == nil {
+				r.col.event(now, now.Sub(began), t.id, c)
+				break
+			}
+			if ctx.Err() != nil {
+				if r.stop.Load() {
+					return nil
+				}
+				return ctx.Err()
+			}
+			class, code := classify(err, r.o)
+			switch class {
+			case errIgnorable:
+				r.col.failed(now, c, code)
+				if rerr := t.sess.plain(qctx, sqlRollback, nil); rerr != nil {
+					if cl, _ := classify(rerr, r.o); cl != errLost {
+						return fmt.Errorf("roll back after %v: %w", err, rerr)
+					}
+					if err := r.reconnect(ctx, t, rerr); err != nil {
+						return r.stopped(ctx, err)
+					}
+					r.col.reconnected(time.Now())
+				}
+			case errLost:
+				r.col.lost(now, c)
+				if err := r.reconnect(ctx, t, err); err != nil {
+					return r.stopped(ctx, err)
+				}
+				r.col.reconnected(time.Now())
+			default:
+				return err
+			}
+			if r.stop.Load() {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// stopped turns err into nil when it only says that the run was stopped after
+// its window (threads still busy after stopGrace are cancelled).
+func (r *runner) stopped(ctx context.Context, err error) error {
+	if r.stop.Load() && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// reconnect replaces t's broken session with a new one, trying reconnectTries
+// times with a doubling backoff. lost is the error that broke the old one.
+func (r *runner) reconnect(ctx context.Context, t *thread, lost error) error {
+	r.close(t, true)
+	began := time.Now()
+	wait := reconnectBackoff
+	var last error
+	tries := 0
+	for try := 1; try <= reconnectTries; try++ {
+		tries = try
+		err := r.open(ctx, t)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		last = err
+		if cl, _ := classify(err, r.o); cl != errLost {
+			// The server answers but refuses (privileges, a dropped table).
+			return fmt.Errorf("reconnect after %v: %w", lost, err)
+		}
+		if try == reconnectTries {
+			break
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait = min(2*wait, time.Second)
+	}
+	return fmt.Errorf("%w: %v; %d reconnect attempts in %.1fs failed, the last with: %w",
+		ErrConnectionLost, lost, tries, time.Since(began).Seconds(), last)
+}
