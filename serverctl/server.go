@@ -410,8 +410,13 @@ func (s *Server) kill() {
 }
 
 // Kill ends the server at once (SIGKILL to its process group), for cleanup after
-// errors and interrupts.
-func (s *Server) Kill() { s.kill() }
+// errors and interrupts. It does nothing once the server has exited.
+func (s *Server) Kill() {
+	if s.Alive() {
+		s.kill()
+	}
+	_ = os.RemoveAll(s.sockDir)
+}
 
 // newOverrides chooses the run's private paths. The socket goes into a fresh short
 // directory under the system temp dir, since unix socket paths over about 107

@@ -138,10 +138,16 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if err := serverctl.Initialize(ctx, o); err != nil {
 		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
 	}
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
 		return nil, m.serverFailure(ctx, commit, "server did not start", err)
 	}
+	defer srv.Kill()
 	perr := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench)
 	if died := srv.Died(); died != nil {
 		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
@@ -197,6 +203,11 @@ func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err
 // run is one process-level measurement: restore the snapshot, start, warm up,
 // measure, stop.
 func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return bisect.Run{}, err
+	}
+	defer unlock()
 	m.runN++
 	began := time.Now()
 	dir := filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))

@@ -96,7 +96,8 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 
 // Document is the --json output.
 type Document struct {
-	Result     string         `json:"result"`    // found, no-regression, ambiguous
+	Result     string         `json:"result"`    // found, no-regression, ambiguous; "error" when the session stopped on an error
+	Error      string         `json:"error,omitempty"`
 	FirstBad   *string        `json:"first_bad"` // full sha or null
 	Subject    string         `json:"subject,omitempty"`
 	Range      []string       `json:"range,omitempty"`
@@ -141,7 +142,11 @@ type StepDoc struct {
 
 // NewDocument builds the JSON document of a result.
 func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) Document {
-	d := Document{Result: string(res.Outcome), Range: res.Range, Why: res.Why, Metric: string(metric),
+	outcome := string(res.Outcome)
+	if outcome == "" {
+		outcome = "error"
+	}
+	d := Document{Result: outcome, Range: res.Range, Why: res.Why, Metric: string(metric),
 		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{}}
 	if res.FirstBad != "" {
 		fb := res.FirstBad
@@ -204,6 +209,17 @@ func first(res *session.Result, h string) time.Time {
 		return rs[0].Started
 	}
 	return time.Now()
+}
+
+// CheckWritable fails early, before any measuring, when the --json file cannot
+// be written: its directory is missing or not writable.
+func CheckWritable(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*.json")
+	if err != nil {
+		return fmt.Errorf("--json %s: %w", path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // WriteJSON writes the document to path atomically (a temporary file renamed

@@ -132,6 +132,11 @@ func startAction(c *cli.Context) error {
 		}
 		optionFile, _ = filepath.Abs(optionFile)
 	}
+	if j := c.String("json"); j != "" {
+		if err := report.CheckWritable(j); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
 	bo := bench.DefaultOptions()
 	bo.Workload = c.String("workload")
 	bo.Threads, bo.Tables, bo.TableSize = c.Int("threads"), c.Int("tables"), c.Int("table-size")
@@ -201,8 +206,12 @@ func startAction(c *cli.Context) error {
 	fmt.Fprintf(progress, "bisecting %d commits between good %.10s and bad %.10s; state in %s\n", len(commits), good, bad, stateDir)
 	res = sess.Result()
 	_, runErr := sess.Run(ctx)
-	if c.String("json") != "" && (runErr == nil || len(res.Runs) > 0) {
-		if err := report.WriteJSON(c.String("json"), report.NewDocument(res, cfg.Metric, subjects)); err != nil {
+	if c.String("json") != "" {
+		doc := report.NewDocument(res, cfg.Metric, subjects)
+		if runErr != nil {
+			doc.Result, doc.Error = "error", runErr.Error()
+		}
+		if err := report.WriteJSON(c.String("json"), doc); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
