@@ -22,6 +22,8 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/internal/excerpt"
 )
 
 // ErrNoCMake is returned (wrapped) when cmake is not installed: a machine
@@ -175,25 +177,5 @@ func run(ctx context.Context, w io.Writer, env []string, name string, args ...st
 // and CMake errors (at most 5), else the last 5 lines.
 func failureLines(path string) []string {
 	b, _ := os.ReadFile(path)
-	var errs, all []string
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		all = append(all, l)
-		if strings.Contains(l, "error:") || strings.Contains(l, "CMake Error") || strings.Contains(l, "Error ") {
-			errs = append(errs, l)
-		}
-	}
-	if len(errs) > 5 {
-		errs = errs[:5]
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	if len(all) > 5 {
-		all = all[len(all)-5:]
-	}
-	return all
+	return excerpt.Lines(string(b), excerpt.Contains("error:", "CMake Error", "Error "), 5, 5)
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	version "github.com/hashicorp/go-version"
+
+	"github.com/perfbisect/perfbisect/internal/excerpt"
 )
 
 // Flavor is the server family: it decides initialisation and option names.
@@ -83,7 +85,7 @@ func FindInstall(ctx context.Context, prefix string) (*Install, error) {
 	cmd := exec.CommandContext(vctx, in.Server, "--version")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s --version: %w: %s", in.Server, err, excerpt(out.String(), 5))
+		return nil, fmt.Errorf("%s --version: %w: %s", in.Server, err, lastLines(out.String(), 5))
 	}
 	if err := in.parseVersion(out.String()); err != nil {
 		return nil, fmt.Errorf("%s --version: %w", in.Server, err)
@@ -128,7 +130,7 @@ func (in *Install) parseVersion(out string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("no version in output: %s", excerpt(out, 3))
+	return fmt.Errorf("no version in output: %s", lastLines(out, 3))
 }
 
 // InitializesItself reports whether the server initialises its own datadir with
@@ -148,16 +150,7 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// excerpt returns the last n non-empty lines of s, joined by " | ".
-func excerpt(s string, n int) string {
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
+// lastLines returns the last n non-empty lines of s, joined by " | ".
+func lastLines(s string, n int) string {
+	return strings.Join(excerpt.Lines(s, nil, 0, n), " | ")
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/perfbisect/perfbisect/internal/excerpt"
 )
 
 // Options says which build to run, with which option file, where.
@@ -468,38 +470,13 @@ func portTaken(lines []string) bool {
 // errorLines returns the lines of a log that say why a server failed: every
 // "[ERROR]" line (at most 8), or else the last 5 lines.
 func errorLines(log string) []string {
-	var errs, all []string
-	for _, l := range strings.Split(log, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		all = append(all, l)
-		if strings.Contains(l, "[ERROR]") || strings.Contains(l, "ERROR:") {
-			errs = append(errs, l)
-		}
-	}
-	if len(errs) > 8 {
-		errs = errs[:8]
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	if len(all) > 5 {
-		all = all[len(all)-5:]
-	}
-	return all
+	return excerpt.Lines(log, excerpt.Contains("[ERROR]", "ERROR:"), 8, 5)
 }
 
-// serverErrors returns the [ERROR] lines of a server log (at most 8).
+// serverErrors returns the [ERROR] lines of a server log (at most 8), none when
+// there are none.
 func serverErrors(log string) []string {
-	var errs []string
-	for _, l := range strings.Split(log, "\n") {
-		if l = strings.TrimSpace(l); strings.Contains(l, "[ERROR]") && len(errs) < 8 {
-			errs = append(errs, l)
-		}
-	}
-	return errs
+	return excerpt.Lines(log, excerpt.Contains("[ERROR]"), 8, 0)
 }
 
 // readFile returns the content of the file (or the first match of a glob), "" on error.

@@ -96,7 +96,7 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 
 // Document is the --json output.
 type Document struct {
-	Result     string         `json:"result"`    // found, no-regression, ambiguous; "error" when the session stopped on an error
+	Result     string         `json:"result"` // found, no-regression, ambiguous; "error" when the session stopped on an error
 	Error      string         `json:"error,omitempty"`
 	FirstBad   *string        `json:"first_bad"` // full sha or null
 	Subject    string         `json:"subject,omitempty"`
