@@ -69,7 +69,7 @@ type BuildError struct {
 }
 
 func (e *BuildError) Error() string {
-	return fmt.Sprintf("build %.10s: %s failed: %v: %s (log %s)", e.Commit, e.Step, e.Err, strings.Join(e.Lines, " | "), e.Log)
+	return fmt.Sprintf("%s step of %.10s: %v (log %s): %s", e.Step, e.Commit, e.Err, e.Log, strings.Join(e.Lines, " | "))
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }

@@ -43,7 +43,7 @@ func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
 	if len(vals) > 0 {
 		med = fmt.Sprintf("%.1f", stats.Median(vals))
 	}
-	fmt.Fprintf(t.W, "%-10.10s  %-40s  %3d  %12s  %-9s  %s\n", hash, trunc(t.Subjects(hash), 40), len(runs), med, verdict, note)
+	fmt.Fprintf(t.W, "%-10.10s  %-40s  %3d  %12s  %-9s  %s\n", hash, trunc(t.Subjects(hash), 40), len(runs), med, verdict, trunc(note, 160))
 }
 
 // Step prints the rows for one decision; runs are the session's runs so far.

@@ -6,6 +6,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -339,9 +340,14 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 				h := roles[(i+k)%3]
 				v, err := s.measure(ctx, h)
 				if err != nil {
-					if h == cand && bisect.IsUntestable(err) {
-						s.res.Skipped[cand] = err.Error()
-						s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: err.Error(), Looks: look})
+					var u *bisect.UntestableError
+					if h == cand && errors.As(err, &u) {
+						why := u.Reason
+						if u.Err != nil {
+							why += ": " + u.Err.Error()
+						}
+						s.res.Skipped[cand] = why
+						s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: why, Looks: look})
 						return bisect.Skip, nil
 					}
 					if h != cand && bisect.IsUntestable(err) {
