@@ -30,6 +30,14 @@ type Measurer interface {
 	Measure(ctx context.Context, commit string, runs int) ([]Run, error)
 }
 
+// Preparer is implemented by Measurers that can get a revision ready (build it,
+// prepare its datadir) before its first run. The session prepares every revision
+// of a decision before measuring any of them, so that a long build does not sit
+// between the runs it compares and a revision that does not build costs no runs.
+type Preparer interface {
+	Prepare(ctx context.Context, commit string) error
+}
+
 // UntestableError is a revision that cannot be measured through its own fault:
 // it does not build, its server does not start, or it crashes during a run. The
 // bisect skips it, as git bisect skip does.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,6 +94,10 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		b.logf("build %.10s: cached in %s", commit, prefix)
 		return prefix, nil
 	}
+	if be := b.cachedFailure(commit); be != nil {
+		b.logf("build %.10s: failed in an earlier session (delete %s to retry)", commit, b.failedPath(commit))
+		return "", be
+	}
 	cmake, err := exec.LookPath("cmake")
 	if err != nil {
 		return "", ErrNoCMake
@@ -146,7 +151,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 				return "", ctx.Err()
 			}
 			logf.Sync()
-			return "", &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: failureLines(logPath), Err: err}
+			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: failureLines(logPath), Err: err}
+			b.recordFailure(be)
+			return "", be
 		}
 	}
 	if err := os.WriteFile(filepath.Join(prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
@@ -154,6 +161,39 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	}
 	b.logf("build %.10s: installed in %.1fs", commit, time.Since(start).Seconds())
 	return prefix, nil
+}
+
+// failedPath is where a revision's build failure is remembered, so that the
+// next session does not build it again (delete the file to retry).
+func (b *Builder) failedPath(commit string) string {
+	return b.InstallDir(commit) + ".failed.json"
+}
+
+func (b *Builder) recordFailure(be *BuildError) {
+	rec := struct {
+		Step, Log, Err string
+		Lines          []string
+	}{be.Step, be.Log, be.Err.Error(), be.Lines}
+	if data, err := json.Marshal(rec); err == nil {
+		_ = os.MkdirAll(filepath.Dir(b.failedPath(be.Commit)), 0o755)
+		_ = os.WriteFile(b.failedPath(be.Commit), data, 0o644)
+	}
+}
+
+func (b *Builder) cachedFailure(commit string) *BuildError {
+	data, err := os.ReadFile(b.failedPath(commit))
+	if err != nil {
+		return nil
+	}
+	var rec struct {
+		Step, Log, Err string
+		Lines          []string
+	}
+	if json.Unmarshal(data, &rec) != nil {
+		return nil
+	}
+	return &BuildError{Commit: commit, Step: rec.Step, Log: rec.Log, Lines: rec.Lines,
+		Err: fmt.Errorf("%s (remembered from an earlier session; delete %s to retry)", rec.Err, b.failedPath(commit))}
 }
 
 func (b *Builder) logf(format string, args ...any) {

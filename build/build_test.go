@@ -104,6 +104,17 @@ func TestBuildRealCMake(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.InstallDir(ids["broken"]), completeMarker)); err == nil {
 		t.Error("failed build marked complete")
 	}
+	// The failure is remembered: a second builder (a later session) does not
+	// build it again, and says how to retry.
+	b2 := &Builder{Repo: repo, StateDir: b.StateDir}
+	os.Remove(be.Log)
+	_, err = b2.Build(ctx, ids["broken"])
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "delete") {
+		t.Fatalf("remembered failure: %v", err)
+	}
+	if _, err := os.Stat(be.Log); err == nil {
+		t.Error("the remembered failure was built again")
+	}
 	// The user's work tree and HEAD are untouched.
 	head, _ := repo.Head()
 	if head.Hash().String() != ids["v1"] {

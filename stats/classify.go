@@ -89,13 +89,21 @@ func Classify(blocks []Block, alpha float64) Classification {
 	} else {
 		c.Side = BadSide
 	}
-	c.Rule = fmt.Sprintf("candidate vs midpoint p=%.2g <= alpha=%.2g, position %.2f (1 = good, 0 = bad)", c.P, alpha, c.Position)
+	c.Rule = fmt.Sprintf("candidate vs midpoint p=%.2g <= alpha=%.2g, position %s (1 = good, 0 = bad)", c.P, alpha, position(c.Position))
 	end := g
 	if c.Side == BadSide {
 		end = b
 	}
 	if p, _ := MannWhitney(x, end); p <= alpha {
-		c.Note = fmt.Sprintf("candidate differs from the %s end too (p=%.2g, position %.2f): a partial change (a second culprit or a gradual slide?)", c.Side, p, c.Position)
+		c.Note = fmt.Sprintf("candidate differs from the %s end too (p=%.2g, position %s): a partial change (a second culprit or a gradual slide?)", c.Side, p, position(c.Position))
 	}
 	return c
+}
+
+// position formats a position with two decimals, without "-0.00".
+func position(x float64) string {
+	if math.Abs(x) < 0.005 {
+		x = 0
+	}
+	return fmt.Sprintf("%.2f", x)
 }

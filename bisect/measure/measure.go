@@ -92,6 +92,13 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	return out, nil
 }
 
+// Prepare builds commit and prepares its datadir snapshot (bisect.Preparer).
+// Errors as for Measure.
+func (m *Measurer) Prepare(ctx context.Context, commit string) error {
+	_, err := m.prepare(ctx, commit)
+	return err
+}
+
 // transient reports whether a failure is worth retrying: a connection lost while
 // the server stayed alive, or a server start that lost a port race.
 func transient(err error) bool {

@@ -122,16 +122,24 @@ type TestedCommit struct {
 
 // StepDoc is one decision in the JSON document.
 type StepDoc struct {
-	Role    string  `json:"role"`
-	Commit  string  `json:"commit"`
-	Against string  `json:"against,omitempty"`
-	Verdict string  `json:"verdict"`
-	Rule    string  `json:"rule"`
-	Need    string  `json:"need,omitempty"`
-	Note    string  `json:"note,omitempty"`
-	Looks   int     `json:"looks"`
-	P       float64 `json:"p"`
-	Alpha   float64 `json:"alpha"`
+	Role    string   `json:"role"`
+	Commit  string   `json:"commit"`
+	Against string   `json:"against,omitempty"`
+	Verdict string   `json:"verdict"`
+	Rule    string   `json:"rule"`
+	Need    string   `json:"need,omitempty"`
+	Note    string   `json:"note,omitempty"`
+	Looks   int      `json:"looks"`
+	N       int      `json:"n,omitempty"`     // runs per side (endpoints, confirm) or blocks (midpoint)
+	P       *float64 `json:"p,omitempty"`     // two-sided Mann-Whitney U p-value of the decision
+	Alpha   *float64 `json:"alpha,omitempty"` // the significance level of the look that decided
+	// Medians of the runs the decision used, in the metric's unit.
+	MedianOld  *float64 `json:"median_old,omitempty"`  // Against (endpoints, confirm)
+	MedianNew  *float64 `json:"median_new,omitempty"`  // Commit (endpoints, confirm)
+	MedianGood *float64 `json:"median_good,omitempty"` // midpoint: the good runs of the blocks
+	MedianBad  *float64 `json:"median_bad,omitempty"`  // midpoint: the bad runs of the blocks
+	MedianCand *float64 `json:"median_candidate,omitempty"`
+	MedianMid  *float64 `json:"median_midpoint,omitempty"` // midpoint: per-block (good+bad)/2
 	// Shift is the relative change of Commit against Against (-0.4 = 40% lower);
 	// ShiftLo and ShiftHi bound it at confidence 1-Alpha, null when too few runs.
 	Shift    *float64 `json:"shift,omitempty"`
@@ -183,8 +191,9 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	for _, st := range res.Steps {
 		sd := StepDoc{Role: string(st.Role), Commit: st.Commit, Against: st.Against, Verdict: st.Verdict,
 			Rule: st.Reason, Need: st.Need, Note: st.Note, Looks: st.Looks}
-		if st.Compare != nil {
-			sd.P, sd.Alpha = st.Compare.P, st.Compare.Alpha
+		if c := st.Compare; c != nil {
+			sd.N, sd.P, sd.Alpha = c.NNew, ptr(c.P), ptr(c.Alpha)
+			sd.MedianOld, sd.MedianNew = ptr(c.MedianOld), ptr(c.MedianNew)
 			sh := st.Compare.Shift
 			est := sh.Est
 			sd.Shift = &est
@@ -193,8 +202,9 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 				sd.ShiftLo, sd.ShiftHi = &lo, &hi
 			}
 		}
-		if st.Class != nil {
-			sd.P, sd.Alpha = st.Class.P, st.Class.Alpha
+		if c := st.Class; c != nil {
+			sd.N, sd.P, sd.Alpha = c.N, ptr(c.P), ptr(c.Alpha)
+			sd.MedianGood, sd.MedianBad, sd.MedianCand, sd.MedianMid = ptr(c.MedianGood), ptr(c.MedianBad), ptr(c.MedianCand), ptr(c.MedianMid)
 			if pos := st.Class.Position; !math.IsNaN(pos) {
 				sd.Position = &pos
 			}
@@ -202,6 +212,13 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 		d.Steps = append(d.Steps, sd)
 	}
 	return d
+}
+
+func ptr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 func first(res *session.Result, h string) time.Time {
@@ -239,6 +256,7 @@ func WriteJSON(path string, d Document) error {
 		return fmt.Errorf("write --json %s: %w", path, err)
 	}
 	tmp.Close()
+	_ = os.Chmod(tmp.Name(), 0o644)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write --json %s: %w", path, err)

@@ -285,6 +285,18 @@ func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
 func (s *Session) compare(ctx context.Context, old, new string, role Role) (stats.Comparison, error) {
 	var xs, ys []float64
 	var cmp stats.Comparison
+	for _, h := range []string{old, new} {
+		if err := s.prepare(ctx, h); err != nil {
+			if role == RoleEndpoints {
+				which := "good"
+				if h == new {
+					which = "bad"
+				}
+				return cmp, &EndpointError{Which: which, Err: err}
+			}
+			return cmp, err
+		}
+	}
 	for look := 1; ; look++ {
 		target := s.cfg.Repeats * look
 		if target > s.cfg.MaxRepeats {
@@ -331,6 +343,13 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error) {
 	var blocks []stats.Block
 	roles := []string{s.cfg.Good, s.cfg.Bad, cand}
+	if err := s.prepare(ctx, cand); err != nil {
+		var u *bisect.UntestableError
+		if errors.As(err, &u) {
+			return s.skip(cand, u, 0), nil
+		}
+		return bisect.Unmarked, err
+	}
 	for look := 1; ; look++ {
 		target := min(s.cfg.Repeats*look, s.cfg.MaxRepeats)
 		for len(blocks) < target {
@@ -342,13 +361,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 				if err != nil {
 					var u *bisect.UntestableError
 					if h == cand && errors.As(err, &u) {
-						why := u.Reason
-						if u.Err != nil {
-							why += ": " + u.Err.Error()
-						}
-						s.res.Skipped[cand] = why
-						s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: why, Looks: look})
-						return bisect.Skip, nil
+						return s.skip(cand, u, look), nil
 					}
 					if h != cand && bisect.IsUntestable(err) {
 						return bisect.Unmarked, fmt.Errorf("reference %.10s failed while measuring %.10s: %w", h, cand, err)
@@ -388,6 +401,25 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			return m, nil
 		}
 	}
+}
+
+// skip records an untestable candidate.
+func (s *Session) skip(cand string, u *bisect.UntestableError, look int) bisect.Mark {
+	why := u.Reason
+	if u.Err != nil {
+		why += ": " + u.Err.Error()
+	}
+	s.res.Skipped[cand] = why
+	s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: why, Looks: look})
+	return bisect.Skip
+}
+
+// prepare gets a revision ready before its first run when the Measurer can.
+func (s *Session) prepare(ctx context.Context, commit string) error {
+	if p, ok := s.m.(bisect.Preparer); ok {
+		return p.Prepare(ctx, commit)
+	}
+	return nil
 }
 
 // estimate prints the pre-flight estimate after the endpoints: runs per step and

@@ -92,6 +92,13 @@ func TestSkippedParentGivesRange(t *testing.T) {
 	if res.Skipped[hs[8]] == "" {
 		t.Error("the skip's reason is not recorded")
 	}
+	// An untestable commit is found when it is prepared: no runs of good or bad
+	// are spent on it.
+	for _, st := range res.Steps {
+		if st.Commit == hs[8] && (st.Verdict != "skip" || st.Looks != 0) {
+			t.Errorf("skip step %+v: want a skip before any block", st)
+		}
+	}
 }
 
 func TestUntestableEndpointStops(t *testing.T) {

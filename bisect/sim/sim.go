@@ -27,7 +27,18 @@ type Measurer struct {
 	Untestable  map[string]string  // commit -> reason it cannot be measured
 	Rand        *rand.Rand
 
-	Calls int // runs measured
+	Calls    int      // runs measured
+	Prepared []string // commits prepared, in order
+}
+
+// Prepare fails for untestable commits, like a build failure, before any run.
+func (m *Measurer) Prepare(ctx context.Context, commit string) error {
+	if why, ok := m.Untestable[commit]; ok {
+		m.Prepared = append(m.Prepared, commit)
+		return &bisect.UntestableError{Commit: commit, Reason: why, Err: fmt.Errorf("simulated")}
+	}
+	m.Prepared = append(m.Prepared, commit)
+	return nil
 }
 
 // Measure returns runs simulated runs of commit, or an *bisect.UntestableError.

@@ -20,6 +20,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// version is the tool's version, printed by --version.
+const version = "0.1.0"
+
 // Exit codes shared by every command (see DESIGN.md).
 const (
 	exitOK           = 0
@@ -76,8 +79,9 @@ func run(args []string) int {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:  "perfbisect",
-		Usage: "find the commit that made a MySQL-family server slower",
+		Name:    "perfbisect",
+		Version: version,
+		Usage:   "find the commit that made a MySQL-family server slower",
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",

@@ -30,11 +30,11 @@ func startCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "start",
 		Usage:     "bisect a performance regression between a good and a bad revision",
-		UsageText: "perfbisect start --good REF --bad REF --my-cnf FILE [--workload oltp_read_only] [options]",
+		UsageText: "perfbisect start --good REF --bad REF [--my-cnf FILE] [--workload oltp_read_only] [options]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
-			&cli.StringFlag{Name: "good", Aliases: []string{"old"}, Required: true, Usage: "a revision without the regression (tag, branch, hash, HEAD~3, or a version such as 10.0.22)"},
-			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Required: true, Usage: "a revision with the regression"},
+			&cli.StringFlag{Name: "good", Aliases: []string{"old"}, Usage: "(required) a revision without the regression (tag, branch, hash, HEAD~3, or a version such as 10.0.22)"},
+			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Usage: "(required) a revision with the regression"},
 			&cli.StringFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's)"},
 			&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete"},
 			&cli.IntFlag{Name: "threads", Value: d.Threads, Usage: "client threads (connections)"},
@@ -52,7 +52,7 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "metric", Value: "tps", Usage: "tps, or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
 			&cli.BoolFlag{Name: "no-confirm", Usage: "do not confirm the first bad commit against its parent"},
 			&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
-			&cli.IntFlag{Name: "build-jobs", Usage: "parallel build jobs (default: number of CPUs)"},
+			&cli.IntFlag{Name: "build-jobs", DefaultText: "number of CPUs", Usage: "parallel build jobs"},
 			&cli.StringFlag{Name: "state-dir", Usage: "builds, datadir snapshots and logs (default: the user's cache dir, per repository)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
@@ -109,6 +109,12 @@ func startAction(c *cli.Context) error {
 		progress = io.Discard
 	}
 	// Inputs first: every bad input is a one-line error and exit 2, before any build.
+	if c.String("good") == "" || c.String("bad") == "" {
+		return usageErr("--good and --bad are required: a revision without the regression and one with it (tag, branch, hash or version)")
+	}
+	if c.NArg() > 0 {
+		return usageErr("unexpected argument %q (every input is a flag; see perfbisect start --help)", c.Args().First())
+	}
 	runTime, err := parseSeconds("time", c.String("time"))
 	if err != nil {
 		return err
