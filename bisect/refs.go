@@ -148,7 +148,7 @@ func Range(r *git.Repository, good, bad string) ([]Commit, error) {
 	}
 	isAnc, err := gc.IsAncestor(bc)
 	if err != nil {
-		return nil, err
+		return nil, shallowHint(r, err)
 	}
 	if !isAnc {
 		if rev, _ := bc.IsAncestor(gc); rev {
@@ -162,7 +162,7 @@ func Range(r *git.Repository, good, bad string) ([]Commit, error) {
 		goodAnc[c.Hash] = true
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("walk ancestors of good %.10s: %w", good, err)
+		return nil, fmt.Errorf("walk ancestors of good %.10s: %w", good, shallowHint(r, err))
 	}
 	var out []Commit
 	it2 := object.NewCommitPreorderIter(bc, goodAnc, nil)
@@ -178,7 +178,7 @@ func Range(r *git.Repository, good, bad string) ([]Commit, error) {
 		out = append(out, Commit{Hash: c.Hash.String(), Subject: subject, Parents: parents})
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("walk %.10s..%.10s: %w", good, bad, err)
+		return nil, fmt.Errorf("walk %.10s..%.10s: %w", good, bad, shallowHint(r, err))
 	}
 	return out, nil
 }
@@ -191,4 +191,13 @@ func Subject(r *git.Repository, hash string) string {
 	}
 	s, _, _ := strings.Cut(c.Message, "\n")
 	return s
+}
+
+// shallowHint turns a missing object in a shallow clone into a usage error that
+// says how to get the history.
+func shallowHint(r *git.Repository, err error) error {
+	if sh, serr := r.Storer.Shallow(); serr == nil && len(sh) > 0 {
+		return fmt.Errorf("%w: the repository is a shallow clone and lacks the history between good and bad (%v): run git fetch --unshallow", ErrUsage, err)
+	}
+	return err
 }

@@ -152,7 +152,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			}
 			logf.Sync()
 			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: failureLines(logPath), Err: err}
-			b.recordFailure(be)
+			if st.name != "install" && revisionsFault(be.Lines) {
+				b.recordFailure(be) // a compiler or CMake error, not a killed compiler or a full disk
+			}
 			return "", be
 		}
 	}
@@ -161,6 +163,23 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	}
 	b.logf("build %.10s: installed in %.1fs", commit, time.Since(start).Seconds())
 	return prefix, nil
+}
+
+// revisionsFault reports whether a build log's failure lines are the source's
+// fault (a compiler or CMake error), as opposed to the machine's (a compiler
+// killed by the OOM killer, a full disk), which must not be remembered.
+func revisionsFault(lines []string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "No space left") || strings.Contains(l, "Killed") || strings.Contains(l, "signal") {
+			return false
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "error:") || strings.Contains(l, "CMake Error") {
+			return true
+		}
+	}
+	return false
 }
 
 // failedPath is where a revision's build failure is remembered, so that the

@@ -143,6 +143,16 @@ func TestCheckoutRewritesOnlyChangedFiles(t *testing.T) {
 	if n, _ := Checkout(repo, ids["v1"], dir); n != 4 {
 		t.Errorf("after interruption wrote %d files, want 4", n)
 	}
+	// A checkout interrupted after writing a file that the next commit does not
+	// have: the stray is removed by the next checkout.
+	os.WriteFile(filepath.Join(dir, manifestFile), []byte(`{"commit":"(interrupted)","files":{"stray.c":"","util.c":""}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "stray.c"), []byte("int stray;\n"), 0o644)
+	if _, err := Checkout(repo, ids["v2"], dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stray.c")); err == nil {
+		t.Error("a file of the interrupted checkout survived")
+	}
 }
 
 func TestRecipeHash(t *testing.T) {

@@ -44,11 +44,12 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 		return 0, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	old := readManifest(dir)
-	// Until the new manifest is written, the directory's state is unknown: an
-	// interrupted checkout must not be trusted by the next one.
-	_ = os.Remove(filepath.Join(dir, manifestFile))
 	next := manifest{Commit: commit, Files: map[string]string{}}
-	written := 0
+	type file struct {
+		name  string
+		entry object.TreeEntry
+	}
+	var files []file
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()
 	for {
@@ -57,7 +58,7 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 			break
 		}
 		if err != nil {
-			return written, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
+			return 0, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
 		}
 		if entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
 			if entry.Mode == filemode.Submodule {
@@ -65,16 +66,35 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 			}
 			continue
 		}
-		key := entry.Hash.String() + " " + entry.Mode.String()
-		next.Files[name] = key
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		if old.Files[name] == key {
+		next.Files[name] = entry.Hash.String() + " " + entry.Mode.String()
+		files = append(files, file{name, entry})
+	}
+	// Until the new manifest is written the directory is in between: record
+	// every path of both trees with no content key, so that a checkout that
+	// follows an interrupted one rewrites every file and deletes every stray.
+	dirty := manifest{Commit: "(interrupted)", Files: map[string]string{}}
+	for n := range old.Files {
+		dirty.Files[n] = ""
+	}
+	for n := range next.Files {
+		dirty.Files[n] = ""
+	}
+	if b, err := json.Marshal(dirty); err == nil {
+		if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
+			return 0, fmt.Errorf("checkout %s: %w", commit, err)
+		}
+	}
+	written := 0
+	for _, f := range files {
+		key := next.Files[f.name]
+		target := filepath.Join(dir, filepath.FromSlash(f.name))
+		if old.Files[f.name] == key {
 			if _, err := os.Lstat(target); err == nil {
 				continue
 			}
 		}
-		if err := writeEntry(repo, entry.Hash, entry.Mode, target); err != nil {
-			return written, fmt.Errorf("checkout %s: %s: %w", commit, name, err)
+		if err := writeEntry(repo, f.entry.Hash, f.entry.Mode, target); err != nil {
+			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
 		}
 		written++
 	}

@@ -1,22 +1,27 @@
 package serverctl
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrOptionFile is wrapped by errors about the user's option file (missing,
-// unreadable, a directory).
+// unreadable, not a regular file, or a setting the tool cannot make private).
 var ErrOptionFile = errors.New("option file")
 
-// Overrides are the settings the tool forces on every server it starts, in the
-// order they are written. They come after the user's option file in the effective
-// file, so they win (MySQL's rule: the last setting read wins).
+// Overrides are the settings the tool forces on every server it starts. They come
+// after the user's settings in the effective file, so they win (MySQL's rule:
+// the last setting read wins) — except user, where mysqld keeps the first one,
+// so it is written before the user's settings too.
 type Overrides struct {
 	Basedir  string
 	Datadir  string
@@ -27,11 +32,14 @@ type Overrides struct {
 	Tmpdir   string
 	User     string
 	RunDir   string
+	// Extra are further option lines ("log-bin=/run/dir/data/mysql-bin") that
+	// relocate paths the user's settings point elsewhere (see privatePaths).
+	Extra []string
 }
 
 // lines renders the overrides as option-file lines for the [mysqld] group.
 func (o Overrides) lines() []string {
-	return []string{
+	l := []string{
 		"basedir=" + o.Basedir,
 		"datadir=" + o.Datadir,
 		"innodb_data_home_dir=" + o.Datadir,
@@ -46,6 +54,7 @@ func (o Overrides) lines() []string {
 		"slow_query_log_file=" + filepath.Join(o.RunDir, "slow.log"),
 		"user=" + o.User,
 	}
+	return append(l, o.Extra...)
 }
 
 // CheckOptionFile returns an error wrapping ErrOptionFile when path is not a
@@ -58,8 +67,8 @@ func CheckOptionFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("%w %s: %v (pass an existing my.cnf with --my-cnf)", ErrOptionFile, path, err)
 	}
-	if st.IsDir() {
-		return fmt.Errorf("%w %s: is a directory (pass a my.cnf file with --my-cnf)", ErrOptionFile, path)
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w %s: not a regular file (pass a my.cnf file with --my-cnf)", ErrOptionFile, path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -68,25 +77,168 @@ func CheckOptionFile(path string) error {
 	return f.Close()
 }
 
-// WriteEffective writes the option file the server gets to dst: the user's file
-// (absolute path, pulled in with !include so that its groups, includes and loose-
-// prefixes are read by the server's own parser) followed by the tool's overrides
-// in [mysqld], which therefore win. userFile may be "".
-func WriteEffective(dst, userFile string, o Overrides) error {
+// inline returns the user's option file as text to embed in the effective file,
+// with relative !include and !includedir paths made absolute against the file's
+// own directory (the server would resolve them against its working directory).
+func inline(userFile string) (string, error) {
+	if userFile == "" {
+		return "", nil
+	}
+	if err := CheckOptionFile(userFile); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(userFile)
+	if err != nil {
+		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, userFile, err)
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, userFile, err)
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(line)
+		for _, dir := range []string{"!includedir", "!include"} {
+			if rest, ok := strings.CutPrefix(t, dir); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+				p := strings.TrimSpace(rest)
+				if p != "" && !filepath.IsAbs(p) {
+					line = dir + " " + filepath.Join(filepath.Dir(abs), p)
+				}
+				break
+			}
+		}
+		out.WriteString(line + "\n")
+	}
+	return out.String(), nil
+}
+
+// writeEffective writes the option file the server gets to dst: user first (mysqld
+// keeps the first user setting), then the user's file inlined (so the server's own
+// parser reads its groups, includes and loose- prefixes), then the overrides in
+// [mysqld], which win.
+func writeEffective(dst, userFile, userText string, o Overrides) error {
 	var b strings.Builder
 	b.WriteString("# Effective option file written by perfbisect.\n")
+	fmt.Fprintf(&b, "[mysqld]\n# mysqld keeps the first user= it reads.\nuser=%s\n\n", o.User)
 	if userFile != "" {
-		abs, err := filepath.Abs(userFile)
-		if err != nil {
-			return fmt.Errorf("%w %s: %v", ErrOptionFile, userFile, err)
-		}
-		fmt.Fprintf(&b, "# The user's option file, read by the server's own parser:\n!include %s\n\n", abs)
+		fmt.Fprintf(&b, "# ---- the user's option file %s ----\n%s\n# ---- end of the user's option file ----\n\n", userFile, userText)
 	}
 	b.WriteString("# perfbisect's overrides (private run directory, loopback only):\n[mysqld]\n")
 	for _, l := range o.lines() {
 		b.WriteString(l + "\n")
 	}
 	return os.WriteFile(dst, []byte(b.String()), 0o644)
+}
+
+// printDefaults runs `server --defaults-file=F --print-defaults` and returns the
+// server options it would start with, in order (groups, includes and version
+// groups resolved by the server's own reader).
+func printDefaults(ctx context.Context, in *Install, file string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, in.Server, "--defaults-file="+file, "--print-defaults")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s --print-defaults: %w: %s", filepath.Base(in.Server), err, lastLines(out.String(), 3))
+	}
+	return parsePrintDefaults(out.String()), nil
+}
+
+// parsePrintDefaults reads the argument line of --print-defaults output
+// ("... would have been started with the following arguments:\n--a=1 --b ...").
+// Values containing " --" cannot be told apart and are split there.
+func parsePrintDefaults(out string) []string {
+	var line string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "following arguments") && i+1 < len(lines) {
+			line = strings.TrimSpace(lines[i+1])
+			break
+		}
+	}
+	if line == "" {
+		return nil
+	}
+	var args []string
+	for _, p := range strings.Split(" "+line, " --") {
+		if p = strings.TrimSpace(p); p != "" {
+			args = append(args, "--"+p)
+		}
+	}
+	return args
+}
+
+// optionName normalises an argument's name: no dashes prefix, no loose- prefix,
+// '-' and '_' equivalent. It returns the name and the value ("" and false when
+// the option has none).
+func optionName(arg string) (name, value string, hasValue bool) {
+	a := strings.TrimLeft(arg, "-")
+	name, value, hasValue = strings.Cut(a, "=")
+	name = strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	name = strings.TrimPrefix(name, "loose_")
+	return name, value, hasValue
+}
+
+// UserOptions returns the server options the user's option file gives the server
+// under test, as that server's own reader resolves them (groups, !include,
+// version groups): the identity of "the option file" for caches and reports.
+func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]string, error) {
+	text, err := inline(userFile)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(tmpDir, "user-*.cnf")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(text)
+	f.Close()
+	if werr != nil {
+		return nil, werr
+	}
+	return printDefaults(ctx, in, f.Name())
+}
+
+// privatePaths inspects the options the server would read and returns override
+// lines that move every file the user's settings would put outside the run
+// directory into it: binary and relay logs (and their index files), the Aria log
+// directory, InnoDB's undo and temporary directories, secure-file-priv. A
+// setting that cannot be relocated (log-basename with a path) is an
+// ErrOptionFile error.
+func privatePaths(args []string, o Overrides) ([]string, error) {
+	var extra []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		name, val, has := optionName(a)
+		if seen[name] {
+			continue
+		}
+		switch name {
+		case "log_bin", "relay_log", "log_bin_index", "relay_log_index", "relay_log_info_file", "master_info_file":
+			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
+				seen[name] = true
+				extra = append(extra, strings.ReplaceAll(name, "_", "-")+"="+filepath.Join(o.Datadir, filepath.Base(val)))
+			}
+		case "aria_log_dir_path", "innodb_undo_directory":
+			seen[name] = true
+			extra = append(extra, "loose-"+strings.ReplaceAll(name, "_", "-")+"="+o.Datadir)
+		case "innodb_tmpdir":
+			seen[name] = true
+			extra = append(extra, "loose-innodb-tmpdir="+o.Tmpdir)
+		case "secure_file_priv":
+			if has && val != "" && val != "NULL" {
+				seen[name] = true
+				extra = append(extra, "secure-file-priv="+filepath.Join(o.RunDir, "tmp"))
+			}
+		case "log_basename":
+			if strings.Contains(val, "/") {
+				return nil, fmt.Errorf("%w: log-basename=%s has a path: logs would be written outside perfbisect's run directory (use a plain name)", ErrOptionFile, val)
+			}
+		}
+	}
+	return extra, nil
 }
 
 // currentUser is the account mysqld runs as: the invoking user (mysqld refuses to
@@ -96,4 +248,44 @@ func currentUser() string {
 		return u.Username
 	}
 	return strconv.Itoa(os.Getuid())
+}
+
+// EffectiveArgsFile, in a run directory, lists the options the server read from
+// the effective option file (one per line, from --print-defaults).
+const EffectiveArgsFile = "my.cnf.args"
+
+// writeOptionFile writes the effective option file of o into its run directory
+// (see writeEffective), relocating every path the user's settings would put
+// outside it, and records the options as the server reads them. It returns the
+// file's path.
+func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (string, error) {
+	text, err := inline(o.OptionFile)
+	if err != nil {
+		return "", err
+	}
+	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
+	if err := writeEffective(cnf, o.OptionFile, text, *ov); err != nil {
+		return "", err
+	}
+	args, err := printDefaults(ctx, o.Install, cnf)
+	if err != nil {
+		return "", err
+	}
+	extra, err := privatePaths(args, *ov)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", o.OptionFile, err)
+	}
+	if len(extra) > 0 {
+		ov.Extra = extra
+		if err := writeEffective(cnf, o.OptionFile, text, *ov); err != nil {
+			return "", err
+		}
+		if args, err = printDefaults(ctx, o.Install, cnf); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return cnf, nil
 }

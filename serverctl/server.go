@@ -119,8 +119,8 @@ func Initialize(ctx context.Context, o Options) error {
 		return err
 	}
 	defer cleanup()
-	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
-	if err := WriteEffective(cnf, o.OptionFile, ov); err != nil {
+	cnf, err := writeOptionFile(ctx, o, &ov)
+	if err != nil {
 		return err
 	}
 	// --defaults-file must be the first argument of both programs.
@@ -209,8 +209,8 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
-	if err := WriteEffective(cnf, o.OptionFile, ov); err != nil {
+	cnf, err := writeOptionFile(ctx, o, &ov)
+	if err != nil {
 		cleanup()
 		return nil, err
 	}

@@ -185,3 +185,73 @@ func TestStartRejectedOption(t *testing.T) {
 		t.Errorf("error does not name the option and the file: %v", err)
 	}
 }
+
+// TestOptionFileCannotEscapeRunDir gives the server a system-style option file:
+// user=mysql, binary log, Aria and undo directories elsewhere, and a relative
+// !include. The server must run, keep every file in its run directory and still
+// get the included settings.
+func TestOptionFileCannotEscapeRunDir(t *testing.T) {
+	in := systemInstall(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	elsewhere := filepath.Join(dir, "var-lib-mysql")
+	os.MkdirAll(elsewhere, 0o755)
+	os.MkdirAll(filepath.Join(dir, "conf.d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "conf.d", "extra.cnf"), []byte("[mysqld]\nmax_connections=77\n"), 0o644)
+	cnf := filepath.Join(dir, "my.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\nuser = mysql\nlog_bin = "+elsewhere+"/mysql-bin\nlog-bin-index="+elsewhere+"/mysql-bin.index\n"+
+		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"), 0o644)
+	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
+	if err := Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill()
+	db, _ := sql.Open("mysql", s.DSN(""))
+	defer db.Close()
+	var binlog, aria, undo string
+	var maxConn int
+	if err := db.QueryRow("SELECT @@log_bin_basename, @@aria_log_dir_path, @@innodb_undo_directory, @@max_connections").Scan(&binlog, &aria, &undo, &maxConn); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]string{"log_bin_basename": binlog, "aria_log_dir_path": aria, "innodb_undo_directory": undo} {
+		if !strings.HasPrefix(p, o.RunDir) {
+			t.Errorf("%s = %s: outside the run directory %s", name, p, o.RunDir)
+		}
+	}
+	if maxConn != 77 {
+		t.Errorf("relative !include not read: max_connections = %d", maxConn)
+	}
+	db.Close()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) > 0 {
+		t.Errorf("the server wrote outside its run directory: %v", ents)
+	}
+	args, _ := os.ReadFile(filepath.Join(o.RunDir, EffectiveArgsFile))
+	if !strings.Contains(string(args), "--max_connections=77") {
+		t.Errorf("effective options not recorded: %s", args)
+	}
+	// A log-basename with a path cannot be made private: a clear error.
+	os.WriteFile(cnf, []byte("[mysqld]\nlog-basename=/var/log/mysql/x\n"), 0o644)
+	o2 := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run2")}
+	if err := Initialize(ctx, o2); !errors.Is(err, ErrOptionFile) || !strings.Contains(err.Error(), "log-basename") {
+		t.Errorf("log-basename with a path: %v", err)
+	}
+}
+
+func TestParsePrintDefaults(t *testing.T) {
+	out := "/usr/sbin/mariadbd would have been started with the following arguments:\n--user=root --log-bin=/var/log/mysql/mysql-bin --datadir=/tmp/x y --skip-name-resolve \n"
+	got := parsePrintDefaults(out)
+	want := []string{"--user=root", "--log-bin=/var/log/mysql/mysql-bin", "--datadir=/tmp/x y", "--skip-name-resolve"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q", got)
+	}
+	if n, v, has := optionName("--loose-Log-Bin=/a"); n != "log_bin" || v != "/a" || !has {
+		t.Errorf("optionName: %s %s %v", n, v, has)
+	}
+}

@@ -57,6 +57,16 @@ func New(cfg Config) *Measurer {
 	return &Measurer{cfg: cfg, revs: map[string]*revision{}}
 }
 
+// Tidy frees the disk space of earlier sessions' interrupted or failed runs: it
+// removes the datadir copies under StateDir/runs and keeps their logs as
+// evidence. Call it while holding the state directory's lock.
+func (m *Measurer) Tidy() {
+	dirs, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "runs", "*", "data"))
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+}
+
 // Install returns the server found in commit's build, after Measure prepared it.
 func (m *Measurer) Install(commit string) *serverctl.Install {
 	if r := m.revs[commit]; r != nil {
@@ -129,7 +139,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		}
 		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
 	}
-	key, err := m.snapshotKey(commit)
+	key, err := m.snapshotKey(ctx, commit, in)
 	if err != nil {
 		return nil, err
 	}
@@ -176,17 +186,24 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	return rev, nil
 }
 
-// snapshotKey names a prepared datadir: the build (commit and recipe), the user's
-// option file content and the workload's data-shaping options.
-func (m *Measurer) snapshotKey(commit string) (string, error) {
+// snapshotKey names a prepared datadir: the build (commit and recipe), the
+// server options the user's option file gives this server (includes resolved by
+// the server's own reader, so an edited included file is a new snapshot) and the
+// workload's data-shaping options.
+func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl.Install) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
 	if m.cfg.OptionFile != "" {
-		b, err := os.ReadFile(m.cfg.OptionFile)
-		if err != nil {
-			return "", fmt.Errorf("%w %s: %v", serverctl.ErrOptionFile, m.cfg.OptionFile, err)
+		if err := os.MkdirAll(m.cfg.StateDir, 0o755); err != nil {
+			return "", err
 		}
-		h.Write(b)
+		args, err := serverctl.UserOptions(ctx, in, m.cfg.OptionFile, m.cfg.StateDir)
+		if err != nil {
+			return "", err
+		}
+		for _, a := range args {
+			fmt.Fprintf(h, "%s\x00", a)
+		}
 	}
 	o := m.cfg.Bench
 	fmt.Fprintf(h, "\x00%s %d %d %d %s %s %v", o.Workload, o.Tables, o.TableSize, o.RandSeed, o.StorageEngine, o.CreateTableOptions, o.AutoInc)
@@ -259,7 +276,9 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		if errors.As(berr, &se) {
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
 		}
-		return bisect.Run{}, berr
+		// mysqld is alive and no statement failed (a refused connect, a
+		// timeout): not the revision's fault; retried a bounded number of times.
+		return bisect.Run{}, fmt.Errorf("%w: %v", errTransient, berr)
 	}
 	if err := srv.Stop(ctx); err != nil {
 		var se *serverctl.ServerError

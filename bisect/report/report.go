@@ -231,6 +231,9 @@ func first(res *session.Result, h string) time.Time {
 // CheckWritable fails early, before any measuring, when the --json file cannot
 // be written: its directory is missing or not writable.
 func CheckWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--json %s: is a directory (name a file)", path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*.json")
 	if err != nil {
 		return fmt.Errorf("--json %s: %w", path, err)

@@ -155,6 +155,20 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 	n := len(search.Candidates())
 	b := stats.Budget{Confidence: cfg.Confidence, Steps: stats.ExpectedSteps(n),
 		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
+	if stats.MinP(cfg.MaxRepeats, cfg.MaxRepeats) > b.LookAlpha(b.Looks) && stats.MinP(cfg.Repeats, cfg.Repeats) > b.LookAlpha(1) {
+		// No look could ever decide: the answer would be "no regression" by
+		// construction. Find the smallest limit that can.
+		need := cfg.MaxRepeats
+		for ; need < 1000; need++ {
+			bb := b
+			bb.Looks = stats.Looks(cfg.Repeats, need, cfg.Repeats)
+			if stats.MinP(need, need) <= bb.LookAlpha(bb.Looks) {
+				break
+			}
+		}
+		return nil, fmt.Errorf("%w: --max-repeats %d cannot decide anything: with %d decisions at --confidence %.3g a decision needs p <= %.2g, which %d runs per side cannot reach; use --max-repeats %d or more (or --repeats %d)",
+			bisect.ErrUsage, cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need, stats.RunsNeeded(b.LookAlpha(1)))
+	}
 	return &Session{cfg: cfg, m: m, search: search, budget: b, res: &Result{
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 	}}, nil
@@ -227,7 +241,8 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
 	if bisect.IsUntestable(err) {
-		s.res.Why = fmt.Sprintf("bisection ended; confirmation impossible: %v", err)
+		s.res.Outcome, s.res.Range, s.res.FirstBad = Ambiguous, []string{r.FirstBad, parent}, ""
+		s.res.Why = fmt.Sprintf("%.10s could not be confirmed against its parent %.10s: %v", r.FirstBad, parent, err)
 		return s.res, nil
 	}
 	if err != nil {
@@ -287,7 +302,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 	var cmp stats.Comparison
 	for _, h := range []string{old, new} {
 		if err := s.prepare(ctx, h); err != nil {
-			if role == RoleEndpoints {
+			if role == RoleEndpoints && bisect.IsUntestable(err) {
 				which := "good"
 				if h == new {
 					which = "bad"
@@ -310,7 +325,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 			for _, h := range order {
 				v, err := s.measure(ctx, h)
 				if err != nil {
-					if role == RoleEndpoints {
+					if role == RoleEndpoints && bisect.IsUntestable(err) {
 						which := "good"
 						if h == new {
 							which = "bad"

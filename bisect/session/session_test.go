@@ -129,6 +129,7 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Threshold = 0 },
 		func(c *Config) { c.Confidence = 1 },
 		func(c *Config) { c.Metric = "latency" },
+		func(c *Config) { c.Repeats, c.MaxRepeats = 2, 4 }, // can never reach the budget's alpha
 	}
 	for i, f := range bad {
 		c := config(cs, hs)

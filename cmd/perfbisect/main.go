@@ -54,7 +54,7 @@ func main() {
 
 // run executes the CLI and returns the process exit code.
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	app := newApp()
 	err := app.RunContext(ctx, args)

@@ -58,6 +58,9 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 		},
 		Action: startAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr("%v (see perfbisect start --help)", err)
+		},
 	}
 }
 
@@ -70,8 +73,8 @@ func usageErr(format string, args ...any) error {
 // duration ("3s", "500ms").
 func parseSeconds(flag, s string) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if f < 0 {
-			return 0, usageErr("--%s %s: must not be negative", flag, s)
+		if !(f >= 0 && f <= 7*24*3600) { // also NaN
+			return 0, usageErr("--%s %s: want seconds between 0 and one week", flag, s)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
@@ -187,6 +190,11 @@ func startAction(c *cli.Context) error {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return usageErr("--state-dir %s: %v", stateDir, err)
 	}
+	unlock, err := measure.LockStateDir(stateDir)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer unlock()
 	cfg := session.Config{
 		Good: good, Bad: bad, Commits: commits,
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
@@ -201,6 +209,7 @@ func startAction(c *cli.Context) error {
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
 	builder := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: build.Recipe{CMakeArgs: cmakeArgs, Jobs: c.Int("build-jobs")}, Log: progress}
 	m := measure.New(measure.Config{Builder: builder, StateDir: stateDir, OptionFile: optionFile, Bench: bo, Log: progress})
+	m.Tidy()
 	var sess *session.Session
 	var res *session.Result
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
