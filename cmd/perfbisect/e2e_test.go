@@ -249,7 +249,7 @@ func TestBadInput(t *testing.T) {
 	badCnf := filepath.Join(tmp, "bad.cnf")
 	os.WriteFile(badCnf, []byte("[mysqld]\ninnodb_mtflush_threads=16\n"), 0o644)
 	notRepo := t.TempDir()
-	base := []string{"start", "--quiet", "--time", "1", "--warmup", "0", "--repeats", "2", "--max-repeats", "2"}
+	base := []string{"start", "--quiet", "--time", "1", "--warmup", "0"}
 	cases := []struct {
 		name string
 		env  []string
@@ -263,6 +263,9 @@ func TestBadInput(t *testing.T) {
 		{"missing option file", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", filepath.Join(tmp, "my.cnf")}, []string{"option file", "my.cnf"}},
 		{"bad time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "3x"}, []string{"--time", "3x"}},
 		{"bad threshold", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "150"}, []string{"--threshold"}},
+		{"max-repeats that can never decide", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--repeats", "2", "--max-repeats", "4"}, []string{"--max-repeats 4", "or more"}},
+		{"json is a directory", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--json", tmp}, []string{"--json", "directory"}},
+		{"unknown flag", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--nope"}, []string{"nope", "--help"}},
 		{"unknown workload", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload", "oltp_foo"}, []string{"oltp_foo", "oltp_read_only"}},
 		{"no cmake", []string{"PATH=" + tmp}, []string{"--repo", repo, "--good", "good", "--bad", "bad"}, []string{"cmake"}},
 		{"option the server rejects", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", badCnf, "--state-dir", filepath.Join(tmp, "state")},
