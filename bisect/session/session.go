@@ -235,8 +235,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	s.res.FirstBad = r.FirstBad
 	s.res.Outcome = Found
 	parent := s.parentOf(r.FirstBad)
-	if c.NoConfirm || parent == "" {
+	switch {
+	case c.NoConfirm:
 		s.res.Why = "bisection ended (not confirmed against the parent: --no-confirm)"
+		return s.res, nil
+	case parent == "":
+		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"
 		return s.res, nil
 	}
 	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
