@@ -25,6 +25,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
+	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
 // ErrNoCMake is returned (wrapped) when cmake is not installed: a machine
@@ -124,7 +125,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n", commit, n, src)
 
 	configure := []string{"-S", src, "-B", bdir, "-DCMAKE_INSTALL_PREFIX=" + filepath.Join(b.StateDir, "prefix-"+b.Recipe.Hash())}
-	env := os.Environ()
+	env := reap.Mark(os.Environ(), b.StateDir) // a later session can find our leftovers
 	if cc, err := exec.LookPath("ccache"); err == nil && !b.Recipe.NoCcache {
 		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER="+cc, "-DCMAKE_CXX_COMPILER_LAUNCHER="+cc)
 		env = append(env, "CCACHE_BASEDIR="+src)

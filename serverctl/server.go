@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
+	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
 // Options says which build to run, with which option file, where.
@@ -149,6 +150,7 @@ func Initialize(ctx context.Context, o Options) error {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = o.RunDir
+	cmd.Env = reap.Mark(nil, o.RunDir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -225,6 +227,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	defer stderr.Close()
 	cmd := exec.Command(o.Install.Server, "--defaults-file="+cnf)
 	cmd.Dir = o.RunDir
+	cmd.Env = reap.Mark(nil, o.RunDir)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,

@@ -15,6 +15,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
 var binary string // the perfbisect binary built by TestMain
@@ -290,5 +293,52 @@ func TestBadInput(t *testing.T) {
 	}
 	if s := serversUnder(tmp); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
+	}
+}
+
+// TestLeftoversOfAKilledSessionAreReaped kills perfbisect with SIGKILL while its
+// build runs (the compiler launcher sleeps), shows that make and the compiler
+// outlive it, and checks that the next perfbisect on the same state directory
+// ends them before doing anything else.
+func TestLeftoversOfAKilledSessionAreReaped(t *testing.T) {
+	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "0")
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, "state")
+	slowcc := filepath.Join(tmp, "slowcc")
+	os.WriteFile(slowcc, []byte("#!/bin/sh\nsleep 120\nexec \"$@\"\n"), 0o755)
+	cmd := exec.Command(binary, "start", "--quiet", "--repo", repo, "--good", "good", "--bad", "bad",
+		"--state-dir", state, "--cmake-args", "-DCMAKE_C_COMPILER_LAUNCHER="+slowcc)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	compiling := func() bool { // the slow launcher runs under make
+		for _, p := range reap.Find(state) {
+			if strings.Contains(p.Command, "sleep 120") {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !compiling() && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	time.Sleep(300 * time.Millisecond)
+	left := reap.Find(state)
+	if len(left) == 0 {
+		t.Fatal("no build process outlived the killed perfbisect: the test did not reproduce the leftover")
+	}
+	t.Logf("left behind: %v", left)
+	badCnf := filepath.Join(tmp, "bad.cnf")
+	os.WriteFile(badCnf, []byte("[mysqld]\ninnodb_mtflush_threads=16\n"), 0o644)
+	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--my-cnf", badCnf)
+	if !strings.Contains(r.stderr, "left by an earlier perfbisect") {
+		t.Errorf("the second session did not report reaping")
+	}
+	if rest := reap.Find(state); len(rest) > 0 {
+		defer reap.Kill(rest)
+		t.Errorf("still running after the next session: %v", rest)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -195,6 +196,11 @@ func startAction(c *cli.Context) error {
 		return usageErr("%v", err)
 	}
 	defer unlock()
+	// Holding the lock, any process still working for this state directory was
+	// left by an earlier perfbisect that was killed: end it.
+	for _, p := range reap.Kill(reap.Find(stateDir)) {
+		fmt.Fprintf(progress, "killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
+	}
 	cfg := session.Config{
 		Good: good, Bad: bad, Commits: commits,
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),

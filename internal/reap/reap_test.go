@@ -1,0 +1,55 @@
+package reap
+
+import (
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFindAndKillLeftovers starts real processes as an earlier, killed session
+// would have left them: a build tool marked with the state directory, a server
+// marked with a run directory inside it whose child inherits the mark, and two
+// that must be left alone: one unmarked process working inside the state
+// directory (a user's shell) and one marked for another state directory.
+func TestFindAndKillLeftovers(t *testing.T) {
+	state := t.TempDir()
+	other := t.TempDir()
+	start := func(dir string, env []string, args ...string) *exec.Cmd {
+		c := exec.Command(args[0], args[1:]...)
+		c.Dir = dir
+		c.Env = env
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go c.Wait()
+		return c
+	}
+	build := start(other, Mark(nil, state), "sleep", "300")
+	server := start(other, Mark(nil, filepath.Join(state, "runs", "x")), "sh", "-c", "sleep 300 & wait")
+	user := start(state, nil, "sleep", "301")
+	defer user.Process.Kill()
+	foreign := start(other, Mark(nil, other), "sleep", "302")
+	defer foreign.Process.Kill()
+	time.Sleep(200 * time.Millisecond)
+
+	found := map[int]bool{}
+	for _, p := range Find(state) {
+		found[p.Pid] = true
+	}
+	if !found[build.Process.Pid] || !found[server.Process.Pid] || len(found) != 3 {
+		t.Fatalf("leftovers found: %v, want the build, the server and the server's child", found)
+	}
+	if found[user.Process.Pid] || found[foreign.Process.Pid] {
+		t.Fatal("a process that is not a leftover was found")
+	}
+	Kill(Find(state))
+	if alive(build.Process.Pid) || alive(server.Process.Pid) || len(Find(state)) != 0 {
+		t.Error("leftovers still alive after Kill")
+	}
+	if !alive(user.Process.Pid) || !alive(foreign.Process.Pid) {
+		t.Error("a process that is not a leftover was killed")
+	}
+}
