@@ -437,6 +437,9 @@ func newOverrides(o Options, port int) (Overrides, func(), error) {
 		cleanup()
 		return Overrides{}, nil, err
 	}
+	// Remember the socket directory so that RemoveSocketDir can delete it after a
+	// process that was killed before it could.
+	_ = os.WriteFile(filepath.Join(o.RunDir, socketDirFile), []byte(sockDir+"\n"), 0o644)
 	runDir, _ := filepath.Abs(o.RunDir)
 	dd, _ := filepath.Abs(o.datadir())
 	return Overrides{
@@ -450,6 +453,30 @@ func newOverrides(o Options, port int) (Overrides, func(), error) {
 		User:     currentUser(),
 		RunDir:   runDir,
 	}, cleanup, nil
+}
+
+// socketDirFile, in a run directory, names the run's socket directory.
+const socketDirFile = "socket.dir"
+
+// RemoveSocketDir deletes the socket directory recorded in runDir, if it is still
+// there: the cleanup of a run whose process was killed (kill -9) before Stop.
+// Only a directory holding nothing but mysqld's socket files is removed.
+func RemoveSocketDir(runDir string) {
+	b, err := os.ReadFile(filepath.Join(runDir, socketDirFile))
+	if err != nil {
+		return
+	}
+	d := strings.TrimSpace(string(b))
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "mysqld.sock") {
+			return
+		}
+	}
+	_ = os.RemoveAll(d)
 }
 
 func freePort() (int, error) {

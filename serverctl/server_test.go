@@ -255,3 +255,23 @@ func TestParsePrintDefaults(t *testing.T) {
 		t.Errorf("optionName: %s %s %v", n, v, has)
 	}
 }
+
+func TestRemoveSocketDir(t *testing.T) {
+	run := t.TempDir()
+	sock := t.TempDir()
+	os.WriteFile(filepath.Join(sock, "mysqld.sock"), nil, 0o644)
+	os.WriteFile(filepath.Join(sock, "mysqld.sock.lock"), nil, 0o644)
+	os.WriteFile(filepath.Join(run, socketDirFile), []byte(sock+"\n"), 0o644)
+	RemoveSocketDir(run)
+	if _, err := os.Stat(sock); err == nil {
+		t.Error("stale socket directory kept")
+	}
+	// A directory holding anything else is not ours to delete.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)
+	os.WriteFile(filepath.Join(run, socketDirFile), []byte(other+"\n"), 0o644)
+	RemoveSocketDir(run)
+	if _, err := os.Stat(filepath.Join(other, "notes.txt")); err != nil {
+		t.Error("a directory with other files was removed")
+	}
+}

@@ -58,12 +58,16 @@ func New(cfg Config) *Measurer {
 }
 
 // Tidy frees the disk space of earlier sessions' interrupted or failed runs: it
-// removes the datadir copies under StateDir/runs and keeps their logs as
-// evidence. Call it while holding the state directory's lock.
+// removes the datadir copies under StateDir/runs (keeping their logs as
+// evidence) and the socket directories of runs whose process was killed. Call it while holding the state directory's lock.
 func (m *Measurer) Tidy() {
-	dirs, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "runs", "*", "data"))
+	dirs, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "runs", "*"))
+	prep, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "datadirs", "*", "prepare"))
+	for _, d := range append(dirs, prep...) {
+		serverctl.RemoveSocketDir(d)
+	}
 	for _, d := range dirs {
-		_ = os.RemoveAll(d)
+		_ = os.RemoveAll(filepath.Join(d, "data"))
 	}
 }
 

@@ -337,6 +337,9 @@ func TestLeftoversOfAKilledSessionAreReaped(t *testing.T) {
 	if !strings.Contains(r.stderr, "left by an earlier perfbisect") {
 		t.Errorf("the second session did not report reaping")
 	}
+	if ents, _ := os.ReadDir(filepath.Join(state, "runs")); len(ents) > 0 {
+		t.Logf("runs kept: %d", len(ents))
+	}
 	if rest := reap.Find(state); len(rest) > 0 {
 		defer reap.Kill(rest)
 		t.Errorf("still running after the next session: %v", rest)
