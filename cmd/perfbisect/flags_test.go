@@ -32,3 +32,15 @@ func TestParsePercent(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulateCommand(t *testing.T) {
+	if code := run([]string{"perfbisect", "simulate", "--sessions", "20", "--quiet-not-a-flag"}); code != exitUsage {
+		t.Errorf("unknown flag: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"perfbisect", "simulate", "--sessions", "20", "--culprit-pos", "41"}); code != exitUsage {
+		t.Errorf("culprit beyond the history: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"perfbisect", "simulate", "--sessions", "20"}); code != exitOK {
+		t.Errorf("simulate: exit %d", code)
+	}
+}
