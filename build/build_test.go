@@ -162,3 +162,56 @@ func TestRecipeHash(t *testing.T) {
 		t.Error("recipe hash must depend on the exact argument list")
 	}
 }
+
+// TestCheckoutPathChangesType: a file and a symlink become directories in the
+// next commit; the checkout must follow, and never write through the old symlink.
+func TestCheckoutPathChangesType(t *testing.T) {
+	outside := t.TempDir()
+	repoDir := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repoDir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	os.WriteFile(filepath.Join(repoDir, "notes"), []byte("x\n"), 0o644)
+	os.Symlink(outside, filepath.Join(repoDir, "lnk"))
+	run("add", "-A")
+	run("commit", "-qm", "s1")
+	s1 := run("rev-parse", "HEAD")
+	run("rm", "-q", "notes", "lnk")
+	os.MkdirAll(filepath.Join(repoDir, "notes"), 0o755)
+	os.MkdirAll(filepath.Join(repoDir, "lnk"), 0o755)
+	os.WriteFile(filepath.Join(repoDir, "notes", "a"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(repoDir, "lnk", "file.txt"), []byte("f\n"), 0o644)
+	run("add", "-A")
+	run("commit", "-qm", "s2")
+	s2 := run("rev-parse", "HEAD")
+	repo, _ := git.PlainOpen(repoDir)
+	dir := t.TempDir()
+	if _, err := Checkout(repo, s1, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Checkout(repo, s2, dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes", "a")); string(b) != "a\n" {
+		t.Errorf("notes/a: %q", b)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("the checkout wrote through the old symlink: %v", ents)
+	}
+	// And back: directories become a file and a symlink again.
+	if _, err := Checkout(repo, s1, dir); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "lnk")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("lnk is not a symlink again: %v", err)
+	}
+}

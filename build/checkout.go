@@ -84,8 +84,18 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 			return 0, fmt.Errorf("checkout %s: %w", commit, err)
 		}
 	}
+	// Files that are gone go first: a path may turn from a file or a symlink
+	// into a directory.
+	for name := range old.Files {
+		if _, ok := next.Files[name]; !ok {
+			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+		}
+	}
 	written := 0
 	for _, f := range files {
+		if err := clearPath(dir, f.name); err != nil {
+			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
+		}
 		key := next.Files[f.name]
 		target := filepath.Join(dir, filepath.FromSlash(f.name))
 		if old.Files[f.name] == key {
@@ -97,11 +107,6 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
 		}
 		written++
-	}
-	for name := range old.Files {
-		if _, ok := next.Files[name]; !ok {
-			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
-		}
 	}
 	b, _ := json.Marshal(next)
 	if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
@@ -120,6 +125,33 @@ func readManifest(dir string) manifest {
 		m.Files = map[string]string{}
 	}
 	return m
+}
+
+// clearPath makes the way to dir/name safe to write: every parent below dir that
+// is not a real directory (a file, or a symlink that would lead the write
+// outside the checkout) is removed, and so is a directory standing where the
+// file goes.
+func clearPath(dir, name string) error {
+	parts := strings.Split(name, "/")
+	p := dir
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if err != nil {
+			break // missing: MkdirAll creates it
+		}
+		if !st.IsDir() {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	target := filepath.Join(dir, filepath.FromSlash(name))
+	if st, err := os.Lstat(target); err == nil && st.IsDir() {
+		return os.RemoveAll(target)
+	}
+	return nil
 }
 
 func writeEntry(repo *git.Repository, h plumbing.Hash, mode filemode.FileMode, target string) error {

@@ -204,7 +204,8 @@ func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]s
 // privatePaths inspects the options the server would read and returns override
 // lines that move every file the user's settings would put outside the run
 // directory into it: binary and relay logs (and their index files), the Aria log
-// directory, InnoDB's undo and temporary directories, secure-file-priv. A
+// directory, InnoDB's undo and temporary directories, secure-file-priv, audit
+// logs, the slow and DDL-recovery logs, the buffer pool dump, the keyring file. A
 // setting that cannot be relocated (log-basename with a path) is an
 // ErrOptionFile error.
 func privatePaths(args []string, o Overrides) ([]string, error) {
@@ -220,6 +221,14 @@ func privatePaths(args []string, o Overrides) ([]string, error) {
 			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
 				seen[name] = true
 				extra = append(extra, strings.ReplaceAll(name, "_", "-")+"="+filepath.Join(o.Datadir, filepath.Base(val)))
+			}
+		case "server_audit_file_path", "audit_log_file", "log_slow_query_file", "log_ddl_recovery", "innodb_buffer_pool_filename", "keyring_file_data":
+			// Plugin and server files that take an absolute path: MariaDB's audit
+			// log, Percona's audit log, the slow log's 10.11 name, the DDL
+			// recovery log, the buffer pool dump, MySQL's keyring file.
+			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
+				seen[name] = true
+				extra = append(extra, "loose-"+strings.ReplaceAll(name, "_", "-")+"="+filepath.Join(o.RunDir, filepath.Base(val)))
 			}
 		case "aria_log_dir_path", "innodb_undo_directory":
 			seen[name] = true

@@ -27,6 +27,9 @@ type Options struct {
 	OptionFile string   // the user's my.cnf; "" for none
 	RunDir     string   // private directory for the effective option file, logs and tmpdir; created if missing
 	Datadir    string   // defaults to RunDir/data
+	// Owner is the directory the server's processes are marked with for reaping
+	// (internal/reap): the caller's state directory. Default: RunDir.
+	Owner string
 
 	// StartTimeout bounds the wait until the server accepts connections
 	// (default 3 minutes: crash recovery of a large redo log is slow).
@@ -34,6 +37,13 @@ type Options struct {
 	// StopTimeout bounds a clean shutdown before the process group is killed
 	// (default 3 minutes).
 	StopTimeout time.Duration
+}
+
+func (o *Options) owner() string {
+	if o.Owner != "" {
+		return o.Owner
+	}
+	return o.RunDir
 }
 
 func (o *Options) datadir() string {
@@ -150,7 +160,7 @@ func Initialize(ctx context.Context, o Options) error {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = o.RunDir
-	cmd.Env = reap.Mark(nil, o.RunDir)
+	cmd.Env = reap.Mark(nil, o.owner())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -227,7 +237,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	defer stderr.Close()
 	cmd := exec.Command(o.Install.Server, "--defaults-file="+cnf)
 	cmd.Dir = o.RunDir
-	cmd.Env = reap.Mark(nil, o.RunDir)
+	cmd.Env = reap.Mark(nil, o.owner())
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,

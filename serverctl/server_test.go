@@ -200,7 +200,8 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "conf.d", "extra.cnf"), []byte("[mysqld]\nmax_connections=77\n"), 0o644)
 	cnf := filepath.Join(dir, "my.cnf")
 	os.WriteFile(cnf, []byte("[mysqld]\nuser = mysql\nlog_bin = "+elsewhere+"/mysql-bin\nlog-bin-index="+elsewhere+"/mysql-bin.index\n"+
-		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"), 0o644)
+		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"+
+		"plugin_load_add=server_audit\nserver_audit_logging=ON\nserver_audit_file_path="+elsewhere+"/server_audit.log\n"), 0o644)
 	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
 	if err := Initialize(ctx, o); err != nil {
 		t.Fatal(err)

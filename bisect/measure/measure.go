@@ -155,7 +155,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	}
 	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
 	_ = os.RemoveAll(snap)
-	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot}
+	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir}
 	if err := serverctl.Initialize(ctx, o); err != nil {
 		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
 	}
@@ -247,7 +247,7 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
 		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
 	}
-	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data}
+	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
 		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)

@@ -114,7 +114,7 @@ type Document struct {
 type TestedCommit struct {
 	Commit  string       `json:"commit"`
 	Subject string       `json:"subject"`
-	Verdict string       `json:"verdict"` // good, bad, skip
+	Verdict string       `json:"verdict"` // good, bad, skip; untested when the session stopped before deciding
 	Skipped string       `json:"skipped,omitempty"`
 	Median  float64      `json:"median"`
 	Runs    []bisect.Run `json:"runs"`
@@ -181,7 +181,10 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 			tc.Runs = []bisect.Run{}
 		}
 		if tc.Verdict == "" {
-			tc.Verdict = "skip"
+			tc.Verdict = "untested" // measured, but the session stopped before deciding
+			if tc.Skipped != "" {
+				tc.Verdict = "skip"
+			}
 		}
 		if len(vals) > 0 {
 			tc.Median = stats.Median(vals)

@@ -29,10 +29,11 @@ type Summary struct {
 	Sessions     int
 	Correct      int // found the culprit (or, without one, said no regression)
 	WrongCulprit int // named a commit that is not the culprit (a false culprit when there is none)
-	NoRegression int // said no regression although there was one (a miss)
+	NoRegression int // said no regression although there was one (a miss; an improvement, Factor > 1, always ends here)
 	Ambiguous    int // answered with a range
 	FalseAlarm   int // nothing regressed, yet the answer was a range
 	Errors       int
+	FirstError   string  // the first session error, for a message
 	RangeHolds   int     // ambiguous answers whose range contains the culprit (the others are wrong answers)
 	MeanRuns     float64 // runs per session
 }
@@ -74,6 +75,9 @@ func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
 		s, err := session.New(cfg, m)
 		if err != nil {
 			sum.Errors++
+			if sum.FirstError == "" {
+				sum.FirstError = err.Error()
+			}
 			continue
 		}
 		res, err := s.Run(context.Background())
@@ -81,6 +85,9 @@ func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
 		switch {
 		case err != nil:
 			sum.Errors++
+			if sum.FirstError == "" {
+				sum.FirstError = err.Error()
+			}
 		case res.Outcome == session.Found && res.FirstBad == culprit:
 			sum.Correct++
 		case res.Outcome == session.Found:

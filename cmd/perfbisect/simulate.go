@@ -37,8 +37,9 @@ func simulateCommand() *cli.Command {
 			}
 			sc := simulate.Scenario{Commits: c.Int("commits"), CulpritPos: c.Int("culprit-pos"), Factor: 1 + c.Float64("change")/100,
 				CV: c.Float64("cv") / 100, DriftPerRun: c.Float64("drift") / 100, Broken: c.IntSlice("broken")}
-			if sc.Commits < 1 || sc.CulpritPos < 0 || sc.CulpritPos > sc.Commits || sc.Factor <= 0 || sc.CV < 0 || c.Int("sessions") < 1 {
-				return usageErr("simulate: need --commits >= 1, 0 <= --culprit-pos <= --commits, --change > -100, --cv >= 0, --sessions >= 1")
+			if sc.Commits < 1 || sc.CulpritPos < 0 || sc.CulpritPos > sc.Commits || sc.Factor <= 0 || sc.CV < 0 || c.Int("sessions") < 1 ||
+				sc.DriftPerRun <= -0.01 || sc.DriftPerRun >= 0.01 {
+				return usageErr("simulate: need --commits >= 1, 0 <= --culprit-pos <= --commits, --change > -100, --cv >= 0, --sessions >= 1, -1 < --drift < 1 (percent per run)")
 			}
 			for _, b := range sc.Broken {
 				if b < 1 || b > sc.Commits {
@@ -52,7 +53,7 @@ func simulateCommand() *cli.Command {
 			}
 			s := simulate.Run(sc, cfg, c.Int("sessions"), c.Uint64("seed"))
 			if s.Errors == s.Sessions {
-				return usageErr("simulate: every session was refused (check --repeats/--max-repeats against --confidence)")
+				return usageErr("simulate: every session failed: %s", s.FirstError)
 			}
 			fmt.Fprintln(c.App.Writer, s)
 			return nil

@@ -191,6 +191,7 @@ func startAction(c *cli.Context) error {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return usageErr("--state-dir %s: %v", stateDir, err)
 	}
+	stateDir = reap.Canonical(stateDir) // one name per directory, for the lock and the reaping marks
 	unlock, err := measure.LockStateDir(stateDir)
 	if err != nil {
 		return usageErr("%v", err)
@@ -224,13 +225,16 @@ func startAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	fmt.Fprintf(progress, "bisecting %d commits between good %.10s and bad %.10s; state in %s\n", len(commits), good, bad, stateDir)
+	fmt.Fprintf(progress, "bisecting %d commit(s) after good %.10s up to bad %.10s; state in %s\n", len(commits), good, bad, stateDir)
 	res = sess.Result()
 	_, runErr := sess.Run(ctx)
 	if c.String("json") != "" {
 		doc := report.NewDocument(res, cfg.Metric, subjects)
 		if runErr != nil {
 			doc.Result, doc.Error = "error", runErr.Error()
+			if ctx.Err() != nil {
+				doc.Error = "interrupted"
+			}
 		}
 		if err := report.WriteJSON(c.String("json"), doc); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)

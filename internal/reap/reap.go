@@ -1,9 +1,10 @@
 // Package reap finds and kills processes left behind by an earlier perfbisect
 // that died without cleaning up (kill -9, a crashed machine session): servers and
 // build processes (make, compilers). Every child perfbisect starts carries the
-// environment variable EnvVar naming the directory it works for (a run
-// directory, the state directory), which its own children inherit; a process is
-// a leftover when that directory is inside the state directory. Servers get a
+// environment variable EnvVar naming the state directory it works for, which its
+// own children inherit; a process is a leftover when it names exactly this state
+// directory (symlinks resolved), so sessions on other, even nested, state
+// directories are never touched. Servers get a
 // parent-death signal already; the build tool's children do not, so they are
 // found here. Nothing else is ever matched: a user's shell inside the state
 // directory is not touched.
@@ -30,19 +31,32 @@ type Process struct {
 // EnvVar marks a child process with the directory it works for.
 const EnvVar = "PERFBISECT_OWNER"
 
-// Mark returns env with the owner mark for dir added (env nil means the current
-// environment).
+// Mark returns env with the owner mark for the state directory dir added (env
+// nil means the current environment).
 func Mark(env []string, dir string) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	return append(env, EnvVar+"="+dir)
+	return append(env, EnvVar+"="+Canonical(dir))
+}
+
+// Canonical is dir made absolute with symlinks resolved (as far as it exists),
+// so that one directory has one name in marks.
+func Canonical(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
 }
 
 // Find lists the processes (other than this one and its ancestors) marked as
-// working for dir or a directory below it.
+// working for dir.
 func Find(dir string) []Process {
-	dir = filepath.Clean(dir)
+	dir = Canonical(dir)
 	skip := ancestors()
 	ents, _ := os.ReadDir("/proc")
 	var out []Process
@@ -57,7 +71,7 @@ func Find(dir string) []Process {
 		}
 		owned := false
 		for _, kv := range strings.Split(string(env), "\x00") {
-			if v, ok := strings.CutPrefix(kv, EnvVar+"="); ok && (v == dir || strings.HasPrefix(v, dir+"/")) {
+			if v, ok := strings.CutPrefix(kv, EnvVar+"="); ok && v == dir {
 				owned = true
 				break
 			}

@@ -1,6 +1,7 @@
 package reap
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -10,9 +11,9 @@ import (
 
 // TestFindAndKillLeftovers starts real processes as an earlier, killed session
 // would have left them: a build tool marked with the state directory, a server
-// marked with a run directory inside it whose child inherits the mark, and two
-// that must be left alone: one unmarked process working inside the state
-// directory (a user's shell) and one marked for another state directory.
+// whose child inherits the mark, and three that must be left alone: an unmarked
+// process working inside the state directory (a user's shell), one marked for
+// another state directory and one marked for a state directory nested in it.
 func TestFindAndKillLeftovers(t *testing.T) {
 	state := t.TempDir()
 	other := t.TempDir()
@@ -28,7 +29,9 @@ func TestFindAndKillLeftovers(t *testing.T) {
 		return c
 	}
 	build := start(other, Mark(nil, state), "sleep", "300")
-	server := start(other, Mark(nil, filepath.Join(state, "runs", "x")), "sh", "-c", "sleep 300 & wait")
+	server := start(other, Mark(nil, state), "sh", "-c", "sleep 300 & wait")
+	nested := start(other, Mark(nil, filepath.Join(state, "inner")), "sleep", "303") // another session's state dir
+	defer nested.Process.Kill()
 	user := start(state, nil, "sleep", "301")
 	defer user.Process.Kill()
 	foreign := start(other, Mark(nil, other), "sleep", "302")
@@ -42,14 +45,26 @@ func TestFindAndKillLeftovers(t *testing.T) {
 	if !found[build.Process.Pid] || !found[server.Process.Pid] || len(found) != 3 {
 		t.Fatalf("leftovers found: %v, want the build, the server and the server's child", found)
 	}
-	if found[user.Process.Pid] || found[foreign.Process.Pid] {
+	if found[user.Process.Pid] || found[foreign.Process.Pid] || found[nested.Process.Pid] {
 		t.Fatal("a process that is not a leftover was found")
 	}
 	Kill(Find(state))
 	if alive(build.Process.Pid) || alive(server.Process.Pid) || len(Find(state)) != 0 {
 		t.Error("leftovers still alive after Kill")
 	}
-	if !alive(user.Process.Pid) || !alive(foreign.Process.Pid) {
+	if !alive(user.Process.Pid) || !alive(foreign.Process.Pid) || !alive(nested.Process.Pid) {
 		t.Error("a process that is not a leftover was killed")
+	}
+}
+
+// A mark made through a symlink names the same directory.
+func TestMarkResolvesSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "lnk")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if Canonical(link) != Canonical(dir) {
+		t.Errorf("%s and %s differ", Canonical(link), Canonical(dir))
 	}
 }
