@@ -183,7 +183,11 @@ func startAction(c *cli.Context) error {
 	}
 	stateDir := c.String("state-dir")
 	if stateDir == "" {
-		if stateDir, err = defaultStateDir(repoDir); err != nil {
+		root := repoDir // one state dir per repository, whichever subdirectory --repo names
+		if wt, err := repo.Worktree(); err == nil {
+			root = wt.Filesystem.Root()
+		}
+		if stateDir, err = defaultStateDir(root); err != nil {
 			return err
 		}
 	}
@@ -200,7 +204,7 @@ func startAction(c *cli.Context) error {
 	// Holding the lock, any process still working for this state directory was
 	// left by an earlier perfbisect that was killed: end it.
 	for _, p := range reap.Kill(reap.Find(stateDir)) {
-		fmt.Fprintf(progress, "killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
+		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
 	}
 	cfg := session.Config{
 		Good: good, Bad: bad, Commits: commits,
