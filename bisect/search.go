@@ -74,9 +74,6 @@ func NewSearch(commits []Commit, good []string, bad string) (*Search, error) {
 	return s, nil
 }
 
-// Bad is the current bad commit: the newest commit known to be bad.
-func (s *Search) Bad() string { return s.bad }
-
 // Mark records a verdict. A bad commit becomes the new upper end; a good commit
 // removes itself and its ancestors from the candidates; a skipped commit stays a
 // candidate but is never proposed again.
@@ -90,9 +87,6 @@ func (s *Search) Mark(hash string, m Mark) {
 	}
 	s.order = s.candidates()
 }
-
-// MarkOf returns the verdict recorded for hash.
-func (s *Search) MarkOf(hash string) Mark { return s.marks[hash] }
 
 // Candidates returns the commits that may still be the first bad commit, newest
 // first: ancestors of the current bad (inclusive) that are not ancestors of a

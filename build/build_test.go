@@ -12,13 +12,11 @@ import (
 	git "github.com/go-git/go-git/v5"
 )
 
-// gitRepo makes a real repository with three commits of a tiny CMake project:
-// v1, v2 (one source file changed), broken (does not compile). It returns the
-// repository path and the commit hashes.
-func gitRepo(t *testing.T) (string, map[string]string) {
-	t.Helper()
-	dir := t.TempDir()
-	run := func(args ...string) string {
+// gitIn returns a function that runs git in dir with a fixed identity and
+// returns its trimmed output, failing the test on error.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
@@ -29,6 +27,15 @@ func gitRepo(t *testing.T) (string, map[string]string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
+}
+
+// gitRepo makes a real repository with three commits of a tiny CMake project:
+// v1, v2 (one source file changed), broken (does not compile). It returns the
+// repository path and the commit hashes.
+func gitRepo(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	run := gitIn(t, dir)
 	write := func(name, content string) {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -168,17 +175,7 @@ func TestRecipeHash(t *testing.T) {
 func TestCheckoutPathChangesType(t *testing.T) {
 	outside := t.TempDir()
 	repoDir := t.TempDir()
-	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repoDir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	run := gitIn(t, repoDir)
 	run("init", "-q")
 	os.WriteFile(filepath.Join(repoDir, "notes"), []byte("x\n"), 0o644)
 	os.Symlink(outside, filepath.Join(repoDir, "lnk"))

@@ -16,8 +16,8 @@ fixture_default() { # $1 = variable name in make-fixture.sh
 	sed -n "s/^$1=\"\\(.*\\)\"\$/\\1/p" "$here/make-fixture.sh"
 }
 
-server=/usr/sbin/mariadbd
-install_db=/usr/bin/mariadb-install-db
+server=$(PATH="$PATH:/usr/sbin" command -v mariadbd || echo /usr/sbin/mariadbd)
+install_db=$(command -v mariadb-install-db || echo /usr/bin/mariadb-install-db)
 a_server="" b_server=""
 a_options=$(fixture_default DEFAULT_BASE_OPTIONS)
 b_options=$(fixture_default DEFAULT_CULPRIT_OPTIONS)

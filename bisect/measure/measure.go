@@ -71,14 +71,6 @@ func (m *Measurer) Tidy() {
 	}
 }
 
-// Install returns the server found in commit's build, after Measure prepared it.
-func (m *Measurer) Install(commit string) *serverctl.Install {
-	if r := m.revs[commit]; r != nil {
-		return r.install
-	}
-	return nil
-}
-
 // Measure builds and prepares commit (once) and measures runs runs. Errors: an
 // *bisect.UntestableError for the revision's faults; build.ErrNoCMake and other
 // machine or tool failures as they are.

@@ -299,6 +299,19 @@ func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
 	return v, nil
 }
 
+// endpointError wraps an untestable endpoint's error in an *EndpointError (the
+// session stops with that evidence); other errors pass unchanged.
+func endpointError(role Role, isBad bool, err error) error {
+	if role != RoleEndpoints || !bisect.IsUntestable(err) {
+		return err
+	}
+	which := "good"
+	if isBad {
+		which = "bad"
+	}
+	return &EndpointError{Which: which, Err: err}
+}
+
 // compare measures old and new interleaved (old new, new old, ...) and decides
 // with stats.Compare at each look.
 func (s *Session) compare(ctx context.Context, old, new string, role Role) (stats.Comparison, error) {
@@ -306,14 +319,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 	var cmp stats.Comparison
 	for _, h := range []string{old, new} {
 		if err := s.prepare(ctx, h); err != nil {
-			if role == RoleEndpoints && bisect.IsUntestable(err) {
-				which := "good"
-				if h == new {
-					which = "bad"
-				}
-				return cmp, &EndpointError{Which: which, Err: err}
-			}
-			return cmp, err
+			return cmp, endpointError(role, h == new, err)
 		}
 	}
 	for look := 1; ; look++ {
@@ -329,14 +335,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 			for _, h := range order {
 				v, err := s.measure(ctx, h)
 				if err != nil {
-					if role == RoleEndpoints && bisect.IsUntestable(err) {
-						which := "good"
-						if h == new {
-							which = "bad"
-						}
-						return cmp, &EndpointError{Which: which, Err: err}
-					}
-					return cmp, err
+					return cmp, endpointError(role, h == new, err)
 				}
 				if h == old {
 					xs = append(xs, v)
