@@ -19,6 +19,7 @@ go build -o "$work/bin/perfbisect" ./cmd/perfbisect
 echo "demo: generating the fixture repository $work/server"
 scripts/make-fixture.sh --quiet --broken-pos 20 --culprit-file "$work/culprit" "$work/server"
 
+started=$SECONDS
 set -x
 "$work/bin/perfbisect" start --repo "$work/server" --good good --bad bad \
 	--workload oltp_read_only --threads 2 --tables 1 --table-size 100000 \
@@ -27,6 +28,7 @@ set -x
 { set +x; } 2>/dev/null
 
 echo
+echo "demo: the bisect took $((SECONDS - started)) s (builds included)"
 echo "demo: the fixture's injected culprit is $(cat "$work/culprit")"
 echo "demo: JSON result in $work/result.json; builds, logs and datadirs in $work/state"
 exit "$rc"
