@@ -19,6 +19,10 @@ type Run struct {
 	Window     time.Duration `json:"window"`       // length of the measured window
 	Started    time.Time     `json:"started"`
 	Wall       time.Duration `json:"wall"` // wall time of the whole run, start to stop
+	// ServerOptions are the options the server read from its effective option
+	// file, one per line (as mysqld --print-defaults lists them); kept in the
+	// store beside the run, not in reports.
+	ServerOptions string `json:"-"`
 }
 
 // Measurer measures a revision: it builds (or reuses) it, starts it as a private

@@ -286,9 +286,10 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	if cpuErr != nil {
 		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
 	}
+	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
 	_ = os.RemoveAll(dir) // a failed run keeps its directory (logs, datadir) as evidence
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
-		Window: res.Window, Started: began, Wall: time.Since(began)}
+		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts)}
 	if res.Events > 0 {
 		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
 	}

@@ -39,7 +39,7 @@ func (m Metric) HigherIsBetter() bool { return m != CPUPerTxn }
 // Config is what a session needs besides the Measurer.
 type Config struct {
 	Good, Bad  string          // full hashes of the endpoints
-	Commits    []bisect.Commit // bisect.Range(good, bad)
+	Commits    []bisect.Commit `json:"-"` // bisect.Range(good, bad)
 	Repeats    int             // starting runs per revision (per side, or blocks for a midpoint)
 	MaxRepeats int             // the limit; UNKNOWN at the limit means skip (midpoint) or inconclusive (endpoints)
 	Threshold  float64         // smallest relative change that counts, e.g. 0.05
@@ -47,10 +47,26 @@ type Config struct {
 	Metric     Metric
 	NoConfirm  bool // skip the culprit's confirmation against its parent
 
-	// OnStep, when set, is called after each decision (for progress output).
-	OnStep func(Step)
+	// OnStep, when set, is called after each decision (for progress output and
+	// the store).
+	OnStep func(Step) `json:"-"`
+
+	// Replay holds the events of an interrupted run of this same session (same
+	// endpoints and settings): the session uses them, in order, instead of
+	// measuring, for as long as it asks for the same things in the same order
+	// (it does, being deterministic given its measurements), then measures live.
+	Replay []Event `json:"-"`
+	// Record, when set, is called with every event measured live, before the
+	// session uses it, with its sequence number (len(Replay) for the first live
+	// one when the whole replay was used); an error stops the session, so that
+	// nothing is decided on a run the store does not hold.
+	Record func(seq int, e Event) error `json:"-"`
+	// Diverged, when set, is called when the session stops following Replay at
+	// event seq (the settings or the code changed): the events from seq on are
+	// no longer part of this session and new ones will be recorded in their place.
+	Diverged func(seq int) `json:"-"`
 	// Logf, when set, receives progress lines.
-	Logf func(format string, args ...any)
+	Logf func(format string, args ...any) `json:"-"`
 }
 
 // Validate checks the configuration and returns an error wrapping
@@ -117,6 +133,7 @@ type Result struct {
 	Skipped  map[string]string       // commit -> why it was skipped
 	Budget   stats.Budget
 	Estimate string // pre-flight estimate printed after the endpoints
+	Replayed int    // events taken from the store (a resumed session) instead of measured
 }
 
 // EndpointError is an endpoint that cannot be measured: the session stops with
@@ -132,10 +149,43 @@ func (e *EndpointError) Error() string {
 
 func (e *EndpointError) Unwrap() error { return e.Err }
 
+// Event kinds.
+const (
+	EventPrepare = "prepare" // a revision was got ready before its runs, or found untestable then
+	EventRun     = "run"     // a run, or a revision found untestable during one
+)
+
+// Event is one thing a session measured, in the order it happened: what the
+// store keeps so that an interrupted session can be resumed. A run event has Run
+// set, or Reason (the revision was untestable); a prepare event has Reason set
+// when the revision was untestable.
+type Event struct {
+	Kind   string      // EventPrepare or EventRun
+	Commit string      // full hash
+	Run    *bisect.Run `json:",omitempty"`
+	Reason string      `json:",omitempty"` // bisect.UntestableError.Reason
+	Err    string      `json:",omitempty"` // its evidence, as text
+}
+
+// untestable turns an event's stored failure back into the error the session
+// saw when it was live.
+func (e Event) untestable() error {
+	if e.Reason == "" {
+		return nil
+	}
+	var err error
+	if e.Err != "" {
+		err = errors.New(e.Err)
+	}
+	return &bisect.UntestableError{Commit: e.Commit, Reason: e.Reason, Err: err}
+}
+
 // Session is one bisection in progress.
 type Session struct {
 	cfg    Config
 	m      bisect.Measurer
+	seq    int  // events used so far (replayed or live)
+	live   bool // past the replay
 	search *bisect.Search
 	res    *Result
 	budget stats.Budget
@@ -278,16 +328,92 @@ func (s *Session) parentOf(h string) string {
 	return ""
 }
 
-// measure takes one run of commit and records it.
-func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
+// replayed returns the next stored event when it is the one the session asks
+// for now (kind, commit); otherwise it leaves the replay for good.
+func (s *Session) replayed(kind, commit string) (Event, bool) {
+	if s.live {
+		return Event{}, false
+	}
+	if s.seq < len(s.cfg.Replay) {
+		e := s.cfg.Replay[s.seq]
+		if e.Kind == kind && e.Commit == commit {
+			s.seq++
+			s.res.Replayed++
+			return e, true
+		}
+		s.logf("resume: stored event %d (%s %.10s) is not what the session asks for now (%s %.10s): measuring from here on",
+			s.seq, e.Kind, e.Commit, kind, commit)
+		if s.cfg.Diverged != nil {
+			s.cfg.Diverged(s.seq)
+		}
+	} else if s.seq > 0 {
+		s.logf("resume: %d stored events replayed; measuring from here on", s.seq)
+	}
+	s.live = true
+	return Event{}, false
+}
+
+// record hands a live event to the store (Config.Record) before it is used.
+func (s *Session) record(e Event) error {
+	seq := s.seq
+	s.seq++
+	if s.cfg.Record == nil {
+		return nil
+	}
+	if err := s.cfg.Record(seq, e); err != nil {
+		return fmt.Errorf("recording %s of %.10s: %w", e.Kind, e.Commit, err)
+	}
+	return nil
+}
+
+// untestableEvent makes the event of an untestable revision, or reports false
+// for any other error (which is not recorded: resuming retries it).
+func untestableEvent(kind, commit string, err error) (Event, bool) {
+	var u *bisect.UntestableError
+	if !errors.As(err, &u) {
+		return Event{}, false
+	}
+	e := Event{Kind: kind, Commit: commit, Reason: u.Reason}
+	if u.Err != nil {
+		e.Err = u.Err.Error()
+	}
+	return e, true
+}
+
+// run takes one run of commit: the next stored one when resuming, else a live
+// one, recorded.
+func (s *Session) run(ctx context.Context, commit string) (bisect.Run, error) {
+	if e, ok := s.replayed(EventRun, commit); ok {
+		if e.Run == nil {
+			return bisect.Run{}, e.untestable()
+		}
+		return *e.Run, nil
+	}
 	runs, err := s.m.Measure(ctx, commit, 1)
+	if err != nil {
+		if e, ok := untestableEvent(EventRun, commit, err); ok {
+			if rerr := s.record(e); rerr != nil {
+				return bisect.Run{}, rerr
+			}
+		}
+		return bisect.Run{}, err
+	}
+	if len(runs) != 1 {
+		return bisect.Run{}, fmt.Errorf("measure %.10s: got %d runs, want 1", commit, len(runs))
+	}
+	r := runs[0]
+	if err := s.record(Event{Kind: EventRun, Commit: commit, Run: &r}); err != nil {
+		return bisect.Run{}, err
+	}
+	return r, nil
+}
+
+// measure takes one run of commit and records it in the result.
+func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
+	r, err := s.run(ctx, commit)
 	if err != nil {
 		return 0, err
 	}
-	if len(runs) != 1 {
-		return 0, fmt.Errorf("measure %.10s: got %d runs, want 1", commit, len(runs))
-	}
-	r := runs[0]
 	s.res.Runs[commit] = append(s.res.Runs[commit], r)
 	s.runs++
 	s.wall += r.Wall
@@ -433,11 +559,27 @@ func (s *Session) skip(cand string, u *bisect.UntestableError, look int) bisect.
 }
 
 // prepare gets a revision ready before its first run when the Measurer can.
+// When resuming, a stored prepare event stands for it (a revision prepared
+// before is got ready again by its first live run, from the build cache).
 func (s *Session) prepare(ctx context.Context, commit string) error {
-	if p, ok := s.m.(bisect.Preparer); ok {
-		return p.Prepare(ctx, commit)
+	p, ok := s.m.(bisect.Preparer)
+	if !ok {
+		return nil
 	}
-	return nil
+	if e, ok := s.replayed(EventPrepare, commit); ok {
+		return e.untestable()
+	}
+	err := p.Prepare(ctx, commit)
+	e, ok := untestableEvent(EventPrepare, commit, err)
+	switch {
+	case err == nil:
+		return s.record(Event{Kind: EventPrepare, Commit: commit})
+	case ok:
+		if rerr := s.record(e); rerr != nil {
+			return rerr
+		}
+	}
+	return err
 }
 
 // estimate prints the pre-flight estimate after the endpoints: runs per step and

@@ -1,0 +1,358 @@
+// Package store is perfbisect's embedded store: one SQLite database
+// (modernc.org/sqlite, pure Go) per state directory that holds every session,
+// every event of a session (session.Event: a revision prepared or found
+// untestable, a run with its metrics and the options the server read) and every
+// decision, so that an
+// interrupted session can be resumed without measuring again what it had
+// measured, and any session can be shown later (status, log).
+//
+// Every write is one transaction; the database runs in WAL mode with
+// synchronous=FULL, so a crash or a kill loses at most the event being written.
+// The file is created 0600 (it records option files).
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+)
+
+// FileName is the store's file in a state directory.
+const FileName = "perfbisect.db"
+
+// Session states.
+const (
+	Running = "running" // unfinished: perfbisect start (or resume) continues it
+	Done    = "done"    // ended with an answer (found, ambiguous, no regression)
+	Failed  = "failed"  // ended with an error that resuming would repeat (an endpoint that cannot be measured)
+	Reset   = "reset"   // ended by perfbisect reset
+)
+
+// Kinds of sessions.
+const (
+	KindStart = "start" // perfbisect start: a whole bisection
+	KindRun   = "run"   // perfbisect run: one git bisect run step
+)
+
+// Store is an open store. Its methods are safe for one process at a time to
+// write (the state directory's lock guarantees that) and for others to read.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS sessions (
+	id       INTEGER PRIMARY KEY,
+	kind     TEXT NOT NULL,
+	state    TEXT NOT NULL,
+	key      TEXT NOT NULL,
+	args     TEXT NOT NULL,
+	dir      TEXT NOT NULL,
+	good     TEXT NOT NULL,
+	bad      TEXT NOT NULL,
+	config   TEXT NOT NULL,
+	created  TEXT NOT NULL,
+	updated  TEXT NOT NULL,
+	outcome  TEXT NOT NULL DEFAULT '',
+	result   TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS events (
+	session     INTEGER NOT NULL REFERENCES sessions(id),
+	seq         INTEGER NOT NULL,
+	kind        TEXT NOT NULL,
+	commit_hash TEXT NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	error       TEXT NOT NULL DEFAULT '',
+	run         TEXT NOT NULL DEFAULT '',
+	options     TEXT NOT NULL DEFAULT '',
+	created     TEXT NOT NULL,
+	PRIMARY KEY (session, seq)
+);
+CREATE TABLE IF NOT EXISTS steps (
+	session     INTEGER NOT NULL REFERENCES sessions(id),
+	seq         INTEGER NOT NULL,
+	role        TEXT NOT NULL,
+	commit_hash TEXT NOT NULL,
+	verdict     TEXT NOT NULL,
+	step        TEXT NOT NULL,
+	created     TEXT NOT NULL,
+	PRIMARY KEY (session, seq)
+);
+CREATE INDEX IF NOT EXISTS events_commit ON events (commit_hash);
+`
+
+// Open opens (creating it 0600 if needed) the store in stateDir. Errors name
+// the file.
+func Open(stateDir string) (*Store, error) {
+	path := filepath.Join(stateDir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	f.Close()
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w (a damaged store can be moved away; builds and snapshots stay usable)", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Session is one stored session.
+type Session struct {
+	ID      int64
+	Kind    string   // KindStart or KindRun
+	State   string   // Running, Done, Failed, Reset
+	Key     string   // hash of everything that shapes the answer (refs, flags, option file)
+	Args    []string // the command line's arguments after the program name, for resume
+	Dir     string   // the working directory of that command line
+	Good    string   // full hashes of the endpoints
+	Bad     string
+	Config  json.RawMessage // what the session was asked, for display
+	Created time.Time
+	Updated time.Time
+	Outcome string          // found, ambiguous, no-regression, error ... once ended
+	Result  json.RawMessage // the final report document, once ended
+}
+
+func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// Begin records a new running session and returns it.
+func (s *Store) Begin(kind, key string, args []string, dir, good, bad string, config any) (*Session, error) {
+	a, _ := json.Marshal(args)
+	c, err := json.Marshal(config)
+	if err != nil {
+		return nil, err
+	}
+	t := now()
+	res, err := s.db.Exec(`INSERT INTO sessions (kind, state, key, args, dir, good, bad, config, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		kind, Running, key, string(a), dir, good, bad, string(c), t, t)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: begin session: %w", s.path, err)
+	}
+	id, _ := res.LastInsertId()
+	return s.Session(id)
+}
+
+const sessionCols = `id, kind, state, key, args, dir, good, bad, config, created, updated, outcome, result`
+
+func scanSession(row interface{ Scan(...any) error }) (*Session, error) {
+	var x Session
+	var args, config, created, updated, result string
+	if err := row.Scan(&x.ID, &x.Kind, &x.State, &x.Key, &args, &x.Dir, &x.Good, &x.Bad, &config, &created, &updated, &x.Outcome, &result); err != nil {
+		return nil, err
+	}
+	_ = json.Unmarshal([]byte(args), &x.Args)
+	x.Config = json.RawMessage(config)
+	if result != "" {
+		x.Result = json.RawMessage(result)
+	}
+	x.Created, _ = time.Parse(time.RFC3339Nano, created)
+	x.Updated, _ = time.Parse(time.RFC3339Nano, updated)
+	return &x, nil
+}
+
+// Session returns session id, or an error when there is none.
+func (s *Store) Session(id int64) (*Session, error) {
+	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store %s: no session %d", s.path, id)
+	}
+	return x, err
+}
+
+// Current returns the newest running session of kind, or nil when every session
+// of that kind has ended.
+func (s *Store) Current(kind string) (*Session, error) {
+	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? AND state = ? ORDER BY id DESC LIMIT 1`, kind, Running))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return x, err
+}
+
+// Latest returns the newest session of kind whatever its state, or nil.
+func (s *Store) Latest(kind string) (*Session, error) {
+	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? ORDER BY id DESC LIMIT 1`, kind))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return x, err
+}
+
+// Sessions lists every session, oldest first.
+func (s *Store) Sessions() ([]*Session, error) {
+	rows, err := s.db.Query(`SELECT ` + sessionCols + ` FROM sessions ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Session
+	for rows.Next() {
+		x, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// End sets a session's final state (Done, Failed or Reset) with its outcome and
+// result document (nil for none).
+func (s *Store) End(id int64, state, outcome string, result any) error {
+	var r []byte
+	if result != nil {
+		var err error
+		if r, err = json.Marshal(result); err != nil {
+			return err
+		}
+	}
+	_, err := s.db.Exec(`UPDATE sessions SET state = ?, outcome = ?, result = ?, updated = ? WHERE id = ?`, state, outcome, string(r), now(), id)
+	if err != nil {
+		return fmt.Errorf("store %s: end session %d: %w", s.path, id, err)
+	}
+	return nil
+}
+
+// Append stores e as the session's event number seq, in one transaction. A seq
+// that is already stored is an error (the caller's bookkeeping is wrong). The
+// options the server read (e.Run.ServerOptions) go into their own column.
+func (s *Store) Append(id int64, seq int, e session.Event) error {
+	var run []byte
+	var options string
+	if e.Run != nil {
+		run, _ = json.Marshal(e.Run)
+		options = e.Run.ServerOptions
+	}
+	_, err := s.db.Exec(`INSERT INTO events (session, seq, kind, commit_hash, reason, error, run, options, created) VALUES (?,?,?,?,?,?,?,?,?)`,
+		id, seq, e.Kind, e.Commit, e.Reason, e.Err, string(run), options, now())
+	if err != nil {
+		return fmt.Errorf("store %s: event %d of session %d: %w", s.path, seq, id, err)
+	}
+	_, _ = s.db.Exec(`UPDATE sessions SET updated = ? WHERE id = ?`, now(), id)
+	return nil
+}
+
+// Events returns a session's events in order (event i has seq i).
+func (s *Store) Events(id int64) ([]session.Event, error) {
+	rows, err := s.db.Query(`SELECT seq, kind, commit_hash, reason, error, run, options FROM events WHERE session = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []session.Event
+	for rows.Next() {
+		var e session.Event
+		var seq int
+		var run, options string
+		if err := rows.Scan(&seq, &e.Kind, &e.Commit, &e.Reason, &e.Err, &run, &options); err != nil {
+			return nil, err
+		}
+		if seq != len(out) {
+			return nil, fmt.Errorf("store %s: session %d: event %d missing", s.path, id, len(out))
+		}
+		if run != "" {
+			e.Run = new(bisect.Run)
+			if err := json.Unmarshal([]byte(run), e.Run); err != nil {
+				return nil, fmt.Errorf("store %s: event %d of session %d: %w", s.path, seq, id, err)
+			}
+			e.Run.ServerOptions = options
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Truncate deletes a session's events from seq on (and its steps from stepSeq
+// on), in one transaction: used when a resumed session no longer follows the
+// stored path, so that the store keeps only what the session really used.
+func (s *Store) Truncate(id int64, seq, stepSeq int) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM events WHERE session = ? AND seq >= ?`, id, seq); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`DELETE FROM steps WHERE session = ? AND seq >= ?`, id, stepSeq); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Step is one stored decision: its role, commit and verdict as columns for
+// queries, and the whole evidence as JSON.
+type Step struct {
+	Seq      int
+	Role     string
+	Commit   string
+	Verdict  string
+	Evidence json.RawMessage
+	Created  time.Time
+}
+
+// AddStep stores decision number seq of a session; a seq already stored is
+// replaced (a resumed session decides the replayed steps again, identically).
+func (s *Store) AddStep(id int64, seq int, role, commit, verdict string, evidence any) error {
+	ev, err := json.Marshal(evidence)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(`INSERT OR REPLACE INTO steps (session, seq, role, commit_hash, verdict, step, created) VALUES (?,?,?,?,?,?,?)`,
+		id, seq, role, commit, verdict, string(ev), now())
+	if err != nil {
+		return fmt.Errorf("store %s: step %d of session %d: %w", s.path, seq, id, err)
+	}
+	return nil
+}
+
+// Steps returns a session's decisions in order.
+func (s *Store) Steps(id int64) ([]Step, error) {
+	rows, err := s.db.Query(`SELECT seq, role, commit_hash, verdict, step, created FROM steps WHERE session = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Step
+	for rows.Next() {
+		var st Step
+		var ev, created string
+		if err := rows.Scan(&st.Seq, &st.Role, &st.Commit, &st.Verdict, &ev, &created); err != nil {
+			return nil, err
+		}
+		st.Evidence = json.RawMessage(ev)
+		st.Created, _ = time.Parse(time.RFC3339Nano, created)
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// RunCount returns how many runs are stored for a session.
+func (s *Store) RunCount(id int64) (int, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT count(*) FROM events WHERE session = ? AND kind = ? AND run != ''`, id, session.EventRun).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/sim"
+)
+
+func history(n int) ([]bisect.Commit, []string) {
+	var cs []bisect.Commit
+	hs := []string{fmt.Sprintf("%040d", 0)}
+	for i := 1; i <= n; i++ {
+		h := fmt.Sprintf("%040d", i)
+		cs = append(cs, bisect.Commit{Hash: h, Parents: []string{hs[i-1]}})
+		hs = append(hs, h)
+	}
+	return cs, hs
+}
+
+// cutter cancels the session's context when the inner measurer is asked for
+// run number after+1: an interrupt between two runs.
+type cutter struct {
+	*sim.Measurer
+	after  int
+	cancel context.CancelFunc
+}
+
+func (c *cutter) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	if c.Calls >= c.after {
+		c.cancel()
+		return nil, ctx.Err()
+	}
+	return c.Measurer.Measure(ctx, commit, runs)
+}
+
+func newSim(cs []bisect.Commit, hs []string, seed uint64) *sim.Measurer {
+	return &sim.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[27]: 0.6}, CV: 0.05,
+		Untestable: map[string]string{hs[20]: "build failed"}, Rand: rand.New(rand.NewPCG(seed, 3))}
+}
+
+// recorded wires a session's events and steps into st.
+func recorded(t *testing.T, st *Store, id int64, cfg session.Config) session.Config {
+	steps := 0
+	cfg.Record = func(seq int, e session.Event) error { return st.Append(id, seq, e) }
+	cfg.OnStep = func(s session.Step) {
+		if err := st.AddStep(id, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+			t.Error(err)
+		}
+		steps++
+	}
+	cfg.Diverged = func(seq int) {
+		if err := st.Truncate(id, seq, steps); err != nil {
+			t.Error(err)
+		}
+	}
+	return cfg
+}
+
+func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
+	cs, hs := history(40)
+	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
+		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+
+	// The uninterrupted session, for reference.
+	ref := newSim(cs, hs, 11)
+	s, err := session.New(base, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Run(context.Background())
+	if err != nil || want.Outcome != session.Found || want.FirstBad != hs[27] {
+		t.Fatalf("reference session: %v %+v", err, want)
+	}
+
+	for _, cut := range []int{1, 7, ref.Calls / 2, ref.Calls - 1} {
+		t.Run(fmt.Sprintf("cut after %d of %d runs", cut, ref.Calls), func(t *testing.T) {
+			st, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			x, err := st.Begin(KindStart, "key", []string{"start"}, "/", hs[0], hs[40], base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newSim(cs, hs, 11) // the same machine: noise continues where it stopped
+			ctx, cancel := context.WithCancel(context.Background())
+			s, _ := session.New(recorded(t, st, x.ID, base), &cutter{Measurer: m, after: cut, cancel: cancel})
+			if _, err := s.Run(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted session: %v", err)
+			}
+			events, err := st.Events(x.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := st.RunCount(x.ID)
+			if n != cut {
+				t.Fatalf("%d runs stored, want the %d measured before the interrupt", n, cut)
+			}
+
+			// Resume: a new session over the stored events, on the same machine.
+			before := m.Calls
+			cfg := recorded(t, st, x.ID, base)
+			cfg.Replay = events
+			s2, _ := session.New(cfg, m)
+			got, err := s2.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Outcome != want.Outcome || got.FirstBad != want.FirstBad {
+				t.Fatalf("resumed: %s %.10s, uninterrupted: %s %.10s", got.Outcome, got.FirstBad, want.Outcome, want.FirstBad)
+			}
+			if live := m.Calls - before; live != ref.Calls-cut {
+				t.Errorf("resumed session measured %d runs, want %d (%d total, %d stored)", live, ref.Calls-cut, ref.Calls, cut)
+			}
+			if got.Replayed != len(events) {
+				t.Errorf("replayed %d of %d stored events", got.Replayed, len(events))
+			}
+			if !reflect.DeepEqual(got.Verdicts, want.Verdicts) || !reflect.DeepEqual(got.Skipped, want.Skipped) {
+				t.Errorf("verdicts differ:\n%v\n%v", got.Verdicts, want.Verdicts)
+			}
+			all, _ := st.RunCount(x.ID)
+			if all != ref.Calls {
+				t.Errorf("store holds %d runs, want %d", all, ref.Calls)
+			}
+			steps, _ := st.Steps(x.ID)
+			if len(steps) != len(want.Steps) {
+				t.Errorf("store holds %d steps, want %d", len(steps), len(want.Steps))
+			}
+		})
+	}
+}
+
+func TestResumeWithOtherSettingsLeavesTheReplay(t *testing.T) {
+	cs, hs := history(40)
+	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
+		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, _ := st.Begin(KindStart, "key", nil, "/", hs[0], hs[40], base)
+	m := newSim(cs, hs, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	s, _ := session.New(recorded(t, st, x.ID, base), &cutter{Measurer: m, after: 30, cancel: cancel})
+	_, _ = s.Run(ctx)
+	events, _ := st.Events(x.ID)
+
+	// Fewer starting repeats: the endpoints' first look comes earlier, so the
+	// session asks for a midpoint where the store has endpoint runs.
+	other := base
+	other.Repeats = 4
+	diverged := -1
+	cfg := recorded(t, st, x.ID, other)
+	inner := cfg.Diverged
+	cfg.Diverged = func(seq int) { diverged = seq; inner(seq) }
+	cfg.Replay = events
+	s2, _ := session.New(cfg, m)
+	got, err := s2.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diverged < 0 || diverged >= len(events) {
+		t.Fatalf("diverged at %d of %d events", diverged, len(events))
+	}
+	if got.Replayed != diverged {
+		t.Errorf("replayed %d events, diverged at %d", got.Replayed, diverged)
+	}
+	stored, err := st.Events(x.ID)
+	if err != nil {
+		t.Fatal(err) // a gap in the sequence would be an error here
+	}
+	runs := 0
+	for _, rs := range got.Runs {
+		runs += len(rs)
+	}
+	nrun := 0
+	for _, e := range stored {
+		if e.Run != nil {
+			nrun++
+		}
+	}
+	if nrun != runs {
+		t.Errorf("store holds %d runs, the session used %d", nrun, runs)
+	}
+}
+
+func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("store mode %v, want 0600", fi.Mode().Perm())
+	}
+	a, _ := st.Begin(KindStart, "k1", []string{"start", "--good", "a"}, "/tmp", "g", "b", map[string]int{"repeats": 6})
+	if cur, _ := st.Current(KindStart); cur == nil || cur.ID != a.ID || !reflect.DeepEqual(cur.Args, []string{"start", "--good", "a"}) {
+		t.Fatalf("current session: %+v", cur)
+	}
+	r := bisect.Run{Commit: "g", TPS: 123.5, ServerOptions: "--innodb_buffer_pool_size=6M\n"}
+	if err := st.Append(a.ID, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(a.ID, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err == nil {
+		t.Error("a second event 0 was accepted")
+	}
+	ev, _ := st.Events(a.ID)
+	if len(ev) != 1 || ev[0].Run.TPS != 123.5 || ev[0].Run.ServerOptions != r.ServerOptions {
+		t.Errorf("stored run: %+v", ev)
+	}
+	if err := st.End(a.ID, Done, "found", map[string]string{"first_bad": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := st.Current(KindStart); cur != nil {
+		t.Errorf("ended session still current: %+v", cur)
+	}
+	st.Close()
+	// Reopened, everything is there.
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, _ := st.Latest(KindStart)
+	if l == nil || l.State != Done || l.Outcome != "found" || string(l.Result) != `{"first_bad":"x"}` {
+		t.Errorf("latest after reopen: %+v", l)
+	}
+}
