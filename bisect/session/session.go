@@ -46,6 +46,10 @@ type Config struct {
 	Confidence float64         // probability that the whole answer is right, e.g. 0.95
 	Metric     Metric
 	NoConfirm  bool // skip the culprit's confirmation against its parent
+	// Improvement searches for the commit that made things faster (git bisect's
+	// old/new terms): Good is the old revision, Bad the new one, and the change
+	// looked for is in the better direction of Metric.
+	Improvement bool
 
 	// OnStep, when set, is called after each decision (for progress output and
 	// the store).
@@ -241,18 +245,10 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return s.res, err
 	}
 	s.res.Verdicts[c.Good] = "good"
-	worse := cmp.Verdict == stats.Different && s.isRegression(cmp.Shift.Est)
-	if !worse {
+	if !s.changed(cmp) {
 		s.res.Verdicts[c.Bad] = "good"
 		s.res.Outcome = NoRegression
-		switch {
-		case cmp.Verdict == stats.Different:
-			s.res.Why = fmt.Sprintf("bad is better than good by %+.1f%% (%s): no regression reproduced", 100*cmp.Shift.Est, cmp.Rule)
-		case cmp.Verdict == stats.Same:
-			s.res.Why = fmt.Sprintf("good and bad do not differ by %.1f%% or more (%s): no regression reproduced", 100*c.Threshold, cmp.Rule)
-		default:
-			s.res.Why = fmt.Sprintf("no regression reproduced at the repeat limit (%d runs per side): %s; %s", c.MaxRepeats, cmp.Rule, cmp.Need)
-		}
+		s.res.Why = s.noChange(cmp)
 		return s.res, nil
 	}
 	s.res.Verdicts[c.Bad] = "bad"
@@ -302,7 +298,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return s.res, err
 	}
-	if cc.Verdict == stats.Different && s.isRegression(cc.Shift.Est) {
+	if s.changed(cc) {
 		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s: %+.1f%% (%s)", parent, 100*cc.Shift.Est, cc.Rule)
 		return s.res, nil
 	}
@@ -312,11 +308,62 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	return s.res, nil
 }
 
-func (s *Session) isRegression(shift float64) bool {
-	if s.cfg.Metric.HigherIsBetter() {
-		return shift < 0
+// changed reports whether a comparison of old against new found the change
+// looked for: a significant shift in the worse direction of the metric (the
+// better one with Improvement).
+func (s *Session) changed(cmp stats.Comparison) bool {
+	if cmp.Verdict != stats.Different {
+		return false
 	}
-	return shift > 0
+	worse := cmp.Shift.Est < 0
+	if !s.cfg.Metric.HigherIsBetter() {
+		worse = cmp.Shift.Est > 0
+	}
+	return worse != s.cfg.Improvement
+}
+
+// noChange says why the endpoints did not show the change looked for.
+func (s *Session) noChange(cmp stats.Comparison) string {
+	what, old, new, way := "regression", "good", "bad", "better"
+	if s.cfg.Improvement {
+		what, old, new, way = "improvement", "old", "new", "worse or no better"
+	}
+	switch cmp.Verdict {
+	case stats.Different:
+		return fmt.Sprintf("%s is %s than %s (%+.1f%%, %s): no %s reproduced", new, way, old, 100*cmp.Shift.Est, cmp.Rule, what)
+	case stats.Same:
+		return fmt.Sprintf("%s and %s do not differ by %.1f%% or more (%s): no %s reproduced", old, new, 100*s.cfg.Threshold, cmp.Rule, what)
+	default:
+		return fmt.Sprintf("no %s reproduced at the repeat limit (%d runs per side): %s; %s", what, s.cfg.MaxRepeats, cmp.Rule, cmp.Need)
+	}
+}
+
+// Endpoints measures the endpoints interleaved, as the first step of Run, and
+// reports whether they show the change looked for; when not, why says so. It
+// is what perfbisect run does once per git bisect before placing commits.
+// Errors as for Run (an *EndpointError for an endpoint that cannot be measured).
+func (s *Session) Endpoints(ctx context.Context) (cmp stats.Comparison, changed bool, why string, err error) {
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleEndpoints)
+	if err != nil {
+		return cmp, false, "", err
+	}
+	if !s.changed(cmp) {
+		return cmp, false, s.noChange(cmp), nil
+	}
+	return cmp, true, "", nil
+}
+
+// Place measures one candidate in blocks with the endpoints and returns its
+// mark (bisect.Good, bisect.Bad, or bisect.Skip when it is untestable or still
+// undecided at the limit) with the decision's evidence: one step of Run, for
+// perfbisect run. Errors are the tool's or the machine's (or a reference that
+// fails), never the candidate's.
+func (s *Session) Place(ctx context.Context, cand string) (bisect.Mark, Step, error) {
+	m, err := s.classify(ctx, cand)
+	if err != nil || len(s.res.Steps) == 0 {
+		return m, Step{}, err
+	}
+	return m, s.res.Steps[len(s.res.Steps)-1], nil
 }
 
 func (s *Session) parentOf(h string) string {

@@ -356,3 +356,12 @@ func (s *Store) RunCount(id int64) (int, error) {
 	err := s.db.QueryRow(`SELECT count(*) FROM events WHERE session = ? AND kind = ? AND run != ''`, id, session.EventRun).Scan(&n)
 	return n, err
 }
+
+// ByKey returns the newest session of kind with key (any state), or nil.
+func (s *Store) ByKey(kind, key string) (*Session, error) {
+	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? AND key = ? ORDER BY id DESC LIMIT 1`, kind, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return x, err
+}

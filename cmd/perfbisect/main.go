@@ -7,6 +7,8 @@
 // Exit codes of `start`: 0 first bad commit found, 3 no regression reproduced
 // between the endpoints, 4 ambiguous (the answer is a range), 2 usage or
 // configuration error, 1 failure of the tool or the machine, 130 interrupted.
+// `run` (git bisect run's script) exits 0 good, 1 bad, 125 skip, and 128 or
+// more for everything else (see run.go).
 package main
 
 import (
@@ -35,8 +37,9 @@ const (
 
 // exitError carries an exit code with an optional message.
 type exitError struct {
-	code int
-	err  error
+	code    int
+	err     error
+	verdict bool // run's 1 (bad) or 125 (skip): a decision, not a failure
 }
 
 func (e *exitError) Error() string {
@@ -49,6 +52,9 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	if code, wrapped := runWrapper(os.Args); wrapped {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args))
 }
 
@@ -85,7 +91,7 @@ func newApp() *cli.App {
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
-		Commands:        []*cli.Command{startCommand(), simulateCommand()},
+		Commands:        append([]*cli.Command{startCommand(), runCommand()}, append(sessionCommands(), simulateCommand())...),
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

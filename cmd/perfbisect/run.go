@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// Exit codes of `perfbisect run` (git bisect run's protocol; DESIGN.md): 0 good
+// (old), 1 bad (new), 125 skip; anything else is 128 or more, so that git
+// aborts the bisection instead of labelling the commit.
+const (
+	runGood    = 0
+	runBad     = 1
+	runSkip    = 125
+	runUsage   = 128 // usage or configuration error (2 elsewhere)
+	runFailure = 129 // failure of the tool or the machine (1 elsewhere)
+)
+
+// runChildEnv marks the process that does the work of `perfbisect run`; its
+// parent only maps exit codes (see runWrapper).
+const runChildEnv = "PERFBISECT_RUN_CHILD"
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "measure the commit git bisect checked out: the script of git bisect run",
+		UsageText: "git bisect start BAD GOOD && git bisect run perfbisect run [--my-cnf FILE] [--workload W] [options]\n\n" +
+			"Builds HEAD outside the work tree, measures it in blocks with the bisection's first good and bad\n" +
+			"commits (from .git/BISECT_LOG, or refs/bisect/*), and exits 0 (good/old), 1 (bad/new) or\n" +
+			"125 (skip: untestable, or undecided at --max-repeats). Anything else exits 128 or more, so that\n" +
+			"git stops instead of labelling the commit. The endpoints are measured once per bisection and kept\n" +
+			"in the state directory's store.",
+		Flags:  measurementFlags(),
+		Action: runAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &exitError{code: runUsage, err: fmt.Errorf("%v (see perfbisect run --help)", err)}
+		},
+	}
+}
+
+// runWrapper runs `perfbisect run` in a child process and maps its exit: 0, 1
+// and 125 pass; a panic (Go exits 2), any other code below 128, or a death by
+// signal become 128 or more. It returns false when this process is the child.
+func runWrapper(args []string) (int, bool) {
+	if len(args) < 2 || args[1] != "run" || os.Getenv(runChildEnv) != "" {
+		return 0, false
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		return runFailure, true
+	}
+	cmd := exec.Command(self, args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), runChildEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		return runFailure, true
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), true
+		}
+		code = ee.ExitCode()
+	default:
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		return runFailure, true
+	}
+	switch {
+	case code == runGood, code == runBad, code == runSkip, code >= 128:
+		return code, true
+	default:
+		fmt.Fprintf(os.Stderr, "perfbisect: run ended with exit code %d (a crash?); exiting %d so that git bisect stops instead of marking the commit\n", code, runUsage)
+		return runUsage, true
+	}
+}
+
+// runAction maps every outcome of the work to run's exit codes.
+func runAction(c *cli.Context) error {
+	err := runWork(c)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee) && ee.code >= 128, errors.As(err, &ee) && (ee.code == runBad || ee.code == runSkip) && ee.verdict:
+		return err
+	case c.Context.Err() != nil:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running")}
+	case errors.As(err, &ee) && ee.code == exitUsage:
+		return &exitError{code: runUsage, err: ee.err}
+	case errors.As(err, &ee):
+		return &exitError{code: runFailure, err: ee.err}
+	default:
+		return &exitError{code: runFailure, err: err}
+	}
+}
+
+// bisectState is what git bisect keeps in the repository: its terms, its
+// current bad, the marked good commits, and the first bad and good it was
+// started with (from BISECT_LOG).
+type bisectState struct {
+	termBad, termGood string
+	bad               string   // refs/bisect/<bad>
+	goods             []string // refs/bisect/<good>-*
+	firstBad          string   // the first "# bad: [sha]" of BISECT_LOG
+	firstGood         string   // the first "# good: [sha]" of BISECT_LOG
+}
+
+var logMark = regexp.MustCompile(`^# ([A-Za-z0-9_.-]+): \[([0-9a-f]{40})\]`)
+
+func readBisectState(r *git.Repository) (*bisectState, error) {
+	st := &bisectState{termBad: "bad", termGood: "good"}
+	var gitDir string
+	if fs, ok := r.Storer.(*filesystem.Storage); ok {
+		gitDir = fs.Filesystem().Root()
+	}
+	if gitDir != "" {
+		if b, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
+			lines := strings.Fields(string(b))
+			if len(lines) >= 2 {
+				st.termBad, st.termGood = lines[0], lines[1]
+			}
+		}
+	}
+	refs, err := r.References()
+	if err != nil {
+		return nil, err
+	}
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		switch {
+		case name == "refs/bisect/"+st.termBad:
+			st.bad = ref.Hash().String()
+		case strings.HasPrefix(name, "refs/bisect/"+st.termGood+"-"):
+			st.goods = append(st.goods, ref.Hash().String())
+		}
+		return nil
+	})
+	sort.Strings(st.goods)
+	if gitDir != "" {
+		if f, err := os.Open(filepath.Join(gitDir, "BISECT_LOG")); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				m := logMark.FindStringSubmatch(sc.Text())
+				switch {
+				case m == nil:
+				case m[1] == st.termBad && st.firstBad == "":
+					st.firstBad = m[2]
+				case m[1] == st.termGood && st.firstGood == "":
+					st.firstGood = m[2]
+				}
+			}
+			f.Close()
+		}
+	}
+	if st.bad == "" || len(st.goods) == 0 {
+		return nil, usageErr("not bisecting with a %s and a %s commit in %s (no refs/bisect/%s or refs/bisect/%s-*): run git bisect start BAD GOOD first, then git bisect run perfbisect run ...",
+			st.termBad, st.termGood, gitDir, st.termBad, st.termGood)
+	}
+	return st, nil
+}
+
+// endpoints picks the references the candidate is placed between: the commits
+// the bisection was started with (the whole good-bad shift, and builds that
+// every step shares), or, without a BISECT_LOG, the current bad and the newest
+// good.
+func (b *bisectState) endpoints(r *git.Repository) (good, bad string) {
+	good, bad = b.firstGood, b.firstBad
+	if bad == "" {
+		bad = b.bad
+	}
+	if good == "" {
+		var newest *object.Commit
+		for _, g := range b.goods {
+			if c, err := r.CommitObject(plumbing.NewHash(g)); err == nil && (newest == nil || c.Committer.When.After(newest.Committer.When)) {
+				newest = c
+			}
+		}
+		if newest != nil {
+			good = newest.Hash.String()
+		}
+	}
+	return good, bad
+}
+
+func runWork(c *cli.Context) error {
+	ctx := c.Context
+	if c.NArg() > 0 {
+		return usageErr("unexpected argument %q (every input is a flag; see perfbisect run --help)", c.Args().First())
+	}
+	su, err := newSetup(c)
+	if err != nil {
+		return err
+	}
+	defer su.close()
+	bs, err := readBisectState(su.repo)
+	if err != nil {
+		return err
+	}
+	head, err := su.repo.Head()
+	if err != nil {
+		return usageErr("HEAD of %s: %v", su.repoRoot, err)
+	}
+	cand := head.Hash().String()
+	good, bad := bs.endpoints(su.repo)
+	fmt.Fprintf(os.Stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
+		cand, bisect.Subject(su.repo, cand), bs.termGood, good, bs.termBad, bad)
+	switch cand {
+	case good:
+		return nil
+	case bad:
+		return &exitError{code: runBad, verdict: true}
+	}
+	commits, err := bisect.Range(su.repo, good, bad)
+	if err != nil {
+		if errors.Is(err, bisect.ErrUsage) {
+			return &exitError{code: exitUsage, err: err}
+		}
+		return err
+	}
+	cfg := su.policy
+	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
+	cfg.NoConfirm = true
+	if err := cfg.Validate(); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if err := su.lockState(c); err != nil {
+		return err
+	}
+	st := su.store
+	identity := su.identity(good, bad, map[string]string{"repo": su.repoRoot})
+	k := key(identity)
+	sess, err := st.ByKey(store.KindRun, k)
+	if err != nil {
+		return err
+	}
+	var events, steps int
+	var endpointsDone bool
+	if sess != nil {
+		evs, err := st.Events(sess.ID)
+		if err != nil {
+			return err
+		}
+		stored, err := st.Steps(sess.ID)
+		if err != nil {
+			return err
+		}
+		events, steps = len(evs), len(stored)
+		for _, s := range stored {
+			if s.Role == string(session.RoleEndpoints) && s.Verdict == "DIFFERENT" {
+				endpointsDone = true
+			}
+		}
+	} else if sess, err = st.Begin(store.KindRun, k, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
+		return err
+	}
+	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, events+seq, e) }
+	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
+	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
+	var res *session.Result
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(su.progress, format+"\n", args...) }
+	cfg.OnStep = func(s session.Step) {
+		if err := st.AddStep(sess.ID, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+		steps++
+		table.Step(s, res.Runs)
+	}
+	run, err := session.New(cfg, su.measurer())
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	res = run.Result()
+	if !endpointsDone {
+		_, changed, why, err := run.Endpoints(ctx)
+		if err != nil {
+			var ee *session.EndpointError
+			if errors.As(err, &ee) {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return err
+		}
+		if !changed {
+			return &exitError{code: runUsage, err: fmt.Errorf("%s; git bisect cannot place commits between endpoints that do not differ (run git bisect reset)", why)}
+		}
+	} else {
+		fmt.Fprintf(os.Stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
+	}
+	mark, step, err := run.Place(ctx, cand)
+	if err != nil {
+		return err
+	}
+	term := map[bisect.Mark]string{bisect.Good: bs.termGood, bisect.Bad: bs.termBad, bisect.Skip: "skip"}[mark]
+	fmt.Fprintf(os.Stdout, "perfbisect run: %.10s is %s: %s\n", cand, term, step.Reason)
+	switch mark {
+	case bisect.Good:
+		return nil
+	case bisect.Bad:
+		return &exitError{code: runBad, verdict: true}
+	default:
+		return &exitError{code: runSkip, verdict: true}
+	}
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// The commands around a stored session, as git bisect has them: resume,
+// status, log, reset.
+
+func stateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree (finds the default state directory)"},
+		&cli.StringFlag{Name: "state-dir", Usage: "the state directory (default: the user's cache dir, per repository)"},
+	}
+}
+
+// openStateStore opens the store of the state directory the flags name,
+// without locking it (reading is safe beside a running session).
+func openStateStore(c *cli.Context) (*store.Store, string, error) {
+	root, _ := filepath.Abs(c.String("repo"))
+	if c.String("state-dir") == "" {
+		r, err := bisect.OpenRepo(c.String("repo"))
+		if err != nil {
+			return nil, "", &exitError{code: exitUsage, err: err}
+		}
+		if wt, err := r.Worktree(); err == nil {
+			root = wt.Filesystem.Root()
+		}
+	}
+	dir, err := stateDirOf(c, root)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
+	return st, dir, nil
+}
+
+func sessionCommands() []*cli.Command {
+	onUsage := func(c *cli.Context, err error, _ bool) error {
+		return usageErr("%v (see perfbisect %s --help)", err, c.Command.Name)
+	}
+	return []*cli.Command{
+		{
+			Name:         "resume",
+			Usage:        "continue the unfinished session of the state directory (runs already stored are not measured again)",
+			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR]",
+			Flags:        append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"}),
+			Action:       resumeAction,
+			OnUsageError: onUsage,
+		},
+		{
+			Name:         "status",
+			Usage:        "show where the state directory's latest session stands",
+			UsageText:    "perfbisect status [--repo DIR] [--state-dir DIR]",
+			Flags:        stateFlags(),
+			Action:       statusAction,
+			OnUsageError: onUsage,
+		},
+		{
+			Name:  "log",
+			Usage: "print the latest session as a git bisect log, with the evidence of every decision as comments",
+			UsageText: "perfbisect log [--repo DIR] [--state-dir DIR] > bisect.log\n\n" +
+				"The output can be replayed with git bisect replay bisect.log.",
+			Flags:        stateFlags(),
+			Action:       logAction,
+			OnUsageError: onUsage,
+		},
+		{
+			Name:         "reset",
+			Usage:        "end the unfinished session (builds and datadir snapshots are kept for later sessions)",
+			UsageText:    "perfbisect reset [--repo DIR] [--state-dir DIR]",
+			Flags:        stateFlags(),
+			Action:       resetAction,
+			OnUsageError: onUsage,
+		},
+	}
+}
+
+func resumeAction(c *cli.Context) error {
+	st, dir, err := openStateStore(c)
+	if err != nil {
+		return err
+	}
+	cur, err := st.Current(store.KindStart)
+	st.Close()
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if cur == nil {
+		return usageErr("no unfinished session in %s (perfbisect status shows the last one; perfbisect start begins a new one)", dir)
+	}
+	if err := os.Chdir(cur.Dir); err != nil {
+		return usageErr("the session was started in %s, which is gone: %v (run its start command again from elsewhere with absolute paths: perfbisect %s)",
+			cur.Dir, err, strings.Join(cur.Args, " "))
+	}
+	args := append([]string{"perfbisect"}, cur.Args...)
+	args = append(args, "--state-dir", dir)
+	if c.Bool("quiet") {
+		args = append(args, "--quiet")
+	}
+	fmt.Fprintf(os.Stderr, "perfbisect: resuming: perfbisect %s (in %s)\n", strings.Join(cur.Args, " "), cur.Dir)
+	return newApp().RunContext(c.Context, args)
+}
+
+// storedRun is a session read back from the store with its decisions.
+type storedRun struct {
+	sess  *store.Session
+	steps []session.Step
+	runs  map[string]int
+	total int
+	repo  *git.Repository
+}
+
+func loadLatest(c *cli.Context) (*storedRun, string, error) {
+	st, dir, err := openStateStore(c)
+	if err != nil {
+		return nil, "", err
+	}
+	defer st.Close()
+	sess, err := st.Latest(store.KindStart)
+	if err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
+	if sess == nil {
+		return nil, dir, nil
+	}
+	out := &storedRun{sess: sess, runs: map[string]int{}}
+	steps, err := st.Steps(sess.ID)
+	if err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
+	for _, s := range steps {
+		var x session.Step
+		if err := json.Unmarshal(s.Evidence, &x); err != nil {
+			return nil, "", &exitError{code: exitFailure, err: fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err)}
+		}
+		out.steps = append(out.steps, x)
+	}
+	events, err := st.Events(sess.ID)
+	if err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
+	for _, e := range events {
+		if e.Run != nil {
+			out.runs[e.Commit]++
+			out.total++
+		}
+	}
+	var id map[string]string
+	_ = json.Unmarshal(sess.Config, &id)
+	if id["repo"] != "" {
+		out.repo, _ = git.PlainOpen(id["repo"])
+	}
+	return out, dir, nil
+}
+
+func (s *storedRun) subject(h string) string {
+	if s.repo == nil {
+		return ""
+	}
+	return bisect.Subject(s.repo, h)
+}
+
+func statusAction(c *cli.Context) error {
+	s, dir, err := loadLatest(c)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if s == nil {
+		fmt.Fprintf(w, "no session in %s\n", dir)
+		return nil
+	}
+	x := s.sess
+	fmt.Fprintf(w, "session %d: %s", x.ID, x.State)
+	if x.Outcome != "" {
+		fmt.Fprintf(w, " (%s)", x.Outcome)
+	}
+	fmt.Fprintf(w, "\nstarted %s, last activity %s\n", x.Created.Local().Format("2006-01-02 15:04:05"), x.Updated.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "state:   %s\n", dir)
+	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.subject(x.Good), x.Bad, s.subject(x.Bad))
+	fmt.Fprintf(w, "runs stored: %d; decisions: %d\n", s.total, len(s.steps))
+	for _, st := range s.steps {
+		fmt.Fprintf(w, "  %-9s %.10s %-9s %3d runs  %s\n", st.Role, st.Commit, st.Verdict, s.runs[st.Commit], st.Reason)
+	}
+	switch x.State {
+	case store.Running:
+		if s.repo != nil {
+			if search, err := replaySearch(s.repo, x.Good, x.Bad, s.steps); err == nil {
+				next, _ := search.Next()
+				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
+				if next != "" {
+					fmt.Fprintf(w, "; next to test: %.10s %s", next, s.subject(next))
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		fmt.Fprintln(w, "continue with: perfbisect resume   (end with: perfbisect reset)")
+	case store.Done, store.Failed:
+		var doc struct {
+			FirstBad *string  `json:"first_bad"`
+			Range    []string `json:"range"`
+			Why      string   `json:"why"`
+			Error    string   `json:"error"`
+		}
+		_ = json.Unmarshal(x.Result, &doc)
+		if doc.FirstBad != nil {
+			fmt.Fprintf(w, "first bad commit: %s %s\n", *doc.FirstBad, s.subject(*doc.FirstBad))
+		}
+		for _, h := range doc.Range {
+			fmt.Fprintf(w, "  candidate: %s %s\n", h, s.subject(h))
+		}
+		if doc.Why != "" {
+			fmt.Fprintln(w, doc.Why)
+		}
+		if doc.Error != "" {
+			fmt.Fprintln(w, "error:", doc.Error)
+		}
+	}
+	return nil
+}
+
+// replaySearch rebuilds the search of a stored session from its midpoint
+// decisions.
+func replaySearch(r *git.Repository, good, bad string, steps []session.Step) (*bisect.Search, error) {
+	commits, err := bisect.Range(r, good, bad)
+	if err != nil {
+		return nil, err
+	}
+	search, err := bisect.NewSearch(commits, []string{good}, bad)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range steps {
+		if st.Role != session.RoleMidpoint {
+			continue
+		}
+		switch st.Verdict {
+		case "good":
+			search.Mark(st.Commit, bisect.Good)
+		case "bad":
+			search.Mark(st.Commit, bisect.Bad)
+		case "skip":
+			search.Mark(st.Commit, bisect.Skip)
+		}
+	}
+	return search, nil
+}
+
+func logAction(c *cli.Context) error {
+	s, dir, err := loadLatest(c)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return usageErr("no session in %s", dir)
+	}
+	writeBisectLog(c.App.Writer, s)
+	return nil
+}
+
+// writeBisectLog writes a session in git bisect log's format (git bisect
+// replay reads it back), with perfbisect's evidence as comment lines.
+func writeBisectLog(w io.Writer, s *storedRun) {
+	x := s.sess
+	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, x.State, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.subject(x.Bad), x.Good, s.subject(x.Good))
+	fmt.Fprintf(w, "git bisect start '%s' '%s'\n", x.Bad, x.Good)
+	for _, st := range s.steps {
+		switch st.Role {
+		case session.RoleEndpoints:
+			fmt.Fprintf(w, "# endpoints: %s, %d runs of good, %d of bad: %s\n", st.Verdict, s.runs[st.Against], s.runs[st.Commit], st.Reason)
+		case session.RoleMidpoint:
+			fmt.Fprintf(w, "# %s: [%s] %s\n", st.Verdict, st.Commit, s.subject(st.Commit))
+			fmt.Fprintf(w, "#   %d runs: %s", s.runs[st.Commit], st.Reason)
+			if st.Note != "" {
+				fmt.Fprintf(w, "; %s", st.Note)
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "git bisect %s %s\n", st.Verdict, st.Commit)
+		case session.RoleConfirm:
+			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s)\n", st.Commit, st.Against, st.Verdict, st.Reason)
+		}
+	}
+	if x.State == store.Done && len(x.Result) > 0 {
+		var doc struct {
+			FirstBad *string `json:"first_bad"`
+			Why      string  `json:"why"`
+		}
+		_ = json.Unmarshal(x.Result, &doc)
+		if doc.FirstBad != nil {
+			fmt.Fprintf(w, "# first bad commit: [%s] %s\n", *doc.FirstBad, s.subject(*doc.FirstBad))
+		}
+		fmt.Fprintf(w, "# %s: %s\n", x.Outcome, doc.Why)
+	}
+}
+
+func resetAction(c *cli.Context) error {
+	root, _ := filepath.Abs(c.String("repo"))
+	if c.String("state-dir") == "" {
+		r, err := bisect.OpenRepo(c.String("repo"))
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if wt, err := r.Worktree(); err == nil {
+			root = wt.Filesystem.Root()
+		}
+	}
+	dir, err := stateDirOf(c, root)
+	if err != nil {
+		return err
+	}
+	unlock, err := measure.LockStateDir(dir)
+	if err != nil {
+		return usageErr("%v (stop that perfbisect first)", err)
+	}
+	defer unlock()
+	st, err := store.Open(dir)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	defer st.Close()
+	cur, err := st.Current(store.KindStart)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if cur == nil {
+		fmt.Fprintf(c.App.Writer, "no unfinished session in %s\n", dir)
+		return nil
+	}
+	if err := st.End(cur.ID, store.Reset, "reset", nil); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	fmt.Fprintf(c.App.Writer, "session %d ended (good %.10s, bad %.10s); builds and datadir snapshots stay in %s\n", cur.ID, cur.Good, cur.Bad, dir)
+	return nil
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	shellwords "github.com/mattn/go-shellwords"
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/reap"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// setup is what every measuring command has checked and opened before it
+// builds anything: the inputs, the repository, the state directory (locked,
+// leftovers reaped) and its store.
+type setup struct {
+	progress   io.Writer
+	repo       *git.Repository
+	repoRoot   string // the work tree's root (or the --repo path of a bare repository)
+	optionFile string // absolute, "" for none
+	bench      bench.Options
+	recipe     build.Recipe
+	policy     session.Config // decision settings, without endpoints and commits
+	stateDir   string
+	store      *store.Store
+	unlock     func()
+}
+
+// close releases the store and the state directory's lock.
+func (s *setup) close() {
+	if s.store != nil {
+		s.store.Close()
+	}
+	if s.unlock != nil {
+		s.unlock()
+	}
+}
+
+// newSetup checks every measurement flag (a bad one is a one-line exit-2 error,
+// before any build) and opens the repository. It does not touch the state
+// directory; lockState does.
+func newSetup(c *cli.Context) (*setup, error) {
+	s := &setup{progress: os.Stderr}
+	if c.Bool("quiet") {
+		s.progress = io.Discard
+	}
+	runTime, err := parseSeconds("time", c.String("time"))
+	if err != nil {
+		return nil, err
+	}
+	warmup, err := parseSeconds("warmup", c.String("warmup"))
+	if err != nil {
+		return nil, err
+	}
+	threshold, err := parsePercent("threshold", c.String("threshold"))
+	if err != nil {
+		return nil, err
+	}
+	cmakeArgs, err := shellwords.Parse(c.String("cmake-args"))
+	if err != nil {
+		return nil, usageErr("--cmake-args %q: %v", c.String("cmake-args"), err)
+	}
+	s.recipe = build.Recipe{CMakeArgs: cmakeArgs, Jobs: c.Int("build-jobs")}
+	if f := c.String("my-cnf"); f != "" {
+		if err := serverctl.CheckOptionFile(f); err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		s.optionFile, _ = filepath.Abs(f)
+	}
+	var improvement bool
+	switch c.String("find") {
+	case "regression":
+	case "improvement":
+		improvement = true
+	default:
+		return nil, usageErr("--find %q: want regression or improvement", c.String("find"))
+	}
+	bo := bench.DefaultOptions()
+	bo.Workload = c.String("workload")
+	bo.Threads, bo.Tables, bo.TableSize = c.Int("threads"), c.Int("tables"), c.Int("table-size")
+	bo.Time, bo.Warmup = runTime, warmup
+	bo.RangeSize = c.Int("range-size")
+	bo.RandType = c.String("rand-type")
+	bo.RandSeed = c.Int64("rand-seed")
+	if err := bo.Validate(); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	s.bench = bo
+	s.policy = session.Config{
+		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
+		Threshold: threshold, Confidence: c.Float64("confidence"), Metric: session.Metric(c.String("metric")),
+		Improvement: improvement,
+	}
+	if _, err := exec.LookPath("cmake"); err != nil {
+		return nil, &exitError{code: exitUsage, err: build.ErrNoCMake}
+	}
+	s.repo, err = bisect.OpenRepo(c.String("repo"))
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	s.repoRoot, _ = filepath.Abs(c.String("repo"))
+	if wt, err := s.repo.Worktree(); err == nil {
+		s.repoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory --repo names
+	}
+	return s, nil
+}
+
+// stateDirOf returns the absolute, canonical state directory of a command:
+// --state-dir, or the default for the repository root (created).
+func stateDirOf(c *cli.Context, repoRoot string) (string, error) {
+	dir := c.String("state-dir")
+	if dir == "" {
+		var err error
+		if dir, err = defaultStateDir(repoRoot); err != nil {
+			return "", err
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", usageErr("--state-dir %s: %v", dir, err)
+	}
+	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
+}
+
+// lockState takes the state directory's lock, ends processes an earlier,
+// killed perfbisect left working for it, and opens the store.
+func (s *setup) lockState(c *cli.Context) error {
+	dir, err := stateDirOf(c, s.repoRoot)
+	if err != nil {
+		return err
+	}
+	s.stateDir = dir
+	unlock, err := measure.LockStateDir(dir)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	s.unlock = unlock
+	// Holding the lock, any process still working for this state directory was
+	// left by an earlier perfbisect that was killed: end it.
+	for _, p := range reap.Kill(reap.Find(dir)) {
+		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
+	}
+	if s.store, err = store.Open(dir); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	return nil
+}
+
+// measurer returns the real Measurer for this setup.
+func (s *setup) measurer() *measure.Measurer {
+	builder := &build.Builder{Repo: s.repo, StateDir: s.stateDir, Recipe: s.recipe, Log: s.progress}
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress})
+	m.Tidy()
+	return m
+}
+
+// identity lists everything that shapes a session's answer, by name: the
+// endpoints, the decision policy, the workload, the build recipe and the
+// option file's content. Two sessions with equal identities may share stored
+// runs; a difference is shown to the user by name.
+func (s *setup) identity(good, bad string, extra map[string]string) map[string]string {
+	id := map[string]string{
+		"good": good, "bad": bad,
+		"repeats":     fmt.Sprint(s.policy.Repeats),
+		"max-repeats": fmt.Sprint(s.policy.MaxRepeats),
+		"threshold":   fmt.Sprint(s.policy.Threshold),
+		"confidence":  fmt.Sprint(s.policy.Confidence),
+		"metric":      string(s.policy.Metric),
+		"find":        map[bool]string{false: "regression", true: "improvement"}[s.policy.Improvement],
+		"recipe":      s.recipe.Hash(),
+		"my-cnf":      s.optionFile,
+	}
+	b, _ := json.Marshal(s.bench)
+	id["workload"] = string(b)
+	if s.optionFile != "" {
+		text, _ := os.ReadFile(s.optionFile)
+		h := sha256.Sum256(text)
+		id["my-cnf content"] = hex.EncodeToString(h[:8])
+	}
+	for k, v := range extra {
+		id[k] = v
+	}
+	return id
+}
+
+// key hashes an identity.
+func key(id map[string]string) string {
+	names := make([]string, 0, len(id))
+	for k := range id {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, k := range names {
+		fmt.Fprintf(h, "%s\x00%s\x00", k, id[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// identityDiff names what differs between a stored session's identity and
+// this command's.
+func identityDiff(stored json.RawMessage, now map[string]string) string {
+	var old map[string]string
+	_ = json.Unmarshal(stored, &old)
+	var diffs []string
+	for k, v := range now {
+		if k == "repo" {
+			continue
+		}
+		if o, ok := old[k]; !ok || o != v {
+			if len(v) > 40 || len(o) > 40 {
+				diffs = append(diffs, k+" changed")
+			} else {
+				diffs = append(diffs, fmt.Sprintf("%s %q -> %q", k, o, v))
+			}
+		}
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, ", ")
+}
+
+// exitFor maps a session's error to an exit error of start.
+func exitFor(err error, interrupted bool, stateDir string) error {
+	var ee *session.EndpointError
+	switch {
+	case interrupted:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running. Continue with perfbisect resume (or the same start command); state in %s", stateDir)}
+	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
+		return &exitError{code: exitUsage, err: err}
+	default:
+		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume continues it)", err)}
+	}
+}
