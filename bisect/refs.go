@@ -37,10 +37,15 @@ func OpenRepo(dir string) (*git.Repository, error) {
 // Percona-Server-5.7.22-22, and plain v10.0.22 / 10.0.22.
 var versionTagPrefixes = []string{"mariadb-", "mysql-", "Percona-Server-", "v", ""}
 
-// Resolve turns a ref into a full commit hash: anything git accepts (tag, branch,
-// hash, HEAD~3), or a bare version such as 10.0.22 matched against the
-// repository's tags (mariadb-10.0.22, mysql-10.0.22, Percona-Server-10.0.22-NN,
-// v10.0.22). An unknown ref is an ErrUsage error that lists the nearest tags.
+// Resolve turns a ref into a full commit hash: anything git accepts (tag,
+// branch, hash, HEAD~3; an annotated tag gives the commit it tags), or a bare
+// version such as 10.0.22 matched against the repository's tags as the trees
+// of the field spell them: mariadb-10.0.22, mysql-5.7.22,
+// Percona-Server-5.7.22-NN (5.7.22-NN matches too), v10.0.22 or 10.0.22.
+// Errors wrap ErrUsage: an unknown ref or a version with no tag (the message
+// lists the nearest tags, by version when ref is a version), and a version
+// that matches tags on different commits (the message lists them; pass the
+// tag itself).
 func Resolve(r *git.Repository, ref string) (string, error) {
 	if h, err := r.ResolveRevision(plumbing.Revision(ref)); err == nil {
 		c, err := r.CommitObject(*h)
@@ -59,33 +64,66 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if v, err := version.NewVersion(ref); err == nil {
+	if _, err := version.NewVersion(ref); err == nil {
 		var matches []string
+		byCommit := map[string]bool{}
+		var hash string
 		for _, t := range tags {
-			for _, p := range versionTagPrefixes {
-				rest, ok := strings.CutPrefix(t, p)
-				if !ok {
-					continue
-				}
-				if rest == ref || (p == "Percona-Server-" && strings.HasPrefix(rest, ref+"-")) {
-					matches = append(matches, t)
-					break
-				}
-				if tv, err := version.NewVersion(rest); err == nil && tv.Equal(v) && rest == v.Original() {
-					matches = append(matches, t)
-					break
-				}
+			if !versionTagMatches(t, ref) {
+				continue
 			}
+			h, err := Resolve(r, t)
+			if err != nil {
+				return "", err
+			}
+			matches = append(matches, t)
+			byCommit[h] = true
+			hash = h
 		}
-		switch len(matches) {
+		switch len(byCommit) {
 		case 1:
-			return Resolve(r, matches[0])
+			return hash, nil
 		case 0:
 		default:
-			return "", fmt.Errorf("%w: version %s matches several tags: %s (pass the tag itself)", ErrUsage, ref, strings.Join(matches, ", "))
+			return "", fmt.Errorf("%w: version %s matches tags on different commits: %s (pass the tag itself)", ErrUsage, ref, strings.Join(matches, ", "))
 		}
 	}
 	return "", fmt.Errorf("%w: unknown ref %q (not a tag, branch or commit%s)", ErrUsage, ref, nearestTags(tags, ref))
+}
+
+// versionTagMatches reports whether tag spells the bare version ref with one
+// of versionTagPrefixes (Percona's tags add a build suffix: -NN).
+func versionTagMatches(tag, ref string) bool {
+	for _, p := range versionTagPrefixes {
+		rest, ok := strings.CutPrefix(tag, p)
+		if !ok {
+			continue
+		}
+		if rest == ref || (p == "Percona-Server-" && strings.HasPrefix(rest, ref+"-")) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagVersion is the version a tag names (mariadb-10.0.22 → 10.0.22,
+// Percona-Server-5.7.22-22 → 5.7.22), or nil.
+func tagVersion(tag string) *version.Version {
+	for _, p := range versionTagPrefixes {
+		rest, ok := strings.CutPrefix(tag, p)
+		if !ok {
+			continue
+		}
+		if p == "Percona-Server-" {
+			if i := strings.LastIndex(rest, "-"); i > 0 {
+				rest = rest[:i]
+			}
+		}
+		if v, err := version.NewVersion(rest); err == nil {
+			return v
+		}
+	}
+	return nil
 }
 
 func tagNames(r *git.Repository) ([]string, error) {
@@ -102,27 +140,55 @@ func tagNames(r *git.Repository) ([]string, error) {
 	return out, nil
 }
 
-// nearestTags names up to 5 tags that share the longest prefix with ref.
+// nearestTags names up to 5 tags near ref: when ref is a version (bare or
+// spelled like a tag), the tags of the nearest versions first (most leading numbers in common, then the
+// smallest gap in the first number that differs); otherwise, and after those,
+// the tags that share the longest prefix with ref or contain it.
 func nearestTags(tags []string, ref string) string {
 	if len(tags) == 0 {
 		return "; the repository has no tags"
 	}
 	type scored struct {
-		tag   string
-		score int
+		tag       string
+		common    int // leading version numbers in common, -1 if not a version
+		gap       int64
+		prefixLen int
 	}
+	rv := tagVersion(ref) // 10.0.24, or a tag's spelling: mariadb-10.0.24
 	var ss []scored
 	for _, t := range tags {
-		n := 0
-		for n < len(t) && n < len(ref) && t[n] == ref[n] {
-			n++
+		sc := scored{tag: t, common: -1}
+		if tv := tagVersion(t); rv != nil && tv != nil {
+			a, b := rv.Segments64(), tv.Segments64()
+			sc.common = 0
+			for sc.common < len(a) && sc.common < len(b) && a[sc.common] == b[sc.common] {
+				sc.common++
+			}
+			if sc.common < len(a) && sc.common < len(b) {
+				sc.gap = a[sc.common] - b[sc.common]
+				if sc.gap < 0 {
+					sc.gap = -sc.gap
+				}
+			}
+		}
+		for sc.prefixLen < len(t) && sc.prefixLen < len(ref) && t[sc.prefixLen] == ref[sc.prefixLen] {
+			sc.prefixLen++
 		}
 		if strings.Contains(t, ref) {
-			n += len(ref)
+			sc.prefixLen += len(ref)
 		}
-		ss = append(ss, scored{t, n})
+		ss = append(ss, sc)
 	}
-	sort.SliceStable(ss, func(i, j int) bool { return ss[i].score > ss[j].score })
+	sort.SliceStable(ss, func(i, j int) bool {
+		a, b := ss[i], ss[j]
+		if a.common != b.common {
+			return a.common > b.common
+		}
+		if a.common >= 0 && a.gap != b.gap {
+			return a.gap < b.gap
+		}
+		return a.prefixLen > b.prefixLen
+	})
 	var names []string
 	for i := 0; i < len(ss) && i < 5; i++ {
 		names = append(names, ss[i].tag)
@@ -131,7 +197,9 @@ func nearestTags(tags []string, ref string) string {
 }
 
 // Range lists the commits that are ancestors of bad (inclusive) and not
-// ancestors of good (inclusive), with parent links, for NewSearch. good must be
+// ancestors of good (inclusive), with parent links and committer times, for
+// NewSearch (or NewSearchOptions, which narrows them to the first-parent
+// chain itself). good and bad are full hashes (see Resolve). good must be
 // an ancestor of bad; otherwise it is an ErrUsage error that says which way round
 // the two are.
 func Range(r *git.Repository, good, bad string) ([]Commit, error) {
@@ -175,7 +243,7 @@ func Range(r *git.Repository, good, bad string) ([]Commit, error) {
 			parents = append(parents, p.String())
 		}
 		subject, _, _ := strings.Cut(c.Message, "\n")
-		out = append(out, Commit{Hash: c.Hash.String(), Subject: subject, Parents: parents})
+		out = append(out, Commit{Hash: c.Hash.String(), Subject: subject, Parents: parents, Time: c.Committer.When.Unix()})
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("walk %.10s..%.10s: %w", good, bad, shallowHint(r, err))

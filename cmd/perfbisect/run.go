@@ -70,7 +70,13 @@ func runWrapper(args []string) (int, bool) {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		return runFailure, true
 	}
-	cmd := exec.Command(self, args[1:]...)
+	return wrapRun(self, args[1:]), true
+}
+
+// wrapRun runs exe with args as the child of runWrapper, forwarding SIGINT,
+// SIGTERM and SIGHUP, and returns the mapped exit code.
+func wrapRun(exe string, args []string) int {
+	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), runChildEnv+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -79,33 +85,33 @@ func runWrapper(args []string) (int, bool) {
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		return runFailure, true
+		return runFailure
 	}
 	go func() {
 		for s := range sigs {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	code := 0
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), true
+			return 128 + int(ws.Signal())
 		}
 		code = ee.ExitCode()
 	default:
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		return runFailure, true
+		return runFailure
 	}
 	switch {
 	case code == runGood, code == runBad, code == runSkip, code >= 128:
-		return code, true
+		return code
 	default:
 		fmt.Fprintf(os.Stderr, "perfbisect: run ended with exit code %d (a crash?); exiting %d so that git bisect stops instead of marking the commit\n", code, runUsage)
-		return runUsage, true
+		return runUsage
 	}
 }
 

@@ -1,0 +1,242 @@
+package main
+
+// End-to-end tests of the stored session (resume after SIGKILL, status, log,
+// reset) and of git bisect run, with real builds and real servers.
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// smallRun measures the small fixture (12 commits, culprit at 7): short runs,
+// data that does not fit the culprit's buffer pool.
+var smallRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5",
+	"--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
+
+// storedRuns returns the runs stored for the state directory's latest start
+// session (tps by event), or nil when there is none yet.
+func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(state, store.FileName)); err != nil {
+		return nil, nil
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, err := st.Latest(store.KindStart)
+	if err != nil || x == nil {
+		return nil, nil
+	}
+	evs, err := st.Events(x.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tps []float64
+	for _, e := range evs {
+		if e.Run != nil {
+			tps = append(tps, e.Run.TPS)
+		}
+	}
+	return x, tps
+}
+
+var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
+
+func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
+	repo, culprit := makeFixture(t, "-n", "12", "--culprit-pos", "7", "--broken-pos", "0")
+	state := t.TempDir()
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
+
+	// Start, and kill -9 perfbisect once the endpoints and part of the first
+	// midpoint are stored (the endpoints take 12 runs at the default --repeats).
+	cmd := exec.Command(binary, args...)
+	var first bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &first, &first
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(6 * time.Minute)
+	var killedAt int
+	for {
+		if _, tps := storedRuns(t, state); len(tps) >= 16 {
+			killedAt = len(tps)
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no 16 runs stored in 6 minutes:\n%s", tail(first.String(), 30))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	time.Sleep(time.Second) // the server dies by its parent-death signal
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers outlived a kill -9 of perfbisect: %v", s)
+	}
+	sess, before := storedRuns(t, state)
+	if sess.State != store.Running || len(before) < killedAt {
+		t.Fatalf("after kill: session %s with %d runs (saw %d)", sess.State, len(before), killedAt)
+	}
+	st := perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
+	if st.code != 0 || !strings.Contains(st.stdout, "running") || !strings.Contains(st.stdout, "perfbisect resume") {
+		t.Errorf("status of the interrupted session: exit %d", st.code)
+	}
+
+	// Another start while one is unfinished: refused, naming the difference.
+	other := append(append([]string(nil), args...), "--threshold", "7")
+	if r := perfbisect(t, nil, other...); r.code != exitUsage || !strings.Contains(r.stderr, "threshold") || !strings.Contains(r.stderr, "perfbisect reset") {
+		t.Errorf("a different start over an unfinished session: exit %d", r.code)
+	}
+
+	// Resume: the stored runs are used, not measured again.
+	r := perfbisect(t, nil, "resume", "--state-dir", state, "--repo", repo)
+	if r.code != exitOK || !strings.Contains(r.stdout, "first bad commit: "+culprit) {
+		t.Fatalf("resumed session: exit %d, want 0 naming %s", r.code, culprit)
+	}
+	sess, after := storedRuns(t, state)
+	if sess.State != store.Done || sess.Outcome != "found" {
+		t.Errorf("session after resume: %s %s", sess.State, sess.Outcome)
+	}
+	live := len(liveRun.FindAllString(r.stderr, -1))
+	if live != len(after)-len(before) {
+		t.Errorf("resumed session measured %d runs; the store grew from %d to %d", live, len(before), len(after))
+	}
+	if !reflect.DeepEqual(after[:len(before)], before) {
+		t.Errorf("the runs stored before the kill changed on resume")
+	}
+	if !strings.Contains(r.stderr, "runs stored are used") {
+		t.Errorf("resume did not say it reuses stored runs")
+	}
+
+	// status, and log replayed by git itself.
+	st = perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
+	if !strings.Contains(st.stdout, "done (found)") || !strings.Contains(st.stdout, "first bad commit: "+culprit) {
+		t.Errorf("status after the end:\n%s", st.stdout)
+	}
+	lg := perfbisect(t, nil, "log", "--state-dir", state, "--repo", repo)
+	logFile := filepath.Join(t.TempDir(), "bisect.log")
+	if err := os.WriteFile(logFile, []byte(lg.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay := exec.Command("git", "bisect", "replay", logFile)
+	replay.Dir = repo
+	out, err := replay.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), culprit+" is the first bad commit") {
+		t.Errorf("git bisect replay of perfbisect log: %v\n%s\n--- log\n%s", err, out, lg.stdout)
+	}
+	reset := exec.Command("git", "bisect", "reset")
+	reset.Dir = repo
+	_ = reset.Run()
+	if rs := perfbisect(t, nil, "reset", "--state-dir", state, "--repo", repo); rs.code != 0 || !strings.Contains(rs.stdout, "no unfinished session") {
+		t.Errorf("reset after the end: exit %d", rs.code)
+	}
+}
+
+func TestResetEndsAnUnfinishedSession(t *testing.T) {
+	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "2", "--broken-pos", "0")
+	state := t.TempDir()
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
+	cmd := exec.Command(binary, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if s, _ := storedRuns(t, state); s != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no session stored after a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	r := perfbisect(t, nil, "reset", "--state-dir", state, "--repo", repo)
+	if r.code != 0 || !strings.Contains(r.stdout, "session 1 ended") {
+		t.Fatalf("reset: exit %d", r.code)
+	}
+	if s, _ := storedRuns(t, state); s == nil || s.State != store.Reset {
+		t.Errorf("session after reset: %+v", s)
+	}
+	if r := perfbisect(t, nil, "resume", "--state-dir", state, "--repo", repo); r.code != exitUsage || !strings.Contains(r.stderr, "no unfinished session") {
+		t.Errorf("resume after reset: exit %d", r.code)
+	}
+	// A different session may start now (and is killed at once: only its
+	// acceptance matters here).
+	other := append(append([]string(nil), args...), "--threshold", "7")
+	cmd = exec.Command(binary, other...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		if s, _ := storedRuns(t, state); s != nil && s.ID == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the new session was not stored after a reset")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+}
+
+func TestGitBisectRunFindsTheCulprit(t *testing.T) {
+	repo, culprit := makeFixture(t, "-n", "12", "--culprit-pos", "7", "--broken-pos", "0")
+	state := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	headBefore := git("rev-parse", "HEAD")
+	statusBefore := git("status", "--porcelain", "--ignored")
+	// perfbisect run outside a bisection: a usage error that stops git (>= 128).
+	if r := perfbisect(t, nil, append([]string{"run", "--repo", repo, "--state-dir", state}, smallRun...)...); r.code != runUsage || !strings.Contains(r.stderr, "git bisect start") {
+		t.Errorf("run outside a bisection: exit %d, want %d", r.code, runUsage)
+	}
+	git("bisect", "start", "bad", "good")
+	cmd := exec.Command("git", append([]string{"bisect", "run", binary, "run", "--state-dir", state}, smallRun...)...)
+	cmd.Dir = repo
+	out, err := cmd.CombinedOutput()
+	t.Logf("git bisect run:\n%s", tail(string(out), 40))
+	if err != nil {
+		t.Fatalf("git bisect run: %v", err)
+	}
+	if !strings.Contains(string(out), culprit+" is the first bad commit") {
+		t.Errorf("git bisect run did not end at the culprit %s", culprit)
+	}
+	// The endpoints were measured once, by the first call.
+	if n := strings.Count(string(out), "measured by an earlier call"); n < 2 {
+		t.Errorf("endpoints reused by %d later calls, want every later call (>= 2)", n)
+	}
+	git("bisect", "reset")
+	if git("rev-parse", "HEAD") != headBefore || git("status", "--porcelain", "--ignored") != statusBefore {
+		t.Errorf("the work tree changed: perfbisect must build outside it")
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}
