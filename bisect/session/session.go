@@ -50,6 +50,13 @@ type Config struct {
 	// old/new terms): Good is the old revision, Bad the new one, and the change
 	// looked for is in the better direction of Metric.
 	Improvement bool
+	// FirstParent restricts the search to bad's first-parent chain (git bisect
+	// --first-parent): the answer can be a merge commit.
+	FirstParent bool
+	// Jobs is the number of commits placed per round (k-ary search, for
+	// parallel capacity): they are measured together in blocks that share the
+	// good and bad runs; 0 or 1 is exact bisection.
+	Jobs int
 
 	// OnStep, when set, is called after each decision (for progress output and
 	// the store).
@@ -85,6 +92,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: --threshold %.4g%%: must be between 0 and 100%%", bisect.ErrUsage, 100*c.Threshold)
 	case !(c.Confidence > 0.5 && c.Confidence < 1):
 		return fmt.Errorf("%w: --confidence %.4g: must be between 0.5 and 1", bisect.ErrUsage, c.Confidence)
+	case c.Jobs < 0 || c.Jobs > 16:
+		return fmt.Errorf("%w: --jobs %d: want 1 to 16 commits per round", bisect.ErrUsage, c.Jobs)
 	case c.Metric != TPS && c.Metric != CPUPerTxn:
 		return fmt.Errorf("%w: --metric %q: want tps or cpu-per-txn", bisect.ErrUsage, c.Metric)
 	}
@@ -202,12 +211,12 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	search, err := bisect.NewSearch(cfg.Commits, []string{cfg.Good}, cfg.Bad)
+	search, err := bisect.NewSearchOptions(cfg.Commits, []string{cfg.Good}, cfg.Bad, bisect.Options{FirstParent: cfg.FirstParent})
 	if err != nil {
 		return nil, err
 	}
 	n := len(search.Candidates())
-	b := stats.Budget{Confidence: cfg.Confidence, Steps: stats.ExpectedSteps(n),
+	b := stats.Budget{Confidence: cfg.Confidence, Steps: expectedDecisions(n, cfg.Jobs),
 		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
 	if stats.MinP(cfg.MaxRepeats, cfg.MaxRepeats) > b.LookAlpha(b.Looks) && stats.MinP(cfg.Repeats, cfg.Repeats) > b.LookAlpha(1) {
 		// No look could ever decide: the answer would be "no regression" by
@@ -254,8 +263,18 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	s.res.Verdicts[c.Bad] = "bad"
 	s.estimate(cmp)
 
-	// 2. Midpoints.
+	// 2. Midpoints, one per step (or Jobs per round).
 	for {
+		var err error
+		if c.Jobs > 1 {
+			if pts := s.search.NextK(c.Jobs); len(pts) > 1 {
+				err = s.round(ctx, pts)
+				if err != nil {
+					return s.res, err
+				}
+				continue
+			}
+		}
 		cand, ok := s.search.Next()
 		if !ok {
 			break
@@ -592,6 +611,126 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			return m, nil
 		}
 	}
+}
+
+// expectedDecisions is the number of decisions a session over n candidates is
+// expected to take with jobs commits per round: jobs per round over
+// ceil(log_{jobs+1} n) rounds, plus the endpoints, the confirmation and one
+// for skips (stats.ExpectedSteps for jobs <= 1).
+func expectedDecisions(n, jobs int) int {
+	if jobs <= 1 {
+		return stats.ExpectedSteps(n)
+	}
+	rounds := int(math.Ceil(math.Log(float64(max(n, 2))) / math.Log(float64(jobs+1))))
+	return jobs*rounds + 3
+}
+
+// round places several candidates at once (k-ary search): blocks hold one run
+// each of good, bad and every candidate still undecided, in rotating order, so
+// that the reference runs are shared; each candidate is decided on its own
+// blocks with stats.Classify, and leaves the blocks once decided. The marks are
+// applied in the order the search proposed the points; a mark that contradicts
+// an earlier one of the round (noise) makes that commit a skip.
+func (s *Session) round(ctx context.Context, pts []string) error {
+	s.logf("round: placing %d commits together", len(pts))
+	type point struct {
+		h      string
+		blocks []stats.Block
+		mark   bisect.Mark
+		done   bool
+	}
+	var active []*point
+	var all []*point
+	for _, h := range pts {
+		p := &point{h: h}
+		all = append(all, p)
+		if err := s.prepare(ctx, h); err != nil {
+			var u *bisect.UntestableError
+			if !errors.As(err, &u) {
+				return err
+			}
+			p.mark, p.done = s.skip(h, u, 0), true
+			continue
+		}
+		active = append(active, p)
+	}
+	for look := 1; len(active) > 0; look++ {
+		target := min(s.cfg.Repeats*look, s.cfg.MaxRepeats)
+		for len(active) > 0 && len(active[0].blocks) < target {
+			i := len(active[0].blocks)
+			roles := []string{s.cfg.Good, s.cfg.Bad}
+			for _, p := range active {
+				roles = append(roles, p.h)
+			}
+			vals := map[string]float64{}
+			var failed *point
+			for k := range roles {
+				h := roles[(i+k)%len(roles)]
+				v, err := s.measure(ctx, h)
+				if err != nil {
+					var u *bisect.UntestableError
+					if h != s.cfg.Good && h != s.cfg.Bad && errors.As(err, &u) {
+						for _, p := range active {
+							if p.h == h {
+								p.mark, p.done, failed = s.skip(h, u, look), true, p
+							}
+						}
+						continue
+					}
+					if bisect.IsUntestable(err) {
+						return fmt.Errorf("reference %.10s failed during a round: %w", h, err)
+					}
+					return err
+				}
+				if !s.cfg.Metric.HigherIsBetter() {
+					v = 1 / v
+				}
+				vals[h] = v
+			}
+			var still []*point
+			for _, p := range active {
+				if p == failed {
+					continue
+				}
+				p.blocks = append(p.blocks, stats.Block{Good: vals[s.cfg.Good], Bad: vals[s.cfg.Bad], Cand: vals[p.h]})
+				still = append(still, p)
+			}
+			active = still
+		}
+		var still []*point
+		for _, p := range active {
+			cl := stats.Classify(p.blocks, s.budget.LookAlpha(look))
+			s.logf("midpoint %.10s, look %d: %s (%s)", p.h, look, cl.Side, cl.Rule)
+			if cl.Side == stats.Undecided && len(p.blocks) < s.cfg.MaxRepeats {
+				still = append(still, p)
+				continue
+			}
+			st := Step{Role: RoleMidpoint, Commit: p.h, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need, Note: cl.Note, Class: &cl, Looks: look}
+			switch cl.Side {
+			case stats.GoodSide:
+				p.mark, st.Verdict = bisect.Good, "good"
+			case stats.BadSide:
+				p.mark, st.Verdict = bisect.Bad, "bad"
+			default:
+				p.mark, st.Verdict = bisect.Skip, "skip"
+				s.res.Skipped[p.h] = fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", len(p.blocks), cl.Rule, cl.Need)
+			}
+			s.step(st)
+			p.done = true
+		}
+		active = still
+	}
+	for _, p := range all {
+		m := p.mark
+		if !s.search.Consistent(p.h, m) {
+			s.res.Skipped[p.h] = fmt.Sprintf("measured %s, which contradicts another verdict of the same round: treated as skipped", m)
+			s.logf("%.10s: %s", p.h, s.res.Skipped[p.h])
+			m = bisect.Skip
+		}
+		s.search.Mark(p.h, m)
+		s.res.Verdicts[p.h] = m.String()
+	}
+	return nil
 }
 
 // skip records an untestable candidate.

@@ -139,3 +139,42 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestKaryRoundsFindTheCulprit(t *testing.T) {
+	cs, hs := history(40)
+	for _, culprit := range []int{1, 9, 23, 40} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[culprit]: 0.5}, CV: 0.05,
+				Untestable: map[string]string{hs[12]: "build failed"}, Rand: rand.New(rand.NewPCG(seed, 11))}
+			cfg := config(cs, hs)
+			cfg.Jobs = 3
+			var rounds int
+			cfg.Logf = func(format string, args ...any) {
+				if format == "round: placing %d commits together" {
+					rounds++
+				}
+			}
+			s, err := New(cfg, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if culprit == 12 || culprit == 13 {
+				continue
+			}
+			if res.Outcome != Found || res.FirstBad != hs[culprit] {
+				t.Fatalf("culprit %d seed %d: %s %.10s (%s)", culprit, seed, res.Outcome, res.FirstBad, res.Why)
+			}
+			// 40 candidates, 4 parts per round: 3 rounds (one more for the skip).
+			if rounds < 2 || rounds > 4 {
+				t.Errorf("culprit %d seed %d: %d rounds, want 2-4", culprit, seed, rounds)
+			}
+			if s.budget.Steps != 3*3+3 {
+				t.Errorf("budget of %d decisions, want 12", s.budget.Steps)
+			}
+		}
+	}
+}

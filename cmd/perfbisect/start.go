@@ -61,6 +61,8 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "good", Aliases: []string{"old"}, Usage: "(required) a revision without the change (tag, branch, hash, HEAD~3, or a version such as 10.0.22)"},
 			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Usage: "(required) a revision with the change"},
 			&cli.BoolFlag{Name: "no-confirm", Usage: "do not confirm the first bad commit against its parent"},
+			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
+			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 		}, measurementFlags()...),
 		Action: startAction,
@@ -149,6 +151,7 @@ func startAction(c *cli.Context) error {
 	cfg := su.policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = c.Bool("no-confirm")
+	cfg.FirstParent, cfg.Jobs = c.Bool("first-parent"), c.Int("jobs")
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -158,7 +161,8 @@ func startAction(c *cli.Context) error {
 	progress := su.progress
 
 	// The store: resume the unfinished session when it is this one.
-	identity := su.identity(good, bad, map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": su.repoRoot})
+	identity := su.identity(good, bad, map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": su.repoRoot,
+		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)})
 	k := key(identity)
 	st := su.store
 	sess, err := st.Current(store.KindStart)
