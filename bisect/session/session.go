@@ -327,19 +327,22 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	return s.res, nil
 }
 
-// changed reports whether a comparison of old against new found the change
-// looked for: a significant shift in the worse direction of the metric (the
-// better one with Improvement).
-func (s *Session) changed(cmp stats.Comparison) bool {
+// Changed reports whether a comparison of old against new (stats.Compare of
+// the good runs against the bad runs) found the change the session looks for:
+// a significant shift in the worse direction of the metric, or the better one
+// with Improvement.
+func (c *Config) Changed(cmp stats.Comparison) bool {
 	if cmp.Verdict != stats.Different {
 		return false
 	}
 	worse := cmp.Shift.Est < 0
-	if !s.cfg.Metric.HigherIsBetter() {
+	if !c.Metric.HigherIsBetter() {
 		worse = cmp.Shift.Est > 0
 	}
-	return worse != s.cfg.Improvement
+	return worse != c.Improvement
 }
+
+func (s *Session) changed(cmp stats.Comparison) bool { return s.cfg.Changed(cmp) }
 
 // noChange says why the endpoints did not show the change looked for.
 func (s *Session) noChange(cmp stats.Comparison) string {

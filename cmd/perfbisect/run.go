@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -287,7 +288,8 @@ func runWork(c *cli.Context) error {
 		}
 		events, steps = len(evs), len(stored)
 		for _, s := range stored {
-			if s.Role == string(session.RoleEndpoints) && s.Verdict == "DIFFERENT" {
+			var step session.Step
+			if s.Role == string(session.RoleEndpoints) && json.Unmarshal(s.Evidence, &step) == nil && step.Compare != nil && cfg.Changed(*step.Compare) {
 				endpointsDone = true
 			}
 		}

@@ -115,6 +115,7 @@ func resumeAction(c *cli.Context) error {
 		args = append(args, "--quiet")
 	}
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: perfbisect %s (in %s)\n", strings.Join(cur.Args, " "), cur.Dir)
+	resuming = true
 	return newApp().RunContext(c.Context, args)
 }
 

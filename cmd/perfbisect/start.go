@@ -169,6 +169,10 @@ func startAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
+	if sess != nil && sess.Key != k && resuming {
+		return usageErr("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
+			su.stateDir, identityDiff(sess.Config, identity), strings.Join(sess.Args, " "))
+	}
 	if sess != nil && sess.Key != k {
 		return usageErr("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
 			su.stateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identityDiff(sess.Config, identity))
@@ -246,6 +250,9 @@ func startAction(c *cli.Context) error {
 		return &exitError{code: exitAmbiguous}
 	}
 }
+
+// resuming is set by perfbisect resume before it runs the stored start command.
+var resuming bool
 
 // startArgs returns the start command's arguments as typed (for resume): the
 // process's arguments from "start" on.
