@@ -32,9 +32,23 @@ type Config struct {
 	OptionFile string        // the user's my.cnf ("" for none)
 	Bench      bench.Options // the workload
 	Log        io.Writer     // progress lines; may be nil
+	// OnBuild, when set, is called after every build attempt of a revision
+	// (cache hits included): for the store.
+	OnBuild func(BuildRecord)
 	// Retries is how many times a run is retried after a failure that is not the
 	// revision's (a lost connection while mysqld is alive, a port race); default 2.
 	Retries int
+}
+
+// BuildRecord is one build attempt of a revision as the store keeps it.
+type BuildRecord struct {
+	Commit   string
+	Recipe   string        // build.Recipe.Hash
+	Prefix   string        // the installed tree ("" when the build failed)
+	Duration time.Duration // wall time of the attempt (a cache hit takes milliseconds)
+	Flavor   string        // of the server found in the tree, e.g. MariaDB
+	Version  string        // e.g. 10.11.6
+	Error    string        // why it failed, "" when it did not
 }
 
 // Measurer implements bisect.Measurer.
@@ -120,8 +134,21 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if r := m.revs[commit]; r != nil {
 		return r, nil
 	}
+	began := time.Now()
+	rec := BuildRecord{Commit: commit, Recipe: m.cfg.Builder.Recipe.Hash()}
+	report := func(err error) {
+		if m.cfg.OnBuild == nil || ctx.Err() != nil {
+			return
+		}
+		rec.Duration = time.Since(began)
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		m.cfg.OnBuild(rec)
+	}
 	prefix, err := m.cfg.Builder.Build(ctx, commit)
 	if err != nil {
+		report(err)
 		var be *build.BuildError
 		if errors.As(err, &be) {
 			return nil, &bisect.UntestableError{Commit: commit, Reason: "build failed", Err: err}
@@ -130,11 +157,14 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	}
 	in, err := serverctl.FindInstall(ctx, prefix)
 	if err != nil {
+		report(err)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
 	}
+	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
+	report(nil)
 	key, err := m.snapshotKey(ctx, commit, in)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,8 @@
 // Package store is perfbisect's embedded store: one SQLite database
 // (modernc.org/sqlite, pure Go) per state directory that holds every session,
 // every event of a session (session.Event: a revision prepared or found
-// untestable, a run with its metrics and the options the server read) and every
-// decision, so that an
+// untestable, a run with its metrics and the options the server read), every
+// build attempt and every decision, so that an
 // interrupted session can be resumed without measuring again what it had
 // measured, and any session can be shown later (status, log).
 //
@@ -87,6 +87,17 @@ CREATE TABLE IF NOT EXISTS steps (
 	step        TEXT NOT NULL,
 	created     TEXT NOT NULL,
 	PRIMARY KEY (session, seq)
+);
+CREATE TABLE IF NOT EXISTS builds (
+	session     INTEGER NOT NULL REFERENCES sessions(id),
+	commit_hash TEXT NOT NULL,
+	recipe      TEXT NOT NULL,
+	prefix      TEXT NOT NULL,
+	seconds     REAL NOT NULL,
+	flavor      TEXT NOT NULL,
+	version     TEXT NOT NULL,
+	error       TEXT NOT NULL,
+	created     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_commit ON events (commit_hash);
 `
@@ -364,4 +375,46 @@ func (s *Store) ByKey(kind, key string) (*Session, error) {
 		return nil, nil
 	}
 	return x, err
+}
+
+// Build is one build attempt of a revision (a cache hit included).
+type Build struct {
+	Commit  string
+	Recipe  string  // build.Recipe.Hash
+	Prefix  string  // installed tree, "" when the build failed
+	Seconds float64 // wall time of the attempt
+	Flavor  string  // of the server in the tree
+	Version string
+	Error   string // why it failed, "" when it did not
+	Created time.Time
+}
+
+// AddBuild records a build attempt of a session.
+func (s *Store) AddBuild(id int64, b Build) error {
+	_, err := s.db.Exec(`INSERT INTO builds (session, commit_hash, recipe, prefix, seconds, flavor, version, error, created) VALUES (?,?,?,?,?,?,?,?,?)`,
+		id, b.Commit, b.Recipe, b.Prefix, b.Seconds, b.Flavor, b.Version, b.Error, now())
+	if err != nil {
+		return fmt.Errorf("store %s: build of %.10s: %w", s.path, b.Commit, err)
+	}
+	return nil
+}
+
+// Builds returns a session's build attempts in order.
+func (s *Store) Builds(id int64) ([]Build, error) {
+	rows, err := s.db.Query(`SELECT commit_hash, recipe, prefix, seconds, flavor, version, error, created FROM builds WHERE session = ? ORDER BY rowid`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Build
+	for rows.Next() {
+		var b Build
+		var created string
+		if err := rows.Scan(&b.Commit, &b.Recipe, &b.Prefix, &b.Seconds, &b.Flavor, &b.Version, &b.Error, &created); err != nil {
+			return nil, err
+		}
+		b.Created, _ = time.Parse(time.RFC3339Nano, created)
+		out = append(out, b)
+	}
+	return out, rows.Err()
 }

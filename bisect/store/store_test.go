@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -239,5 +240,33 @@ func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
 	l, _ := st.Latest(KindStart)
 	if l == nil || l.State != Done || l.Outcome != "found" || string(l.Result) != `{"first_bad":"x"}` {
 		t.Errorf("latest after reopen: %+v", l)
+	}
+}
+
+func TestBuildsAreStored(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
+	want := []Build{
+		{Commit: "a", Recipe: "r1", Prefix: "/p/a", Seconds: 12.5, Flavor: "MariaDB", Version: "10.11.6"},
+		{Commit: "b", Recipe: "r1", Seconds: 3, Error: "build b: exit status 2"},
+	}
+	for _, b := range want {
+		if err := st.AddBuild(x.ID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.Builds(x.ID)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("builds: %v %+v", err, got)
+	}
+	for i := range want {
+		got[i].Created = time.Time{}
+		if got[i] != want[i] {
+			t.Errorf("build %d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

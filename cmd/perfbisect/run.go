@@ -308,7 +308,7 @@ func runWork(c *cli.Context) error {
 		steps++
 		table.Step(s, res.Runs)
 	}
-	run, err := session.New(cfg, su.measurer())
+	run, err := session.New(cfg, su.measurer(sess.ID))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

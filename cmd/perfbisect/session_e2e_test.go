@@ -123,7 +123,8 @@ func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
 
 	// status, and log replayed by git itself.
 	st = perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
-	if !strings.Contains(st.stdout, "done (found)") || !strings.Contains(st.stdout, "first bad commit: "+culprit) {
+	if !strings.Contains(st.stdout, "done (found)") || !strings.Contains(st.stdout, "first bad commit: "+culprit) ||
+		!regexp.MustCompile(`build attempts: [1-9][0-9]* \(0 failed`).MatchString(st.stdout) {
 		t.Errorf("status after the end:\n%s", st.stdout)
 	}
 	lg := perfbisect(t, nil, "log", "--state-dir", state, "--repo", repo)

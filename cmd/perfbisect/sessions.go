@@ -121,11 +121,12 @@ func resumeAction(c *cli.Context) error {
 
 // storedRun is a session read back from the store with its decisions.
 type storedRun struct {
-	sess  *store.Session
-	steps []session.Step
-	runs  map[string]int
-	total int
-	repo  *git.Repository
+	sess   *store.Session
+	steps  []session.Step
+	runs   map[string]int
+	total  int
+	repo   *git.Repository
+	builds []store.Build
 }
 
 func loadLatest(c *cli.Context) (*storedRun, string, error) {
@@ -163,6 +164,9 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 			out.total++
 		}
 	}
+	if out.builds, err = st.Builds(sess.ID); err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
 	var id map[string]string
 	_ = json.Unmarshal(sess.Config, &id)
 	if id["repo"] != "" {
@@ -197,7 +201,15 @@ func statusAction(c *cli.Context) error {
 	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
 	fmt.Fprintf(w, "state:   %s\n", dir)
 	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.subject(x.Good), x.Bad, s.subject(x.Bad))
-	fmt.Fprintf(w, "runs stored: %d; decisions: %d\n", s.total, len(s.steps))
+	var secs float64
+	failed := 0
+	for _, b := range s.builds {
+		secs += b.Seconds
+		if b.Error != "" {
+			failed++
+		}
+	}
+	fmt.Fprintf(w, "runs stored: %d; decisions: %d; build attempts: %d (%d failed, %.0fs in all)\n", s.total, len(s.steps), len(s.builds), failed, secs)
 	for _, st := range s.steps {
 		fmt.Fprintf(w, "  %-9s %.10s %-9s %3d runs  %s\n", st.Role, st.Commit, st.Verdict, s.runs[st.Commit], st.Reason)
 	}

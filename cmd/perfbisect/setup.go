@@ -163,10 +163,18 @@ func (s *setup) lockState(c *cli.Context) error {
 	return nil
 }
 
-// measurer returns the real Measurer for this setup.
-func (s *setup) measurer() *measure.Measurer {
+// measurer returns the real Measurer for this setup; its builds are recorded
+// in the store under session id.
+func (s *setup) measurer(id int64) *measure.Measurer {
 	builder := &build.Builder{Repo: s.repo, StateDir: s.stateDir, Recipe: s.recipe, Log: s.progress}
-	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress})
+	onBuild := func(b measure.BuildRecord) {
+		err := s.store.AddBuild(id, store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
+			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild})
 	m.Tidy()
 	return m
 }

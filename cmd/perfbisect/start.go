@@ -200,7 +200,7 @@ func startAction(c *cli.Context) error {
 
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
-	m := su.measurer()
+	m := su.measurer(sess.ID)
 	var res *session.Result
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
 	cfg.OnStep = func(s session.Step) {
