@@ -74,3 +74,22 @@ func median(sorted []float64) float64 {
 	}
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
+
+// RobustCV is a coefficient of variation that one outlier cannot inflate:
+// 1.4826 * MAD / median (the MAD scaled to estimate the standard deviation of
+// a normal sample; Rousseeuw & Croux 1993). NaN for fewer than 3 values or a
+// zero median.
+func RobustCV(xs []float64) float64 {
+	if len(xs) < 3 {
+		return math.NaN()
+	}
+	m := Median(xs)
+	if m == 0 {
+		return math.NaN()
+	}
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - m)
+	}
+	return 1.4826 * Median(dev) / math.Abs(m)
+}

@@ -418,3 +418,54 @@ func (s *Store) Builds(id int64) ([]Build, error) {
 	}
 	return out, rows.Err()
 }
+
+// EarlierRuns returns the runs of commit stored by other sessions than id
+// whose configuration has the same values for every name in same (e.g. the
+// workload, the build recipe, the option file's content): measurements of the
+// same thing, usable to estimate noise (never to decide; decisions use runs of
+// their own session, interleaved).
+func (s *Store) EarlierRuns(id int64, commit string, same []string) ([]bisect.Run, error) {
+	all, err := s.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.Session(id)
+	if err != nil {
+		return nil, err
+	}
+	var want map[string]string
+	_ = json.Unmarshal(cur.Config, &want)
+	var out []bisect.Run
+	for _, x := range all {
+		if x.ID == id {
+			continue
+		}
+		var cfg map[string]string
+		if json.Unmarshal(x.Config, &cfg) != nil {
+			continue
+		}
+		match := true
+		for _, k := range same {
+			if cfg[k] != want[k] {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		rows, err := s.db.Query(`SELECT run FROM events WHERE session = ? AND commit_hash = ? AND run != ''`, x.ID, commit)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var text string
+			var r bisect.Run
+			if rows.Scan(&text) == nil && json.Unmarshal([]byte(text), &r) == nil {
+				out = append(out, r)
+			}
+		}
+		rows.Close()
+	}
+	return out, nil
+}

@@ -270,3 +270,36 @@ func TestBuildsAreStored(t *testing.T) {
 		}
 	}
 }
+
+func TestEarlierRunsMatchTheWorkloadOnly(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	same := map[string]string{"workload": "w1", "recipe": "r1", "threshold": "0.05"}
+	other := map[string]string{"workload": "w2", "recipe": "r1", "threshold": "0.05"}
+	looser := map[string]string{"workload": "w1", "recipe": "r1", "threshold": "0.10"}
+	a, _ := st.Begin(KindStart, "a", nil, "/", "g", "b", same)
+	b, _ := st.Begin(KindStart, "b", nil, "/", "g", "b", other)
+	c, _ := st.Begin(KindStart, "c", nil, "/", "g", "b", looser)
+	cur, _ := st.Begin(KindStart, "d", nil, "/", "g", "b", same)
+	for i, id := range []int64{a.ID, b.ID, c.ID, cur.ID} {
+		r := bisect.Run{Commit: "g", TPS: float64(100 + i)}
+		if err := st.Append(id, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := st.EarlierRuns(cur.ID, "g", []string{"workload", "recipe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, r := range runs {
+		got = append(got, r.TPS)
+	}
+	// a (same workload) and c (same workload, other threshold); not b, not cur.
+	if !reflect.DeepEqual(got, []float64{100, 102}) {
+		t.Errorf("earlier runs %v, want [100 102]", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 // measurementFlags are the flags of every command that builds and measures
@@ -215,6 +217,7 @@ func startAction(c *cli.Context) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	fmt.Fprintf(progress, "bisecting %d commit(s) after good %.10s up to bad %.10s; state in %s\n", len(commits), good, bad, su.stateDir)
+	priorNoise(progress, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
 	res = run.Result()
 	_, runErr := run.Run(ctx)
 	doc := report.NewDocument(res, cfg.Metric, subjects)
@@ -263,4 +266,22 @@ func startArgs(c *cli.Context) []string {
 		}
 	}
 	return append([]string{"start"}, c.Args().Slice()...)
+}
+
+// priorNoise prints the run-to-run noise earlier sessions measured on the same
+// commits with the same workload, build recipe and option file: what to expect
+// before this session's own runs (which alone decide).
+func priorNoise(w io.Writer, st *store.Store, id int64, metric session.Metric, commits map[string]string) {
+	for _, name := range []string{"good", "bad"} {
+		runs, err := st.EarlierRuns(id, commits[name], []string{"workload", "recipe", "my-cnf content"})
+		if err != nil || len(runs) < 3 {
+			continue
+		}
+		vals := make([]float64, len(runs))
+		for i, r := range runs {
+			vals[i] = metric.Value(r)
+		}
+		fmt.Fprintf(w, "earlier sessions measured %s %.10s %d times: median %s %.1f, noise (robust CV) %.1f%%\n",
+			name, commits[name], len(runs), metric, stats.Median(vals), 100*stats.RobustCV(vals))
+	}
 }
