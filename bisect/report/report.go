@@ -76,9 +76,17 @@ func (t *Table) Step(st session.Step, runs map[string][]bisect.Run) {
 func Final(w io.Writer, res *session.Result, subjects Subjects) {
 	switch res.Outcome {
 	case session.Found:
-		fmt.Fprintf(w, "first bad commit: %s %s\n", res.FirstBad, subjects(res.FirstBad))
+		if res.Improvement {
+			fmt.Fprintf(w, "first new commit (the improvement): %s %s\n", res.FirstBad, subjects(res.FirstBad))
+		} else {
+			fmt.Fprintf(w, "first bad commit: %s %s\n", res.FirstBad, subjects(res.FirstBad))
+		}
 	case session.Ambiguous:
-		fmt.Fprintf(w, "ambiguous: the first bad commit is one of:\n")
+		if res.Improvement {
+			fmt.Fprintf(w, "ambiguous: the first new commit (the improvement) is one of:\n")
+		} else {
+			fmt.Fprintf(w, "ambiguous: the first bad commit is one of:\n")
+		}
 		for _, h := range res.Range {
 			why := ""
 			if s, ok := res.Skipped[h]; ok {
@@ -87,7 +95,11 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 			fmt.Fprintf(w, "  %s %s%s\n", h, subjects(h), why)
 		}
 	case session.NoRegression:
-		fmt.Fprintf(w, "no regression reproduced\n")
+		if res.Improvement {
+			fmt.Fprintf(w, "no improvement reproduced\n")
+		} else {
+			fmt.Fprintf(w, "no regression reproduced\n")
+		}
 	}
 	if res.Why != "" {
 		fmt.Fprintf(w, "%s\n", res.Why)

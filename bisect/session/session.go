@@ -147,6 +147,9 @@ type Result struct {
 	Budget   stats.Budget
 	Estimate string // pre-flight estimate printed after the endpoints
 	Replayed int    // events taken from the store (a resumed session) instead of measured
+	// Improvement is set when the session looked for a speed-up (git bisect's
+	// old/new terms: FirstBad is then the first new commit).
+	Improvement bool
 }
 
 // EndpointError is an endpoint that cannot be measured: the session stops with
@@ -234,6 +237,7 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 	}
 	return &Session{cfg: cfg, m: m, search: search, budget: b, res: &Result{
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
+		Improvement: cfg.Improvement,
 	}}, nil
 }
 

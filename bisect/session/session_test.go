@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -175,6 +176,30 @@ func TestKaryRoundsFindTheCulprit(t *testing.T) {
 			if s.budget.Steps != 3*3+3 {
 				t.Errorf("budget of %d decisions, want 12", s.budget.Steps)
 			}
+		}
+	}
+}
+
+func TestImprovementSearch(t *testing.T) {
+	cs, hs := history(30)
+	for _, improvement := range []bool{true, false} {
+		m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[17]: 1.6}, CV: 0.05,
+			Rand: rand.New(rand.NewPCG(4, 4))}
+		cfg := config(cs, hs)
+		cfg.Improvement = improvement
+		s, err := New(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case improvement && (res.Outcome != Found || res.FirstBad != hs[17]):
+			t.Errorf("improvement search: %s %.10s (%s)", res.Outcome, res.FirstBad, res.Why)
+		case !improvement && (res.Outcome != NoRegression || !strings.Contains(res.Why, "no regression")):
+			t.Errorf("regression search over a speed-up: %s (%s)", res.Outcome, res.Why)
 		}
 	}
 }
