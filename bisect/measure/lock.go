@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -46,19 +47,31 @@ func (m *Measurer) lock(ctx context.Context) (func(), error) {
 		}
 	}
 	_ = f.Chmod(0o666) // every user of the machine shares it (umask would narrow it)
-	waiting := false
+	var waitingSince, told time.Time
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// Say who holds it, for those who wait.
+			if err := f.Truncate(0); err == nil {
+				_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, since %s\n", os.Getpid(), m.cfg.StateDir, time.Now().Format("15:04:05"))), 0)
+			}
+			if !waitingSince.IsZero() {
+				m.logf("got the measurement lock after %s", time.Since(waitingSince).Round(time.Second))
+			}
 			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 		}
 		if err != syscall.EWOULDBLOCK {
 			f.Close()
 			return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
 		}
-		if !waiting {
-			m.logf("waiting for the measurement lock %s (another perfbisect is measuring)", LockPath)
-			waiting = true
+		if waitingSince.IsZero() {
+			waitingSince = time.Now()
+		}
+		if time.Since(told) >= 30*time.Second {
+			holder, _ := os.ReadFile(LockPath)
+			m.logf("waiting for the measurement lock %s (%s so far): another perfbisect is measuring: %s", LockPath,
+				time.Since(waitingSince).Round(time.Second), strings.TrimSpace(string(holder)))
+			told = time.Now()
 		}
 		select {
 		case <-ctx.Done():

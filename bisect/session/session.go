@@ -599,7 +599,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			}
 			blocks = append(blocks, b)
 		}
-		cl := stats.Classify(blocks, s.budget.LookAlpha(look))
+		cl := s.placed(stats.Classify(blocks, s.budget.LookAlpha(look)))
 		s.logf("midpoint %.10s, look %d: %s (%s)", cand, look, cl.Side, cl.Rule)
 		if cl.Side != stats.Undecided || len(blocks) >= s.cfg.MaxRepeats {
 			st := Step{Role: RoleMidpoint, Commit: cand, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need,
@@ -618,6 +618,24 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			return m, nil
 		}
 	}
+}
+
+// placed keeps a classification's partial-change note only when the
+// candidate is at least the threshold away from the end it sits with: a
+// significant but smaller difference (a docs-only commit measured 1% off) is
+// not worth a warning.
+func (s *Session) placed(cl stats.Classification) stats.Classification {
+	if cl.Note == "" {
+		return cl
+	}
+	end := cl.MedianGood
+	if cl.Side == stats.BadSide {
+		end = cl.MedianBad
+	}
+	if end != 0 && math.Abs(cl.MedianCand-end)/math.Abs(end) < s.cfg.Threshold {
+		cl.Note = ""
+	}
+	return cl
 }
 
 // expectedDecisions is the number of decisions a session over n candidates is
@@ -706,7 +724,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		}
 		var still []*point
 		for _, p := range active {
-			cl := stats.Classify(p.blocks, s.budget.LookAlpha(look))
+			cl := s.placed(stats.Classify(p.blocks, s.budget.LookAlpha(look)))
 			s.logf("midpoint %.10s, look %d: %s (%s)", p.h, look, cl.Side, cl.Rule)
 			if cl.Side == stats.Undecided && len(p.blocks) < s.cfg.MaxRepeats {
 				still = append(still, p)

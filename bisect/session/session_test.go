@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 func history(n int) ([]bisect.Commit, []string) {
@@ -201,5 +202,26 @@ func TestImprovementSearch(t *testing.T) {
 		case !improvement && (res.Outcome != NoRegression || !strings.Contains(res.Why, "no regression")):
 			t.Errorf("regression search over a speed-up: %s (%s)", res.Outcome, res.Why)
 		}
+	}
+}
+
+func TestPartialChangeNoteRespectsTheThreshold(t *testing.T) {
+	s := &Session{cfg: Config{Threshold: 0.05}}
+	var small, large []stats.Block
+	for i := 0; i < 8; i++ {
+		d := float64(i % 3)
+		// Candidate 1% below good: significant with no noise, but under 5%.
+		small = append(small, stats.Block{Good: 600 + d, Bad: 200 + d, Cand: 594 + d})
+		// Candidate 20% below good: a partial change worth saying.
+		large = append(large, stats.Block{Good: 600 + d, Bad: 200 + d, Cand: 480 + d})
+	}
+	if cl := stats.Classify(small, 0.01); cl.Note == "" {
+		t.Fatalf("Classify gave no note to a 1%% difference; the test needs one: %+v", cl)
+	}
+	if cl := s.placed(stats.Classify(small, 0.01)); cl.Note != "" || cl.Side != stats.GoodSide {
+		t.Errorf("1%% off good: side %v note %q, want good without a note", cl.Side, cl.Note)
+	}
+	if cl := s.placed(stats.Classify(large, 0.01)); cl.Note == "" || cl.Side != stats.GoodSide {
+		t.Errorf("20%% off good: side %v note %q, want good with a note", cl.Side, cl.Note)
 	}
 }

@@ -469,3 +469,12 @@ func (s *Store) EarlierRuns(id int64, commit string, same []string) ([]bisect.Ru
 	}
 	return out, nil
 }
+
+// LatestAny returns the newest session of any kind, or nil.
+func (s *Store) LatestAny() (*Session, error) {
+	x, err := scanSession(s.db.QueryRow(`SELECT ` + sessionCols + ` FROM sessions ORDER BY id DESC LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return x, err
+}

@@ -91,7 +91,7 @@ func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
 		t.Fatalf("after kill: session %s with %d runs (saw %d)", sess.State, len(before), killedAt)
 	}
 	st := perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
-	if st.code != 0 || !strings.Contains(st.stdout, "running") || !strings.Contains(st.stdout, "perfbisect resume") {
+	if st.code != 0 || !strings.Contains(st.stdout, "unfinished (interrupted") || !strings.Contains(st.stdout, "perfbisect resume --state-dir "+state) {
 		t.Errorf("status of the interrupted session: exit %d", st.code)
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
 // The commands around a stored session, as git bisect has them: resume,
@@ -30,17 +31,7 @@ func stateFlags() []cli.Flag {
 // openStateStore opens the store of the state directory the flags name,
 // without locking it (reading is safe beside a running session).
 func openStateStore(c *cli.Context) (*store.Store, string, error) {
-	root, _ := filepath.Abs(c.String("repo"))
-	if c.String("state-dir") == "" {
-		r, err := bisect.OpenRepo(c.String("repo"))
-		if err != nil {
-			return nil, "", &exitError{code: exitUsage, err: err}
-		}
-		if wt, err := r.Worktree(); err == nil {
-			root = wt.Filesystem.Root()
-		}
-	}
-	dir, err := stateDirOf(c, root)
+	dir, err := commandStateDir(c)
 	if err != nil {
 		return nil, "", err
 	}
@@ -49,6 +40,34 @@ func openStateStore(c *cli.Context) (*store.Store, string, error) {
 		return nil, "", &exitError{code: exitFailure, err: err}
 	}
 	return st, dir, nil
+}
+
+// commandStateDir is the state directory of a session command: --state-dir,
+// or the default one of the repository --repo names (the current directory's
+// by default, so these commands are run in the server's tree or given --repo).
+func commandStateDir(c *cli.Context) (string, error) {
+	root, _ := filepath.Abs(c.String("repo"))
+	if c.String("state-dir") == "" {
+		r, err := bisect.OpenRepo(c.String("repo"))
+		if err != nil {
+			return "", &exitError{code: exitUsage, err: fmt.Errorf("%w (run this in the server's source tree, or pass --repo or --state-dir)", err)}
+		}
+		if wt, err := r.Worktree(); err == nil {
+			root = wt.Filesystem.Root()
+		}
+	}
+	return stateDirOf(c, root)
+}
+
+// whereFlag is the flag that finds stateDir again from anywhere: --repo ROOT
+// when it is ROOT's default state directory, else --state-dir DIR.
+func whereFlag(stateDir, repoRoot string) string {
+	if d, err := defaultStateDir(repoRoot); err == nil && repoRoot != "" {
+		if _, err := os.Stat(d); err == nil && reap.Canonical(d) == stateDir {
+			return "--repo " + repoRoot
+		}
+	}
+	return "--state-dir " + stateDir
 }
 
 func sessionCommands() []*cli.Command {
@@ -103,7 +122,7 @@ func resumeAction(c *cli.Context) error {
 		return &exitError{code: exitFailure, err: err}
 	}
 	if cur == nil {
-		return usageErr("no unfinished session in %s (perfbisect status shows the last one; perfbisect start begins a new one)", dir)
+		return usageErr("no unfinished session in %s (the state directory of --repo %s; perfbisect status shows the last one, perfbisect start begins a new one)", dir, c.String("repo"))
 	}
 	if err := os.Chdir(cur.Dir); err != nil {
 		return usageErr("the session was started in %s, which is gone: %v (run its start command again from elsewhere with absolute paths: perfbisect %s)",
@@ -135,7 +154,7 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 		return nil, "", err
 	}
 	defer st.Close()
-	sess, err := st.Latest(store.KindStart)
+	sess, err := st.LatestAny()
 	if err != nil {
 		return nil, "", &exitError{code: exitFailure, err: err}
 	}
@@ -189,11 +208,23 @@ func statusAction(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if s == nil {
-		fmt.Fprintf(w, "no session in %s\n", dir)
+		fmt.Fprintf(w, "no session in %s (the state directory of --repo %s; pass the server's tree with --repo, or --state-dir)\n", dir, c.String("repo"))
 		return nil
 	}
 	x := s.sess
-	fmt.Fprintf(w, "session %d: %s", x.ID, x.State)
+	state := x.State
+	if x.State == store.Running && x.Kind == store.KindStart {
+		if unlock, err := measure.LockStateDir(dir); err == nil {
+			unlock()
+			state = "unfinished (interrupted: no perfbisect is working on it)"
+		} else {
+			state = "running (a perfbisect is working on it now)"
+		}
+	}
+	if x.Kind == store.KindRun {
+		state = "git bisect run bisection (perfbisect run; git bisect log shows git's side)"
+	}
+	fmt.Fprintf(w, "session %d: %s", x.ID, state)
 	if x.Outcome != "" {
 		fmt.Fprintf(w, " (%s)", x.Outcome)
 	}
@@ -211,10 +242,11 @@ func statusAction(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "runs stored: %d; decisions: %d; build attempts: %d (%d failed, %.0fs in all)\n", s.total, len(s.steps), len(s.builds), failed, secs)
 	for _, st := range s.steps {
-		fmt.Fprintf(w, "  %-9s %.10s %-9s %3d runs  %s\n", st.Role, st.Commit, st.Verdict, s.runs[st.Commit], st.Reason)
+		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, decisionN(st), st.Reason)
 	}
-	switch x.State {
-	case store.Running:
+	switch {
+	case x.Kind == store.KindRun:
+	case x.State == store.Running:
 		if s.repo != nil {
 			if search, err := replaySearch(s.repo, x.Good, x.Bad, s.steps); err == nil {
 				next, _ := search.Next()
@@ -225,8 +257,9 @@ func statusAction(c *cli.Context) error {
 				fmt.Fprintln(w)
 			}
 		}
-		fmt.Fprintln(w, "continue with: perfbisect resume   (end with: perfbisect reset)")
-	case store.Done, store.Failed:
+		where := whereFlag(dir, repoOf(x))
+		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+	case x.State == store.Done, x.State == store.Failed:
 		var doc struct {
 			FirstBad *string  `json:"first_bad"`
 			Range    []string `json:"range"`
@@ -248,6 +281,26 @@ func statusAction(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// decisionN says how many runs a decision used: per side for the endpoints
+// and the confirmation, blocks of (good, bad, candidate) for a midpoint.
+func decisionN(st session.Step) string {
+	switch {
+	case st.Compare != nil:
+		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
+	case st.Class != nil:
+		return fmt.Sprintf("%d blocks", st.Class.N)
+	default:
+		return "no runs"
+	}
+}
+
+// repoOf returns the repository root a session was started on ("" unknown).
+func repoOf(x *store.Session) string {
+	var id map[string]string
+	_ = json.Unmarshal(x.Config, &id)
+	return id["repo"]
 }
 
 // replaySearch rebuilds the search of a stored session from its midpoint
@@ -299,17 +352,17 @@ func writeBisectLog(w io.Writer, s *storedRun) {
 	for _, st := range s.steps {
 		switch st.Role {
 		case session.RoleEndpoints:
-			fmt.Fprintf(w, "# endpoints: %s, %d runs of good, %d of bad: %s\n", st.Verdict, s.runs[st.Against], s.runs[st.Commit], st.Reason)
+			fmt.Fprintf(w, "# endpoints: %s (%s): %s\n", st.Verdict, decisionN(st), st.Reason)
 		case session.RoleMidpoint:
 			fmt.Fprintf(w, "# %s: [%s] %s\n", st.Verdict, st.Commit, s.subject(st.Commit))
-			fmt.Fprintf(w, "#   %d runs: %s", s.runs[st.Commit], st.Reason)
+			fmt.Fprintf(w, "#   %s: %s", decisionN(st), st.Reason)
 			if st.Note != "" {
 				fmt.Fprintf(w, "; %s", st.Note)
 			}
 			fmt.Fprintln(w)
 			fmt.Fprintf(w, "git bisect %s %s\n", st.Verdict, st.Commit)
 		case session.RoleConfirm:
-			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s)\n", st.Commit, st.Against, st.Verdict, st.Reason)
+			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s): %s\n", st.Commit, st.Against, st.Verdict, decisionN(st), st.Reason)
 		}
 	}
 	if x.State == store.Done && len(x.Result) > 0 {
@@ -326,17 +379,7 @@ func writeBisectLog(w io.Writer, s *storedRun) {
 }
 
 func resetAction(c *cli.Context) error {
-	root, _ := filepath.Abs(c.String("repo"))
-	if c.String("state-dir") == "" {
-		r, err := bisect.OpenRepo(c.String("repo"))
-		if err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
-		if wt, err := r.Worktree(); err == nil {
-			root = wt.Filesystem.Root()
-		}
-	}
-	dir, err := stateDirOf(c, root)
+	dir, err := commandStateDir(c)
 	if err != nil {
 		return err
 	}
@@ -355,7 +398,7 @@ func resetAction(c *cli.Context) error {
 		return &exitError{code: exitFailure, err: err}
 	}
 	if cur == nil {
-		fmt.Fprintf(c.App.Writer, "no unfinished session in %s\n", dir)
+		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
 		return nil
 	}
 	if err := st.End(cur.ID, store.Reset, "reset", nil); err != nil {

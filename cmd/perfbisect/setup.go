@@ -245,14 +245,15 @@ func identityDiff(stored json.RawMessage, now map[string]string) string {
 }
 
 // exitFor maps a session's error to an exit error of start.
-func exitFor(err error, interrupted bool, stateDir string) error {
+func exitFor(err error, interrupted bool, stateDir, repoRoot string) error {
 	var ee *session.EndpointError
+	where := whereFlag(stateDir, repoRoot)
 	switch {
 	case interrupted:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running. Continue with perfbisect resume (or the same start command); state in %s", stateDir)}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where)}
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
 		return &exitError{code: exitUsage, err: err}
 	default:
-		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume continues it)", err)}
+		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where)}
 	}
 }

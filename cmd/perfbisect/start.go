@@ -238,7 +238,7 @@ func startAction(c *cli.Context) error {
 			// Resuming would only repeat it: the session ends here.
 			_ = st.End(sess.ID, store.Failed, "error", doc)
 		}
-		return exitFor(runErr, ctx.Err() != nil, su.stateDir)
+		return exitFor(runErr, ctx.Err() != nil, su.stateDir, su.repoRoot)
 	}
 	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
