@@ -3,12 +3,15 @@ package serverctl
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -297,4 +300,73 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (string, err
 		return "", err
 	}
 	return cnf, nil
+}
+
+// OptionFileDigest hashes an option file together with every file it pulls in
+// through !include and !includedir (MySQL's rules: relative paths against the
+// including file's directory, the .cnf files of a directory in name order),
+// recursively: two equal digests mean the server reads the same text. It
+// returns a hex string, or an error wrapping ErrOptionFile when path itself
+// cannot be read (a missing included file counts as missing in the digest).
+func OptionFileDigest(path string) (string, error) {
+	h := sha256.New()
+	seen := map[string]bool{}
+	var walk func(p string, depth int) error
+	walk = func(p string, depth int) error {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf("%w %s: %v", ErrOptionFile, p, err)
+		}
+		if seen[abs] || depth > 10 {
+			return nil // the server stops include loops too
+		}
+		seen[abs] = true
+		b, err := os.ReadFile(abs)
+		if err != nil && depth > 0 {
+			// The server's reader decides what a missing include means; its
+			// absence is part of what it reads.
+			fmt.Fprintf(h, "%s\x00missing\x00", abs)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w %s: %v", ErrOptionFile, abs, err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", abs, len(b))
+		h.Write(b)
+		for _, line := range strings.Split(string(b), "\n") {
+			t := strings.TrimSpace(line)
+			for _, dir := range []string{"!includedir", "!include"} {
+				rest, ok := strings.CutPrefix(t, dir)
+				if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+					continue
+				}
+				target := strings.TrimSpace(rest)
+				if target == "" {
+					break
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(abs), target)
+				}
+				if dir == "!include" {
+					if err := walk(target, depth+1); err != nil {
+						return err
+					}
+					break
+				}
+				names, _ := filepath.Glob(filepath.Join(target, "*.cnf"))
+				sort.Strings(names)
+				for _, n := range names {
+					if err := walk(n, depth+1); err != nil {
+						return err
+					}
+				}
+				break
+			}
+		}
+		return nil
+	}
+	if err := walk(path, 0); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

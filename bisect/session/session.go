@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -454,8 +455,10 @@ func untestableEvent(kind, commit string, err error) (Event, bool) {
 }
 
 // run takes one run of commit: the next stored one when resuming, else a live
-// one, recorded.
-func (s *Session) run(ctx context.Context, commit string) (bisect.Run, error) {
+// one, recorded. An untestable revision is recorded only with keepFailure: the
+// failure of a reference run during a placement stops the session, and a
+// resumed session must measure that run again, not replay the failure.
+func (s *Session) run(ctx context.Context, commit string, keepFailure bool) (bisect.Run, error) {
 	if e, ok := s.replayed(EventRun, commit); ok {
 		if e.Run == nil {
 			return bisect.Run{}, e.untestable()
@@ -464,7 +467,7 @@ func (s *Session) run(ctx context.Context, commit string) (bisect.Run, error) {
 	}
 	runs, err := s.m.Measure(ctx, commit, 1)
 	if err != nil {
-		if e, ok := untestableEvent(EventRun, commit, err); ok {
+		if e, ok := untestableEvent(EventRun, commit, err); ok && keepFailure {
 			if rerr := s.record(e); rerr != nil {
 				return bisect.Run{}, rerr
 			}
@@ -481,9 +484,10 @@ func (s *Session) run(ctx context.Context, commit string) (bisect.Run, error) {
 	return r, nil
 }
 
-// measure takes one run of commit and records it in the result.
-func (s *Session) measure(ctx context.Context, commit string) (float64, error) {
-	r, err := s.run(ctx, commit)
+// measure takes one run of commit and records it in the result; keepFailure
+// as for run.
+func (s *Session) measure(ctx context.Context, commit string, keepFailure bool) (float64, error) {
+	r, err := s.run(ctx, commit, keepFailure)
 	if err != nil {
 		return 0, err
 	}
@@ -532,7 +536,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 				order = []string{new, old}
 			}
 			for _, h := range order {
-				v, err := s.measure(ctx, h)
+				v, err := s.measure(ctx, h, true)
 				if err != nil {
 					return cmp, endpointError(role, h == new, err)
 				}
@@ -574,7 +578,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			i := len(blocks)
 			for k := 0; k < 3; k++ {
 				h := roles[(i+k)%3]
-				v, err := s.measure(ctx, h)
+				v, err := s.measure(ctx, h, h == cand)
 				if err != nil {
 					var u *bisect.UntestableError
 					if h == cand && errors.As(err, &u) {
@@ -662,10 +666,10 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		h      string
 		blocks []stats.Block
 		mark   bisect.Mark
+		step   Step
 		done   bool
 	}
-	var active []*point
-	var all []*point
+	var active, all []*point
 	for _, h := range pts {
 		p := &point{h: h}
 		all = append(all, p)
@@ -674,7 +678,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 			if !errors.As(err, &u) {
 				return err
 			}
-			p.mark, p.done = s.skip(h, u, 0), true
+			p.step, p.mark, p.done = s.skipStep(h, u, 0), bisect.Skip, true
 			continue
 		}
 		active = append(active, p)
@@ -684,22 +688,20 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		for len(active) > 0 && len(active[0].blocks) < target {
 			i := len(active[0].blocks)
 			roles := []string{s.cfg.Good, s.cfg.Bad}
+			byHash := map[string]*point{}
 			for _, p := range active {
 				roles = append(roles, p.h)
+				byHash[p.h] = p
 			}
 			vals := map[string]float64{}
-			var failed *point
 			for k := range roles {
 				h := roles[(i+k)%len(roles)]
-				v, err := s.measure(ctx, h)
+				p := byHash[h] // nil for the references
+				v, err := s.measure(ctx, h, p != nil)
 				if err != nil {
 					var u *bisect.UntestableError
-					if h != s.cfg.Good && h != s.cfg.Bad && errors.As(err, &u) {
-						for _, p := range active {
-							if p.h == h {
-								p.mark, p.done, failed = s.skip(h, u, look), true, p
-							}
-						}
+					if p != nil && errors.As(err, &u) {
+						p.step, p.mark, p.done = s.skipStep(h, u, look), bisect.Skip, true
 						continue
 					}
 					if bisect.IsUntestable(err) {
@@ -714,8 +716,8 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 			}
 			var still []*point
 			for _, p := range active {
-				if p == failed {
-					continue
+				if p.done {
+					continue // failed in this block
 				}
 				p.blocks = append(p.blocks, stats.Block{Good: vals[s.cfg.Good], Bad: vals[s.cfg.Bad], Cand: vals[p.h]})
 				still = append(still, p)
@@ -730,43 +732,52 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 				still = append(still, p)
 				continue
 			}
-			st := Step{Role: RoleMidpoint, Commit: p.h, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need, Note: cl.Note, Class: &cl, Looks: look}
+			p.step = Step{Role: RoleMidpoint, Commit: p.h, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need, Note: cl.Note, Class: &cl, Looks: look}
 			switch cl.Side {
 			case stats.GoodSide:
-				p.mark, st.Verdict = bisect.Good, "good"
+				p.mark, p.step.Verdict = bisect.Good, "good"
 			case stats.BadSide:
-				p.mark, st.Verdict = bisect.Bad, "bad"
+				p.mark, p.step.Verdict = bisect.Bad, "bad"
 			default:
-				p.mark, st.Verdict = bisect.Skip, "skip"
+				p.mark, p.step.Verdict = bisect.Skip, "skip"
 				s.res.Skipped[p.h] = fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", len(p.blocks), cl.Rule, cl.Need)
 			}
-			s.step(st)
 			p.done = true
 		}
 		active = still
 	}
+	// Marks in the order the search proposed the points; the steps say the
+	// verdict the search took, so that the log replays in git.
 	for _, p := range all {
-		m := p.mark
-		if !s.search.Consistent(p.h, m) {
-			s.res.Skipped[p.h] = fmt.Sprintf("measured %s, which contradicts another verdict of the same round: treated as skipped", m)
-			s.logf("%.10s: %s", p.h, s.res.Skipped[p.h])
-			m = bisect.Skip
+		if !s.search.Consistent(p.h, p.mark) {
+			why := fmt.Sprintf("measured %s, which contradicts another verdict of the same round: treated as skipped", p.mark)
+			s.res.Skipped[p.h] = why
+			s.logf("%.10s: %s", p.h, why)
+			p.mark, p.step.Verdict = bisect.Skip, "skip"
+			p.step.Note = strings.TrimPrefix(p.step.Note+"; "+why, "; ")
 		}
-		s.search.Mark(p.h, m)
-		s.res.Verdicts[p.h] = m.String()
+		s.search.Mark(p.h, p.mark)
+		s.res.Verdicts[p.h] = p.mark.String()
+		s.step(p.step)
 	}
 	return nil
 }
 
-// skip records an untestable candidate.
+// skip records an untestable candidate and its step.
 func (s *Session) skip(cand string, u *bisect.UntestableError, look int) bisect.Mark {
+	s.step(s.skipStep(cand, u, look))
+	return bisect.Skip
+}
+
+// skipStep records why an untestable candidate is skipped and returns its step
+// (not yet emitted).
+func (s *Session) skipStep(cand string, u *bisect.UntestableError, look int) Step {
 	why := u.Reason
 	if u.Err != nil {
 		why += ": " + u.Err.Error()
 	}
 	s.res.Skipped[cand] = why
-	s.step(Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: why, Looks: look})
-	return bisect.Skip
+	return Step{Role: RoleMidpoint, Commit: cand, Verdict: "skip", Reason: why, Looks: look}
 }
 
 // prepare gets a revision ready before its first run when the Measurer can.

@@ -225,3 +225,112 @@ func TestPartialChangeNoteRespectsTheThreshold(t *testing.T) {
 		t.Errorf("20%% off good: side %v note %q, want good with a note", cl.Side, cl.Note)
 	}
 }
+
+// crashOn fails the n-th run of each named commit as the revision's fault.
+type crashOn struct {
+	*sim.Measurer
+	at   map[string]int
+	runs map[string]int
+}
+
+func (c *crashOn) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	c.runs[commit]++
+	if n, ok := c.at[commit]; ok && c.runs[commit] == n {
+		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed"}
+	}
+	return c.Measurer.Measure(ctx, commit, runs)
+}
+
+func TestRoundWithTwoCrashesInOneBlockDecidesEachOnce(t *testing.T) {
+	cs, hs := history(40)
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	cfg := config(cs, hs)
+	cfg.Jobs = 3
+	probe, _ := New(cfg, m)
+	pts := probe.search.NextK(3)
+	c := &crashOn{Measurer: m, at: map[string]int{pts[0]: 2, pts[1]: 2}, runs: map[string]int{}}
+	s, _ := New(cfg, c)
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := map[string][]string{}
+	for _, st := range res.Steps {
+		if st.Role == RoleMidpoint {
+			decided[st.Commit] = append(decided[st.Commit], st.Verdict)
+		}
+	}
+	for _, h := range pts[:2] {
+		if v := decided[h]; len(v) != 1 || v[0] != "skip" {
+			t.Errorf("crashed %.10s...: decisions %v, want one skip", h[30:], v)
+		}
+	}
+	if res.Outcome != Found || res.FirstBad != hs[23] {
+		t.Errorf("%s %.10s (%s)", res.Outcome, res.FirstBad, res.Why)
+	}
+}
+
+// A history that regresses at 10, recovers at 25 and regresses at 33 makes a
+// round's verdicts contradict each other; the steps must carry the verdicts
+// the search took, so that a log of them replays in git.
+func TestRoundStepsCarryTheVerdictTheSearchTook(t *testing.T) {
+	cs, hs := history(40)
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[10]: 0.5, hs[25]: 2.0, hs[33]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 4))}
+	cfg := config(cs, hs)
+	cfg.Jobs = 3
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay, _ := bisect.NewSearch(cs, []string{hs[0]}, hs[40])
+	contradicted := 0
+	for _, st := range res.Steps {
+		if st.Role != RoleMidpoint {
+			continue
+		}
+		if st.Verdict != res.Verdicts[st.Commit] {
+			t.Errorf("step %.10s says %s, the search took %s", st.Commit[30:], st.Verdict, res.Verdicts[st.Commit])
+		}
+		mark := map[string]bisect.Mark{"good": bisect.Good, "bad": bisect.Bad, "skip": bisect.Skip}[st.Verdict]
+		if !replay.Consistent(st.Commit, mark) {
+			t.Errorf("step %.10s (%s) contradicts the steps before it", st.Commit[30:], st.Verdict)
+		}
+		replay.Mark(st.Commit, mark)
+		if strings.Contains(st.Note, "contradicts") {
+			contradicted++
+		}
+	}
+	if contradicted == 0 {
+		t.Error("no contradiction arose; the test's history no longer exercises it")
+	}
+}
+
+func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
+	cs, hs := history(40)
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	var events []Event
+	cfg := config(cs, hs)
+	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	// The good endpoint's server dies once, in its 9th run: during the first
+	// midpoint (the endpoints take 6), not the revision's lasting fault.
+	s, _ := New(cfg, &crashOn{Measurer: m, at: map[string]int{hs[0]: 9}, runs: map[string]int{}})
+	if _, err := s.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "reference") {
+		t.Fatalf("first session: %v, want a reference failure", err)
+	}
+	for _, e := range events {
+		if e.Reason != "" {
+			t.Errorf("a reference's failure was recorded: %+v", e)
+		}
+	}
+	cfg2 := config(cs, hs)
+	cfg2.Replay = events
+	s2, _ := New(cfg2, m)
+	res, err := s2.Run(context.Background())
+	if err != nil || res.Outcome != Found || res.FirstBad != hs[23] {
+		t.Fatalf("resumed: %v %+v", err, res)
+	}
+	if res.Replayed != len(events) {
+		t.Errorf("replayed %d of %d events", res.Replayed, len(events))
+	}
+}

@@ -117,6 +117,14 @@ func Open(stateDir string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
+	var check string
+	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+		db.Close()
+		if err == nil {
+			err = errors.New(check)
+		}
+		return nil, fmt.Errorf("store %s is damaged: %v (move it away to start afresh; builds and datadir snapshots stay usable)", path, err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w (a damaged store can be moved away; builds and snapshots stay usable)", path, err)

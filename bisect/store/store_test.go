@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -301,5 +302,28 @@ func TestEarlierRunsMatchTheWorkloadOnly(t *testing.T) {
 	// a (same workload) and c (same workload, other threshold); not b, not cur.
 	if !reflect.DeepEqual(got, []float64{100, 102}) {
 		t.Errorf("earlier runs %v, want [100 102]", got)
+	}
+}
+
+func TestDamagedStoreIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		st.Begin(KindStart, fmt.Sprint(i), nil, "/", "g", "b", map[string]string{"pad": strings.Repeat("x", 500)})
+	}
+	st.Close()
+	p := filepath.Join(dir, FileName)
+	b, _ := os.ReadFile(p)
+	for i := 4096; i < len(b); i += 7 {
+		b[i] = 0xA5 // garbage over every page after the first
+	}
+	os.WriteFile(p, b, 0o600)
+	os.Remove(p + "-wal")
+	_, err = Open(dir)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "move it away") {
+		t.Errorf("damaged store: %v", err)
 	}
 }

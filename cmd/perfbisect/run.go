@@ -71,7 +71,17 @@ func runWrapper(args []string) (int, bool) {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		return runFailure, true
 	}
-	return wrapRun(self, args[1:]), true
+	code := wrapRun(self, args[1:])
+	for _, a := range args[2:] {
+		if (a == "-h" || a == "--help" || a == "-help") && code == runGood {
+			// Help is not a verdict: under git bisect run, 0 would mark the commit good.
+			return runUsage, true
+		}
+		if a == "--" {
+			break
+		}
+	}
+	return code, true
 }
 
 // wrapRun runs exe with args as the child of runWrapper, forwarding SIGINT,
@@ -246,12 +256,6 @@ func runWork(c *cli.Context) error {
 	good, bad := bs.endpoints(su.repo)
 	fmt.Fprintf(os.Stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
 		cand, bisect.Subject(su.repo, cand), bs.termGood, good, bs.termBad, bad)
-	switch cand {
-	case good:
-		return nil
-	case bad:
-		return &exitError{code: runBad, verdict: true}
-	}
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
 		if errors.Is(err, bisect.ErrUsage) {
@@ -264,6 +268,12 @@ func runWork(c *cli.Context) error {
 	cfg.NoConfirm = true
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	switch cand {
+	case good:
+		return nil
+	case bad:
+		return &exitError{code: runBad, verdict: true}
 	}
 	if err := su.lockState(c); err != nil {
 		return err

@@ -248,7 +248,7 @@ func statusAction(c *cli.Context) error {
 	case x.Kind == store.KindRun:
 	case x.State == store.Running:
 		if s.repo != nil {
-			if search, err := replaySearch(s.repo, x.Good, x.Bad, s.steps); err == nil {
+			if search, err := replaySearch(s.repo, x.Good, x.Bad, firstParent(x), s.steps); err == nil {
 				next, _ := search.Next()
 				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
 				if next != "" {
@@ -296,6 +296,13 @@ func decisionN(st session.Step) string {
 	}
 }
 
+// firstParent reports whether a session followed first parents only.
+func firstParent(x *store.Session) bool {
+	var id map[string]string
+	_ = json.Unmarshal(x.Config, &id)
+	return id["first-parent"] == "true"
+}
+
 // repoOf returns the repository root a session was started on ("" unknown).
 func repoOf(x *store.Session) string {
 	var id map[string]string
@@ -305,12 +312,12 @@ func repoOf(x *store.Session) string {
 
 // replaySearch rebuilds the search of a stored session from its midpoint
 // decisions.
-func replaySearch(r *git.Repository, good, bad string, steps []session.Step) (*bisect.Search, error) {
+func replaySearch(r *git.Repository, good, bad string, firstParent bool, steps []session.Step) (*bisect.Search, error) {
 	commits, err := bisect.Range(r, good, bad)
 	if err != nil {
 		return nil, err
 	}
-	search, err := bisect.NewSearch(commits, []string{good}, bad)
+	search, err := bisect.NewSearchOptions(commits, []string{good}, bad, bisect.Options{FirstParent: firstParent})
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +355,11 @@ func writeBisectLog(w io.Writer, s *storedRun) {
 	x := s.sess
 	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, x.State, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
 	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.subject(x.Bad), x.Good, s.subject(x.Good))
-	fmt.Fprintf(w, "git bisect start '%s' '%s'\n", x.Bad, x.Good)
+	opt := ""
+	if firstParent(x) {
+		opt = "'--first-parent' "
+	}
+	fmt.Fprintf(w, "git bisect start %s'%s' '%s'\n", opt, x.Bad, x.Good)
 	for _, st := range s.steps {
 		switch st.Role {
 		case session.RoleEndpoints:

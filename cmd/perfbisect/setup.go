@@ -61,6 +61,9 @@ func newSetup(c *cli.Context) (*setup, error) {
 	if c.Bool("quiet") {
 		s.progress = io.Discard
 	}
+	if c.Int("build-jobs") < 0 {
+		return nil, usageErr("--build-jobs %d: want a positive number of parallel build jobs (0 or none: one per CPU)", c.Int("build-jobs"))
+	}
 	runTime, err := parseSeconds("time", c.String("time"))
 	if err != nil {
 		return nil, err
@@ -195,12 +198,22 @@ func (s *setup) identity(good, bad string, extra map[string]string) map[string]s
 		"recipe":      s.recipe.Hash(),
 		"my-cnf":      s.optionFile,
 	}
+	// The workload as one value (for matching runs of earlier sessions) and
+	// field by field (so that a refusal names the flag that changed).
 	b, _ := json.Marshal(s.bench)
 	id["workload"] = string(b)
+	var fields map[string]any
+	_ = json.Unmarshal(b, &fields)
+	for k, v := range fields {
+		id["workload "+k] = fmt.Sprint(v)
+	}
 	if s.optionFile != "" {
-		text, _ := os.ReadFile(s.optionFile)
-		h := sha256.Sum256(text)
-		id["my-cnf content"] = hex.EncodeToString(h[:8])
+		// The file and every file it includes: what the server will read.
+		d, err := serverctl.OptionFileDigest(s.optionFile)
+		if err != nil {
+			d = "unreadable: " + err.Error()
+		}
+		id["my-cnf content"] = d[:min(16, len(d))]
 	}
 	for k, v := range extra {
 		id[k] = v
@@ -229,11 +242,13 @@ func identityDiff(stored json.RawMessage, now map[string]string) string {
 	_ = json.Unmarshal(stored, &old)
 	var diffs []string
 	for k, v := range now {
-		if k == "repo" {
-			continue
+		if k == "workload" {
+			continue // its fields are compared one by one
 		}
 		if o, ok := old[k]; !ok || o != v {
-			if len(v) > 40 || len(o) > 40 {
+			if k == "my-cnf content" {
+				diffs = append(diffs, "the option file's content (or a file it includes)")
+			} else if len(v) > 60 || len(o) > 60 {
 				diffs = append(diffs, k+" changed")
 			} else {
 				diffs = append(diffs, fmt.Sprintf("%s %q -> %q", k, o, v))
