@@ -327,3 +327,21 @@ func TestDamagedStoreIsNamed(t *testing.T) {
 		t.Errorf("damaged store: %v", err)
 	}
 }
+
+// BenchmarkAppend is the store's cost per run (one transaction, WAL,
+// synchronous=FULL): go test -bench Append ./bisect/store
+func BenchmarkAppend(b *testing.B) {
+	st, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
+	r := bisect.Run{Commit: "g", TPS: 500, ServerOptions: strings.Repeat("--innodb-buffer-pool-size=6M\n", 40)}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := st.Append(x.ID, i, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

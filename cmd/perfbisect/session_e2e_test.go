@@ -241,3 +241,34 @@ func TestGitBisectRunFindsTheCulprit(t *testing.T) {
 		t.Errorf("servers left running: %v", s)
 	}
 }
+
+// --first-parent blames the merge that brought a side branch's culprit in, as
+// git bisect --first-parent does; --jobs 2 places two commits per round.
+func TestFirstParentKaryBlamesTheMerge(t *testing.T) {
+	repo, culprit := makeFixture(t, "-n", "10", "--merges", "--culprit-on-branch", "--fork-pos", "3", "--merge-pos", "7",
+		"--branch-commits", "3", "--broken-pos", "0")
+	merge := fixtureVar(t, repo, "MERGE_SHA")
+	if merge == "" || merge == culprit {
+		t.Fatalf("fixture: merge %q, culprit %s", merge, culprit)
+	}
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "result.json")
+	r := perfbisect(t, nil, append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--first-parent", "--jobs", "2",
+		"--state-dir", state, "--json", out}, smallRun...)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	j := readJSON(t, out)
+	if j.FirstBad == nil || *j.FirstBad != merge {
+		t.Errorf("first_bad %v, want the merge %s (the culprit %s is on the side branch)", j.FirstBad, merge, culprit)
+	}
+	for _, tc := range j.Tested {
+		if tc.Commit == culprit {
+			t.Errorf("the side branch's %s was tested in first-parent mode", culprit)
+		}
+	}
+	lg := perfbisect(t, nil, "log", "--state-dir", state)
+	if !strings.Contains(lg.stdout, "git bisect start '--first-parent' ") {
+		t.Errorf("the log does not keep --first-parent")
+	}
+}
