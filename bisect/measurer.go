@@ -19,6 +19,14 @@ type Run struct {
 	Window     time.Duration `json:"window"`       // length of the measured window
 	Started    time.Time     `json:"started"`
 	Wall       time.Duration `json:"wall"` // wall time of the whole run, start to stop
+	// Status holds SHOW GLOBAL STATUS over the measured window: deltas of
+	// serverctl.StatusCounters, end values of serverctl.StatusGauges.
+	Status map[string]int64 `json:"status,omitempty"`
+	// PeakRSS is the server's peak resident set size in bytes.
+	PeakRSS int64 `json:"peak_rss,omitempty"`
+	// Facts describe what measured: server (flavor and version), kernel,
+	// cpu_model, cpus, governor, mem_bytes, datadir_fs.
+	Facts map[string]string `json:"facts,omitempty"`
 	// ServerOptions are the options the server read from its effective option
 	// file, one per line (as mysqld --print-defaults lists them); kept in the
 	// store beside the run, not in reports.

@@ -130,6 +130,41 @@ func TestServerLifecycle(t *testing.T) {
 	if c1 <= c0 {
 		t.Errorf("server CPU time did not grow under load: %v -> %v", c0, c1)
 	}
+	// Status deltas over a window of known work.
+	st0, err := s.GlobalStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec("CREATE DATABASE m")
+	db.Exec("CREATE TABLE m.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+	for i := 0; i < 50; i++ {
+		tx, _ := db.Begin()
+		tx.Exec("INSERT INTO m.t VALUES (?, ?)", i, i)
+		tx.Commit()
+	}
+	var sum int64
+	db.QueryRow("SELECT SUM(v) FROM m.t").Scan(&sum)
+	st1, err := s.GlobalStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := StatusDelta(st0, st1)
+	if d["Com_commit"] < 50 || d["Questions"] < 50 || d["Innodb_rows_read"]+d["Rows_read"] < 50 || d["Innodb_buffer_pool_read_requests"] <= 0 {
+		t.Errorf("status deltas do not show the window's work: %v", d)
+	}
+	if _, ok := d["Innodb_history_list_length"]; !ok || d["Threads_running"] < 1 {
+		t.Errorf("gauges missing: %v", d)
+	}
+	if _, ok := d["Uptime"]; ok {
+		t.Errorf("a variable outside the kept lists was kept: %v", d)
+	}
+	if rss, err := s.PeakRSS(); err != nil || rss < 10<<20 {
+		t.Errorf("peak RSS %d (%v), want a server's tens of MB", rss, err)
+	}
+	h := HostFacts(o.RunDir)
+	if h.Kernel == "" || h.CPUs < 1 || h.MemBytes < 1<<28 || h.DatadirFS == "" || h.DatadirFS != FilesystemType(dir) {
+		t.Errorf("host facts: %+v", h)
+	}
 	db.Close()
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ type Measurer struct {
 	cfg  Config
 	revs map[string]*revision
 	runN int
+	host map[string]string // HostFacts, read at the first run
 }
 
 type revision struct {
@@ -277,13 +278,21 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	defer srv.Kill()
 	var cpu0, cpu1 time.Duration
 	var cpuErr error
+	var status0, status1 map[string]int64
+	var statusErr error
 	hooks := bench.Hooks{
-		MeasureStart: func() { cpu0, cpuErr = srv.CPUTime() },
+		MeasureStart: func() {
+			cpu0, cpuErr = srv.CPUTime()
+			status0, statusErr = srv.GlobalStatus(ctx)
+		},
 		MeasureEnd: func() {
 			c, err := srv.CPUTime()
 			cpu1 = c
 			if cpuErr == nil {
 				cpuErr = err
+			}
+			if statusErr == nil {
+				status1, statusErr = srv.GlobalStatus(ctx)
 			}
 		},
 	}
@@ -306,6 +315,7 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		// timeout): not the revision's fault; retried a bounded number of times.
 		return bisect.Run{}, fmt.Errorf("%w: %v", errTransient, berr)
 	}
+	rss, _ := srv.PeakRSS()
 	if err := srv.Stop(ctx); err != nil {
 		var se *serverctl.ServerError
 		if errors.As(err, &se) {
@@ -319,13 +329,39 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
 	_ = os.RemoveAll(dir) // a failed run keeps its directory (logs, datadir) as evidence
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
-		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts)}
+		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
+		PeakRSS: rss, Facts: m.facts(rev.install)}
+	if statusErr == nil && status1 != nil {
+		r.Status = serverctl.StatusDelta(status0, status1)
+	} else if statusErr != nil {
+		m.logf("run %.10s: no GLOBAL STATUS for the window: %v", commit, statusErr)
+	}
 	if res.Events > 0 {
 		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
 	}
 	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn (%.1fs)", commit, r.TPS, r.QPS,
 		m.cfg.Bench.Percentile, float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
 	return r, nil
+}
+
+// facts describes the machine and the server of a run (read once per
+// Measurer: they do not change within a session).
+func (m *Measurer) facts(in *serverctl.Install) map[string]string {
+	if m.host == nil {
+		h := serverctl.HostFacts(filepath.Join(m.cfg.StateDir, "runs"))
+		m.host = map[string]string{"kernel": h.Kernel, "cpu_model": h.CPUModel, "cpus": fmt.Sprint(h.CPUs),
+			"governor": h.Governor, "mem_bytes": fmt.Sprint(h.MemBytes), "datadir_fs": h.DatadirFS}
+		if h.DatadirFS == "tmpfs" {
+			m.logf("note: the datadirs (%s) are on tmpfs, which makes fsync free: write-heavy regressions may not show", filepath.Join(m.cfg.StateDir, "runs"))
+		}
+	}
+	out := map[string]string{"server": fmt.Sprintf("%s %s", in.Flavor, in.Version)}
+	for k, v := range m.host {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (m *Measurer) logf(format string, args ...any) {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,10 @@ type jsonResult struct {
 		Verdict string `json:"verdict"`
 		Skipped string `json:"skipped"`
 		Runs    []struct {
-			TPS float64 `json:"tps"`
+			TPS     float64           `json:"tps"`
+			Status  map[string]int64  `json:"status"`
+			PeakRSS int64             `json:"peak_rss"`
+			Facts   map[string]string `json:"facts"`
 		} `json:"runs"`
 	} `json:"tested"`
 }
@@ -178,10 +182,30 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 			if run.TPS <= 0 {
 				t.Errorf("json: run with tps %v", run.TPS)
 			}
+			// What the server did in the window, and what measured it.
+			if run.Status["Questions"] <= 0 || run.Status["Innodb_buffer_pool_read_requests"] <= 0 || run.PeakRSS < 10<<20 ||
+				!strings.HasPrefix(run.Facts["server"], "MariaDB 10.") || run.Facts["datadir_fs"] == "" || run.Facts["kernel"] == "" {
+				t.Errorf("json: run without its status deltas, peak RSS or facts: %+v", run)
+			}
 		}
 	}
 	if !skipped {
 		t.Errorf("the broken commit %s was not skipped as a build failure", broken)
+	}
+	// The culprit shrinks the buffer pool: the stored status deltas must show
+	// the misses, per transaction, that explain the lost tps.
+	misses := map[string][]float64{}
+	for _, tc := range j.Tested {
+		for _, run := range tc.Runs {
+			if q := run.Status["Com_commit"]; q > 0 {
+				misses[tc.Verdict] = append(misses[tc.Verdict], float64(run.Status["Innodb_buffer_pool_reads"])/float64(q))
+			}
+		}
+	}
+	mg, mb := median(misses["good"]), median(misses["bad"])
+	t.Logf("buffer pool misses per transaction: good %.2f, bad %.2f", mg, mb)
+	if !(mb > 2*mg+1) {
+		t.Errorf("buffer pool misses per transaction: good %.2f, bad %.2f: the status deltas do not show the culprit's smaller pool", mg, mb)
 	}
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
@@ -344,4 +368,13 @@ func TestLeftoversOfAKilledSessionAreReaped(t *testing.T) {
 		defer reap.Kill(rest)
 		t.Errorf("still running after the next session: %v", rest)
 	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }

@@ -1,0 +1,202 @@
+package serverctl
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// StatusCounters are the SHOW GLOBAL STATUS counters kept with every run as
+// deltas over the measured window: buffer pool misses and waits, fsyncs, row
+// reads and lock waits show several public regressions before tps moves.
+var StatusCounters = []string{
+	"Innodb_buffer_pool_reads",         // logical reads that missed the buffer pool
+	"Innodb_buffer_pool_read_requests", // logical reads
+	"Innodb_buffer_pool_wait_free",     // waits for a free page
+	"Innodb_data_fsyncs",
+	"Innodb_log_waits",
+	"Innodb_rows_read", // MySQL, Percona
+	"Rows_read",        // MariaDB
+	"Innodb_row_lock_waits",
+	"Questions",
+	"Com_commit",
+}
+
+// StatusGauges are the SHOW GLOBAL STATUS values kept as they are at the end of
+// the window.
+var StatusGauges = []string{"Threads_running", "Innodb_history_list_length"}
+
+// GlobalStatus reads SHOW GLOBAL STATUS over the server's socket and returns
+// the integer-valued variables by name. Errors are the connection's or the
+// query's.
+func (s *Server) GlobalStatus(ctx context.Context) (map[string]int64, error) {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS")
+	if err != nil {
+		return nil, fmt.Errorf("SHOW GLOBAL STATUS: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		if v, err := strconv.ParseInt(value, 10, 64); err == nil {
+			out[name] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("SHOW GLOBAL STATUS: %w", err)
+	}
+	if _, ok := out["Innodb_history_list_length"]; !ok {
+		// MySQL has no such status variable: the InnoDB metric has it.
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT `COUNT` FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'").Scan(&n); err == nil {
+			out["Innodb_history_list_length"] = n
+		}
+	}
+	return out, nil
+}
+
+// StatusDelta returns the window's numbers: after-before for StatusCounters
+// and after's value for StatusGauges, for the names present in after.
+func StatusDelta(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, k := range StatusCounters {
+		if a, ok := after[k]; ok {
+			out[k] = a - before[k]
+		}
+	}
+	for _, k := range StatusGauges {
+		if a, ok := after[k]; ok {
+			out[k] = a
+		}
+	}
+	return out
+}
+
+// PeakRSS returns the server process's peak resident set size in bytes
+// (VmHWM of /proc/PID/status).
+func (s *Server) PeakRSS() (int64, error) {
+	return procStatusBytes(s.Pid(), "VmHWM:")
+}
+
+func procStatusBytes(pid int, field string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
+			fs := strings.Fields(rest) // "123456 kB"
+			if len(fs) == 2 && fs[1] == "kB" {
+				kb, err := strconv.ParseInt(fs[0], 10, 64)
+				return kb * 1024, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+}
+
+// Host is what a run records about the machine that measured it.
+type Host struct {
+	Kernel    string `json:"kernel"`    // uname release, e.g. 6.1.0-18-amd64
+	CPUModel  string `json:"cpu_model"` // /proc/cpuinfo "model name"
+	CPUs      int    `json:"cpus"`
+	Governor  string `json:"governor,omitempty"` // cpufreq scaling governor of cpu0, "" without cpufreq
+	MemBytes  int64  `json:"mem_bytes"`
+	DatadirFS string `json:"datadir_fs"` // filesystem type of the datadir: tmpfs hides fsync costs
+}
+
+// HostFacts reads the machine's facts for a run whose datadir is under dir.
+// Facts that cannot be read are left empty.
+func HostFacts(dir string) Host {
+	h := Host{CPUs: runtime.NumCPU(), DatadirFS: FilesystemType(dir)}
+	var u syscall.Utsname
+	if syscall.Uname(&u) == nil {
+		h.Kernel = utsString(u.Release[:])
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				h.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); err == nil {
+		h.Governor = strings.TrimSpace(string(b))
+	}
+	if m, err := procMeminfo("MemTotal:"); err == nil {
+		h.MemBytes = m
+	}
+	return h
+}
+
+func procMeminfo(field string) (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, field); ok {
+			fs := strings.Fields(rest)
+			if len(fs) == 2 && fs[1] == "kB" {
+				kb, err := strconv.ParseInt(fs[0], 10, 64)
+				return kb * 1024, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/meminfo: no %s", field)
+}
+
+func utsString(b []int8) string {
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		out = append(out, byte(c))
+	}
+	return string(out)
+}
+
+// filesystem magic numbers (statfs(2)) of the types a datadir is found on.
+var fsNames = map[int64]string{
+	0xEF53:     "ext4", // ext2/3/4 share it
+	0x58465342: "xfs",
+	0x9123683E: "btrfs",
+	0x01021994: "tmpfs",
+	0x794C7630: "overlayfs",
+	0x2FC12FC1: "zfs",
+	0x6969:     "nfs",
+	0x65735546: "fuse",
+	0xF2F52010: "f2fs",
+	0x858458F6: "ramfs",
+}
+
+// FilesystemType names the filesystem dir is on (ext4, xfs, tmpfs, ...), or
+// "0x<magic>" for one this table does not know, "" when statfs fails.
+func FilesystemType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return ""
+	}
+	if n, ok := fsNames[int64(st.Type)]; ok {
+		return n
+	}
+	return fmt.Sprintf("0x%x", st.Type)
+}
