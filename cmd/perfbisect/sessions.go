@@ -29,11 +29,15 @@ func stateFlags() []cli.Flag {
 }
 
 // openStateStore opens the store of the state directory the flags name,
-// without locking it (reading is safe beside a running session).
+// without locking it (reading is safe beside a running session). It returns a
+// nil store, and creates nothing, when the directory holds no store.
 func openStateStore(c *cli.Context) (*store.Store, string, error) {
 	dir, err := commandStateDir(c)
 	if err != nil {
 		return nil, "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+		return nil, dir, nil
 	}
 	st, err := store.Open(dir)
 	if err != nil {
@@ -56,7 +60,20 @@ func commandStateDir(c *cli.Context) (string, error) {
 			root = wt.Filesystem.Root()
 		}
 	}
-	return stateDirOf(c, root)
+	// Like stateDirOf, without creating anything: these commands only read or
+	// end what a start left.
+	dir := c.String("state-dir")
+	if dir == "" {
+		var err error
+		if dir, err = defaultStateDir(root); err != nil {
+			return "", err
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+	if _, err := os.Stat(dir); err == nil {
+		dir = reap.Canonical(dir)
+	}
+	return dir, nil
 }
 
 // whereFlag is the flag that finds stateDir again from anywhere: --repo ROOT
@@ -116,6 +133,9 @@ func resumeAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if st == nil {
+		return usageErr("no session in %s (the state directory of --repo %s; perfbisect start begins one)", dir, c.String("repo"))
+	}
 	cur, err := st.Current(store.KindStart)
 	st.Close()
 	if err != nil {
@@ -150,8 +170,8 @@ type storedRun struct {
 
 func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	st, dir, err := openStateStore(c)
-	if err != nil {
-		return nil, "", err
+	if err != nil || st == nil {
+		return nil, dir, err
 	}
 	defer st.Close()
 	sess, err := st.LatestAny()
@@ -393,6 +413,10 @@ func resetAction(c *cli.Context) error {
 	dir, err := commandStateDir(c)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
+		return nil
 	}
 	unlock, err := measure.LockStateDir(dir)
 	if err != nil {
