@@ -18,9 +18,9 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/store"
 )
 
-// smallRun measures the small fixture (12 commits, culprit at 7): short runs,
+// smallRun measures the small fixtures (8 commits, culprit at 5): short runs,
 // data that does not fit the culprit's buffer pool.
-var smallRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5",
+var smallRun = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5",
 	"--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
 
 // storedRuns returns the runs stored for the state directory's latest start
@@ -55,7 +55,7 @@ func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 
 func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
-	repo, culprit := makeFixture(t, "-n", "12", "--culprit-pos", "7", "--broken-pos", "0")
+	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
 	state := t.TempDir()
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
 
@@ -200,7 +200,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 }
 
 func TestGitBisectRunFindsTheCulprit(t *testing.T) {
-	repo, culprit := makeFixture(t, "-n", "12", "--culprit-pos", "7", "--broken-pos", "0")
+	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
 	state := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
