@@ -318,6 +318,10 @@ func TestBadInput(t *testing.T) {
 	if s := serversUnder(tmp); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}
+	// A refused start stores no session that would block the corrected one.
+	if st := perfbisect(t, nil, "status", "--repo", repo); !strings.Contains(st.stdout, "no session") {
+		t.Errorf("a refused start left a session behind:\n%s", st.stdout)
+	}
 }
 
 // TestLeftoversOfAKilledSessionAreReaped kills perfbisect with SIGKILL while its

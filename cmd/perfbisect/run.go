@@ -318,7 +318,7 @@ func runWork(c *cli.Context) error {
 		steps++
 		table.Step(s, res.Runs)
 	}
-	run, err := session.New(cfg, su.measurer(sess.ID))
+	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

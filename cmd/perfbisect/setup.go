@@ -167,11 +167,11 @@ func (s *setup) lockState(c *cli.Context) error {
 }
 
 // measurer returns the real Measurer for this setup; its builds are recorded
-// in the store under session id.
-func (s *setup) measurer(id int64) *measure.Measurer {
+// in the store under the session id() returns (called at each build).
+func (s *setup) measurer(id func() int64) *measure.Measurer {
 	builder := &build.Builder{Repo: s.repo, StateDir: s.stateDir, Recipe: s.recipe, Log: s.progress}
 	onBuild := func(b measure.BuildRecord) {
-		err := s.store.AddBuild(id, store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
+		err := s.store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
 			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)

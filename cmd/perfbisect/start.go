@@ -186,11 +186,6 @@ func startAction(c *cli.Context) error {
 		n, _ := st.RunCount(sess.ID)
 		fmt.Fprintf(progress, "resuming session %d started %s: %d runs stored are used, not measured again\n",
 			sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
-	} else {
-		dir, _ := os.Getwd()
-		if sess, err = st.Begin(store.KindStart, k, startArgs(c), dir, good, bad, identity); err != nil {
-			return &exitError{code: exitFailure, err: err}
-		}
 	}
 	steps := 0
 	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, seq, e) }
@@ -202,7 +197,6 @@ func startAction(c *cli.Context) error {
 
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
-	m := su.measurer(sess.ID)
 	var res *session.Result
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
 	cfg.OnStep = func(s session.Step) {
@@ -212,9 +206,17 @@ func startAction(c *cli.Context) error {
 		steps++
 		table.Step(s, res.Runs)
 	}
+	// The measurer records builds under the session, known once it is stored.
+	m := su.measurer(func() int64 { return sess.ID })
 	run, err := session.New(cfg, m)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: err} // nothing stored: the same start with other flags may follow
+	}
+	if sess == nil {
+		dir, _ := os.Getwd()
+		if sess, err = st.Begin(store.KindStart, k, startArgs(c), dir, good, bad, identity); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
 	}
 	fmt.Fprintf(progress, "bisecting %d commit(s) after good %.10s up to bad %.10s; state in %s\n", len(commits), good, bad, su.stateDir)
 	priorNoise(progress, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
