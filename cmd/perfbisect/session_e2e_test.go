@@ -52,6 +52,20 @@ func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
 	return x, tps
 }
 
+// waitFor polls cond until it holds; after timeout it kills cmd and fails the
+// test naming what it waited for.
+func waitFor(t *testing.T, cmd *exec.Cmd, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no %s after %s", what, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 
 func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
@@ -67,19 +81,8 @@ func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(6 * time.Minute)
 	var killedAt int
-	for {
-		if _, tps := storedRuns(t, state); len(tps) >= 16 {
-			killedAt = len(tps)
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no 16 runs stored in 6 minutes:\n%s", tail(first.String(), 30))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitFor(t, cmd, 6*time.Minute, "16 stored runs", func() bool { _, tps := storedRuns(t, state); killedAt = len(tps); return killedAt >= 16 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	time.Sleep(time.Second) // the server dies by its parent-death signal
@@ -154,17 +157,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if s, _ := storedRuns(t, state); s != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no session stored after a minute")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, cmd, time.Minute, "a stored session", func() bool { s, _ := storedRuns(t, state); return s != nil })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	r := perfbisect(t, nil, "reset", "--state-dir", state, "--repo", repo)
@@ -184,17 +177,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(time.Minute)
-	for {
-		if s, _ := storedRuns(t, state); s != nil && s.ID == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the new session was not stored after a reset")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, cmd, time.Minute, "the new session stored after a reset", func() bool { s, _ := storedRuns(t, state); return s != nil && s.ID == 2 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 }

@@ -162,7 +162,6 @@ func resumeAction(c *cli.Context) error {
 type storedRun struct {
 	sess   *store.Session
 	steps  []session.Step
-	runs   map[string]int
 	total  int
 	repo   *git.Repository
 	builds []store.Build
@@ -181,7 +180,7 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	if sess == nil {
 		return nil, dir, nil
 	}
-	out := &storedRun{sess: sess, runs: map[string]int{}}
+	out := &storedRun{sess: sess}
 	steps, err := st.Steps(sess.ID)
 	if err != nil {
 		return nil, "", &exitError{code: exitFailure, err: err}
@@ -199,7 +198,6 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	}
 	for _, e := range events {
 		if e.Run != nil {
-			out.runs[e.Commit]++
 			out.total++
 		}
 	}
