@@ -36,6 +36,7 @@ type Comparison struct {
 	P                    float64       // two-sided Mann-Whitney U p-value
 	Alpha                float64       // the significance level this look used
 	Threshold            float64       // smallest relative change that counts, e.g. 0.05
+	Noise                float64       // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
 	Verdict              Verdict
 	Rule                 string // the rule that fired, in words and numbers
 	Need                 string // for UNKNOWN: what more data would need ("" otherwise)
@@ -54,6 +55,9 @@ type Comparison struct {
 func Compare(old, new []float64, threshold, alpha float64) Comparison {
 	c := Comparison{NOld: len(old), NNew: len(new), Alpha: alpha, Threshold: threshold,
 		MedianOld: Median(old), MedianNew: Median(new)}
+	if n := LogNoise(old, new); !math.IsNaN(n) {
+		c.Noise = n
+	}
 	if len(old) == 0 || len(new) == 0 {
 		c.P = 1
 		c.Rule = "no runs"

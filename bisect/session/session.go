@@ -147,7 +147,12 @@ type Result struct {
 	Skipped  map[string]string       // commit -> why it was skipped
 	Budget   stats.Budget
 	Estimate string // pre-flight estimate printed after the endpoints
-	Replayed int    // events taken from the store (a resumed session) instead of measured
+	// EstimatedRuns is the pre-flight estimate of the session's runs in all
+	// (the endpoints' included); 0 when none was made.
+	EstimatedRuns int
+	Advice        string // what would help when the estimate is out of reach
+	Replayed      int    // events taken from the store (a resumed session) instead of measured
+	Retried       int    // runs that failed once and were taken again
 	// Improvement is set when the session looked for a speed-up (git bisect's
 	// old/new terms: FirstBad is then the first new commit).
 	Improvement bool
@@ -206,8 +211,14 @@ type Session struct {
 	search *bisect.Search
 	res    *Result
 	budget stats.Budget
-	runs   int // runs measured so far, for the estimate
-	wall   time.Duration
+	// ends is the design of the endpoints' and the confirmation's comparisons
+	// (--repeats, then +--repeats per look, up to --max-repeats); mid is the
+	// design of a midpoint's placement, planned from the endpoints' shift and
+	// noise (Plan) and ends' schedule until then.
+	ends, mid stats.Design
+	conf      stats.Design // the confirmation's design, planned like mid
+	runs      int          // runs measured so far, for the estimate
+	wall      time.Duration
 }
 
 // New prepares a session; it validates cfg and the commit range.
@@ -236,7 +247,8 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		return nil, fmt.Errorf("%w: --max-repeats %d cannot decide anything: with %d decisions at --confidence %.3g a decision needs p <= %.2g, which %d runs per side cannot reach; use --max-repeats %d or more (or --repeats %d)",
 			bisect.ErrUsage, cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need, stats.RunsNeeded(b.LookAlpha(1)))
 	}
-	return &Session{cfg: cfg, m: m, search: search, budget: b, res: &Result{
+	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
+	return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 		Improvement: cfg.Improvement,
 	}}, nil
@@ -266,7 +278,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return s.res, nil
 	}
 	s.res.Verdicts[c.Bad] = "bad"
-	s.estimate(cmp)
+	s.Plan(cmp)
 
 	// 2. Midpoints, one per step (or Jobs per round).
 	for {
@@ -377,6 +389,7 @@ func (s *Session) Endpoints(ctx context.Context) (cmp stats.Comparison, changed 
 	if !s.changed(cmp) {
 		return cmp, false, s.noChange(cmp), nil
 	}
+	s.Plan(cmp)
 	return cmp, true, "", nil
 }
 
@@ -485,8 +498,21 @@ func (s *Session) run(ctx context.Context, commit string, keepFailure bool) (bis
 }
 
 // measure takes one run of commit and records it in the result; keepFailure
-// as for run.
+// as for run. A run that fails through the revision (a crash, no
+// transactions) is taken once more before the revision is given up: one
+// server that dies once must not make a commit untestable, nor stop the
+// session when it is a reference; a revision that fails twice in a row does.
 func (s *Session) measure(ctx context.Context, commit string, keepFailure bool) (float64, error) {
+	v, err := s.measureOnce(ctx, commit, keepFailure)
+	if err == nil || !bisect.IsUntestable(err) || ctx.Err() != nil {
+		return v, err
+	}
+	s.logf("run of %.10s failed (%v): taking it once more", commit, err)
+	s.res.Retried++
+	return s.measureOnce(ctx, commit, keepFailure)
+}
+
+func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bool) (float64, error) {
 	r, err := s.run(ctx, commit, keepFailure)
 	if err != nil {
 		return 0, err
@@ -525,11 +551,12 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 			return cmp, endpointError(role, h == new, err)
 		}
 	}
+	d := s.ends
+	if role == RoleConfirm {
+		d = s.conf
+	}
 	for look := 1; ; look++ {
-		target := s.cfg.Repeats * look
-		if target > s.cfg.MaxRepeats {
-			target = s.cfg.MaxRepeats
-		}
+		target := d.N(look)
 		for len(xs) < target {
 			order := []string{old, new}
 			if len(xs)%2 == 1 {
@@ -547,9 +574,9 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 				}
 			}
 		}
-		cmp = stats.Compare(xs, ys, s.cfg.Threshold, s.budget.LookAlpha(look))
+		cmp = stats.Compare(xs, ys, s.cfg.Threshold, d.LookAlpha(look))
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
-		if cmp.Verdict != stats.Unknown || len(xs) >= s.cfg.MaxRepeats {
+		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
 			st := Step{Role: role, Commit: new, Against: old, Verdict: cmp.Verdict.String(), Reason: cmp.Rule,
 				Need: cmp.Need, Compare: &cmp, Looks: look}
 			s.step(st)
@@ -571,8 +598,9 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 		}
 		return bisect.Unmarked, err
 	}
+	d := s.mid
 	for look := 1; ; look++ {
-		target := min(s.cfg.Repeats*look, s.cfg.MaxRepeats)
+		target := d.N(look)
 		for len(blocks) < target {
 			var b stats.Block
 			i := len(blocks)
@@ -603,9 +631,9 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			}
 			blocks = append(blocks, b)
 		}
-		cl := s.placed(stats.Classify(blocks, s.budget.LookAlpha(look)))
+		cl := s.placed(stats.Classify(blocks, d.LookAlpha(look)))
 		s.logf("midpoint %.10s, look %d: %s (%s)", cand, look, cl.Side, cl.Rule)
-		if cl.Side != stats.Undecided || len(blocks) >= s.cfg.MaxRepeats {
+		if cl.Side != stats.Undecided || look >= d.Looks() {
 			st := Step{Role: RoleMidpoint, Commit: cand, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need,
 				Note: cl.Note, Class: &cl, Looks: look}
 			var m bisect.Mark
@@ -683,8 +711,9 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		}
 		active = append(active, p)
 	}
+	d := s.mid
 	for look := 1; len(active) > 0; look++ {
-		target := min(s.cfg.Repeats*look, s.cfg.MaxRepeats)
+		target := d.N(look)
 		for len(active) > 0 && len(active[0].blocks) < target {
 			i := len(active[0].blocks)
 			roles := []string{s.cfg.Good, s.cfg.Bad}
@@ -726,9 +755,9 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		}
 		var still []*point
 		for _, p := range active {
-			cl := s.placed(stats.Classify(p.blocks, s.budget.LookAlpha(look)))
+			cl := s.placed(stats.Classify(p.blocks, d.LookAlpha(look)))
 			s.logf("midpoint %.10s, look %d: %s (%s)", p.h, look, cl.Side, cl.Rule)
-			if cl.Side == stats.Undecided && len(p.blocks) < s.cfg.MaxRepeats {
+			if cl.Side == stats.Undecided && look < d.Looks() {
 				still = append(still, p)
 				continue
 			}
@@ -804,19 +833,69 @@ func (s *Session) prepare(ctx context.Context, commit string) error {
 	return err
 }
 
-// estimate prints the pre-flight estimate after the endpoints: runs per step and
-// wall time of the rest of the session, from this session's run times.
-func (s *Session) estimate(cmp stats.Comparison) {
-	if s.runs == 0 {
-		return
+// Plan sets the designs of the rest of the session from the endpoints'
+// comparison (its relative shift and per-run noise) and makes the pre-flight
+// estimate: a midpoint is placed against the midpoint between good and bad, so
+// its effect is half the good-bad shift on a log scale, against the noise of a
+// candidate run and of a midpoint (the mean of a good and a bad run): effect =
+// (|shift|/2) / (noise*sqrt(1.5)). Its design starts with the fewest blocks
+// that decide that effect at the first look with probability 0.8
+// (stats.Plan, at most --max-repeats). The confirmation compares the culprit
+// with its parent, the full shift against the noise of two runs. Run calls Plan
+// after the endpoints; perfbisect run calls it with the stored endpoints'
+// comparison before placing a commit.
+func (s *Session) Plan(cmp stats.Comparison) {
+	shift := math.Abs(math.Log1p(cmp.Shift.Est))
+	noise := cmp.Noise
+	if !(noise > 0) || math.IsNaN(shift) || shift == 0 {
+		return // keep the fixed schedules
 	}
-	perRun := s.wall / time.Duration(s.runs)
-	steps := s.budget.Steps - 2
-	runs := steps*3*s.cfg.Repeats + 2*s.cfg.Repeats
-	maxRuns := steps*3*s.cfg.MaxRepeats + 2*s.cfg.MaxRepeats
-	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%%; a midpoint must be placed against half of it. About %d midpoint steps of %d-%d blocks of 3 runs: %d-%d runs, %s-%s at %.1fs per run (plus builds)",
-		100*cmp.Shift.Est, steps, s.cfg.Repeats, s.cfg.MaxRepeats, runs, maxRuns,
-		(time.Duration(runs) * perRun).Round(time.Second), (time.Duration(maxRuns) * perRun).Round(time.Second), perRun.Seconds())
+	alpha := s.budget.StepAlpha()
+	half := shift / 2 / (noise * math.Sqrt(1.5))
+	full := shift / (noise * math.Sqrt2)
+	mid, reachable := stats.Plan(half, alpha, 2, s.cfg.MaxRepeats)
+	conf, _ := stats.Plan(full, alpha, 2, s.cfg.MaxRepeats)
+	s.mid, s.conf = mid, conf
+	s.estimate(cmp, half, full, reachable)
+}
+
+// estimate makes the pre-flight estimate (Result.Estimate, EstimatedRuns):
+// expected runs of the midpoint steps (stats.ExpectedN of the midpoint design;
+// a step still undecided at the limit is skipped and costs another step) and
+// of the confirmation, and the wall time at this session's time per run; with
+// advice when the midpoint effect is out of reach of --max-repeats.
+func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable bool) {
+	c := s.cfg
+	n := len(s.search.Candidates())
+	width := 3
+	steps := math.Ceil(math.Log2(float64(max(n, 2))))
+	if c.Jobs > 1 {
+		width = 2 + c.Jobs
+		steps = math.Ceil(math.Log(float64(max(n, 2))) / math.Log(float64(c.Jobs+1)))
+	}
+	decided := stats.SequentialPower(half, s.mid)
+	// A skipped midpoint makes the search try a neighbour: about 1/decided
+	// steps per bisection step, at most every candidate.
+	steps = math.Min(steps/math.Max(decided, 0.05), float64(n))
+	blocks := stats.ExpectedN(half, s.mid)
+	runs := steps*float64(width)*blocks + 2*stats.ExpectedN(full, s.conf)
+	if c.NoConfirm {
+		runs = steps * float64(width) * blocks
+	}
+	s.res.EstimatedRuns = s.runs + int(math.Round(runs))
+	var perRun time.Duration
+	if s.runs > 0 {
+		perRun = s.wall / time.Duration(s.runs)
+	}
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run: a midpoint is placed against half of it (%.2g noise units); about %.0f steps of %.1f blocks of %d runs (planned: %s), then the confirmation: about %.0f more runs, %s at %.1fs per run (plus builds)",
+		100*cmp.Shift.Est, 100*cmp.Noise, half, steps, blocks, width, s.mid, runs,
+		(time.Duration(runs) * perRun).Round(time.Second), perRun.Seconds())
+	if !reachable {
+		need := stats.NeededN(half, s.mid.LookAlpha(s.mid.Looks()), 0.9)
+		s.res.Advice = fmt.Sprintf("out of reach: placing a midpoint needs about %d blocks per step (--max-repeats %d); most midpoints will be skipped and the answer will be a range. To make it reachable: a longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps), CPU pinning of server and client, or --max-repeats %d",
+			need, c.MaxRepeats, need)
+		s.res.Estimate += "; " + s.res.Advice
+	}
 	s.logf("estimate: %s", s.res.Estimate)
 }
 

@@ -223,16 +223,18 @@ func TestPartialChangeNoteRespectsTheThreshold(t *testing.T) {
 	}
 }
 
-// crashOn fails the n-th run of each named commit as the revision's fault.
+// crashOn fails the n-th run of each named commit, and the retry of it, as
+// the revision's fault (once: only the n-th).
 type crashOn struct {
 	*sim.Measurer
 	at   map[string]int
 	runs map[string]int
+	once bool
 }
 
 func (c *crashOn) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
 	c.runs[commit]++
-	if n, ok := c.at[commit]; ok && c.runs[commit] == n {
+	if n, ok := c.at[commit]; ok && (c.runs[commit] == n || !c.once && c.runs[commit] == n+1) {
 		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed"}
 	}
 	return c.Measurer.Measure(ctx, commit, runs)
@@ -309,8 +311,9 @@ func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
 	var events []Event
 	cfg := config(cs, hs)
 	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
-	// The good endpoint's server dies once, in its 9th run: during the first
-	// midpoint (the endpoints take 6), not the revision's lasting fault.
+	// The good endpoint's server dies in its 9th run and in the retry of it:
+	// during the first midpoint (the endpoints take 6), not the revision's
+	// lasting fault.
 	s, _ := New(cfg, &crashOn{Measurer: m, at: map[string]int{hs[0]: 9}, runs: map[string]int{}})
 	if _, err := s.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "reference") {
 		t.Fatalf("first session: %v, want a reference failure", err)
@@ -329,5 +332,49 @@ func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
 	}
 	if res.Replayed != len(events) {
 		t.Errorf("replayed %d of %d events", res.Replayed, len(events))
+	}
+}
+
+// A server that dies once costs a retry, not the commit: the candidate is
+// still placed, a reference's single failure does not stop the session, and
+// the failed run is in the store (a resumed session replays the same retry).
+func TestOneCrashIsRetried(t *testing.T) {
+	cs, hs := history(40)
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	cfg := config(cs, hs)
+	probe, _ := New(cfg, m)
+	first, _ := probe.search.Next()
+	var events []Event
+	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	c := &crashOn{Measurer: m, at: map[string]int{first: 2, hs[0]: 9}, runs: map[string]int{}, once: true}
+	s, _ := New(cfg, c)
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != Found || res.FirstBad != hs[23] || res.Verdicts[first] == "skip" {
+		t.Errorf("%s %.10s, first midpoint %s (%s)", res.Outcome, res.FirstBad, res.Verdicts[first], res.Why)
+	}
+	if res.Retried != 2 {
+		t.Errorf("retried %d runs, want 2", res.Retried)
+	}
+	failed := 0
+	for _, e := range events {
+		if e.Reason != "" {
+			failed++
+			if e.Commit != first {
+				t.Errorf("a reference's failure was recorded: %+v", e)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d failed runs recorded, want the candidate's one", failed)
+	}
+	cfg2 := config(cs, hs)
+	cfg2.Replay = events
+	s2, _ := New(cfg2, m)
+	res2, err := s2.Run(context.Background())
+	if err != nil || res2.FirstBad != hs[23] || res2.Replayed != len(events) {
+		t.Errorf("resumed: %v, replayed %d of %d", err, res2.Replayed, len(events))
 	}
 }

@@ -26,8 +26,21 @@ type Measurer struct {
 	DriftPerRun float64            // relative change of the machine's speed per run, e.g. -0.001
 	Untestable  map[string]string  // commit -> reason it cannot be measured
 	Rand        *rand.Rand
+	// Noise is the shape of the per-run noise, of scale CV: NoiseLogNormal
+	// (the default), NoiseNormal, NoiseT3 (Student's t with 3 degrees of
+	// freedom: heavy tails) or NoiseOutliers (log-normal, and one run in 20 a
+	// hiccup 20-50% slower).
+	Noise string
+	// StepAt, when positive, changes the machine's speed by StepFactor from
+	// the StepAt-th run on (a step change: another tenant, a thermal limit).
+	StepAt     int
+	StepFactor float64
+	// Flaky is the probability that a run fails for no fault of the revision
+	// (the server dies once); the retry of the run then succeeds or not anew.
+	Flaky float64
 
-	Calls    int      // runs measured
+	Calls    int      // runs measured (failed ones included)
+	Failed   int      // runs that failed (Flaky)
 	Prepared []string // commits prepared, in order
 }
 
@@ -57,13 +70,55 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	}
 	out := make([]bisect.Run, runs)
 	for i := range out {
+		if m.Flaky > 0 && m.Rand.Float64() < m.Flaky {
+			m.Calls++
+			m.Failed++
+			return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: fmt.Errorf("simulated flaky failure")}
+		}
 		drift := 1 + m.DriftPerRun*float64(m.Calls)
-		tps := m.Base * f * drift * math.Exp(m.Rand.NormFloat64()*m.CV)
+		if m.StepAt > 0 && m.Calls >= m.StepAt {
+			drift *= m.StepFactor
+		}
+		tps := m.Base * f * drift * m.noise()
 		out[i] = bisect.Run{Commit: commit, TPS: tps, Events: int64(tps * 3), Window: 3 * time.Second,
 			CPUPerTxn: time.Duration(float64(time.Millisecond) / f), Wall: 5 * time.Second}
 		m.Calls++
 	}
 	return out, nil
+}
+
+// Noise shapes of Measurer.Noise.
+const (
+	NoiseLogNormal = "lognormal"
+	NoiseNormal    = "normal"
+	NoiseT3        = "t3"
+	NoiseOutliers  = "outliers"
+)
+
+// noise returns one run's multiplicative noise factor.
+func (m *Measurer) noise() float64 {
+	switch m.Noise {
+	case NoiseNormal:
+		return math.Max(1+m.Rand.NormFloat64()*m.CV, 0.01)
+	case NoiseT3:
+		// t(3) = Z / sqrt(chi2(3)/3), variance 3: scaled to standard deviation CV.
+		z := m.Rand.NormFloat64()
+		var chi float64
+		for k := 0; k < 3; k++ {
+			g := m.Rand.NormFloat64()
+			chi += g * g
+		}
+		t := z / math.Sqrt(chi/3)
+		return math.Exp(t / math.Sqrt(3) * m.CV)
+	case NoiseOutliers:
+		f := math.Exp(m.Rand.NormFloat64() * m.CV)
+		if m.Rand.Float64() < 0.05 {
+			f *= 0.5 + 0.3*m.Rand.Float64()
+		}
+		return f
+	default:
+		return math.Exp(m.Rand.NormFloat64() * m.CV)
+	}
 }
 
 // contains reports whether culprit is commit or one of its ancestors in the range.

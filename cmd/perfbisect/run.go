@@ -24,6 +24,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 // Exit codes of `perfbisect run` (git bisect run's protocol; DESIGN.md): 0 good
@@ -287,6 +288,7 @@ func runWork(c *cli.Context) error {
 	}
 	var events, steps int
 	var endpointsDone bool
+	var endpoints stats.Comparison // the stored endpoints' comparison, when done
 	if sess != nil {
 		evs, err := st.Events(sess.ID)
 		if err != nil {
@@ -300,7 +302,7 @@ func runWork(c *cli.Context) error {
 		for _, s := range stored {
 			var step session.Step
 			if s.Role == string(session.RoleEndpoints) && json.Unmarshal(s.Evidence, &step) == nil && step.Compare != nil && cfg.Changed(*step.Compare) {
-				endpointsDone = true
+				endpointsDone, endpoints = true, *step.Compare
 			}
 		}
 	} else if sess, err = st.Begin(store.KindRun, k, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
@@ -337,6 +339,7 @@ func runWork(c *cli.Context) error {
 		}
 	} else {
 		fmt.Fprintf(os.Stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
+		run.Plan(endpoints)
 	}
 	mark, step, err := run.Place(ctx, cand)
 	if err != nil {
