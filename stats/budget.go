@@ -37,6 +37,22 @@ func Looks(repeats, maxRepeats, batch int) int {
 	return 1 + int(math.Ceil(float64(maxRepeats-repeats)/float64(batch)))
 }
 
+// MidpointAlpha is the error probability allowed for the k-th (1-based)
+// midpoint decision of a session, so that the session's decisions never spend
+// more than 1-Confidence however many midpoints skips make necessary: the
+// endpoints and the confirmation get StepAlpha each, the first Steps-3
+// midpoints StepAlpha each, and later ones (after undecided skips) half of the
+// last remaining StepAlpha each (StepAlpha/2, /4, ...), which sums to the
+// spare step's share.
+func (b Budget) MidpointAlpha(k int) float64 {
+	a := b.StepAlpha()
+	regular := max(b.Steps-3, 1)
+	if k <= regular {
+		return a
+	}
+	return a * math.Pow(0.5, float64(k-regular))
+}
+
 // StepAlpha is the error probability allowed for one decision.
 func (b Budget) StepAlpha() float64 {
 	s := b.Steps

@@ -59,6 +59,16 @@ type Config struct {
 	// good and bad runs; 0 or 1 is exact bisection.
 	Jobs int
 
+	// Fixed makes every decision take --max-repeats runs per side (blocks) in
+	// one look, with no plan from the endpoints: the fixed-sample design that
+	// perfbisect simulate compares the sequential one with.
+	Fixed bool `json:",omitempty"`
+
+	// Decided is the number of midpoint decisions an earlier process of this
+	// bisection took (perfbisect run: one process per commit), so that the
+	// error budget (stats.Budget.MidpointAlpha) counts them.
+	Decided int `json:"-"`
+
 	// OnStep, when set, is called after each decision (for progress output and
 	// the store).
 	OnStep func(Step) `json:"-"`
@@ -217,6 +227,8 @@ type Session struct {
 	// noise (Plan) and ends' schedule until then.
 	ends, mid stats.Design
 	conf      stats.Design // the confirmation's design, planned like mid
+	half      float64      // the midpoint effect Plan found (0: none; mid's schedule stands)
+	decided   int          // midpoint decisions taken (tests made), for Budget.MidpointAlpha
 	runs      int          // runs measured so far, for the estimate
 	wall      time.Duration
 }
@@ -248,6 +260,9 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 			bisect.ErrUsage, cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need, stats.RunsNeeded(b.LookAlpha(1)))
 	}
 	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
+	if cfg.Fixed {
+		ends.Start = cfg.MaxRepeats
+	}
 	return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 		Improvement: cfg.Improvement,
@@ -497,19 +512,27 @@ func (s *Session) run(ctx context.Context, commit string, keepFailure bool) (bis
 	return r, nil
 }
 
+// Attempts at a run before its revision is given up (see measure).
+const (
+	candidateTries = 2 // a candidate that fails twice in a row is skipped
+	referenceTries = 3 // good, bad, a parent: their failure stops the session
+)
+
 // measure takes one run of commit and records it in the result; keepFailure
 // as for run. A run that fails through the revision (a crash, no
-// transactions) is taken once more before the revision is given up: one
-// server that dies once must not make a commit untestable, nor stop the
-// session when it is a reference; a revision that fails twice in a row does.
-func (s *Session) measure(ctx context.Context, commit string, keepFailure bool) (float64, error) {
-	v, err := s.measureOnce(ctx, commit, keepFailure)
-	if err == nil || !bisect.IsUntestable(err) || ctx.Err() != nil {
-		return v, err
+// transactions) is taken again, up to tries attempts, before the revision is
+// given up: one server that dies once must not make a commit untestable, nor
+// stop the session when it is a reference (which has already run, so it gets
+// one more attempt than a candidate).
+func (s *Session) measure(ctx context.Context, commit string, keepFailure bool, tries int) (float64, error) {
+	for try := 1; ; try++ {
+		v, err := s.measureOnce(ctx, commit, keepFailure)
+		if err == nil || !bisect.IsUntestable(err) || ctx.Err() != nil || try >= tries {
+			return v, err
+		}
+		s.logf("run of %.10s failed (%v): attempt %d of %d", commit, err, try+1, tries)
+		s.res.Retried++
 	}
-	s.logf("run of %.10s failed (%v): taking it once more", commit, err)
-	s.res.Retried++
-	return s.measureOnce(ctx, commit, keepFailure)
 }
 
 func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bool) (float64, error) {
@@ -563,7 +586,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 				order = []string{new, old}
 			}
 			for _, h := range order {
-				v, err := s.measure(ctx, h, true)
+				v, err := s.measure(ctx, h, true, referenceTries)
 				if err != nil {
 					return cmp, endpointError(role, h == new, err)
 				}
@@ -598,7 +621,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 		}
 		return bisect.Unmarked, err
 	}
-	d := s.mid
+	d := s.midpointDesign()
 	for look := 1; ; look++ {
 		target := d.N(look)
 		for len(blocks) < target {
@@ -606,7 +629,11 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			i := len(blocks)
 			for k := 0; k < 3; k++ {
 				h := roles[(i+k)%3]
-				v, err := s.measure(ctx, h, h == cand)
+				tries := referenceTries
+				if h == cand {
+					tries = candidateTries
+				}
+				v, err := s.measure(ctx, h, h == cand, tries)
 				if err != nil {
 					var u *bisect.UntestableError
 					if h == cand && errors.As(err, &u) {
@@ -650,6 +677,24 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			return m, nil
 		}
 	}
+}
+
+// midpointDesign is the design of the next midpoint decision, which it counts:
+// the planned one at that decision's share of the error
+// (Budget.MidpointAlpha), replanned when the share is smaller than the plan's.
+func (s *Session) midpointDesign() stats.Design {
+	s.decided++
+	d := s.mid
+	alpha := s.budget.MidpointAlpha(s.cfg.Decided + s.decided)
+	if alpha == d.Alpha {
+		return d
+	}
+	if s.half > 0 {
+		d, _ = stats.Plan(s.half, alpha, 2, s.cfg.MaxRepeats)
+		return d
+	}
+	d.Alpha = alpha
+	return d
 }
 
 // placed keeps a classification's partial-change note only when the
@@ -711,7 +756,14 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		}
 		active = append(active, p)
 	}
-	d := s.mid
+	// One design for the round (the blocks are shared): the strictest of the
+	// points' shares of the error, so that none spends more than its own.
+	var d stats.Design
+	for i := range active {
+		if pd := s.midpointDesign(); i == 0 || pd.Alpha < d.Alpha {
+			d = pd
+		}
+	}
 	for look := 1; len(active) > 0; look++ {
 		target := d.N(look)
 		for len(active) > 0 && len(active[0].blocks) < target {
@@ -726,7 +778,11 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 			for k := range roles {
 				h := roles[(i+k)%len(roles)]
 				p := byHash[h] // nil for the references
-				v, err := s.measure(ctx, h, p != nil)
+				tries := referenceTries
+				if p != nil {
+					tries = candidateTries
+				}
+				v, err := s.measure(ctx, h, p != nil, tries)
 				if err != nil {
 					var u *bisect.UntestableError
 					if p != nil && errors.As(err, &u) {
@@ -847,7 +903,7 @@ func (s *Session) prepare(ctx context.Context, commit string) error {
 func (s *Session) Plan(cmp stats.Comparison) {
 	shift := math.Abs(math.Log1p(cmp.Shift.Est))
 	noise := cmp.Noise
-	if !(noise > 0) || math.IsNaN(shift) || shift == 0 {
+	if !(noise > 0) || math.IsNaN(shift) || shift == 0 || s.cfg.Fixed {
 		return // keep the fixed schedules
 	}
 	alpha := s.budget.StepAlpha()
@@ -855,7 +911,7 @@ func (s *Session) Plan(cmp stats.Comparison) {
 	full := shift / (noise * math.Sqrt2)
 	mid, reachable := stats.Plan(half, alpha, 2, s.cfg.MaxRepeats)
 	conf, _ := stats.Plan(full, alpha, 2, s.cfg.MaxRepeats)
-	s.mid, s.conf = mid, conf
+	s.mid, s.conf, s.half = mid, conf, half
 	s.estimate(cmp, half, full, reachable)
 }
 

@@ -223,7 +223,7 @@ func TestPartialChangeNoteRespectsTheThreshold(t *testing.T) {
 	}
 }
 
-// crashOn fails the n-th run of each named commit, and the retry of it, as
+// crashOn fails the n-th run of each named commit and every retry of it, as
 // the revision's fault (once: only the n-th).
 type crashOn struct {
 	*sim.Measurer
@@ -234,7 +234,7 @@ type crashOn struct {
 
 func (c *crashOn) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
 	c.runs[commit]++
-	if n, ok := c.at[commit]; ok && (c.runs[commit] == n || !c.once && c.runs[commit] == n+1) {
+	if n, ok := c.at[commit]; ok && (c.runs[commit] == n || !c.once && c.runs[commit] > n && c.runs[commit] < n+3) {
 		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed"}
 	}
 	return c.Measurer.Measure(ctx, commit, runs)
@@ -311,7 +311,7 @@ func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
 	var events []Event
 	cfg := config(cs, hs)
 	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
-	// The good endpoint's server dies in its 9th run and in the retry of it:
+	// The good endpoint's server dies in its 9th run and in the retries of it:
 	// during the first midpoint (the endpoints take 6), not the revision's
 	// lasting fault.
 	s, _ := New(cfg, &crashOn{Measurer: m, at: map[string]int{hs[0]: 9}, runs: map[string]int{}})

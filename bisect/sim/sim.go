@@ -23,7 +23,7 @@ type Measurer struct {
 	Base        float64            // tps of the good revision
 	Culprits    map[string]float64 // commit -> factor (0.6 = 40% slower)
 	CV          float64            // per-run noise, coefficient of variation (log-normal)
-	DriftPerRun float64            // relative change of the machine's speed per run, e.g. -0.001
+	DriftPerRun float64            // relative change of the machine's speed per run, e.g. -0.001 (compounded)
 	Untestable  map[string]string  // commit -> reason it cannot be measured
 	Rand        *rand.Rand
 	// Noise is the shape of the per-run noise, of scale CV: NoiseLogNormal
@@ -75,7 +75,8 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 			m.Failed++
 			return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: fmt.Errorf("simulated flaky failure")}
 		}
-		drift := 1 + m.DriftPerRun*float64(m.Calls)
+		// Compounded, so that a long session cannot drift below zero.
+		drift := math.Pow(1+m.DriftPerRun, float64(m.Calls))
 		if m.StepAt > 0 && m.Calls >= m.StepAt {
 			drift *= m.StepFactor
 		}

@@ -7,7 +7,10 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sort"
+	"sync"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -19,36 +22,83 @@ type Scenario struct {
 	Commits     int     // commits after good; the last is bad
 	CulpritPos  int     // 1..Commits; 0 = nothing regressed
 	Factor      float64 // throughput factor of the culprit (0.6 = 40% slower)
-	CV          float64 // per-run noise (log-normal coefficient of variation)
+	CV          float64 // per-run noise (scale of sim.Measurer.Noise; the log-normal CV)
+	Noise       string  // sim.Measurer.Noise: "" (log-normal), normal, t3, outliers
 	DriftPerRun float64 // relative change of the machine's speed per run
+	StepAt      int     // from this run on the machine's speed is StepFactor times (0: never)
+	StepFactor  float64
+	Flaky       float64 // probability that a run fails once through no fault of the revision
 	Broken      []int   // positions that do not build
+	// Culprit2Pos and Factor2 add a second, usually smaller, culprit (0: none).
+	Culprit2Pos int
+	Factor2     float64
 }
 
 // Summary counts the outcomes of many sessions of a scenario.
 type Summary struct {
 	Sessions     int
-	Correct      int // found the culprit (or, without one, said no regression)
-	WrongCulprit int // named a commit that is not the culprit (a false culprit when there is none)
+	Correct      int // named a culprit (either one, with two), or, without one, said no regression
+	WrongCulprit int // named a commit that is not a culprit (a false culprit when there is none)
 	NoRegression int // said no regression although there was one (a miss; an improvement, Factor > 1, always ends here)
-	Ambiguous    int // answered with a range
+	Ambiguous    int // answered with a range (with a culprit in the history)
 	FalseAlarm   int // nothing regressed, yet the answer was a range
 	Errors       int
-	FirstError   string  // the first session error, for a message
-	RangeHolds   int     // ambiguous answers whose range contains the culprit (the others are wrong answers)
-	MeanRuns     float64 // runs per session
+	FirstError   string // the first session error, for a message
+	RangeHolds   int    // ambiguous answers whose range contains a culprit (the others are wrong answers)
+	Second       int    // with two culprits: named the second one
+
+	MeanRuns, P95Runs   float64 // runs per session (failed runs included)
+	MeanBuilt, P95Built float64 // distinct commits prepared (built) per session
+	Retried             int     // runs retried after a flaky failure, over all sessions
+	// Estimated is the number of sessions that made a pre-flight estimate;
+	// EstWithin of them spent within a factor 1.5 of it, and EstRatio is the
+	// median of spent/estimated runs.
+	Estimated, EstWithin int
+	EstRatio             float64
 }
+
+// Wrong is the number of wrong answers: a wrong culprit, a range without a
+// culprit, a range that misses the culprit.
+func (s Summary) Wrong() int { return s.WrongCulprit + s.FalseAlarm + s.Ambiguous - s.RangeHolds }
+
+// Rate is n as a fraction of the sessions.
+func (s Summary) Rate(n int) float64 { return float64(n) / float64(s.Sessions) }
 
 // String renders the summary as one line of rates.
 func (s Summary) String() string {
-	n := float64(s.Sessions)
-	return fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d, %.0f runs per session",
-		s.Sessions, 100*float64(s.Correct)/n, 100*float64(s.WrongCulprit)/n, 100*float64(s.FalseAlarm)/n, 100*float64(s.NoRegression)/n,
-		100*float64(s.Ambiguous)/n, s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns)
+	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f",
+		s.Sessions, 100*s.Rate(s.Correct), 100*s.Rate(s.WrongCulprit), 100*s.Rate(s.FalseAlarm), 100*s.Rate(s.NoRegression),
+		100*s.Rate(s.Ambiguous), s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built)
+	if s.Estimated > 0 {
+		out += fmt.Sprintf("; runs spent / pre-flight estimate: median %.2f, within 1.5x in %.1f%%", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
+	}
+	if s.Retried > 0 {
+		out += fmt.Sprintf("; %d flaky runs retried", s.Retried)
+	}
+	if s.Errors > 0 {
+		out += "; first error: " + s.FirstError
+	}
+	return out
+}
+
+// outcome is one simulated session's.
+type outcome struct {
+	res          *session.Result
+	err          error
+	runs, built  int
+	culprit, two string
 }
 
 // Run simulates sessions sessions of sc with the session policy of cfg (Good,
-// Bad and Commits are filled in), seeded with seed.
+// Bad and Commits are filled in), seeded with seed: session i uses the
+// generator PCG(seed, i), so a summary does not depend on how many goroutines
+// ran it. The sessions run on up to workers goroutines (0: 1).
 func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
+	return RunParallel(sc, cfg, sessions, seed, 1)
+}
+
+// RunParallel is Run on workers goroutines.
+func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) Summary {
 	var commits []bisect.Commit
 	hashes := []string{fmt.Sprintf("%040x", 0)}
 	for i := 1; i <= sc.Commits; i++ {
@@ -57,56 +107,130 @@ func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
 		hashes = append(hashes, h)
 	}
 	cfg.Good, cfg.Bad, cfg.Commits = hashes[0], hashes[sc.Commits], commits
-	culprit := ""
+	cfg.Logf, cfg.OnStep, cfg.Record = nil, nil, nil
+	culprit, second := "", ""
 	if sc.CulpritPos > 0 {
 		culprit = hashes[sc.CulpritPos]
 	}
-	sum := Summary{Sessions: sessions}
-	runs := 0
-	for i := 0; i < sessions; i++ {
-		m := &sim.Measurer{Commits: commits, Base: 1000, CV: sc.CV, DriftPerRun: sc.DriftPerRun,
+	if sc.Culprit2Pos > 0 {
+		second = hashes[sc.Culprit2Pos]
+	}
+	one := func(i int) outcome {
+		m := &sim.Measurer{Commits: commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
+			StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky,
 			Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(seed, uint64(i)))}
 		if culprit != "" {
 			m.Culprits[culprit] = sc.Factor
+		}
+		if second != "" {
+			m.Culprits[second] = sc.Factor2
 		}
 		for _, b := range sc.Broken {
 			m.Untestable[hashes[b]] = "build failed"
 		}
 		s, err := session.New(cfg, m)
 		if err != nil {
+			return outcome{err: err}
+		}
+		res, err := s.Run(context.Background())
+		built := map[string]bool{}
+		for _, h := range m.Prepared {
+			built[h] = true
+		}
+		return outcome{res: res, err: err, runs: m.Calls, built: len(built), culprit: culprit, two: second}
+	}
+	outs := make([]outcome, sessions)
+	workers = max(workers, 1)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				outs[i] = one(i)
+			}
+		}()
+	}
+	for i := 0; i < sessions; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return summarize(outs)
+}
+
+func summarize(outs []outcome) Summary {
+	sum := Summary{Sessions: len(outs)}
+	var runs, built, ratios []float64
+	for _, o := range outs {
+		if o.res == nil {
 			sum.Errors++
 			if sum.FirstError == "" {
-				sum.FirstError = err.Error()
+				sum.FirstError = o.err.Error()
 			}
 			continue
 		}
-		res, err := s.Run(context.Background())
-		runs += m.Calls
+		runs = append(runs, float64(o.runs))
+		built = append(built, float64(o.built))
+		res := o.res
+		sum.Retried += res.Retried
+		if res.EstimatedRuns > 0 && o.err == nil {
+			sum.Estimated++
+			r := float64(o.runs) / float64(res.EstimatedRuns)
+			ratios = append(ratios, r)
+			if r <= 1.5 && r >= 1/1.5 {
+				sum.EstWithin++
+			}
+		}
+		isCulprit := func(h string) bool { return h != "" && (h == o.culprit || h == o.two) }
 		switch {
-		case err != nil:
+		case o.err != nil:
 			sum.Errors++
 			if sum.FirstError == "" {
-				sum.FirstError = err.Error()
+				sum.FirstError = o.err.Error()
 			}
-		case res.Outcome == session.Found && res.FirstBad == culprit:
+		case res.Outcome == session.Found && isCulprit(res.FirstBad):
 			sum.Correct++
+			if res.FirstBad == o.two {
+				sum.Second++
+			}
 		case res.Outcome == session.Found:
 			sum.WrongCulprit++
-		case res.Outcome == session.NoRegression && culprit == "":
+		case res.Outcome == session.NoRegression && o.culprit == "":
 			sum.Correct++
 		case res.Outcome == session.NoRegression:
 			sum.NoRegression++
-		case res.Outcome == session.Ambiguous && culprit == "":
+		case res.Outcome == session.Ambiguous && o.culprit == "":
 			sum.FalseAlarm++
 		case res.Outcome == session.Ambiguous:
 			sum.Ambiguous++
 			for _, h := range res.Range {
-				if h == culprit {
+				if isCulprit(h) {
 					sum.RangeHolds++
+					break
 				}
 			}
 		}
 	}
-	sum.MeanRuns = float64(runs) / float64(sessions)
+	sum.MeanRuns, sum.P95Runs = meanP95(runs)
+	sum.MeanBuilt, sum.P95Built = meanP95(built)
+	if len(ratios) > 0 {
+		sort.Float64s(ratios)
+		sum.EstRatio = ratios[len(ratios)/2]
+	}
 	return sum
+}
+
+// meanP95 returns the mean and the 95th percentile (nearest rank) of xs.
+func meanP95(xs []float64) (mean, p95 float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	for _, x := range s {
+		mean += x
+	}
+	return mean / float64(len(s)), s[int(math.Ceil(0.95*float64(len(s))))-1]
 }

@@ -1,0 +1,166 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/perfbisect/perfbisect/bisect/session"
+)
+
+// Row is one line of the table: a scenario and what the sessions did.
+type Row struct {
+	Group, Name string
+	Scenario    Scenario
+	Summary     Summary
+	// FixedN is the smallest number of runs per side of a fixed-sample design
+	// (every decision takes exactly FixedN in one look) that is as accurate as
+	// the sequential one (correct rate at most 0.5 points lower, wrong rate at
+	// most 0.5 points higher), and Fixed its summary; 0 when not computed or
+	// not reached by 40.
+	FixedN int
+	Fixed  Summary
+}
+
+// Shift is the culprit's throughput factor for a good-bad shift of r times the
+// per-run noise cv on a log scale: exp(-r*cv).
+func Shift(r, cv float64) float64 { return math.Exp(-r * cv) }
+
+// Grid is the table's scenarios, over commits commits with the culprit at
+// about 3/5 of the range: effect size (good-bad shift in multiples of the
+// per-run noise, on a log scale) x noise (2%, 5%, 10%) with log-normal noise;
+// other noise shapes, drift, a step change, flaky runs, a second smaller
+// culprit and a broken build next to the culprit at 5% noise.
+func Grid(commits int) []Row {
+	pos := commits * 3 / 5
+	if pos < 1 {
+		pos = 1
+	}
+	var rows []Row
+	for _, cv := range []float64{0.02, 0.05, 0.10} {
+		for _, r := range []float64{0, 1, 2, 3, 4, 6, 10} {
+			sc := Scenario{Commits: commits, CV: cv}
+			name := "no regression"
+			if r > 0 {
+				sc.CulpritPos, sc.Factor = pos, Shift(r, cv)
+				name = fmt.Sprintf("%gx (%+.1f%%)", r, 100*(sc.Factor-1))
+			}
+			rows = append(rows, Row{Group: fmt.Sprintf("log-normal noise %g%%", 100*cv), Name: name, Scenario: sc})
+		}
+	}
+	for _, noise := range []string{"normal", "t3", "outliers"} {
+		for _, r := range []float64{0, 3, 6, 10} {
+			sc := Scenario{Commits: commits, CV: 0.05, Noise: noise}
+			name := "no regression"
+			if r > 0 {
+				sc.CulpritPos, sc.Factor = pos, Shift(r, 0.05)
+				name = fmt.Sprintf("%gx (%+.1f%%)", r, 100*(sc.Factor-1))
+			}
+			rows = append(rows, Row{Group: noise + " noise 5%", Name: name, Scenario: sc})
+		}
+	}
+	type variant struct {
+		group string
+		set   func(*Scenario)
+	}
+	for _, v := range []variant{
+		{"drift -10% over 150 runs", func(s *Scenario) { s.DriftPerRun = -0.10 / 150 }},
+		{"step -10% at run 60", func(s *Scenario) { s.StepAt, s.StepFactor = 60, 0.90 }},
+		{"2% of runs fail once", func(s *Scenario) { s.Flaky = 0.02 }},
+		{"second culprit of 2x at 1/5", func(s *Scenario) { s.Culprit2Pos, s.Factor2 = max(commits/5, 1), Shift(2, 0.05) }},
+		{"culprit's parent does not build", func(s *Scenario) { s.Broken = []int{pos - 1} }},
+	} {
+		for _, r := range []float64{0, 3, 6, 10} {
+			sc := Scenario{Commits: commits, CV: 0.05}
+			name := "no regression"
+			if r > 0 {
+				sc.CulpritPos, sc.Factor = pos, Shift(r, 0.05)
+				name = fmt.Sprintf("%gx (%+.1f%%)", r, 100*(sc.Factor-1))
+			}
+			v.set(&sc)
+			if sc.CulpritPos == 0 && sc.Culprit2Pos > 0 {
+				continue // the second culprit alone is the 2x row above
+			}
+			rows = append(rows, Row{Group: v.group + ", noise 5%", Name: name, Scenario: sc})
+		}
+	}
+	return rows
+}
+
+// Fill runs sessions sessions of every row with cfg (seeded with seed, on
+// workers goroutines) and, for the rows whose name is in fixed, finds the
+// fixed-sample design of the same accuracy.
+func Fill(rows []Row, cfg session.Config, sessions int, seed uint64, workers int, fixed func(Row) bool) {
+	for i := range rows {
+		rows[i].Summary = RunParallel(rows[i].Scenario, cfg, sessions, seed, workers)
+		if fixed != nil && fixed(rows[i]) {
+			rows[i].FixedN, rows[i].Fixed = FixedEquivalent(rows[i].Scenario, cfg, rows[i].Summary, sessions, seed, workers)
+		}
+	}
+}
+
+// FixedEquivalent finds the smallest n (at most 40) such that the fixed-sample
+// design with n runs per side (blocks) in every decision is as accurate as seq
+// (correct rate at most 0.5 points lower and wrong rate at most 0.5 points
+// higher) on sc; 0 when none is.
+func FixedEquivalent(sc Scenario, cfg session.Config, seq Summary, sessions int, seed uint64, workers int) (int, Summary) {
+	for n := 2; n <= 40; n++ {
+		c := cfg
+		c.Repeats, c.MaxRepeats, c.Fixed = n, n, true
+		s := RunParallel(sc, c, sessions, seed+1, workers)
+		if s.Errors == s.Sessions {
+			continue // n cannot reach the decisions' level
+		}
+		if s.Rate(s.Correct) >= seq.Rate(seq.Correct)-0.005 && s.Rate(s.Wrong()) <= seq.Rate(seq.Wrong())+0.005 {
+			return n, s
+		}
+	}
+	return 0, Summary{}
+}
+
+// Markdown renders rows as a table: correct, wrong, missed (no regression
+// said), range (and how many held a culprit), runs per session (mean, p95),
+// commits built (mean, p95), runs spent against the pre-flight estimate, and
+// the fixed-sample design of the same accuracy where computed.
+func Markdown(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| scenario | shift | correct | wrong | missed | range (holds a culprit) | runs mean / p95 | built mean / p95 | spent / estimate (within 1.5x) | fixed design of equal accuracy |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		s := r.Summary
+		est := "–"
+		if s.Estimated > 0 {
+			est = fmt.Sprintf("%.2f (%.0f%%)", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
+		}
+		fixed := ""
+		if r.FixedN > 0 {
+			fixed = fmt.Sprintf("%d per side: %.0f runs (sequential spends %.2fx)", r.FixedN, r.Fixed.MeanRuns, s.MeanRuns/r.Fixed.MeanRuns)
+		}
+		missed := pct(s.Rate(s.NoRegression))
+		rng := fmt.Sprintf("%s (%d of %d)", pct(s.Rate(s.Ambiguous)), s.RangeHolds, s.Ambiguous)
+		if r.Scenario.CulpritPos == 0 {
+			missed, rng = "–", pct(s.Rate(s.FalseAlarm))+" (no culprit)"
+		}
+		note := ""
+		if s.Second > 0 {
+			note = fmt.Sprintf(" (%d named the second)", s.Second)
+		}
+		if s.Errors > 0 {
+			note += fmt.Sprintf(" (%d errors)", s.Errors)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s%s | %s | %s | %s | %.0f / %.0f | %.1f / %.0f | %s | %s |\n",
+			r.Group, r.Name, pct(s.Rate(s.Correct)), note, pct(s.Rate(s.Wrong())), missed, rng,
+			s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built, est, fixed)
+	}
+	return b.String()
+}
+
+func pct(x float64) string {
+	if x == 0 {
+		return "0%"
+	}
+	if x == 1 {
+		return "100%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
