@@ -10,6 +10,7 @@ require (
 	github.com/hashicorp/go-version v1.9.0
 	github.com/mattn/go-shellwords v1.0.16
 	github.com/urfave/cli/v2 v2.27.7
+	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.62.0
 )
 

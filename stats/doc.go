@@ -15,4 +15,13 @@
 //   - Classify (classify.go): a candidate measured in blocks with good and bad,
 //     tested against the per-block midpoint.
 //   - Budget (budget.go): how the session's error is split over steps and looks.
+//   - KolmogorovSmirnov (ks.go): two-sample Kolmogorov-Smirnov test (any
+//     difference of distributions), exact permutation p-value (also with ties)
+//     for n1*n2 <= 1e6, the Kolmogorov limit beyond.
+//   - MedianCI (median.go): distribution-free confidence interval of the median
+//     from order statistics (binomial, equal-tailed).
+//   - Fieller and Position (fieller.go): Fieller's interval for a ratio of means of
+//     paired observations, and with it where a candidate sits between good and bad
+//     in blocks (on means: exact for normal runs, approximate otherwise; Student t
+//     quantiles from gonum.org/v1/gonum).
 package stats
