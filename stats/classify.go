@@ -38,12 +38,25 @@ type Classification struct {
 	N                     int     // blocks
 	MedianGood, MedianBad float64 // medians of the reference runs in the blocks
 	MedianCand, MedianMid float64 // candidate runs; per-block midpoints (good+bad)/2
-	Position              float64 // (cand - bad) / (good - bad) on medians: 1 = like good, 0 = like bad
-	P                     float64 // two-sided Mann-Whitney p of candidate runs vs per-block midpoints
-	Alpha                 float64
-	Side                  Side
-	Rule, Need, Note      string
+	Position              float64 // (cand - bad) / (good - bad) on medians: 1 = like good, 0 = like bad; 0 when good and bad medians are equal
+	// PositionCI is Fieller's interval of the position (on block means,
+	// Position in fieller.go) at 1-Alpha; not OK when good and bad do not
+	// differ significantly in these blocks.
+	PositionCI Interval
+	P          float64 // two-sided Mann-Whitney p of candidate runs vs per-block midpoints
+	Alpha      float64
+	Side       Side
+	// Between is set when the candidate is undecided because it sits between
+	// good and bad: its whole position interval lies inside (0.2, 0.8), so
+	// more runs would not make it like either end (a gradual change, two
+	// culprits). The caller stops measuring it.
+	Between          bool
+	Rule, Need, Note string
 }
+
+// Between's band: a candidate whose position interval lies inside it is
+// neither like good nor like bad.
+const betweenLo, betweenHi = 0.2, 0.8
 
 // Classify places a candidate against the midpoint between good and bad. Each
 // block contributes one candidate run and one midpoint value (good+bad)/2 from
@@ -68,13 +81,23 @@ func Classify(blocks []Block, alpha float64) Classification {
 	c.MedianGood, c.MedianBad, c.MedianCand, c.MedianMid = Median(g), Median(b), Median(x), Median(m)
 	if c.MedianGood != c.MedianBad {
 		c.Position = (c.MedianCand - c.MedianBad) / (c.MedianGood - c.MedianBad)
-	} else {
-		c.Position = math.NaN()
+	}
+	if n >= 2 {
+		if pe := Position(g, b, x, 1-alpha); pe.Bounded && !math.IsInf(pe.Lo, 0) && !math.IsInf(pe.Hi, 0) {
+			c.PositionCI = Interval{Lo: pe.Lo, Hi: pe.Hi, OK: true}
+		}
 	}
 	c.P, _ = MannWhitney(x, m)
 	if c.P > alpha {
 		c.Side = Undecided
 		c.Rule = fmt.Sprintf("candidate vs midpoint p=%.2g > alpha=%.2g", c.P, alpha)
+		if ci := c.PositionCI; ci.OK && ci.Lo > betweenLo && ci.Hi < betweenHi {
+			c.Between = true
+			c.Rule = fmt.Sprintf("the candidate sits between good and bad: position %s, %.4g%% interval [%.2f, %.2f] inside (%.1f, %.1f); candidate vs midpoint p=%.2g",
+				position(c.Position), 100*(1-alpha), ci.Lo, ci.Hi, betweenLo, betweenHi, c.P)
+			c.Need = "nothing: more runs would not make it like either end (a gradual change, or two culprits: bisect each part separately with the candidate as an endpoint)"
+			return c
+		}
 		if mp := MinP(n, n); mp > alpha {
 			c.Need = fmt.Sprintf("%d blocks cannot reach p <= %.2g (best possible %.2g): need >= %d blocks", n, alpha, mp, RunsNeeded(alpha))
 		} else {
@@ -90,6 +113,9 @@ func Classify(blocks []Block, alpha float64) Classification {
 		c.Side = BadSide
 	}
 	c.Rule = fmt.Sprintf("candidate vs midpoint p=%.2g <= alpha=%.2g, position %s (1 = good, 0 = bad)", c.P, alpha, position(c.Position))
+	if ci := c.PositionCI; ci.OK {
+		c.Rule += fmt.Sprintf(", %.4g%% interval [%.2f, %.2f]", 100*(1-alpha), ci.Lo, ci.Hi)
+	}
 	end := g
 	if c.Side == BadSide {
 		end = b

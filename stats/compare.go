@@ -37,9 +37,33 @@ type Comparison struct {
 	Alpha                float64       // the significance level this look used
 	Threshold            float64       // smallest relative change that counts, e.g. 0.05
 	Noise                float64       // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
-	Verdict              Verdict
-	Rule                 string // the rule that fired, in words and numbers
-	Need                 string // for UNKNOWN: what more data would need ("" otherwise)
+	// MedianOldCI and MedianNewCI are distribution-free intervals of each
+	// side's median at 1-Alpha (MedianCI); not OK when too few runs for that
+	// level.
+	MedianOldCI, MedianNewCI Interval
+	// KSP is the two-sided two-sample Kolmogorov-Smirnov p-value: evidence
+	// only (the verdict is Mann-Whitney's; two tests are not combined by taking
+	// the smaller p), for a warning when the shapes of the two samples differ.
+	KSP      float64
+	Verdict  Verdict
+	Rule     string   // the rule that fired, in words and numbers
+	Need     string   // for UNKNOWN: what more data would need ("" otherwise)
+	Warnings []string `json:",omitempty"` // what the user should know, in numbers
+}
+
+// Interval is a confidence interval [Lo, Hi]; OK is false (and Lo, Hi are 0)
+// when the data are too few for its level.
+type Interval struct {
+	Lo, Hi float64
+	OK     bool
+}
+
+func medianInterval(xs []float64, conf float64) Interval {
+	lo, hi, ok := MedianCI(xs, conf)
+	if !ok {
+		return Interval{}
+	}
+	return Interval{Lo: lo, Hi: hi, OK: true}
 }
 
 // Compare decides whether new differs from old by at least threshold (relative,
@@ -66,6 +90,14 @@ func Compare(old, new []float64, threshold, alpha float64) Comparison {
 	}
 	c.P, _ = MannWhitney(old, new)
 	c.Shift = Shift(old, new, 1-alpha)
+	c.MedianOldCI, c.MedianNewCI = medianInterval(old, 1-alpha), medianInterval(new, 1-alpha)
+	c.KSP = 1
+	if _, p, err := KolmogorovSmirnov(old, new); err == nil {
+		c.KSP = p
+	}
+	if c.KSP <= alpha && c.P > alpha {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the two samples differ in shape (Kolmogorov-Smirnov p=%.2g <= %.2g) but not in location (Mann-Whitney p=%.2g): bimodal or unstable runs? Look at the runs before trusting the verdict", c.KSP, alpha, c.P))
+	}
 	switch {
 	case c.P <= alpha && math.Abs(c.Shift.Est) >= threshold:
 		c.Verdict = Different

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 
@@ -13,6 +14,40 @@ import (
 type ShiftEstimate struct {
 	Est, Lo, Hi float64 // relative: -0.10 is 10% lower
 	Conf        float64 // confidence level of [Lo, Hi], e.g. 0.99
+}
+
+// MarshalJSON writes an unbounded end as null (JSON has no infinity).
+func (s ShiftEstimate) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Est    float64
+		Lo, Hi *float64
+		Conf   float64
+	}
+	p := plain{Est: s.Est, Conf: s.Conf}
+	if math.IsNaN(p.Est) {
+		p.Est = 0
+	}
+	if s.Bounded() {
+		p.Lo, p.Hi = &s.Lo, &s.Hi
+	}
+	return json.Marshal(p)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (null ends: unbounded).
+func (s *ShiftEstimate) UnmarshalJSON(b []byte) error {
+	var p struct {
+		Est    float64
+		Lo, Hi *float64
+		Conf   float64
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*s = ShiftEstimate{Est: p.Est, Conf: p.Conf, Lo: -1, Hi: math.Inf(1)}
+	if p.Lo != nil && p.Hi != nil {
+		s.Lo, s.Hi = *p.Lo, *p.Hi
+	}
+	return nil
 }
 
 // Bounded reports whether the interval is finite (the samples are large enough

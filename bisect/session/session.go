@@ -660,7 +660,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 		}
 		cl := s.placed(stats.Classify(blocks, d.LookAlpha(look)))
 		s.logf("midpoint %.10s, look %d: %s (%s)", cand, look, cl.Side, cl.Rule)
-		if cl.Side != stats.Undecided || look >= d.Looks() {
+		if cl.Side != stats.Undecided || cl.Between || look >= d.Looks() {
 			st := Step{Role: RoleMidpoint, Commit: cand, Against: s.cfg.Good, Reason: cl.Rule, Need: cl.Need,
 				Note: cl.Note, Class: &cl, Looks: look}
 			var m bisect.Mark
@@ -671,12 +671,20 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 				m, st.Verdict = bisect.Bad, "bad"
 			default:
 				m, st.Verdict = bisect.Skip, "skip"
-				s.res.Skipped[cand] = fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", len(blocks), cl.Rule, cl.Need)
+				s.res.Skipped[cand] = undecided(cl, len(blocks))
 			}
 			s.step(st)
 			return m, nil
 		}
 	}
+}
+
+// undecided says why a measured candidate is skipped.
+func undecided(cl stats.Classification, blocks int) string {
+	if cl.Between {
+		return fmt.Sprintf("neither good nor bad after %d blocks: %s", blocks, cl.Rule)
+	}
+	return fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", blocks, cl.Rule, cl.Need)
 }
 
 // midpointDesign is the design of the next midpoint decision, which it counts:
@@ -813,7 +821,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 		for _, p := range active {
 			cl := s.placed(stats.Classify(p.blocks, d.LookAlpha(look)))
 			s.logf("midpoint %.10s, look %d: %s (%s)", p.h, look, cl.Side, cl.Rule)
-			if cl.Side == stats.Undecided && look < d.Looks() {
+			if cl.Side == stats.Undecided && !cl.Between && look < d.Looks() {
 				still = append(still, p)
 				continue
 			}
@@ -825,7 +833,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 				p.mark, p.step.Verdict = bisect.Bad, "bad"
 			default:
 				p.mark, p.step.Verdict = bisect.Skip, "skip"
-				s.res.Skipped[p.h] = fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", len(p.blocks), cl.Rule, cl.Need)
+				s.res.Skipped[p.h] = undecided(cl, len(p.blocks))
 			}
 			p.done = true
 		}
