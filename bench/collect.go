@@ -305,6 +305,8 @@ func (c *collector) result() *Result {
 		r.LatencyAvg = c.latSum / time.Duration(r.Events)
 		r.LatencySum = c.latSum
 		r.LatencyPct = time.Duration(c.tot.hist.ValueAtQuantile(c.pct)) * time.Microsecond
+		r.LatencyP95 = time.Duration(c.tot.hist.ValueAtQuantile(95)) * time.Microsecond
+		r.LatencyP99 = time.Duration(c.tot.hist.ValueAtQuantile(99)) * time.Microsecond
 	}
 	for i := range c.perSecond.closed {
 		r.Intervals = append(r.Intervals, c.interval(&c.perSecond, i))

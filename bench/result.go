@@ -26,6 +26,10 @@ type Result struct {
 	// LatencyPct is the Percentile-th percentile of event latency, from an HDR
 	// histogram of microseconds with 3 significant digits.
 	LatencyPct time.Duration
+	// LatencyP95 and LatencyP99 are the 95th and 99th percentiles of event
+	// latency from the same histogram, whatever Percentile is (for
+	// perfbisect's --metric p95 and p99).
+	LatencyP95, LatencyP99 time.Duration
 	// LatencySum is the sum of event latencies (sysbench's "sum").
 	LatencySum time.Duration
 	// Percentile is Options.Percentile, the percentile LatencyPct and the

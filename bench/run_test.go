@@ -97,6 +97,13 @@ func TestWorkloadCounts(t *testing.T) {
 				t.Errorf("inconsistent numbers: tps %.1f qps %.1f latency min %v avg %v pct %v max %v",
 					r.TPS, r.QPS, r.LatencyMin, r.LatencyAvg, r.LatencyPct, r.LatencyMax)
 			}
+			// p95 and p99 come from the same histogram: ordered, within the
+			// exact extremes (3 significant digits), p95 equal to the
+			// workload's percentile at its default of 95.
+			if r.LatencyP95 < r.LatencyMin-r.LatencyMin/100 || r.LatencyP95 > r.LatencyP99 || r.LatencyP99 > r.LatencyMax+r.LatencyMax/100 ||
+				(r.Percentile == 95 && r.LatencyP95 != r.LatencyPct) {
+				t.Errorf("p95 %v p99 %v (pct %v at %g) outside min %v .. max %v", r.LatencyP95, r.LatencyP99, r.LatencyPct, r.Percentile, r.LatencyMin, r.LatencyMax)
+			}
 		})
 	}
 }

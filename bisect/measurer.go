@@ -11,10 +11,12 @@ import (
 // known datadir state, one warm-up, one timed window, one number per metric.
 type Run struct {
 	Commit     string        `json:"commit"`
-	TPS        float64       `json:"tps"`          // transactions per second over the measured window
-	QPS        float64       `json:"qps"`          // queries per second over the measured window
-	CPUPerTxn  time.Duration `json:"cpu_per_txn"`  // server (mysqld) user+system CPU time per transaction
-	LatencyPct time.Duration `json:"latency_pct"`  // latency percentile of the workload (p95 by default)
+	TPS        float64       `json:"tps"`         // transactions per second over the measured window
+	QPS        float64       `json:"qps"`         // queries per second over the measured window
+	CPUPerTxn  time.Duration `json:"cpu_per_txn"` // server (mysqld) user+system CPU time per transaction
+	LatencyPct time.Duration `json:"latency_pct"` // latency percentile of the workload (p95 by default)
+	LatencyP95 time.Duration `json:"latency_p95,omitempty"`
+	LatencyP99 time.Duration `json:"latency_p99,omitempty"`
 	Events     int64         `json:"transactions"` // transactions in the window
 	Window     time.Duration `json:"window"`       // length of the measured window
 	Started    time.Time     `json:"started"`

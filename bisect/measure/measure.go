@@ -329,6 +329,7 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
 	_ = os.RemoveAll(dir) // a failed run keeps its directory (logs, datadir) as evidence
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
+		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
 		PeakRSS: rss, Facts: m.facts(rev.install)}
 	if statusErr == nil && status1 != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,23 +20,50 @@ import (
 // Metric names the number a run is judged by.
 type Metric string
 
-// Metrics. Higher tps is better; higher CPU time per transaction is worse.
+// Metrics. Higher tps and qps are better; higher latency and CPU time per
+// transaction are worse.
 const (
 	TPS       Metric = "tps"
+	QPS       Metric = "qps"
+	P95       Metric = "p95"
+	P99       Metric = "p99"
 	CPUPerTxn Metric = "cpu-per-txn"
 )
 
-// Value returns the metric of a run (tps in transactions/s, CPU per transaction
-// in microseconds).
+// Metrics lists the metrics --metric accepts.
+var Metrics = []Metric{TPS, QPS, P95, P99, CPUPerTxn}
+
+// Value returns the metric of a run: tps and qps per second, p95 and p99
+// event latency in milliseconds, server CPU per transaction in microseconds.
 func (m Metric) Value(r bisect.Run) float64 {
-	if m == CPUPerTxn {
+	switch m {
+	case CPUPerTxn:
 		return float64(r.CPUPerTxn) / float64(time.Microsecond)
+	case QPS:
+		return r.QPS
+	case P95:
+		return float64(r.LatencyP95) / float64(time.Millisecond)
+	case P99:
+		return float64(r.LatencyP99) / float64(time.Millisecond)
 	}
 	return r.TPS
 }
 
+// Unit is the metric's unit for reports.
+func (m Metric) Unit() string {
+	switch m {
+	case CPUPerTxn:
+		return "us/txn"
+	case QPS:
+		return "qps"
+	case P95, P99:
+		return "ms"
+	}
+	return "tps"
+}
+
 // HigherIsBetter tells the metric's direction.
-func (m Metric) HigherIsBetter() bool { return m != CPUPerTxn }
+func (m Metric) HigherIsBetter() bool { return m == TPS || m == QPS }
 
 // Config is what a session needs besides the Measurer.
 type Config struct {
@@ -105,8 +133,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: --confidence %.4g: must be between 0.5 and 1", bisect.ErrUsage, c.Confidence)
 	case c.Jobs < 0 || c.Jobs > 16:
 		return fmt.Errorf("%w: --jobs %d: want 1 to 16 commits per round", bisect.ErrUsage, c.Jobs)
-	case c.Metric != TPS && c.Metric != CPUPerTxn:
-		return fmt.Errorf("%w: --metric %q: want tps or cpu-per-txn", bisect.ErrUsage, c.Metric)
+	case !slices.Contains(Metrics, c.Metric):
+		return fmt.Errorf("%w: --metric %q: want tps, qps, p95, p99 or cpu-per-txn", bisect.ErrUsage, c.Metric)
 	}
 	return nil
 }

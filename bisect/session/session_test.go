@@ -378,3 +378,30 @@ func TestOneCrashIsRetried(t *testing.T) {
 		t.Errorf("resumed: %v, replayed %d of %d", err, res2.Replayed, len(events))
 	}
 }
+
+// Every metric finds the culprit in its own direction: latency percentiles
+// and CPU per transaction rise where tps and qps fall.
+func TestEveryMetricFindsTheCulprit(t *testing.T) {
+	cs, hs := history(30)
+	for _, metric := range Metrics {
+		m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[17]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 5))}
+		cfg := config(cs, hs)
+		cfg.Metric = metric
+		s, err := New(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil || res.Outcome != Found || res.FirstBad != hs[17] {
+			t.Errorf("--metric %s: %v %s %.10s (%s)", metric, err, res.Outcome, res.FirstBad, res.Why)
+		}
+		if v := metric.Value(res.Runs[hs[30]][0]); !(v > 0) {
+			t.Errorf("--metric %s: value %v", metric, v)
+		}
+	}
+	cfg := config(cs, hs)
+	cfg.Metric = "p90"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "p99") {
+		t.Errorf("--metric p90: %v", err)
+	}
+}

@@ -81,7 +81,11 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 			drift *= m.StepFactor
 		}
 		tps := m.Base * f * drift * m.noise()
-		out[i] = bisect.Run{Commit: commit, TPS: tps, Events: int64(tps * 3), Window: 3 * time.Second,
+		// Latency and CPU per transaction move inversely with throughput (one
+		// client thread), with the same noise.
+		lat := time.Duration(float64(time.Second) / tps)
+		out[i] = bisect.Run{Commit: commit, TPS: tps, QPS: 18 * tps, Events: int64(tps * 3), Window: 3 * time.Second,
+			LatencyPct: lat * 3 / 2, LatencyP95: lat * 3 / 2, LatencyP99: lat * 2,
 			CPUPerTxn: time.Duration(float64(time.Millisecond) / f), Wall: 5 * time.Second}
 		m.Calls++
 	}

@@ -43,7 +43,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
 		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions"},
-		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "tps, or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
+		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 		&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
 		&cli.IntFlag{Name: "build-jobs", DefaultText: "number of CPUs", Usage: "parallel build jobs"},
