@@ -15,4 +15,8 @@
 //   - Classify (classify.go): a candidate measured in blocks with good and bad,
 //     tested against the per-block midpoint.
 //   - Budget (budget.go): how the session's error is split over steps and looks.
+//   - ChangePoints (changepoint.go): where a series of per-commit runs shifted
+//     (Apache Otava's split and merge over E-divisive candidates, with
+//     Mann-Whitney p-values corrected for the choice of position), to supply
+//     good and bad endpoints from a scan.
 package stats
