@@ -98,28 +98,43 @@ type critKey struct {
 
 var critCache sync.Map // critKey -> float64 (-1: none)
 
+// exactUpTo is the largest n per side for which criticalU uses the exact null
+// distribution of U (go-moremath's, whose cost grows steeply with n); beyond
+// it U's null distribution is normal to within a unit of the critical value.
+const exactUpTo = 25
+
 // criticalU is the largest u with 2*P(U <= u) <= alpha under the null
 // hypothesis for n runs per side (the two-sided exact test rejects at U <= u);
-// false when even u = 0 does not reach alpha.
+// false when even u = 0 does not reach alpha. Exact for n <= exactUpTo (a
+// binary search over the exact CDF), the normal approximation with continuity
+// correction beyond.
 func criticalU(n int, alpha float64) (float64, bool) {
-	if n < 1 {
+	if n < 1 || MinP(n, n) > alpha {
 		return 0, false
 	}
 	k := critKey{n, alpha}
 	if v, ok := critCache.Load(k); ok {
-		c := v.(float64)
-		return c, c >= 0
+		return v.(float64), true
 	}
-	d := mstats.UDist{N1: n, N2: n}
-	c := -1.0
-	for u := 0.0; u < float64(n*n)/2; u++ {
-		if 2*d.CDF(u) > alpha {
-			break
+	var c float64
+	if n <= exactUpTo {
+		d := mstats.UDist{N1: n, N2: n}
+		lo, hi := 0, n*n/2 // 2*CDF(lo) <= alpha; find the largest such u
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if 2*d.CDF(float64(mid)) <= alpha {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
 		}
-		c = u
+		c = float64(lo)
+	} else {
+		nn := float64(n * n)
+		c = math.Max(0, math.Floor(nn/2-0.5-normalQuantile(1-alpha/2)*math.Sqrt(nn*float64(2*n+1)/12)))
 	}
 	critCache.Store(k, c)
-	return c, c >= 0
+	return c, true
 }
 
 // bivariateNormalCDF is P(Z1 <= a, Z2 <= b) for standard normals with
@@ -145,6 +160,18 @@ func bivariateNormalCDF(a, b, rho float64) float64 {
 		sum += w * math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) * normalCDF((b-rho*z)/s)
 	}
 	return sum * h / 3
+}
+
+// CanDecide reports whether some look of d can reach its level at all
+// (MinP of its runs per side at most its alpha); a design that cannot would
+// measure to its limit for nothing.
+func (d Design) CanDecide() bool {
+	for k := 1; k <= d.Looks(); k++ {
+		if MinP(d.N(k), d.N(k)) <= d.LookAlpha(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // SequentialPower is the approximate probability that design d decides a shift

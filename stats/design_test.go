@@ -113,3 +113,32 @@ func TestMidpointAlphaNeverSpendsMoreThanTheBudget(t *testing.T) {
 		t.Errorf("midpoint alphas %v %v", b.MidpointAlpha(1), b.MidpointAlpha(b.Steps-2))
 	}
 }
+
+// The normal approximation that criticalU uses beyond exactUpTo agrees with
+// the exact critical value where both are computed, and large limits plan at
+// once (the exact distribution's cost grows like n^6).
+func TestCriticalUApproximationAndLargeLimits(t *testing.T) {
+	for _, n := range []int{12, 20, 25} {
+		for _, alpha := range []float64{0.05, 0.0028} {
+			exact, _ := criticalU(n, alpha)
+			nn := float64(n * n)
+			approx := math.Floor(nn/2 - 0.5 - normalQuantile(1-alpha/2)*math.Sqrt(nn*float64(2*n+1)/12))
+			// Conservative by a few units in the far tail; used only to plan.
+			if approx > exact || exact-approx > 4 {
+				t.Errorf("n=%d alpha %.2g: exact %v, normal %v", n, alpha, exact, approx)
+			}
+		}
+	}
+	if _, ok := Plan(0.05, 0.005, 2, 1000); ok {
+		t.Error("effect 0.05 reachable with 1000 runs per side")
+	}
+	if d, ok := Plan(0.2, 0.005, 2, 1000); !ok || d.Start < 100 || !d.CanDecide() {
+		t.Errorf("effect 0.2, limit 1000: %v reachable %v", d, ok)
+	}
+	if MinP(5, 5) != 2.0/252 && math.Abs(MinP(5, 5)-2.0/252) > 1e-15 {
+		t.Errorf("MinP(5,5) = %v", MinP(5, 5))
+	}
+	if (Design{Start: 10, Batch: 2, Max: 10, Alpha: 1e-6}).CanDecide() {
+		t.Error("10 vs 10 at 1e-6 reported decidable")
+	}
+}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"errors"
+	"math"
 
 	mstats "github.com/aclements/go-moremath/stats"
 )
@@ -31,12 +32,8 @@ func MinP(n1, n2 int) float64 {
 	if n1 == 0 || n2 == 0 {
 		return 1
 	}
-	d := mstats.UDist{N1: n1, N2: n2}
-	p := 2 * d.CDF(0)
-	if p > 1 {
-		p = 1
-	}
-	return p
+	lg := func(n int) float64 { v, _ := math.Lgamma(float64(n) + 1); return v }
+	return math.Min(1, 2*math.Exp(lg(n1)+lg(n2)-lg(n1+n2)))
 }
 
 // RunsNeeded is the smallest n such that n runs on each side can reach a

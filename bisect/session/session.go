@@ -125,6 +125,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Repeats < 2:
 		return fmt.Errorf("%w: --repeats %d: need at least 2 runs per revision", bisect.ErrUsage, c.Repeats)
+	case c.MaxRepeats > 1000:
+		return fmt.Errorf("%w: --max-repeats %d: at most 1000 runs per side", bisect.ErrUsage, c.MaxRepeats)
 	case c.MaxRepeats < c.Repeats:
 		return fmt.Errorf("%w: --max-repeats %d is below --repeats %d", bisect.ErrUsage, c.MaxRepeats, c.Repeats)
 	case !(c.Threshold > 0 && c.Threshold < 1):
@@ -642,6 +644,10 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error) {
 	var blocks []stats.Block
 	roles := []string{s.cfg.Good, s.cfg.Bad, cand}
+	d := s.designFor(s.decided + 1)
+	if !d.CanDecide() {
+		return s.skip(cand, s.spent(d), 0), nil
+	}
 	if err := s.prepare(ctx, cand); err != nil {
 		var u *bisect.UntestableError
 		if errors.As(err, &u) {
@@ -649,7 +655,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 		}
 		return bisect.Unmarked, err
 	}
-	d := s.midpointDesign()
+	s.decided++
 	for look := 1; ; look++ {
 		target := d.N(look)
 		for len(blocks) < target {
@@ -715,13 +721,20 @@ func undecided(cl stats.Classification, blocks int) string {
 	return fmt.Sprintf("undecided at the repeat limit (%d blocks): %s; %s", blocks, cl.Rule, cl.Need)
 }
 
-// midpointDesign is the design of the next midpoint decision, which it counts:
-// the planned one at that decision's share of the error
+// spent is why a midpoint is skipped unmeasured: the session's error budget
+// leaves its decision a share that design d cannot reach.
+func (s *Session) spent(d stats.Design) *bisect.UntestableError {
+	return &bisect.UntestableError{Reason: "error budget spent", Err: fmt.Errorf(
+		"after %d midpoint decisions the next may err with probability %.2g, which %d blocks cannot reach (best p %.2g): not measured; a higher --max-repeats or a narrower range would decide it",
+		s.cfg.Decided+s.decided, d.Alpha, d.Max, stats.MinP(d.Max, d.Max))}
+}
+
+// designFor is the design of midpoint decision k (1-based, counted in this
+// process): the planned one at that decision's share of the error
 // (Budget.MidpointAlpha), replanned when the share is smaller than the plan's.
-func (s *Session) midpointDesign() stats.Design {
-	s.decided++
+func (s *Session) designFor(k int) stats.Design {
 	d := s.mid
-	alpha := s.budget.MidpointAlpha(s.cfg.Decided + s.decided)
+	alpha := s.budget.MidpointAlpha(s.cfg.Decided + k)
 	if alpha == d.Alpha {
 		return d
 	}
@@ -796,9 +809,16 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 	// points' shares of the error, so that none spends more than its own.
 	var d stats.Design
 	for i := range active {
-		if pd := s.midpointDesign(); i == 0 || pd.Alpha < d.Alpha {
+		s.decided++
+		if pd := s.designFor(s.decided); i == 0 || pd.Alpha < d.Alpha {
 			d = pd
 		}
+	}
+	if !d.CanDecide() && len(active) > 0 {
+		for _, p := range active {
+			p.step, p.mark, p.done = s.skipStep(p.h, s.spent(d), 0), bisect.Skip, true
+		}
+		active = nil
 	}
 	for look := 1; len(active) > 0; look++ {
 		target := d.N(look)

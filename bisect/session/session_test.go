@@ -405,3 +405,46 @@ func TestEveryMetricFindsTheCulprit(t *testing.T) {
 		t.Errorf("--metric p90: %v", err)
 	}
 }
+
+// Once skips have spent the error budget so far that --max-repeats cannot
+// reach a midpoint's share, further midpoints are skipped unmeasured with the
+// reason, instead of measured to the limit for nothing; the answer is a range.
+func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
+	cs, hs := history(200)
+	cfg := config(cs, hs)
+	cfg.Repeats, cfg.MaxRepeats = 4, 10
+	// A culprit at the noise's size: midpoints stay undecided and skipped.
+	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[120]: 0.85}, CV: 0.07, Rand: rand.New(rand.NewPCG(8, 8))}
+	s, err := New(cfg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent, measured := 0, 0
+	for _, st := range res.Steps {
+		if st.Role != RoleMidpoint {
+			continue
+		}
+		if strings.Contains(st.Reason, "error budget spent") {
+			spent++
+			if n := len(res.Runs[st.Commit]); n != 0 {
+				t.Errorf("%.10s skipped for the budget after %d runs", st.Commit, n)
+			}
+		} else {
+			measured++
+		}
+	}
+	if res.Outcome == Found && res.FirstBad != hs[120] {
+		t.Errorf("wrong culprit %.10s", res.FirstBad)
+	}
+	t.Logf("%s; %d midpoints measured, %d skipped unmeasured, %d runs", res.Outcome, measured, spent, m.Calls)
+	if res.Outcome == NoRegression {
+		t.Skip("endpoints did not differ with this seed; the test needs a bisection")
+	}
+	if spent == 0 {
+		t.Error("no midpoint was skipped for the spent budget; the test no longer exercises it")
+	}
+}
