@@ -119,7 +119,11 @@ type Document struct {
 	Tested     []TestedCommit `json:"tested"`
 	Steps      []StepDoc      `json:"steps"`
 	Estimate   string         `json:"estimate,omitempty"`
-	Finished   time.Time      `json:"finished"`
+	// EstimatedRuns is the pre-flight estimate of the session's runs (0: none
+	// was made); Runs is what it measured (failed runs included).
+	EstimatedRuns int       `json:"estimated_runs,omitempty"`
+	Runs          int       `json:"runs"`
+	Finished      time.Time `json:"finished"`
 }
 
 // TestedCommit is one measured commit with its runs.
@@ -167,7 +171,8 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 		outcome = "error"
 	}
 	d := Document{Result: outcome, Range: res.Range, Why: res.Why, Metric: string(metric),
-		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{}}
+		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{},
+		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured}
 	if res.FirstBad != "" {
 		fb := res.FirstBad
 		d.FirstBad, d.Subject = &fb, subjects(fb)

@@ -193,6 +193,7 @@ type Result struct {
 	Advice        string // what would help when the estimate is out of reach
 	Replayed      int    // events taken from the store (a resumed session) instead of measured
 	Retried       int    // runs that failed once and were taken again
+	Measured      int    // runs taken (replayed or live, failed ones included)
 	// Improvement is set when the session looked for a speed-up (git bisect's
 	// old/new terms: FirstBad is then the first new commit).
 	Improvement bool
@@ -566,6 +567,7 @@ func (s *Session) measure(ctx context.Context, commit string, keepFailure bool, 
 }
 
 func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bool) (float64, error) {
+	s.res.Measured++
 	r, err := s.run(ctx, commit, keepFailure)
 	if err != nil {
 		return 0, err

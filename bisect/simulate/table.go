@@ -120,7 +120,8 @@ func FixedEquivalent(sc Scenario, cfg session.Config, seq Summary, sessions int,
 
 // Markdown renders rows as a table: correct, wrong, missed (no regression
 // said), range (and how many held a culprit), runs per session (mean, p95),
-// commits built (mean, p95), runs spent against the pre-flight estimate, and
+// commits built (mean, p95), runs spent against the pre-flight estimate (where
+// at least a tenth of the sessions made one), and
 // the fixed-sample design of the same accuracy where computed.
 func Markdown(rows []Row) string {
 	var b strings.Builder
@@ -129,7 +130,7 @@ func Markdown(rows []Row) string {
 	for _, r := range rows {
 		s := r.Summary
 		est := "–"
-		if s.Estimated > 0 {
+		if s.Estimated*10 >= s.Sessions { // a median of a handful says nothing
 			est = fmt.Sprintf("%.2f (%.0f%%)", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
 		}
 		fixed := ""

@@ -113,10 +113,12 @@ func serversUnder(dir string) []string {
 }
 
 type jsonResult struct {
-	Result   string   `json:"result"`
-	FirstBad *string  `json:"first_bad"`
-	Range    []string `json:"range"`
-	Tested   []struct {
+	Result        string   `json:"result"`
+	EstimatedRuns int      `json:"estimated_runs"`
+	Runs          int      `json:"runs"`
+	FirstBad      *string  `json:"first_bad"`
+	Range         []string `json:"range"`
+	Tested        []struct {
 		Commit  string `json:"commit"`
 		Verdict string `json:"verdict"`
 		Skipped string `json:"skipped"`
@@ -169,6 +171,12 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	}
 	if len(j.Tested) < 4 {
 		t.Errorf("json: %d tested commits", len(j.Tested))
+	}
+	// The pre-flight estimate, made from the endpoints' shift and noise on
+	// real servers, is near what the session spent (the build failure costs
+	// no runs; a retried run or an extra look costs a few).
+	if ratio := float64(j.Runs) / float64(j.EstimatedRuns); j.EstimatedRuns == 0 || ratio > 1.5 || ratio < 1/1.5 {
+		t.Errorf("json: %d runs spent, pre-flight estimate %d", j.Runs, j.EstimatedRuns)
 	}
 	skipped := false
 	for _, tc := range j.Tested {
