@@ -35,10 +35,7 @@ func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
 		fmt.Fprintf(t.W, "%-10s  %-40s  %3s  %12s  %-9s  %s\n", "commit", "subject", "n", "median "+string(t.Metric), "verdict", "evidence")
 		t.header = true
 	}
-	vals := make([]float64, len(runs))
-	for i, r := range runs {
-		vals[i] = t.Metric.Value(r)
-	}
+	vals := usable(runs, t.Metric)
 	med := "-"
 	if len(vals) > 0 {
 		med = fmt.Sprintf("%.1f", stats.Median(vals))
@@ -188,10 +185,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	}
 	sort.Slice(hashes, func(i, j int) bool { return first(res, hashes[i]).Before(first(res, hashes[j])) })
 	for _, h := range hashes {
-		vals := make([]float64, 0, len(res.Runs[h]))
-		for _, r := range res.Runs[h] {
-			vals = append(vals, metric.Value(r))
-		}
+		vals := usable(res.Runs[h], metric)
 		tc := TestedCommit{Commit: h, Subject: subjects(h), Verdict: res.Verdicts[h], Skipped: res.Skipped[h],
 			Runs: res.Runs[h]}
 		if tc.Runs == nil {
@@ -293,4 +287,17 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// usable returns the metric's values of the runs a decision could use: a run
+// whose value is not positive (no transactions in its window) was rejected
+// and retried, and is kept as evidence but not in a median.
+func usable(runs []bisect.Run, metric session.Metric) []float64 {
+	vals := make([]float64, 0, len(runs))
+	for _, r := range runs {
+		if v := metric.Value(r); v > 0 && !math.IsInf(v, 0) {
+			vals = append(vals, v)
+		}
+	}
+	return vals
 }

@@ -30,7 +30,7 @@ func TestDocumentAndFinal(t *testing.T) {
 	cls := stats.Classify([]stats.Block{{Good: 100, Bad: 50, Cand: 49}}, 0.01)
 	res := &session.Result{
 		Outcome: session.Found, FirstBad: mid, Why: "confirmed",
-		Runs:     map[string][]bisect.Run{good: runs(good, 100, 101), bad: runs(bad, 50, 51), mid: runs(mid, 49)},
+		Runs:     map[string][]bisect.Run{good: runs(good, 100, 0, 101), bad: runs(bad, 50, 51), mid: runs(mid, 49)},
 		Verdicts: map[string]string{good: "good", bad: "bad", mid: "bad"},
 		Skipped:  map[string]string{broken: "build failed"},
 		Steps: []session.Step{
@@ -66,7 +66,9 @@ func TestDocumentAndFinal(t *testing.T) {
 	if v := byCommit[broken]; v["verdict"] != "skip" || v["skipped"] != "build failed" || len(v["runs"].([]any)) != 0 {
 		t.Errorf("skipped entry: %v", v)
 	}
-	if v := byCommit[good]; v["median"].(float64) != 100.5 || len(v["runs"].([]any)) != 2 {
+	// A run without transactions (rejected and retried) is kept as evidence
+	// but not in the median.
+	if v := byCommit[good]; v["median"].(float64) != 100.5 || len(v["runs"].([]any)) != 3 {
 		t.Errorf("good entry: %v", v)
 	}
 	// Unbounded intervals (too few runs) are null, not invalid JSON.
