@@ -43,7 +43,7 @@ func Looks(repeats, maxRepeats, batch int) int {
 // endpoints and the confirmation get StepAlpha each, the first Steps-3
 // midpoints StepAlpha each, and later ones (after undecided skips) half of the
 // last remaining StepAlpha each (StepAlpha/2, /4, ...), which sums to the
-// spare step's share.
+// spare step's share. k < 1 is taken as 1.
 func (b Budget) MidpointAlpha(k int) float64 {
 	a := b.StepAlpha()
 	regular := max(b.Steps-3, 1)

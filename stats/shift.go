@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-
-	mstats "github.com/aclements/go-moremath/stats"
 )
 
 // ShiftEstimate is a relative location shift of sample y against sample x: y is
@@ -78,11 +76,9 @@ func Shift(x, y []float64, conf float64) ShiftEstimate {
 	out.Est = math.Expm1(median(d))
 	// k = the largest k with P(U <= k-1) <= (1-conf)/2; the interval is
 	// [d(k), d(N+1-k)] with 1-based order statistics.
-	half := (1 - conf) / 2
-	u := mstats.UDist{N1: n1, N2: n2}
 	k := 0
-	for k < len(d)/2 && u.CDF(float64(k)) <= half {
-		k++
+	if crit, ok := criticalU2(n1, n2, 1-conf); ok {
+		k = min(int(crit)+1, len(d)/2)
 	}
 	if k >= 1 {
 		out.Lo = math.Expm1(d[k-1])

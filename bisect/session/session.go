@@ -274,6 +274,9 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		return nil, err
 	}
 	n := len(search.Candidates())
+	if cfg.Jobs > n {
+		cfg.Jobs = n // more points per round than candidates would spend the budget on nothing
+	}
 	b := stats.Budget{Confidence: cfg.Confidence, Steps: expectedDecisions(n, cfg.Jobs),
 		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
 	if stats.MinP(cfg.MaxRepeats, cfg.MaxRepeats) > b.LookAlpha(b.Looks) && stats.MinP(cfg.Repeats, cfg.Repeats) > b.LookAlpha(1) {
@@ -287,8 +290,8 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 				break
 			}
 		}
-		return nil, fmt.Errorf("%w: --max-repeats %d cannot decide anything: with %d decisions at --confidence %.3g a decision needs p <= %.2g, which %d runs per side cannot reach; use --max-repeats %d or more (or --repeats %d)",
-			bisect.ErrUsage, cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need, stats.RunsNeeded(b.LookAlpha(1)))
+		return nil, fmt.Errorf("%w: --max-repeats %d cannot decide anything: with %d decisions at --confidence %g a decision needs p <= %.2g, which %d runs per side cannot reach; use --max-repeats %d or more",
+			bisect.ErrUsage, cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need)
 	}
 	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
 	if cfg.Fixed {
@@ -305,8 +308,8 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 // measured, and other errors for tool or machine failures.
 func (s *Session) Run(ctx context.Context) (*Result, error) {
 	c := s.cfg
-	s.logf("budget: %d decisions, %d looks each, per-decision error %.3g (whole answer right with probability >= %.3g)",
-		s.budget.Steps, s.budget.Looks, s.budget.StepAlpha(), c.Confidence)
+	s.logf("budget: %d decisions, per-decision error %.3g (whole answer right with probability >= %g); endpoints: %s",
+		s.budget.Steps, s.budget.StepAlpha(), c.Confidence, s.ends)
 	if mp := stats.MinP(c.Repeats, c.Repeats); mp > s.budget.LookAlpha(1) {
 		s.logf("note: %d runs per side cannot reach the first look's alpha %.2g (best p %.2g); at least %d are needed, so the first decision needs more runs than --repeats",
 			c.Repeats, s.budget.LookAlpha(1), mp, stats.RunsNeeded(s.budget.LookAlpha(1)))
@@ -982,10 +985,10 @@ func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable b
 	c := s.cfg
 	n := len(s.search.Candidates())
 	width := 3
-	steps := math.Ceil(math.Log2(float64(max(n, 2))))
+	steps := math.Ceil(math.Log2(float64(max(n, 1))))
 	if c.Jobs > 1 {
 		width = 2 + c.Jobs
-		steps = math.Ceil(math.Log(float64(max(n, 2))) / math.Log(float64(c.Jobs+1)))
+		steps = math.Ceil(math.Log(float64(max(n, 1))) / math.Log(float64(c.Jobs+1)))
 	}
 	decided := stats.SequentialPower(half, s.mid)
 	// A skipped midpoint makes the search try a neighbour: about 1/decided
@@ -1001,11 +1004,11 @@ func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable b
 	if s.runs > 0 {
 		perRun = s.wall / time.Duration(s.runs)
 	}
-	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run: a midpoint is placed against half of it (%.2g noise units); about %.0f steps of %.1f blocks of %d runs (planned: %s), then the confirmation: about %.0f more runs, %s at %.1fs per run (plus builds)",
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run: a midpoint is placed against half of it (%.2g noise units); about %.0f steps of %.1f blocks of %d runs (planned: %s) and the confirmation: about %.0f more runs, %s at %.1fs per run (plus builds)",
 		100*cmp.Shift.Est, 100*cmp.Noise, half, steps, blocks, width, s.mid, runs,
 		(time.Duration(runs) * perRun).Round(time.Second), perRun.Seconds())
 	if !reachable {
-		need := stats.NeededN(half, s.mid.LookAlpha(s.mid.Looks()), 0.9)
+		need := min(stats.NeededN(half, s.mid.LookAlpha(s.mid.Looks()), 0.9), 1000)
 		s.res.Advice = fmt.Sprintf("out of reach: placing a midpoint needs about %d blocks per step (--max-repeats %d); most midpoints will be skipped and the answer will be a range. To make it reachable: a longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps), CPU pinning of server and client, or --max-repeats %d",
 			need, c.MaxRepeats, need)
 		s.res.Estimate += "; " + s.res.Advice

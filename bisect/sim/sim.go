@@ -36,7 +36,7 @@ type Measurer struct {
 	StepAt     int
 	StepFactor float64
 	// Flaky is the probability that a run fails for no fault of the revision
-	// (the server dies once); the retry of the run then succeeds or not anew.
+	// (the server dies once); every attempt fails independently.
 	Flaky float64
 
 	Calls    int      // runs measured (failed ones included)

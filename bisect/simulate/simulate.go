@@ -1,7 +1,7 @@
 // Package simulate drives the real session (search and decisions) with the
 // simulated measurer of package sim over many sessions and counts how often the
 // answer is right: the evidence behind the statistical claims in the README
-// (STATISTICS.md, "How we know it works").
+// (the README's "Simulated error rates").
 package simulate
 
 import (
@@ -81,24 +81,48 @@ func (s Summary) String() string {
 	return out
 }
 
-// outcome is one simulated session's.
+// outcome is what one simulated session contributes to a Summary (small:
+// the sessions' results are not kept).
 type outcome struct {
-	res          *session.Result
-	err          error
-	runs, built  int
-	culprit, two string
+	err                error
+	kind               int // one of the outcome kinds below
+	second, holds      bool
+	runs, built, retry int
+	estimated          int // the pre-flight estimate of runs (0: none)
 }
+
+// Outcome kinds.
+const (
+	kCorrect = iota
+	kWrongCulprit
+	kNoRegression
+	kAmbiguous
+	kFalseAlarm
+	kError
+)
+
+// MaxSessions bounds the sessions of one run (memory: a few dozen bytes each).
+const MaxSessions = 1000000
 
 // Run simulates sessions sessions of sc with the session policy of cfg (Good,
-// Bad and Commits are filled in), seeded with seed: session i uses the
-// generator PCG(seed, i), so a summary does not depend on how many goroutines
-// ran it. The sessions run on up to workers goroutines (0: 1).
+// Bad and Commits are filled in), seeded with seed, on one goroutine.
 func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
-	return RunParallel(sc, cfg, sessions, seed, 1)
+	s, _ := RunContext(context.Background(), sc, cfg, sessions, seed, 1)
+	return s
 }
 
-// RunParallel is Run on workers goroutines.
+// RunParallel is Run on workers goroutines (at least 1).
 func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) Summary {
+	s, _ := RunContext(context.Background(), sc, cfg, sessions, seed, workers)
+	return s
+}
+
+// RunContext is RunParallel that stops when ctx is done, returning ctx's
+// error with the summary of the sessions done. Session i uses the generator
+// PCG(seed, i), so a summary does not depend on how many goroutines ran it.
+// sessions is capped at MaxSessions.
+func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) (Summary, error) {
+	sessions = min(sessions, MaxSessions)
 	var commits []bisect.Commit
 	hashes := []string{fmt.Sprintf("%040x", 0)}
 	for i := 1; i <= sc.Commits; i++ {
@@ -123,21 +147,52 @@ func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, wor
 			m.Culprits[culprit] = sc.Factor
 		}
 		if second != "" {
-			m.Culprits[second] = sc.Factor2
+			if f, ok := m.Culprits[second]; ok {
+				m.Culprits[second] = f * sc.Factor2 // the same commit twice: the effects combine
+			} else {
+				m.Culprits[second] = sc.Factor2
+			}
 		}
 		for _, b := range sc.Broken {
 			m.Untestable[hashes[b]] = "build failed"
 		}
 		s, err := session.New(cfg, m)
 		if err != nil {
-			return outcome{err: err}
+			return outcome{err: err, kind: kError}
 		}
-		res, err := s.Run(context.Background())
+		res, err := s.Run(ctx)
 		built := map[string]bool{}
 		for _, h := range m.Prepared {
 			built[h] = true
 		}
-		return outcome{res: res, err: err, runs: m.Calls, built: len(built), culprit: culprit, two: second}
+		o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried}
+		if err == nil {
+			o.estimated = res.EstimatedRuns
+		}
+		isCulprit := func(h string) bool { return h != "" && (h == culprit || h == second) }
+		switch {
+		case err != nil:
+			o.kind = kError
+		case res.Outcome == session.Found && isCulprit(res.FirstBad):
+			o.kind, o.second = kCorrect, res.FirstBad == second && second != culprit
+		case res.Outcome == session.Found:
+			o.kind = kWrongCulprit
+		case res.Outcome == session.NoRegression && culprit == "" && second == "":
+			o.kind = kCorrect
+		case res.Outcome == session.NoRegression:
+			o.kind = kNoRegression
+		case res.Outcome == session.Ambiguous && culprit == "" && second == "":
+			o.kind = kFalseAlarm
+		default:
+			o.kind = kAmbiguous
+			for _, h := range res.Range {
+				if isCulprit(h) {
+					o.holds = true
+					break
+				}
+			}
+		}
+		return o
 	}
 	outs := make([]outcome, sessions)
 	workers = max(workers, 1)
@@ -152,64 +207,62 @@ func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, wor
 			}
 		}()
 	}
+	done := sessions
+feed:
 	for i := 0; i < sessions; i++ {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			done = i
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
-	return summarize(outs)
+	if err := ctx.Err(); err != nil {
+		return summarize(outs[:done]), err
+	}
+	return summarize(outs), nil
 }
 
 func summarize(outs []outcome) Summary {
 	sum := Summary{Sessions: len(outs)}
 	var runs, built, ratios []float64
 	for _, o := range outs {
-		if o.res == nil {
+		if o.kind == kError {
 			sum.Errors++
-			if sum.FirstError == "" {
+			if sum.FirstError == "" && o.err != nil {
 				sum.FirstError = o.err.Error()
 			}
 			continue
 		}
 		runs = append(runs, float64(o.runs))
 		built = append(built, float64(o.built))
-		res := o.res
-		sum.Retried += res.Retried
-		if res.EstimatedRuns > 0 && o.err == nil {
+		sum.Retried += o.retry
+		if o.estimated > 0 {
 			sum.Estimated++
-			r := float64(o.runs) / float64(res.EstimatedRuns)
+			r := float64(o.runs) / float64(o.estimated)
 			ratios = append(ratios, r)
 			if r <= 1.5 && r >= 1/1.5 {
 				sum.EstWithin++
 			}
 		}
-		isCulprit := func(h string) bool { return h != "" && (h == o.culprit || h == o.two) }
-		switch {
-		case o.err != nil:
-			sum.Errors++
-			if sum.FirstError == "" {
-				sum.FirstError = o.err.Error()
-			}
-		case res.Outcome == session.Found && isCulprit(res.FirstBad):
+		switch o.kind {
+		case kCorrect:
 			sum.Correct++
-			if res.FirstBad == o.two {
+			if o.second {
 				sum.Second++
 			}
-		case res.Outcome == session.Found:
+		case kWrongCulprit:
 			sum.WrongCulprit++
-		case res.Outcome == session.NoRegression && o.culprit == "":
-			sum.Correct++
-		case res.Outcome == session.NoRegression:
+		case kNoRegression:
 			sum.NoRegression++
-		case res.Outcome == session.Ambiguous && o.culprit == "":
+		case kFalseAlarm:
 			sum.FalseAlarm++
-		case res.Outcome == session.Ambiguous:
+		case kAmbiguous:
 			sum.Ambiguous++
-			for _, h := range res.Range {
-				if isCulprit(h) {
-					sum.RangeHolds++
-					break
-				}
+			if o.holds {
+				sum.RangeHolds++
 			}
 		}
 	}

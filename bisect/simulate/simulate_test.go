@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +26,9 @@ func TestTargets(t *testing.T) {
 		}
 		rows = append(rows, r)
 	}
-	Fill(rows, policy(), sessions, 42, 2, nil)
+	if err := Fill(context.Background(), rows, policy(), sessions, 42, 2, nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		s, sc := r.Summary, r.Scenario
 		name := r.Group + ", " + r.Name
@@ -70,7 +73,10 @@ func TestTargets(t *testing.T) {
 func TestSequentialBeatsFixed(t *testing.T) {
 	sc := Scenario{Commits: 40, CulpritPos: 24, Factor: Shift(6, 0.05), CV: 0.05}
 	seq := RunParallel(sc, policy(), 300, 7, 2)
-	n, fixed := FixedEquivalent(sc, policy(), seq, 300, 7, 2)
+	n, fixed, err := FixedEquivalent(context.Background(), sc, policy(), seq, 300, 7, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("sequential: %s", seq)
 	t.Logf("fixed, %d per side: %s", n, fixed)
 	if n == 0 {
@@ -88,5 +94,19 @@ func TestParallelIsDeterministic(t *testing.T) {
 	b := RunParallel(sc, policy(), 50, 3, 3)
 	if a != b {
 		t.Errorf("1 worker: %s\n3 workers: %s", a, b)
+	}
+}
+
+// A cancelled context stops the sessions: Ctrl-C ends a long table.
+func TestRunContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s, err := RunContext(ctx, Scenario{Commits: 40, CulpritPos: 24, Factor: 0.7, CV: 0.05}, policy(), 100000, 1, 2)
+	if err == nil || s.Sessions >= 100000 {
+		t.Errorf("cancelled: %v after %d sessions", err, s.Sessions)
+	}
+	rows := Grid(40)
+	if err := Fill(ctx, rows, policy(), 10, 1, 1, nil); err == nil {
+		t.Error("Fill with a cancelled context: no error")
 	}
 }

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -66,7 +67,7 @@ func Grid(commits int) []Row {
 	for _, v := range []variant{
 		{"drift -10% over 150 runs", func(s *Scenario) { s.DriftPerRun = -0.10 / 150 }},
 		{"step -10% at run 60", func(s *Scenario) { s.StepAt, s.StepFactor = 60, 0.90 }},
-		{"2% of runs fail once", func(s *Scenario) { s.Flaky = 0.02 }},
+		{"2% of runs fail", func(s *Scenario) { s.Flaky = 0.02 }},
 		{"second culprit of 2x at 1/5", func(s *Scenario) { s.Culprit2Pos, s.Factor2 = max(commits/5, 1), Shift(2, 0.05) }},
 		{"culprit's parent does not build", func(s *Scenario) { s.Broken = []int{pos - 1} }},
 	} {
@@ -88,34 +89,43 @@ func Grid(commits int) []Row {
 }
 
 // Fill runs sessions sessions of every row with cfg (seeded with seed, on
-// workers goroutines) and, for the rows whose name is in fixed, finds the
-// fixed-sample design of the same accuracy.
-func Fill(rows []Row, cfg session.Config, sessions int, seed uint64, workers int, fixed func(Row) bool) {
+// workers goroutines) and, for the rows fixed selects, finds the fixed-sample
+// design of the same accuracy. It stops with ctx's error when ctx is done.
+func Fill(ctx context.Context, rows []Row, cfg session.Config, sessions int, seed uint64, workers int, fixed func(Row) bool) error {
 	for i := range rows {
-		rows[i].Summary = RunParallel(rows[i].Scenario, cfg, sessions, seed, workers)
+		var err error
+		if rows[i].Summary, err = RunContext(ctx, rows[i].Scenario, cfg, sessions, seed, workers); err != nil {
+			return err
+		}
 		if fixed != nil && fixed(rows[i]) {
-			rows[i].FixedN, rows[i].Fixed = FixedEquivalent(rows[i].Scenario, cfg, rows[i].Summary, sessions, seed, workers)
+			if rows[i].FixedN, rows[i].Fixed, err = FixedEquivalent(ctx, rows[i].Scenario, cfg, rows[i].Summary, sessions, seed, workers); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // FixedEquivalent finds the smallest n (at most 40) such that the fixed-sample
 // design with n runs per side (blocks) in every decision is as accurate as seq
 // (correct rate at most 0.5 points lower and wrong rate at most 0.5 points
-// higher) on sc; 0 when none is.
-func FixedEquivalent(sc Scenario, cfg session.Config, seq Summary, sessions int, seed uint64, workers int) (int, Summary) {
+// higher) on sc; 0 when none is. It stops with ctx's error when ctx is done.
+func FixedEquivalent(ctx context.Context, sc Scenario, cfg session.Config, seq Summary, sessions int, seed uint64, workers int) (int, Summary, error) {
 	for n := 2; n <= 40; n++ {
 		c := cfg
 		c.Repeats, c.MaxRepeats, c.Fixed = n, n, true
-		s := RunParallel(sc, c, sessions, seed+1, workers)
+		s, err := RunContext(ctx, sc, c, sessions, seed+1, workers)
+		if err != nil {
+			return 0, Summary{}, err
+		}
 		if s.Errors == s.Sessions {
 			continue // n cannot reach the decisions' level
 		}
 		if s.Rate(s.Correct) >= seq.Rate(seq.Correct)-0.005 && s.Rate(s.Wrong()) <= seq.Rate(seq.Wrong())+0.005 {
-			return n, s
+			return n, s, nil
 		}
 	}
-	return 0, Summary{}
+	return 0, Summary{}, nil
 }
 
 // Markdown renders rows as a table: correct, wrong, missed (no regression

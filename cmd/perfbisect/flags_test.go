@@ -43,4 +43,15 @@ func TestSimulateCommand(t *testing.T) {
 	if code := run([]string{"perfbisect", "simulate", "--sessions", "20"}); code != exitOK {
 		t.Errorf("simulate: exit %d", code)
 	}
+	// Every bad value is a usage error (NaN passes a plain comparison, and a
+	// flag --table does not use must not be silently ignored).
+	for _, args := range [][]string{
+		{"--flaky", "NaN"}, {"--cv", "Inf"}, {"--change", "-100"}, {"--step-factor", "0"}, {"--sessions", "0"},
+		{"--second-pos", "24"}, {"--workers", "0"}, {"--fixed"}, {"--table", "--cv", "3"}, {"--table", "--commits", "5"},
+		{"--noise", "cauchy"}, {"--drift", "1"},
+	} {
+		if code := run(append([]string{"perfbisect", "simulate", "--sessions", "5"}, args...)); code != exitUsage {
+			t.Errorf("simulate %v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
 }

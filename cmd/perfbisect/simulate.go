@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,7 +20,7 @@ func simulateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "sessions", Value: 500, Usage: "simulated sessions"},
 			&cli.IntFlag{Name: "commits", Value: 40, Usage: "commits between good and bad"},
-			&cli.IntFlag{Name: "culprit-pos", Value: 23, Usage: "position of the culprit (0: nothing regressed)"},
+			&cli.IntFlag{Name: "culprit-pos", Value: 24, Usage: "position of the culprit (0: nothing regressed)"},
 			&cli.Float64Flag{Name: "change", Value: -40, Usage: "the culprit's change of tps, in percent"},
 			&cli.Float64Flag{Name: "cv", Value: 5, Usage: "per-run noise (coefficient of variation), in percent"},
 			&cli.Float64Flag{Name: "drift", Value: 0, Usage: "machine drift per run, in percent (e.g. -0.05)"},
@@ -31,7 +33,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "noise", Value: "lognormal", Usage: "shape of the noise: lognormal, normal, t3 (heavy tails) or outliers (one run in 20 a 20-50% slower hiccup)"},
 			&cli.IntFlag{Name: "step-at", Usage: "from this run on the machine is --step-factor times as fast (0: never)"},
 			&cli.Float64Flag{Name: "step-factor", Value: 0.9, Usage: "see --step-at"},
-			&cli.Float64Flag{Name: "flaky", Usage: "share of runs that fail once through no fault of the revision, in percent"},
+			&cli.Float64Flag{Name: "flaky", Usage: "share of runs that fail through no fault of the revision, in percent (each attempt independently)"},
 			&cli.IntFlag{Name: "second-pos", Usage: "position of a second culprit (0: none)"},
 			&cli.Float64Flag{Name: "second-change", Value: -10, Usage: "the second culprit's change of tps, in percent"},
 			&cli.BoolFlag{Name: "table", Usage: "run the README's grid of scenarios (effect size x noise, noise shapes, drift, flaky runs, two culprits) and print it as a markdown table"},
@@ -50,22 +52,58 @@ func simulateCommand() *cli.Command {
 			if noise == sim.NoiseLogNormal {
 				noise = ""
 			}
-			sc := simulate.Scenario{Commits: c.Int("commits"), CulpritPos: c.Int("culprit-pos"), Factor: 1 + c.Float64("change")/100,
+			commits := c.Int("commits")
+			finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+			// One check per flag, in flag order: the first bad one is named
+			// with what it must be.
+			for _, ck := range []struct {
+				flag string
+				ok   bool
+				want string
+			}{
+				{"sessions", c.Int("sessions") >= 1 && c.Int("sessions") <= simulate.MaxSessions, fmt.Sprintf("1 to %d", simulate.MaxSessions)},
+				{"commits", commits >= 1 && commits <= 100000, "1 to 100000"},
+				{"culprit-pos", c.Int("culprit-pos") >= 0 && c.Int("culprit-pos") <= commits || c.Bool("table") && !c.IsSet("culprit-pos"), fmt.Sprintf("0 (nothing regressed) to --commits %d", commits)},
+				{"change", finite(c.Float64("change")) && c.Float64("change") > -100 && c.Float64("change") <= 1000, "a percentage above -100 and at most 1000"},
+				{"cv", finite(c.Float64("cv")) && c.Float64("cv") >= 0 && c.Float64("cv") <= 100, "a percentage from 0 to 100"},
+				{"drift", finite(c.Float64("drift")) && c.Float64("drift") > -1 && c.Float64("drift") < 1, "a percentage per run between -1 and 1"},
+				{"noise", noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers, "lognormal, normal, t3 or outliers"},
+				{"step-at", c.Int("step-at") >= 0, "a run number, or 0 for no step"},
+				{"step-factor", finite(c.Float64("step-factor")) && c.Float64("step-factor") > 0 && c.Float64("step-factor") <= 10, "a factor above 0 and at most 10"},
+				{"flaky", finite(c.Float64("flaky")) && c.Float64("flaky") >= 0 && c.Float64("flaky") <= 50, "a percentage from 0 to 50"},
+				{"second-pos", c.Int("second-pos") >= 0 && c.Int("second-pos") <= commits && (c.Int("second-pos") == 0 || c.Int("second-pos") != c.Int("culprit-pos")),
+					fmt.Sprintf("0 (none) to --commits %d, not --culprit-pos (one culprit's change is --change)", commits)},
+				{"second-change", finite(c.Float64("second-change")) && c.Float64("second-change") > -100 && c.Float64("second-change") <= 1000, "a percentage above -100 and at most 1000"},
+				{"workers", c.Int("workers") >= 1 && c.Int("workers") <= 256, "1 to 256"},
+			} {
+				if !ck.ok {
+					return usageErr("--%s %s: want %s (see perfbisect simulate --help)", ck.flag, c.String(ck.flag), ck.want)
+				}
+			}
+			sc := simulate.Scenario{Commits: commits, CulpritPos: c.Int("culprit-pos"), Factor: 1 + c.Float64("change")/100,
 				CV: c.Float64("cv") / 100, Noise: noise, DriftPerRun: c.Float64("drift") / 100, Broken: c.IntSlice("broken"),
 				StepAt: c.Int("step-at"), StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky") / 100,
 				Culprit2Pos: c.Int("second-pos"), Factor2: 1 + c.Float64("second-change")/100}
-			switch {
-			case sc.Commits < 1 || sc.CulpritPos < 0 || sc.CulpritPos > sc.Commits || sc.Factor <= 0 || sc.CV < 0 || c.Int("sessions") < 1 ||
-				sc.DriftPerRun <= -0.01 || sc.DriftPerRun >= 0.01:
-				return usageErr("simulate: need --commits >= 1, 0 <= --culprit-pos <= --commits, --change > -100, --cv >= 0, --sessions >= 1, -1 < --drift < 1 (percent per run)")
-			case noise != "" && noise != sim.NoiseNormal && noise != sim.NoiseT3 && noise != sim.NoiseOutliers:
-				return usageErr("--noise %q: want lognormal, normal, t3 or outliers", c.String("noise"))
-			case sc.StepAt < 0 || sc.StepFactor <= 0 || sc.Flaky < 0 || sc.Flaky >= 1 || sc.Culprit2Pos < 0 || sc.Culprit2Pos > sc.Commits || sc.Factor2 <= 0:
-				return usageErr("simulate: need --step-at >= 0, --step-factor > 0, 0 <= --flaky < 100, 0 <= --second-pos <= --commits, --second-change > -100")
-			}
 			for _, b := range sc.Broken {
 				if b < 1 || b > sc.Commits {
 					return usageErr("--broken %d: not a position between 1 and --commits %d", b, sc.Commits)
+				}
+			}
+			if c.Bool("fixed") && !c.Bool("table") {
+				return usageErr("--fixed works with --table only")
+			}
+			if c.Bool("table") {
+				var set []string
+				for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change"} {
+					if c.IsSet(f) {
+						set = append(set, "--"+f)
+					}
+				}
+				if len(set) > 0 {
+					return usageErr("--table runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
+				}
+				if commits < 10 {
+					return usageErr("--commits %d: --table needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", commits)
 				}
 			}
 			cfg := session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
@@ -83,13 +121,18 @@ func simulateCommand() *cli.Command {
 							(r.Name[:3] == "6x " || r.Name[:4] == "10x ")
 					}
 				}
-				simulate.Fill(rows, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"), fixed)
+				if err := simulate.Fill(c.Context, rows, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"), fixed); err != nil {
+					return err
+				}
 				fmt.Fprintf(c.App.Writer, "%d sessions per row, %d commits, culprit at %d; --repeats %d, --max-repeats %d, --threshold %g%%, --confidence %g; shift = good-bad change in multiples of the per-run noise on a log scale\n\n",
 					c.Int("sessions"), sc.Commits, sc.Commits*3/5, cfg.Repeats, cfg.MaxRepeats, 100*cfg.Threshold, cfg.Confidence)
 				fmt.Fprint(c.App.Writer, simulate.Markdown(rows))
 				return nil
 			}
-			s := simulate.RunParallel(sc, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"))
+			s, err := simulate.RunContext(c.Context, sc, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"))
+			if err != nil {
+				return err
+			}
 			if s.Errors == s.Sessions {
 				return usageErr("simulate: every session failed: %s", s.FirstError)
 			}
