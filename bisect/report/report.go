@@ -263,20 +263,29 @@ func WriteJSON(path string, d Document) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*.json")
-	if err != nil {
-		return fmt.Errorf("write --json %s: %w", path, err)
+	if err := WriteFile(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("--json: %w", err)
 	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	return nil
+}
+
+// WriteFile writes b to path atomically (a temporary file in the same
+// directory renamed into place, mode 0644): a reader never sees half a file.
+func WriteFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write --json %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp.Close()
 	_ = os.Chmod(tmp.Name(), 0o644)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write --json %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

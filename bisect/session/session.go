@@ -148,6 +148,7 @@ type Role string
 const (
 	RoleEndpoints Role = "endpoints"
 	RoleMidpoint  Role = "midpoint"
+	RoleCompare   Role = "compare" // perfbisect compare: base (Good) against head (Bad)
 	RoleConfirm   Role = "confirm"
 )
 
@@ -301,6 +302,43 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 		Improvement: cfg.Improvement,
 	}}, nil
+}
+
+// NewComparison prepares a comparison of two revisions (perfbisect compare):
+// cfg.Good is the base (old), cfg.Bad the head (new); neither needs to be an
+// ancestor of the other and cfg.Commits is not used. The comparison is one
+// decision with the whole error 1-Confidence, looked at as the endpoints are
+// (--repeats, then +--repeats per look up to --max-repeats). It validates cfg.
+func NewComparison(cfg Config, m bisect.Measurer) (*Session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Good == "" || cfg.Bad == "" {
+		return nil, fmt.Errorf("%w: a comparison needs a base and a head revision", bisect.ErrUsage)
+	}
+	b := stats.Budget{Confidence: cfg.Confidence, Steps: 1, Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
+	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
+	if !ends.CanDecide() {
+		return nil, fmt.Errorf("%w: --repeats %d to --max-repeats %d cannot reach p <= %.2g at any look: use --max-repeats %d or more",
+			bisect.ErrUsage, cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
+	}
+	return &Session{cfg: cfg, m: m, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
+		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
+		Improvement: cfg.Improvement,
+	}}, nil
+}
+
+// Compare measures the base and the head interleaved until the comparison is
+// DIFFERENT or SAME, or UNKNOWN at --max-repeats, and reports whether the
+// head has the change looked for (a regression, or with Improvement a
+// speed-up; Config.Changed). Errors as for Run (an *EndpointError when either
+// revision cannot be measured). Only for a session of NewComparison.
+func (s *Session) Compare(ctx context.Context) (cmp stats.Comparison, changed bool, err error) {
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleCompare)
+	if err != nil {
+		return cmp, false, err
+	}
+	return cmp, s.changed(cmp), nil
 }
 
 // Run performs the whole session. It returns the Result (also on error, with
@@ -589,7 +627,7 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 // endpointError wraps an untestable endpoint's error in an *EndpointError (the
 // session stops with that evidence); other errors pass unchanged.
 func endpointError(role Role, isBad bool, err error) error {
-	if role != RoleEndpoints || !bisect.IsUntestable(err) {
+	if role != RoleEndpoints && role != RoleCompare || !bisect.IsUntestable(err) {
 		return err
 	}
 	which := "good"

@@ -41,6 +41,8 @@ const (
 const (
 	KindStart = "start" // perfbisect start: a whole bisection
 	KindRun   = "run"   // perfbisect run: one git bisect run step
+	// KindCompare is perfbisect compare: two revisions head to head.
+	KindCompare = "compare"
 )
 
 // Store is an open store. Its methods are safe for one process at a time to

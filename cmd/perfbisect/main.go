@@ -32,6 +32,8 @@ const (
 	exitUsage        = 2
 	exitNoRegression = 3
 	exitAmbiguous    = 4
+	exitInconclusive = 3 // compare: UNKNOWN at --max-repeats
+	exitRegression   = 5 // compare: a regression beyond --threshold
 	exitInterrupted  = 130
 )
 
@@ -63,7 +65,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	app := newApp()
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -91,7 +93,7 @@ func newApp() *cli.App {
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
-		Commands:        append([]*cli.Command{startCommand(), runCommand()}, append(sessionCommands(), simulateCommand())...),
+		Commands:        append([]*cli.Command{startCommand(), runCommand(), compareCommand()}, append(sessionCommands(), simulateCommand())...),
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+func compareCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "measure two revisions head to head and say whether the second is slower (for CI)",
+		UsageText: "perfbisect compare BASE HEAD [--format text|markdown|json|junit] [--output FILE] [measurement options]\n\n" +
+			"Builds both, measures them interleaved until they are DIFFERENT or the SAME within --threshold (or the\n" +
+			"repeat limit), prints a table per metric and exits 0 (no regression beyond --threshold), 5 (regression),\n" +
+			"3 (inconclusive at --max-repeats), 2 (usage or configuration) or 1 (failure of the tool or the machine).",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a pull-request comment), json, or junit (XML for CI test reports)"},
+			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
+		}, measurementFlags()...),
+		Action: compareAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr("%v (see perfbisect compare --help)", err)
+		},
+	}
+}
+
+// flagsFirst moves the positional arguments of compare after its flags, so
+// that "perfbisect compare origin/main HEAD --format markdown" works as users
+// write it (urfave/cli v2 stops parsing flags at the first argument). A flag's
+// value is the next argument unless the flag is boolean or written
+// --flag=value; everything after "--" stays positional.
+func flagsFirst(app *cli.App, args []string) []string {
+	if len(args) < 2 || args[1] != "compare" {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range app.Commands {
+		if c.Name == "compare" {
+			cmd = c
+		}
+	}
+	boolean := map[string]bool{"help": true, "h": true}
+	for _, f := range cmd.Flags {
+		if _, ok := f.(*cli.BoolFlag); ok {
+			for _, n := range f.Names() {
+				boolean[n] = true
+			}
+		}
+	}
+	flags, pos := []string{}, []string{}
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			pos = append(pos, rest[i+1:]...)
+			i = len(rest)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && !boolean[name] && i+1 < len(rest) {
+				i++
+				flags = append(flags, rest[i])
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	out := append(append([]string{args[0], args[1]}, flags...), "--")
+	return append(out, pos...)
+}
+
+func compareAction(c *cli.Context) error {
+	ctx := c.Context
+	if c.NArg() != 2 {
+		return usageErr("compare needs two revisions, BASE and HEAD (got %d arguments); e.g. perfbisect compare origin/main HEAD", c.NArg())
+	}
+	format := c.String("format")
+	if !slices.Contains(report.CompareFormats, format) {
+		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
+	}
+	if out := c.String("output"); out != "" {
+		if err := report.CheckWritable(out); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	if c.String("find") != "regression" {
+		return usageErr("--find %q: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)", c.String("find"))
+	}
+	su, err := newSetup(c)
+	if err != nil {
+		return err
+	}
+	defer su.close()
+	base, err := bisect.Resolve(su.repo, c.Args().Get(0))
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("BASE: %w", err)}
+	}
+	head, err := bisect.Resolve(su.repo, c.Args().Get(1))
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("HEAD: %w", err)}
+	}
+	cfg := su.policy
+	cfg.Good, cfg.Bad = base, head
+	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
+		return &exitError{code: exitUsage, err: err}
+	}
+	if err := su.lockState(c); err != nil {
+		return err
+	}
+	st := su.store
+	identity := su.identity(base, head, map[string]string{"command": "compare", "repo": su.repoRoot})
+	dir, _ := os.Getwd()
+	sess, err := st.Begin(store.KindCompare, key(identity), append([]string{"compare"}, c.Args().Slice()...), dir, base, head, identity)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	steps := 0
+	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, seq, e) }
+	cfg.OnStep = func(s session.Step) {
+		if err := st.AddStep(sess.ID, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+		steps++
+	}
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(su.progress, format+"\n", args...) }
+	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, threshold %.1f%%); state in %s\n",
+		base, head, cfg.Metric, 100*cfg.Threshold, su.stateDir)
+	cmp, changed, runErr := s.Compare(ctx)
+	res := s.Result()
+	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.repo, base), HeadSubject: bisect.Subject(su.repo, head),
+		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Verdict: cmp.Verdict.String(),
+		BaseRuns: res.Runs[base], HeadRuns: res.Runs[head], Finished: time.Now().UTC()}
+	code := exitOK
+	switch {
+	case runErr != nil:
+		doc.Result, doc.Error = report.CompareError, runErr.Error()
+		if ctx.Err() != nil {
+			doc.Error = "interrupted"
+		}
+	case changed:
+		doc.Result, doc.Why, code = report.CompareRegression, fmt.Sprintf("%+.1f%% (%s)", 100*cmp.Shift.Est, cmp.Rule), exitRegression
+	case cmp.Verdict == stats.Unknown:
+		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), exitInconclusive
+	default:
+		doc.Result, doc.Why = report.CompareNoRegression, fmt.Sprintf("%s %+.1f%% (%s)", cmp.Verdict, 100*cmp.Shift.Est, cmp.Rule)
+	}
+	if runErr == nil {
+		doc.Rows = report.CompareRows(res.Runs[base], res.Runs[head], cfg.Metric, cmp)
+	}
+	state := store.Done
+	if runErr != nil {
+		state = store.Failed
+	}
+	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteCompare(&buf, format, doc); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if out := c.String("output"); out != "" {
+		if err := report.WriteFile(out, buf.Bytes()); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+	} else {
+		os.Stdout.Write(buf.Bytes())
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		fmt.Fprintln(os.Stdout, report.GitHubAnnotation(doc))
+	}
+	if runErr != nil {
+		var ee *session.EndpointError
+		switch {
+		case ctx.Err() != nil:
+			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
+		case errors.As(runErr, &ee):
+			return &exitError{code: exitUsage, err: runErr}
+		default:
+			return &exitError{code: exitFailure, err: runErr}
+		}
+	}
+	if code != exitOK {
+		return &exitError{code: code, verdict: true}
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// perfbisect compare on the fixture with real servers: the culprit against
+// its parent is a regression (exit 5, a markdown report naming it); two
+// revisions after the culprit are not (exit 0, JUnit XML without failures);
+// flags after the revisions are read as flags, as users type them.
+func TestCompareExitCodesAndReports(t *testing.T) {
+	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
+	state := t.TempDir()
+	md := filepath.Join(t.TempDir(), "report.md")
+	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit + "^", culprit, "--format", "markdown", "--output", md,
+		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
+		"--threshold", "15", "--state-dir", state}, fastRun...)...)
+	if r.code != exitRegression {
+		t.Fatalf("culprit^ vs culprit: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	t.Logf("markdown:\n%s", report)
+	if !strings.Contains(report, "regression") || !strings.Contains(report, "| **tps (tps)** |") || !strings.Contains(report, culprit[:10]) ||
+		!strings.Contains(report, "| cpu-per-txn (us/txn) |") {
+		t.Errorf("markdown report lacks the verdict, the tps row, the head or the cpu row")
+	}
+	// Two revisions that both have the culprit: no regression.
+	r = perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit",
+		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
+		"--threshold", "15", "--state-dir", state}, fastRun...)...)
+	if r.code != exitOK && r.code != exitInconclusive {
+		t.Fatalf("culprit vs bad: exit %d, want 0 (or 3 if the noise kept it undecided)\n%s", r.code, r.stderr)
+	}
+	var suites struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(r.stdout), &suites); err != nil {
+		t.Fatalf("junit output is not XML: %v\n%s", err, r.stdout)
+	}
+	if len(suites.Suites) != 1 || suites.Suites[0].Failures != 0 || suites.Suites[0].Tests < 3 || suites.Suites[0].Cases[0].Name == "" {
+		t.Errorf("junit: %+v\n%s", suites, r.stdout)
+	}
+}
