@@ -43,6 +43,8 @@ const (
 	KindRun   = "run"   // perfbisect run: one git bisect run step
 	// KindCompare is perfbisect compare: two revisions head to head.
 	KindCompare = "compare"
+	// KindScan is perfbisect scan: a series of commits and its shifts.
+	KindScan = "scan"
 )
 
 // Store is an open store. Its methods are safe for one process at a time to

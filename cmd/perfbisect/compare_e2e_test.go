@@ -56,3 +56,24 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 		t.Errorf("junit: %+v\n%s", suites, r.stdout)
 	}
 }
+
+// perfbisect scan over the fixture with real servers: every commit measured,
+// the one shift found as the pair (culprit's parent, culprit), printed with
+// the start command that bisects it; exit 5 for a regression.
+func TestScanFindsTheFixtureRegression(t *testing.T) {
+	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
+	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "3",
+		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
+		"--threshold", "15", "--state-dir", t.TempDir()}, fastRun...)...)
+	t.Logf("stdout:\n%s", r.stdout)
+	if r.code != exitRegression {
+		t.Fatalf("scan: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "regression -") || !strings.Contains(r.stdout, "--bad "+culprit[:12]) ||
+		!strings.Contains(r.stdout, "perfbisect start --good ") || !strings.Contains(r.stdout, "--threshold 15") {
+		t.Errorf("scan output does not name the shift at the culprit %.12s with its start command", culprit)
+	}
+	if n := strings.Count(r.stdout, "\nregression") + strings.Count(r.stdout, "\nimprovement"); n != 1 {
+		t.Errorf("%d shifts reported, want 1", n)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +54,23 @@ func TestSimulateCommand(t *testing.T) {
 		if code := run(append([]string{"perfbisect", "simulate", "--sessions", "5"}, args...)); code != exitUsage {
 			t.Errorf("simulate %v: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+func TestFlagsFirst(t *testing.T) {
+	app := newApp()
+	got := flagsFirst(app, []string{"perfbisect", "compare", "origin/main", "HEAD", "--format", "markdown", "--quiet", "--threshold=3", "--repo", "/x"})
+	want := []string{"perfbisect", "compare", "--format", "markdown", "--quiet", "--threshold=3", "--repo", "/x", "--", "origin/main", "HEAD"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	got = flagsFirst(app, []string{"perfbisect", "scan", "--runs", "3", "a..b", "--merges", "--", "-odd-ref"})
+	want = []string{"perfbisect", "scan", "--runs", "3", "--merges", "--", "a..b", "-odd-ref"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	start := []string{"perfbisect", "start", "--good", "a"}
+	if got := flagsFirst(app, start); strings.Join(got, " ") != strings.Join(start, " ") {
+		t.Errorf("start changed: %q", got)
 	}
 }

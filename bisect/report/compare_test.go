@@ -1,0 +1,87 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+func compareDoc(t *testing.T, result string) CompareDoc {
+	t.Helper()
+	var base, head []bisect.Run
+	for i, v := range []float64{100, 102, 99, 101, 100, 103, 98, 100} {
+		base = append(base, bisect.Run{TPS: v, QPS: 18 * v, CPUPerTxn: time.Duration(1e6 / v), LatencyP95: time.Duration(1e7 / v)})
+		w := v * 0.8
+		if i == 3 {
+			w = 0 // a run without transactions: not in the numbers
+		}
+		head = append(head, bisect.Run{TPS: w, QPS: 18 * w, CPUPerTxn: time.Duration(1e6 / v * 1.25), LatencyP95: time.Duration(1e7 / v * 1.25)})
+	}
+	cmp := stats.Compare(usable(base, session.TPS), usable(head, session.TPS), 0.05, 0.05)
+	return CompareDoc{Result: result, Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), BaseSubject: "base | subject",
+		HeadSubject: "head", Metric: "tps", Threshold: 0.05, Confidence: 0.95, Verdict: cmp.Verdict.String(), Why: "because",
+		Rows: CompareRows(base, head, session.TPS, cmp), BaseRuns: base, HeadRuns: head}
+}
+
+func TestCompareRowsAndFormats(t *testing.T) {
+	doc := compareDoc(t, CompareRegression)
+	// tps (deciding), qps, p95, cpu-per-txn; p99 was not measured (all zero).
+	if len(doc.Rows) != 4 || !doc.Rows[0].Decides || doc.Rows[0].Metric != "tps" || doc.Rows[2].Metric != "p95" {
+		t.Fatalf("rows: %+v", doc.Rows)
+	}
+	if r := doc.Rows[0].Compare; r.NNew != 7 || r.Shift.Est > -0.15 {
+		t.Errorf("tps row: n %d, shift %v (the no-transaction run must be left out)", r.NNew, r.Shift.Est)
+	}
+	if r := doc.Rows[2].Compare; r.Shift.Est < 0.15 {
+		t.Errorf("p95 rises by 25%%, row says %v", r.Shift.Est)
+	}
+	var md bytes.Buffer
+	if err := WriteCompare(&md, "markdown", doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| **tps (tps)** |") || !strings.Contains(md.String(), `base \| subject`) || !strings.Contains(md.String(), "REGRESSION") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	var txt bytes.Buffer
+	_ = WriteCompare(&txt, "text", doc)
+	if !strings.Contains(txt.String(), "tps (tps) *") || !strings.Contains(txt.String(), "REGRESSION") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+	var js bytes.Buffer
+	_ = WriteCompare(&js, "json", doc)
+	var back CompareDoc
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Result != CompareRegression || len(back.Rows) != 4 || len(back.HeadRuns) != 8 {
+		t.Errorf("json: %v %+v", err, back.Result)
+	}
+	for _, c := range []struct {
+		result                      string
+		failures, skipped, errors int
+		level                       string
+	}{{CompareRegression, 1, 0, 0, "::error"}, {CompareInconclusive, 0, 1, 0, "::warning"}, {CompareNoRegression, 0, 0, 0, "::notice"}, {CompareError, 0, 0, 1, "::error"}} {
+		d := compareDoc(t, c.result)
+		var x bytes.Buffer
+		if err := WriteCompare(&x, "junit", d); err != nil {
+			t.Fatal(err)
+		}
+		var s junitSuites
+		if err := xml.Unmarshal(x.Bytes(), &s); err != nil {
+			t.Fatalf("%s: %v", c.result, err)
+		}
+		if got := s.Suites[0]; got.Failures != c.failures || got.Skipped != c.skipped || got.Errors != c.errors || got.Tests != 4 {
+			t.Errorf("%s: junit %+v", c.result, got)
+		}
+		if a := GitHubAnnotation(d); !strings.HasPrefix(a, c.level+" title=perfbisect compare::") || strings.Contains(a, "\n") {
+			t.Errorf("%s: annotation %q", c.result, a)
+		}
+	}
+	if err := WriteCompare(&md, "html", doc); err == nil {
+		t.Error("unknown format: no error")
+	}
+}
