@@ -61,9 +61,9 @@ func TestCompareRowsAndFormats(t *testing.T) {
 		t.Errorf("json: %v %+v", err, back.Result)
 	}
 	for _, c := range []struct {
-		result                      string
+		result                    string
 		failures, skipped, errors int
-		level                       string
+		level                     string
 	}{{CompareRegression, 1, 0, 0, "::error"}, {CompareInconclusive, 0, 1, 0, "::warning"}, {CompareNoRegression, 0, 0, 0, "::notice"}, {CompareError, 0, 0, 1, "::error"}} {
 		d := compareDoc(t, c.result)
 		var x bytes.Buffer
