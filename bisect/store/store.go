@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -482,9 +483,17 @@ func (s *Store) EarlierRuns(id int64, commit string, same []string) ([]bisect.Ru
 	return out, nil
 }
 
-// LatestAny returns the newest session of any kind, or nil.
-func (s *Store) LatestAny() (*Session, error) {
-	x, err := scanSession(s.db.QueryRow(`SELECT ` + sessionCols + ` FROM sessions ORDER BY id DESC LIMIT 1`))
+// LatestOf returns the newest session of any of kinds (of any kind when none
+// is given), or nil.
+func (s *Store) LatestOf(kinds ...string) (*Session, error) {
+	q, args := `SELECT `+sessionCols+` FROM sessions ORDER BY id DESC LIMIT 1`, []any{}
+	if len(kinds) > 0 {
+		q = `SELECT ` + sessionCols + ` FROM sessions WHERE kind IN (?` + strings.Repeat(",?", len(kinds)-1) + `) ORDER BY id DESC LIMIT 1`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
+	x, err := scanSession(s.db.QueryRow(q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

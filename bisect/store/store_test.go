@@ -231,6 +231,14 @@ func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
 	if cur, _ := st.Current(KindStart); cur != nil {
 		t.Errorf("ended session still current: %+v", cur)
 	}
+	// A later comparison is the newest session, but not the newest bisection.
+	cmp, _ := st.Begin(KindCompare, "k2", []string{"compare", "a", "b"}, "/tmp", "a", "b", nil)
+	if x, _ := st.LatestOf(KindStart, KindRun); x == nil || x.ID != a.ID {
+		t.Errorf("latest bisection: %+v", x)
+	}
+	if x, _ := st.LatestOf(); x == nil || x.ID != cmp.ID {
+		t.Errorf("latest of any kind: %+v", x)
+	}
 	st.Close()
 	// Reopened, everything is there.
 	st, err = Open(dir)

@@ -173,7 +173,9 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 		return nil, dir, err
 	}
 	defer st.Close()
-	sess, err := st.LatestAny()
+	// The bisections only: a compare or a scan is not a session to resume,
+	// show as a bisection or log for git.
+	sess, err := st.LatestOf(store.KindStart, store.KindRun)
 	if err != nil {
 		return nil, "", &exitError{code: exitFailure, err: err}
 	}
