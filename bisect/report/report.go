@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -309,4 +310,58 @@ func usable(runs []bisect.Run, metric session.Metric) []float64 {
 		}
 	}
 	return vals
+}
+
+// WriteDocument renders a stored bisection's document (perfbisect report) as
+// text or markdown: the answer, why, the pre-flight estimate, every tested
+// commit (verdict, runs, median) and every decision with its rule.
+func WriteDocument(w io.Writer, format string, d Document) error {
+	answer := map[string]string{"found": "first bad commit", "no-regression": "no regression reproduced",
+		"ambiguous": "ambiguous: the first bad commit is one of the range", "error": "stopped on an error"}[d.Result]
+	if answer == "" {
+		answer = d.Result
+	}
+	if d.FirstBad != nil {
+		answer += fmt.Sprintf(": %s %s", *d.FirstBad, d.Subject)
+	}
+	md := format == "markdown"
+	if md {
+		fmt.Fprintf(w, "### perfbisect: %s\n\n%s\n\n", mdEscape(answer), mdEscape(d.Why))
+	} else {
+		fmt.Fprintf(w, "%s\n%s\n", answer, d.Why)
+	}
+	if len(d.Range) > 0 {
+		fmt.Fprintf(w, "range: %s\n", strings.Join(d.Range, " "))
+	}
+	if d.Estimate != "" {
+		fmt.Fprintf(w, "estimate: %s (runs measured: %d)\n", d.Estimate, d.Runs)
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", d.Error)
+	}
+	fmt.Fprintln(w)
+	if md {
+		fmt.Fprintf(w, "| commit | subject | verdict | n | median %s |\n|---|---|---|---|---|\n", d.Metric)
+		for _, t := range d.Tested {
+			fmt.Fprintf(w, "| `%.10s` | %s | %s | %d | %s |\n", t.Commit, mdEscape(trunc(t.Subject, 50)), t.Verdict, len(t.Runs), num(t.Median))
+		}
+		fmt.Fprintf(w, "\n| decision | commit | verdict | rule |\n|---|---|---|---|\n")
+		for _, s := range d.Steps {
+			fmt.Fprintf(w, "| %s | `%.10s` | %s | %s |\n", s.Role, s.Commit, s.Verdict, mdEscape(s.Rule))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "commit\tsubject\tverdict\tn\tmedian %s\n", d.Metric)
+	for _, t := range d.Tested {
+		fmt.Fprintf(tw, "%.10s\t%s\t%s\t%d\t%s\n", t.Commit, trunc(t.Subject, 40), t.Verdict, len(t.Runs), num(t.Median))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "decision\tcommit\tverdict\trule\n")
+	for _, s := range d.Steps {
+		fmt.Fprintf(tw, "%s\t%.10s\t%s\t%s\n", s.Role, s.Commit, s.Verdict, trunc(s.Rule, 120))
+	}
+	return tw.Flush()
 }

@@ -75,6 +75,21 @@ func TestDocumentAndFinal(t *testing.T) {
 	if strings.Contains(string(b), "Inf") {
 		t.Error("JSON holds an infinite number")
 	}
+	// perfbisect report renders the stored document again.
+	var back Document
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"text", "markdown"} {
+		var w bytes.Buffer
+		if err := WriteDocument(&w, f, back); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.String(), "first bad commit: "+mid) || !strings.Contains(w.String(), "build failed") && !strings.Contains(w.String(), "skip") ||
+			strings.Count(w.String(), "cccccccccc") < 2 {
+			t.Errorf("%s rendering:\n%s", f, w.String())
+		}
+	}
 	var out bytes.Buffer
 	Final(&out, res, subjects)
 	if !strings.HasPrefix(out.String(), "first bad commit: "+mid+" subject of cccc\n") {

@@ -55,6 +55,24 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	if len(suites.Suites) != 1 || suites.Suites[0].Failures != 0 || suites.Suites[0].Tests < 3 || suites.Suites[0].Cases[0].Name == "" {
 		t.Errorf("junit: %+v\n%s", suites, r.stdout)
 	}
+	// Both comparisons are stored and render again; status (bisections only)
+	// does not take them for one.
+	r = perfbisect(t, nil, "report", "--state-dir", state, "--list")
+	if r.code != exitOK || strings.Count(r.stdout, "compare") != 2 {
+		t.Errorf("report --list: exit %d\n%s", r.code, r.stdout)
+	}
+	r = perfbisect(t, nil, "report", "1", "--state-dir", state, "--format", "junit")
+	if r.code != exitOK || !strings.Contains(r.stdout, `failures="1"`) {
+		t.Errorf("report 1 --format junit: exit %d\n%s", r.code, r.stdout)
+	}
+	r = perfbisect(t, nil, "report", "--state-dir", state, "--format", "markdown")
+	if r.code != exitOK || !strings.Contains(r.stdout, "no-regression") && !strings.Contains(r.stdout, "inconclusive") {
+		t.Errorf("report (newest) --format markdown: exit %d\n%s", r.code, r.stdout)
+	}
+	r = perfbisect(t, nil, "status", "--state-dir", state)
+	if r.code != exitOK || !strings.Contains(r.stdout, "no session") {
+		t.Errorf("status after two compares: exit %d\n%s", r.code, r.stdout)
+	}
 }
 
 // perfbisect scan over the fixture with real servers: every commit measured,

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "print a stored session again (a bisection, a comparison or a scan), or list them",
+		UsageText: "perfbisect report [SESSION] [--format text|markdown|json|junit] [--list] [--repo DIR] [--state-dir DIR]\n\n" +
+			"SESSION is a session number from --list; without it, the newest finished session.",
+		Flags: append(stateFlags(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown, json; junit for comparisons"},
+			&cli.BoolFlag{Name: "list", Usage: "list the stored sessions"},
+		),
+		Action: reportAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageErr("%v (see perfbisect report --help)", err)
+		},
+	}
+}
+
+func reportAction(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageErr("report takes at most one session number (got %q)", strings.Join(c.Args().Slice(), " "))
+	}
+	format := c.String("format")
+	if !slices.Contains(report.CompareFormats, format) {
+		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
+	}
+	st, dir, err := openStateStore(c)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return usageErr("no sessions in %s (pass the server's tree with --repo, or --state-dir)", dir)
+	}
+	defer st.Close()
+	w := c.App.Writer
+	all, err := st.Sessions()
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if c.Bool("list") {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "session\tkind\tstate\toutcome\tstarted\trevisions\n")
+		for _, s := range all {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.10s..%.10s\n", s.ID, s.Kind, s.State, s.Outcome, s.Created.Local().Format("2006-01-02 15:04"), s.Good, s.Bad)
+		}
+		return tw.Flush()
+	}
+	var sess *store.Session
+	if c.NArg() == 1 {
+		id, err := strconv.ParseInt(c.Args().First(), 10, 64)
+		if err != nil || id < 1 {
+			return usageErr("session %q: want a session number (see perfbisect report --list)", c.Args().First())
+		}
+		for _, s := range all {
+			if s.ID == id {
+				sess = s
+			}
+		}
+		if sess == nil {
+			return usageErr("no session %d in %s (see perfbisect report --list)", id, dir)
+		}
+	} else {
+		for _, s := range all {
+			if len(s.Result) > 0 && (sess == nil || s.ID > sess.ID) {
+				sess = s
+			}
+		}
+		if sess == nil {
+			return usageErr("no finished session in %s (see perfbisect report --list)", dir)
+		}
+	}
+	if len(sess.Result) == 0 || string(sess.Result) == "null" {
+		return usageErr("session %d (%s) has no report yet: it is %s (perfbisect status shows a running bisection)", sess.ID, sess.Kind, sess.State)
+	}
+	return renderStored(w, sess, format)
+}
+
+// renderStored prints a finished session's stored document in format.
+func renderStored(w io.Writer, sess *store.Session, format string) error {
+	if format == "json" {
+		_, err := fmt.Fprintf(w, "%s\n", sess.Result)
+		return err
+	}
+	switch sess.Kind {
+	case store.KindCompare:
+		var doc report.CompareDoc
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		return report.WriteCompare(w, format, doc)
+	case store.KindStart, store.KindRun:
+		if format == "junit" {
+			return usageErr("--format junit is for comparisons; session %d is a bisection", sess.ID)
+		}
+		var doc report.Document
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		return report.WriteDocument(w, format, doc)
+	default:
+		return usageErr("session %d is a %s: only --format json renders it", sess.ID, sess.Kind)
+	}
+}
