@@ -44,6 +44,7 @@ type CompareDoc struct {
 	Metric      string       `json:"metric"`
 	Threshold   float64      `json:"threshold"`  // relative, e.g. 0.05
 	Confidence  float64      `json:"confidence"` // the decision's level
+	Threads     int          `json:"threads"`    // client threads of the workload
 	Verdict     string       `json:"verdict"`    // DIFFERENT, SAME, UNKNOWN
 	Why         string       `json:"why"`        // one line
 	Rows        []MetricRow  `json:"rows"`
@@ -92,6 +93,63 @@ func WriteCompare(w io.Writer, format string, doc CompareDoc) error {
 		return compareJUnit(w, doc)
 	}
 	return fmt.Errorf("--format %q: want %s", format, strings.Join(CompareFormats, ", "))
+}
+
+// WriteCompareSet renders the comparisons of several thread counts
+// (--thread-list): one document as WriteCompare; several as a summary table
+// (a row per thread count: the deciding metric's medians, change, p, result)
+// followed by each comparison in full (text, markdown), a JSON array, or one
+// JUnit test suite per thread count.
+func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
+	if len(docs) == 1 {
+		return WriteCompare(w, format, docs[0])
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(docs)
+	case "junit":
+		var all junitSuites
+		for _, d := range docs {
+			s := junitSuiteOf(d)
+			s.Name += fmt.Sprintf(" threads=%d", d.Threads)
+			all.Suites = append(all.Suites, s)
+		}
+		return writeJUnit(w, all)
+	case "text", "markdown", "":
+	default:
+		return fmt.Errorf("--format %q: want %s", format, strings.Join(CompareFormats, ", "))
+	}
+	md := format == "markdown"
+	if md {
+		fmt.Fprintf(w, "| threads | base median | head median | change [CI] | p | result |\n|---|---|---|---|---|---|\n")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if !md {
+		fmt.Fprintf(tw, "threads\tbase median\thead median\tchange [CI]\tp\tresult\n")
+	}
+	for _, d := range docs {
+		b, h, ch, p := "-", "-", "-", "-"
+		for _, r := range d.Rows {
+			if r.Decides {
+				b, h, ch, p, _ = cells(r)
+			}
+		}
+		if md {
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", d.Threads, b, h, ch, p, d.Result)
+		} else {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.Threads, b, h, ch, p, d.Result)
+		}
+	}
+	tw.Flush()
+	for _, d := range docs {
+		fmt.Fprintf(w, "\n%s threads=%d\n\n", map[bool]string{true: "####", false: "==="}[md], d.Threads)
+		if err := WriteCompare(w, format, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // verdictLine is the answer in one line.
@@ -215,6 +273,11 @@ type junitMessage struct {
 // error when the comparison failed, so that CI systems show a failed
 // performance test.
 func compareJUnit(w io.Writer, doc CompareDoc) error {
+	return writeJUnit(w, junitSuites{Suites: []junitSuite{junitSuiteOf(doc)}})
+}
+
+// junitSuiteOf is the test suite of one comparison.
+func junitSuiteOf(doc CompareDoc) junitSuite {
 	s := junitSuite{Name: fmt.Sprintf("perfbisect compare %.10s..%.10s", doc.Base, doc.Head)}
 	if len(doc.Rows) == 0 {
 		doc.Rows = []MetricRow{{Metric: doc.Metric, Decides: true}}
@@ -239,12 +302,16 @@ func compareJUnit(w io.Writer, doc CompareDoc) error {
 		s.Cases = append(s.Cases, tc)
 	}
 	s.Tests = len(s.Cases)
+	return s
+}
+
+func writeJUnit(w io.Writer, all junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+	if err := enc.Encode(all); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")

@@ -85,3 +85,28 @@ func TestCompareRowsAndFormats(t *testing.T) {
 		t.Error("unknown format: no error")
 	}
 }
+
+func TestCompareSetPerThreadCount(t *testing.T) {
+	a, b := compareDoc(t, CompareNoRegression), compareDoc(t, CompareRegression)
+	a.Threads, b.Threads = 1, 8
+	var md bytes.Buffer
+	if err := WriteCompareSet(&md, "markdown", []CompareDoc{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| 1 | ") || !strings.Contains(md.String(), "| 8 | ") || !strings.Contains(md.String(), "| regression |") ||
+		strings.Count(md.String(), "### perfbisect compare") != 2 {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	var x bytes.Buffer
+	_ = WriteCompareSet(&x, "junit", []CompareDoc{a, b})
+	var s junitSuites
+	if err := xml.Unmarshal(x.Bytes(), &s); err != nil || len(s.Suites) != 2 || s.Suites[1].Failures != 1 || !strings.HasSuffix(s.Suites[1].Name, "threads=8") {
+		t.Errorf("junit: %v %+v", err, s)
+	}
+	var js bytes.Buffer
+	_ = WriteCompareSet(&js, "json", []CompareDoc{a, b})
+	var back []CompareDoc
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back) != 2 || back[1].Threads != 8 {
+		t.Errorf("json: %v", err)
+	}
+}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +31,7 @@ func compareCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a pull-request comment), json, or junit (XML for CI test reports)"},
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
+			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
 		}, measurementFlags()...),
 		Action: compareAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -101,6 +104,11 @@ func compareAction(c *cli.Context) error {
 	if c.String("find") != "regression" {
 		return usageErr("--find %q: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)", c.String("find"))
 	}
+	if tl := c.String("thread-list"); tl != "" {
+		if _, err := parseThreadList(tl); err != nil {
+			return err
+		}
+	}
 	su, err := newSetup(c)
 	if err != nil {
 		return err
@@ -122,12 +130,74 @@ func compareAction(c *cli.Context) error {
 	if err := su.lockState(c); err != nil {
 		return err
 	}
+	threads := []int{su.bench.Threads}
+	if tl := c.String("thread-list"); tl != "" {
+		threads, _ = parseThreadList(tl) // checked before the setup
+	}
+	var docs []report.CompareDoc
+	var runErr error
+	code := exitOK
+	for _, n := range threads {
+		su.bench.Threads = n
+		doc, c2, err := compareOnce(ctx, c, su, cfg, base, head)
+		docs = append(docs, doc)
+		if err != nil {
+			runErr = err
+			break
+		}
+		switch {
+		case c2 == exitRegression:
+			code = exitRegression
+		case c2 == exitInconclusive && code == exitOK:
+			code = exitInconclusive
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if out := c.String("output"); out != "" {
+		if err := report.WriteFile(out, buf.Bytes()); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+	} else {
+		os.Stdout.Write(buf.Bytes())
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		for _, doc := range docs {
+			fmt.Fprintln(os.Stdout, report.GitHubAnnotation(doc))
+		}
+	}
+	if runErr != nil {
+		var ee *session.EndpointError
+		switch {
+		case ctx.Err() != nil:
+			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
+		case errors.As(runErr, &ee):
+			return &exitError{code: exitUsage, err: runErr}
+		default:
+			return &exitError{code: exitFailure, err: runErr}
+		}
+	}
+	if code != exitOK {
+		return &exitError{code: code, verdict: true}
+	}
+	return nil
+}
+
+// compareOnce runs one comparison (at su.bench.Threads), stored as its own
+// session, and returns its document and its exit code (exitOK, exitRegression
+// or exitInconclusive); err is the comparison's failure.
+func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int, error) {
 	st := su.store
 	identity := su.identity(base, head, map[string]string{"command": "compare", "repo": su.repoRoot})
 	dir, _ := os.Getwd()
+	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.repo, base), HeadSubject: bisect.Subject(su.repo, head),
+		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.bench.Threads}
 	sess, err := st.Begin(store.KindCompare, key(identity), append([]string{"compare"}, c.Args().Slice()...), dir, base, head, identity)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		doc.Result, doc.Error = report.CompareError, err.Error()
+		return doc, exitFailure, err
 	}
 	steps := 0
 	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, seq, e) }
@@ -140,15 +210,13 @@ func compareAction(c *cli.Context) error {
 	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(su.progress, format+"\n", args...) }
 	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return doc, exitUsage, err
 	}
-	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, threshold %.1f%%); state in %s\n",
-		base, head, cfg.Metric, 100*cfg.Threshold, su.stateDir)
+	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
+		base, head, cfg.Metric, su.bench.Threads, 100*cfg.Threshold, su.stateDir)
 	cmp, changed, runErr := s.Compare(ctx)
 	res := s.Result()
-	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.repo, base), HeadSubject: bisect.Subject(su.repo, head),
-		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Verdict: cmp.Verdict.String(),
-		BaseRuns: res.Runs[base], HeadRuns: res.Runs[head], Finished: time.Now().UTC()}
+	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()
 	code := exitOK
 	switch {
 	case runErr != nil:
@@ -173,33 +241,19 @@ func compareAction(c *cli.Context) error {
 	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
-	var buf bytes.Buffer
-	if err := report.WriteCompare(&buf, format, doc); err != nil {
-		return &exitError{code: exitFailure, err: err}
-	}
-	if out := c.String("output"); out != "" {
-		if err := report.WriteFile(out, buf.Bytes()); err != nil {
-			return &exitError{code: exitFailure, err: err}
+	return doc, code, runErr
+}
+
+// parseThreadList parses --thread-list: comma-separated client thread
+// counts, each 1 to 1024, no repeats.
+func parseThreadList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1024 || slices.Contains(out, n) {
+			return nil, usageErr("--thread-list %q: want distinct thread counts from 1 to 1024, comma-separated (1,2,4,8)", s)
 		}
-	} else {
-		os.Stdout.Write(buf.Bytes())
+		out = append(out, n)
 	}
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		fmt.Fprintln(os.Stdout, report.GitHubAnnotation(doc))
-	}
-	if runErr != nil {
-		var ee *session.EndpointError
-		switch {
-		case ctx.Err() != nil:
-			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
-		case errors.As(runErr, &ee):
-			return &exitError{code: exitUsage, err: runErr}
-		default:
-			return &exitError{code: exitFailure, err: runErr}
-		}
-	}
-	if code != exitOK {
-		return &exitError{code: code, verdict: true}
-	}
-	return nil
+	return out, nil
 }

@@ -33,7 +33,7 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 		t.Errorf("markdown report lacks the verdict, the tps row, the head or the cpu row")
 	}
 	// Two revisions that both have the culprit: no regression.
-	r = perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit",
+	r = perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--state-dir", state}, fastRun...)...)
 	if r.code != exitOK && r.code != exitInconclusive {
@@ -52,13 +52,14 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	if err := xml.Unmarshal([]byte(r.stdout), &suites); err != nil {
 		t.Fatalf("junit output is not XML: %v\n%s", err, r.stdout)
 	}
-	if len(suites.Suites) != 1 || suites.Suites[0].Failures != 0 || suites.Suites[0].Tests < 3 || suites.Suites[0].Cases[0].Name == "" {
+	if len(suites.Suites) != 2 || suites.Suites[0].Failures+suites.Suites[1].Failures != 0 || suites.Suites[0].Tests < 3 || suites.Suites[0].Cases[0].Name == "" {
 		t.Errorf("junit: %+v\n%s", suites, r.stdout)
 	}
-	// Both comparisons are stored and render again; status (bisections only)
+	// The comparisons (one per thread count) are stored and render again;
+	// status (bisections only)
 	// does not take them for one.
 	r = perfbisect(t, nil, "report", "--state-dir", state, "--list")
-	if r.code != exitOK || strings.Count(r.stdout, "compare") != 2 {
+	if r.code != exitOK || strings.Count(r.stdout, "compare") != 3 {
 		t.Errorf("report --list: exit %d\n%s", r.code, r.stdout)
 	}
 	r = perfbisect(t, nil, "report", "1", "--state-dir", state, "--format", "junit")
