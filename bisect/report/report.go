@@ -245,13 +245,13 @@ func first(res *session.Result, h string) time.Time {
 
 // CheckWritable fails early, before any measuring, when the --json file cannot
 // be written: its directory is missing or not writable.
-func CheckWritable(path string) error {
+func CheckWritable(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--json %s: is a directory (name a file)", path)
+		return fmt.Errorf("--%s %s: is a directory (name a file)", flag, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*.json")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*")
 	if err != nil {
-		return fmt.Errorf("--json %s: %w", path, err)
+		return fmt.Errorf("--%s %s: %w", flag, path, err)
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())

@@ -47,7 +47,7 @@ func compareCommand() *cli.Command {
 // value is the next argument unless the flag is boolean or written
 // --flag=value; everything after "--" stays positional.
 func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" {
+	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" {
 		return args
 	}
 	var cmd *cli.Command
@@ -75,7 +75,12 @@ func flagsFirst(app *cli.App, args []string) []string {
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			flags = append(flags, a)
 			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && !boolean[name] && i+1 < len(rest) {
+			if !strings.Contains(name, "=") && !boolean[name] {
+				if i+1 == len(rest) {
+					// A value flag with no value: leave it last, so that
+					// the parser says so (it would take "--" for its value).
+					return append([]string{args[0], args[1]}, flags...)
+				}
 				i++
 				flags = append(flags, rest[i])
 			}
@@ -97,7 +102,7 @@ func compareAction(c *cli.Context) error {
 		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
 	}
 	if out := c.String("output"); out != "" {
-		if err := report.CheckWritable(out); err != nil {
+		if err := report.CheckWritable("output", out); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
@@ -121,6 +126,9 @@ func compareAction(c *cli.Context) error {
 	head, err := bisect.Resolve(su.repo, c.Args().Get(1))
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("HEAD: %w", err)}
+	}
+	if base == head {
+		return usageErr("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", c.Args().Get(0), c.Args().Get(1), base)
 	}
 	cfg := su.policy
 	cfg.Good, cfg.Bad = base, head
@@ -164,8 +172,14 @@ func compareAction(c *cli.Context) error {
 		os.Stdout.Write(buf.Bytes())
 	}
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		// Workflow commands on standard output, unless that holds a JSON or
+		// JUnit document that must stay valid: then on standard error.
+		w := os.Stdout
+		if c.String("output") == "" && (format == "json" || format == "junit") {
+			w = os.Stderr
+		}
 		for _, doc := range docs {
-			fmt.Fprintln(os.Stdout, report.GitHubAnnotation(doc))
+			fmt.Fprintln(w, report.GitHubAnnotation(doc))
 		}
 	}
 	if runErr != nil {
@@ -174,7 +188,8 @@ func compareAction(c *cli.Context) error {
 		case ctx.Err() != nil:
 			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
 		case errors.As(runErr, &ee):
-			return &exitError{code: exitUsage, err: runErr}
+			which := map[string]string{"good": "BASE", "bad": "HEAD"}[ee.Which]
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s cannot be measured: %w", which, ee.Err)}
 		default:
 			return &exitError{code: exitFailure, err: runErr}
 		}

@@ -69,6 +69,18 @@ func TestFlagsFirst(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// A value flag left without its value stays last, for the parser to say so.
+	got = flagsFirst(app, []string{"perfbisect", "compare", "a", "b", "--state-dir"})
+	if strings.Join(got, " ") != "perfbisect compare --state-dir" {
+		t.Errorf("trailing value flag: %q", got)
+	}
+	if code := run([]string{"perfbisect", "compare", "a", "b", "--state-dir"}); code != exitUsage {
+		t.Errorf("trailing --state-dir: exit %d", code)
+	}
+	got = flagsFirst(app, []string{"perfbisect", "report", "1", "--format", "junit"})
+	if strings.Join(got, " ") != "perfbisect report --format junit -- 1" {
+		t.Errorf("report: %q", got)
+	}
 	start := []string{"perfbisect", "start", "--good", "a"}
 	if got := flagsFirst(app, start); strings.Join(got, " ") != strings.Join(start, " ") {
 		t.Errorf("start changed: %q", got)

@@ -113,6 +113,15 @@ func renderStored(w io.Writer, sess *store.Session, format string) error {
 			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
 		}
 		return report.WriteDocument(w, format, doc)
+	case store.KindScan:
+		if format != "text" {
+			return usageErr("--format %s: a scan renders as text or json", format)
+		}
+		var doc scanDoc
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		return writeScan(w, format, doc)
 	default:
 		return usageErr("session %d is a %s: only --format json renders it", sess.ID, sess.Kind)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -51,12 +52,21 @@ func scanAction(c *cli.Context) error {
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usageErr("--format %q: want text or json", f)
 	}
+	if c.String("find") != "regression" {
+		return usageErr("--find %q: scan reports shifts in both directions; it takes no --find", c.String("find"))
+	}
+	fromRef, toRef, _ := strings.Cut(c.Args().First(), "..")
+	if fromRef == "" || toRef == "" || strings.HasPrefix(toRef, ".") {
+		return usageErr("range %q: want FROM..TO with both ends (two dots)", c.Args().First())
+	}
 	su, err := newSetup(c)
 	if err != nil {
 		return err
 	}
 	defer su.close()
-	fromRef, toRef, _ := strings.Cut(c.Args().First(), "..")
+	if err := su.policy.Validate(); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
 	from, err := bisect.Resolve(su.repo, fromRef)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("FROM: %w", err)}
@@ -65,11 +75,15 @@ func scanAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("TO: %w", err)}
 	}
+	if from == to {
+		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
+	}
 	commits, err := bisect.Range(su.repo, from, to)
 	if err != nil {
 		code := exitFailure
 		if errors.Is(err, bisect.ErrUsage) {
 			code = exitUsage
+			err = fmt.Errorf("range %s: FROM must be an ancestor of TO (%w)", c.Args().First(), err)
 		}
 		return &exitError{code: code, err: err}
 	}
@@ -78,8 +92,9 @@ func scanAction(c *cli.Context) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	picked := scan.Pick(line, c.Int("every"), c.Bool("merges"))
-	if len(picked) < 6 {
-		fmt.Fprintf(os.Stderr, "perfbisect: note: %d commits to measure; change-point detection needs %d on each side of a shift\n", len(picked), stats.DefaultChangePointMinSegment)
+	if need := 2 * stats.DefaultChangePointMinSegment; len(picked) < need {
+		return usageErr("range %s: %d commits to measure, and change-point detection needs %d on each side of a shift (%d in all): a longer range or a smaller --every",
+			c.Args().First(), len(picked), stats.DefaultChangePointMinSegment, need)
 	}
 	if err := su.lockState(c); err != nil {
 		return err
@@ -99,6 +114,33 @@ func scanAction(c *cli.Context) error {
 	}
 	m := su.measurer(func() int64 { return sess.ID })
 	res, err := scan.Scan(ctx, m, points, c.Int("runs"), metric, stats.ChangePointOptions{MinMagnitude: su.policy.Threshold})
+	measured := 0
+	if res != nil {
+		for _, p := range res.Points {
+			if p.Skip == "" {
+				measured++
+			}
+		}
+	}
+	if err == nil && measured < 2 {
+		err = fmt.Errorf("%w: %d of %d commits could be measured (see the skips above): no series to scan", bisect.ErrUsage, measured, len(points))
+	}
+	doc := scanDoc{From: from, To: to, Metric: string(metric), Threshold: su.policy.Threshold, Changes: []scanChange{}}
+	if res != nil {
+		for _, p := range res.Points {
+			sp := scanPoint{Commit: p.Commit, Subject: bisect.Subject(su.repo, p.Commit), Values: p.Values, Skip: p.Skip}
+			if sp.Values == nil {
+				sp.Values = []float64{}
+			}
+			if p.Skip == "" && len(p.Values) > 0 {
+				sp.Median = stats.Median(p.Values)
+			}
+			doc.Points = append(doc.Points, sp)
+		}
+		for _, ch := range res.Changes {
+			doc.Changes = append(doc.Changes, scanChange{Change: ch, Start: bisectCommandFor(c, ch)})
+		}
+	}
 	state, outcome := store.Done, "no-change"
 	switch {
 	case err != nil:
@@ -106,8 +148,11 @@ func scanAction(c *cli.Context) error {
 	case len(res.Changes) > 0:
 		outcome = "changes"
 	}
-	if eerr := su.store.End(sess.ID, state, outcome, res); eerr != nil {
+	if eerr := su.store.End(sess.ID, state, outcome, doc); eerr != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", eerr)
+	}
+	if err == nil || errors.Is(err, bisect.ErrUsage) {
+		_ = writeScan(os.Stdout, c.String("format"), doc)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -118,59 +163,80 @@ func scanAction(c *cli.Context) error {
 		}
 		return &exitError{code: exitFailure, err: err}
 	}
-	startCmd := func(ch scan.Change) string {
-		return fmt.Sprintf("perfbisect start --good %.12s --bad %.12s %s", ch.Good, ch.Bad, strings.Join(forwardedFlags(c), " "))
-	}
 	regression := false
 	for _, ch := range res.Changes {
 		regression = regression || ch.Regression
-	}
-	if c.String("format") == "json" {
-		type change struct {
-			scan.Change
-			Start string `json:"start_command"`
-		}
-		doc := struct {
-			From, To string
-			Metric   string
-			Points   []scan.Point
-			Changes  []change
-		}{From: from, To: to, Metric: string(metric), Points: res.Points, Changes: []change{}}
-		for _, ch := range res.Changes {
-			doc.Changes = append(doc.Changes, change{ch, startCmd(ch)})
-		}
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
-			return &exitError{code: exitFailure, err: err}
-		}
-	} else {
-		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "commit\tsubject\tn\tmedian %s\n", metric)
-		for _, p := range res.Points {
-			med := "skip: " + p.Skip
-			if p.Skip == "" {
-				med = fmt.Sprintf("%.4g", stats.Median(p.Values))
-			}
-			fmt.Fprintf(tw, "%.10s\t%.40s\t%d\t%s\n", p.Commit, bisect.Subject(su.repo, p.Commit), len(p.Values), med)
-		}
-		tw.Flush()
-		if len(res.Changes) == 0 {
-			fmt.Fprintf(os.Stdout, "\nno shift of %s by %.1f%% or more found\n", metric, 100*su.policy.Threshold)
-		}
-		for _, ch := range res.Changes {
-			kind := "improvement"
-			if ch.Regression {
-				kind = "regression"
-			}
-			fmt.Fprintf(os.Stdout, "\n%s %+.1f%% between %.10s (median %.4g) and %.10s (median %.4g), p=%.2g\n  bisect it: %s\n",
-				kind, 100*ch.RelChange, ch.Good, ch.Before, ch.Bad, ch.After, ch.P, startCmd(ch))
-		}
 	}
 	if regression {
 		return &exitError{code: exitRegression, verdict: true}
 	}
 	return nil
+}
+
+// scanDoc is what scan prints with --format json and stores: the series and
+// its shifts, each with the start command that bisects it.
+type scanDoc struct {
+	From      string       `json:"from"`
+	To        string       `json:"to"`
+	Metric    string       `json:"metric"`
+	Threshold float64      `json:"threshold"`
+	Points    []scanPoint  `json:"points"`
+	Changes   []scanChange `json:"changes"`
+}
+
+type scanPoint struct {
+	Commit  string    `json:"commit"`
+	Subject string    `json:"subject"`
+	Values  []float64 `json:"values"` // the metric of each run
+	Median  float64   `json:"median"`
+	Skip    string    `json:"skip,omitempty"`
+}
+
+type scanChange struct {
+	scan.Change
+	Start string `json:"start_command"`
+}
+
+// writeScan renders a scan document as text or json.
+func writeScan(w io.Writer, format string, doc scanDoc) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "commit\tsubject\tn\tmedian %s\n", doc.Metric)
+	for _, p := range doc.Points {
+		med := "skip: " + p.Skip
+		if p.Skip == "" {
+			med = fmt.Sprintf("%.4g", p.Median)
+		}
+		fmt.Fprintf(tw, "%.10s\t%.40s\t%d\t%s\n", p.Commit, p.Subject, len(p.Values), med)
+	}
+	tw.Flush()
+	if len(doc.Changes) == 0 {
+		fmt.Fprintf(w, "\nno shift of %s by %.1f%% or more found\n", doc.Metric, 100*doc.Threshold)
+	}
+	for _, ch := range doc.Changes {
+		kind := "improvement"
+		if ch.Regression {
+			kind = "regression"
+		}
+		fmt.Fprintf(w, "\n%s %+.1f%% between %.10s (median %.4g) and %.10s (median %.4g), p=%.2g\n  bisect it: %s\n",
+			kind, 100*ch.RelChange, ch.Good, ch.Before, ch.Bad, ch.After, ch.P, ch.Start)
+	}
+	return nil
+}
+
+// bisectCommandFor is the perfbisect start command that bisects a shift, with
+// the measurement flags the scan was given (an improvement with --find
+// improvement and git bisect's old/new terms).
+func bisectCommandFor(c *cli.Context, ch scan.Change) string {
+	ends := fmt.Sprintf("--good %.12s --bad %.12s", ch.Good, ch.Bad)
+	if !ch.Regression {
+		ends = fmt.Sprintf("--find improvement --old %.12s --new %.12s", ch.Good, ch.Bad)
+	}
+	return strings.TrimSpace("perfbisect start " + ends + " " + strings.Join(forwardedFlags(c), " "))
 }
 
 // forwardedFlags returns the measurement flags the user gave scan, as a
@@ -179,7 +245,7 @@ func forwardedFlags(c *cli.Context) []string {
 	var out []string
 	for _, f := range measurementFlags() {
 		name := f.Names()[0]
-		if !c.IsSet(name) {
+		if !c.IsSet(name) || name == "find" {
 			continue
 		}
 		if _, ok := f.(*cli.BoolFlag); ok {

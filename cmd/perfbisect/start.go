@@ -125,7 +125,7 @@ func startAction(c *cli.Context) error {
 		return usageErr("unexpected argument %q (every input is a flag; see perfbisect start --help)", c.Args().First())
 	}
 	if j := c.String("json"); j != "" {
-		if err := report.CheckWritable(j); err != nil {
+		if err := report.CheckWritable("json", j); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
