@@ -65,9 +65,8 @@ func Pick(line []bisect.Commit, every int, merges bool) []bisect.Commit {
 // Point is one measured commit of the series.
 type Point struct {
 	Commit string
-	Values []float64 // the metric of each run (higher is better after orientation: see Scan)
-	Runs   []bisect.Run
-	Skip   string // why the commit could not be measured ("" when it was)
+	Values []float64 // the metric of each run, in the metric's unit
+	Skip   string    // why the commit could not be measured ("" when it was)
 }
 
 // Change is a shift of the series: the pair to bisect.
@@ -146,7 +145,6 @@ func Scan(ctx context.Context, m bisect.Measurer, points []string, runs int, met
 				p.Skip = fmt.Sprintf("no transactions (%s = %v)", metric, v)
 				continue
 			}
-			p.Runs = append(p.Runs, rs[0])
 			p.Values = append(p.Values, v)
 		}
 	}

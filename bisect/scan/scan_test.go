@@ -12,23 +12,12 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
-func history(n int) ([]bisect.Commit, []string) {
-	var cs []bisect.Commit
-	hs := []string{fmt.Sprintf("%040d", 0)}
-	for i := 1; i <= n; i++ {
-		h := fmt.Sprintf("%040d", i)
-		cs = append(cs, bisect.Commit{Hash: h, Parents: []string{hs[i-1]}})
-		hs = append(hs, h)
-	}
-	return cs, hs
-}
-
 // Two regressions in a simulated history of 60 commits, scanned every 3rd
 // commit with 4 runs each: both are found, each as a pair of measured
 // neighbours that brackets its culprit, for 20 seeds out of 20; a history
 // without a change gives no pair.
 func TestScanFindsBothRegressions(t *testing.T) {
-	cs, hs := history(60)
+	cs, hs := sim.Chain(60)
 	line, err := FirstParentLine(cs, hs[0], hs[60])
 	if err != nil || len(line) != 61 {
 		t.Fatalf("line: %d commits, %v", len(line), err)

@@ -590,6 +590,14 @@ const (
 	referenceTries = 3 // good, bad, a parent: their failure stops the session
 )
 
+// triesFor is the number of attempts at a run of a candidate or a reference.
+func triesFor(candidate bool) int {
+	if candidate {
+		return candidateTries
+	}
+	return referenceTries
+}
+
 // measure takes one run of commit and records it in the result; keepFailure
 // as for run. A run that fails through the revision (a crash, no
 // transactions) is taken again, up to tries attempts, before the revision is
@@ -706,11 +714,7 @@ func (s *Session) classify(ctx context.Context, cand string) (bisect.Mark, error
 			i := len(blocks)
 			for k := 0; k < 3; k++ {
 				h := roles[(i+k)%3]
-				tries := referenceTries
-				if h == cand {
-					tries = candidateTries
-				}
-				v, err := s.measure(ctx, h, h == cand, tries)
+				v, err := s.measure(ctx, h, h == cand, triesFor(h == cand))
 				if err != nil {
 					var u *bisect.UntestableError
 					if h == cand && errors.As(err, &u) {
@@ -877,11 +881,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 			for k := range roles {
 				h := roles[(i+k)%len(roles)]
 				p := byHash[h] // nil for the references
-				tries := referenceTries
-				if p != nil {
-					tries = candidateTries
-				}
-				v, err := s.measure(ctx, h, p != nil, tries)
+				v, err := s.measure(ctx, h, p != nil, triesFor(p != nil))
 				if err != nil {
 					var u *bisect.UntestableError
 					if p != nil && errors.As(err, &u) {

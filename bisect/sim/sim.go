@@ -148,3 +148,17 @@ func (m *Measurer) contains(commit, culprit string) bool {
 	}
 	return false
 }
+
+// Chain makes a linear history of n commits after a root: the commits (each
+// with its parent and the subject "commit i") and the hashes, hashes[0] the
+// root (good) and hashes[n] the last (bad). Hashes are i in 40 decimal digits.
+func Chain(n int) ([]bisect.Commit, []string) {
+	var cs []bisect.Commit
+	hs := []string{fmt.Sprintf("%040d", 0)}
+	for i := 1; i <= n; i++ {
+		h := fmt.Sprintf("%040d", i)
+		cs = append(cs, bisect.Commit{Hash: h, Subject: fmt.Sprintf("commit %d", i), Parents: []string{hs[i-1]}})
+		hs = append(hs, h)
+	}
+	return cs, hs
+}

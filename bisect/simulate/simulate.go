@@ -12,7 +12,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 )
@@ -104,14 +103,9 @@ const (
 // MaxSessions bounds the sessions of one run (memory: a few dozen bytes each).
 const MaxSessions = 1000000
 
-// Run simulates sessions sessions of sc with the session policy of cfg (Good,
-// Bad and Commits are filled in), seeded with seed, on one goroutine.
-func Run(sc Scenario, cfg session.Config, sessions int, seed uint64) Summary {
-	s, _ := RunContext(context.Background(), sc, cfg, sessions, seed, 1)
-	return s
-}
-
-// RunParallel is Run on workers goroutines (at least 1).
+// RunParallel simulates sessions sessions of sc with the session policy of
+// cfg (Good, Bad and Commits are filled in), seeded with seed, on workers
+// goroutines (at least 1).
 func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) Summary {
 	s, _ := RunContext(context.Background(), sc, cfg, sessions, seed, workers)
 	return s
@@ -123,13 +117,7 @@ func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, wor
 // sessions is capped at MaxSessions.
 func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) (Summary, error) {
 	sessions = min(sessions, MaxSessions)
-	var commits []bisect.Commit
-	hashes := []string{fmt.Sprintf("%040x", 0)}
-	for i := 1; i <= sc.Commits; i++ {
-		h := fmt.Sprintf("%040x", i)
-		commits = append(commits, bisect.Commit{Hash: h, Subject: fmt.Sprintf("commit %d", i), Parents: []string{hashes[i-1]}})
-		hashes = append(hashes, h)
-	}
+	commits, hashes := sim.Chain(sc.Commits)
 	cfg.Good, cfg.Bad, cfg.Commits = hashes[0], hashes[sc.Commits], commits
 	cfg.Logf, cfg.OnStep, cfg.Record = nil, nil, nil
 	culprit, second := "", ""

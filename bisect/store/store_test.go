@@ -17,17 +17,6 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/sim"
 )
 
-func history(n int) ([]bisect.Commit, []string) {
-	var cs []bisect.Commit
-	hs := []string{fmt.Sprintf("%040d", 0)}
-	for i := 1; i <= n; i++ {
-		h := fmt.Sprintf("%040d", i)
-		cs = append(cs, bisect.Commit{Hash: h, Parents: []string{hs[i-1]}})
-		hs = append(hs, h)
-	}
-	return cs, hs
-}
-
 // cutter cancels the session's context when the inner measurer is asked for
 // run number after+1: an interrupt between two runs.
 type cutter struct {
@@ -68,7 +57,7 @@ func recorded(t *testing.T, st *Store, id int64, cfg session.Config) session.Con
 }
 
 func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
-	cs, hs := history(40)
+	cs, hs := sim.Chain(40)
 	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
 		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
 
@@ -143,7 +132,7 @@ func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
 }
 
 func TestResumeWithOtherSettingsLeavesTheReplay(t *testing.T) {
-	cs, hs := history(40)
+	cs, hs := sim.Chain(40)
 	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
 		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
 	st, err := Open(t.TempDir())

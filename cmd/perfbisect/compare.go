@@ -109,8 +109,10 @@ func compareAction(c *cli.Context) error {
 	if c.String("find") != "regression" {
 		return usageErr("--find %q: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)", c.String("find"))
 	}
+	var threads []int // nil: --threads
 	if tl := c.String("thread-list"); tl != "" {
-		if _, err := parseThreadList(tl); err != nil {
+		var err error
+		if threads, err = parseThreadList(tl); err != nil {
 			return err
 		}
 	}
@@ -138,9 +140,8 @@ func compareAction(c *cli.Context) error {
 	if err := su.lockState(c); err != nil {
 		return err
 	}
-	threads := []int{su.bench.Threads}
-	if tl := c.String("thread-list"); tl != "" {
-		threads, _ = parseThreadList(tl) // checked before the setup
+	if threads == nil {
+		threads = []int{su.bench.Threads}
 	}
 	var docs []report.CompareDoc
 	var runErr error
@@ -214,15 +215,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 		doc.Result, doc.Error = report.CompareError, err.Error()
 		return doc, exitFailure, err
 	}
-	steps := 0
-	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, seq, e) }
-	cfg.OnStep = func(s session.Step) {
-		if err := st.AddStep(sess.ID, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-		steps++
-	}
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(su.progress, format+"\n", args...) }
+	su.storeSession(&cfg, sess.ID, 0, 0, nil)
 	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return doc, exitUsage, err

@@ -314,18 +314,10 @@ func runWork(c *cli.Context) error {
 	} else if sess, err = st.Begin(store.KindRun, k, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
 		return err
 	}
-	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, events+seq, e) }
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
 	var res *session.Result
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(su.progress, format+"\n", args...) }
-	cfg.OnStep = func(s session.Step) {
-		if err := st.AddStep(sess.ID, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-		steps++
-		table.Step(s, res.Runs)
-	}
+	su.storeSession(&cfg, sess.ID, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -64,9 +64,6 @@ func scanAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	if err := su.policy.Validate(); err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
 	from, err := bisect.Resolve(su.repo, fromRef)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("FROM: %w", err)}

@@ -111,6 +111,9 @@ func newSetup(c *cli.Context) (*setup, error) {
 		Threshold: threshold, Confidence: c.Float64("confidence"), Metric: session.Metric(c.String("metric")),
 		Improvement: improvement,
 	}
+	if err := s.policy.Validate(); err != nil { // every command's decision flags, before anything is built
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	if _, err := exec.LookPath("cmake"); err != nil {
 		return nil, &exitError{code: exitUsage, err: build.ErrNoCMake}
 	}
@@ -180,6 +183,26 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild})
 	m.Tidy()
 	return m
+}
+
+// storeSession wires cfg to the store's session id: live events are appended
+// from sequence number firstEvent on, steps from firstStep on (and passed to
+// also when set), progress lines go to the progress writer. It returns the
+// number of steps stored so far (for a Diverged that truncates).
+func (s *setup) storeSession(cfg *session.Config, id int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
+	n := firstStep
+	cfg.Record = func(seq int, e session.Event) error { return s.store.Append(id, firstEvent+seq, e) }
+	cfg.OnStep = func(st session.Step) {
+		if err := s.store.AddStep(id, n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+		n++
+		if also != nil {
+			also(st)
+		}
+	}
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(s.progress, format+"\n", args...) }
+	return func() int { return n }
 }
 
 // identity lists everything that shapes a session's answer, by name: the

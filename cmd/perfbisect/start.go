@@ -187,24 +187,14 @@ func startAction(c *cli.Context) error {
 		fmt.Fprintf(progress, "resuming session %d started %s: %d runs stored are used, not measured again\n",
 			sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
 	}
-	steps := 0
-	cfg.Record = func(seq int, e session.Event) error { return st.Append(sess.ID, seq, e) }
-	cfg.Diverged = func(seq int) {
-		if err := st.Truncate(sess.ID, seq, steps); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-	}
-
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
 	var res *session.Result
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
-	cfg.OnStep = func(s session.Step) {
-		if err := st.AddStep(sess.ID, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+	steps := su.storeSession(&cfg, sess.ID, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	cfg.Diverged = func(seq int) {
+		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
-		steps++
-		table.Step(s, res.Runs)
 	}
 	// The measurer records builds under the session, known once it is stored.
 	m := su.measurer(func() int64 { return sess.ID })
