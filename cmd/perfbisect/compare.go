@@ -215,7 +215,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 		doc.Result, doc.Error = report.CompareError, err.Error()
 		return doc, exitFailure, err
 	}
-	su.storeSession(&cfg, sess.ID, 0, 0, nil)
+	su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
 	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return doc, exitUsage, err

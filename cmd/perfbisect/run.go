@@ -317,7 +317,7 @@ func runWork(c *cli.Context) error {
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
 	var res *session.Result
-	su.storeSession(&cfg, sess.ID, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
+	su.storeSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -185,15 +185,16 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 	return m
 }
 
-// storeSession wires cfg to the store's session id: live events are appended
-// from sequence number firstEvent on, steps from firstStep on (and passed to
-// also when set), progress lines go to the progress writer. It returns the
-// number of steps stored so far (for a Diverged that truncates).
-func (s *setup) storeSession(cfg *session.Config, id int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
+// storeSession wires cfg to the store's session id() (called at each write:
+// start stores its session only once the session is valid): live events are
+// appended from sequence number firstEvent on, steps from firstStep on (and
+// passed to also when set), progress lines go to the progress writer. It
+// returns the number of steps stored so far (for a Diverged that truncates).
+func (s *setup) storeSession(cfg *session.Config, id func() int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
 	n := firstStep
-	cfg.Record = func(seq int, e session.Event) error { return s.store.Append(id, firstEvent+seq, e) }
+	cfg.Record = func(seq int, e session.Event) error { return s.store.Append(id(), firstEvent+seq, e) }
 	cfg.OnStep = func(st session.Step) {
-		if err := s.store.AddStep(id, n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
+		if err := s.store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 		n++

@@ -190,7 +190,7 @@ func startAction(c *cli.Context) error {
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
 	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
 	var res *session.Result
-	steps := su.storeSession(&cfg, sess.ID, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	steps := su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
 	cfg.Diverged = func(seq int) {
 		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
