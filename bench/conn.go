@@ -6,36 +6,37 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 )
 
-// openDB opens a pool for dsn with the settings the workload depends on:
-// server-side prepared statements (interpolateParams off), affected rows = changed
-// rows (clientFoundRows off, so a no-op UPDATE counts as "other" like in
-// sysbench), no driver log lines (errors are returned), and no idle connections
-// (a closed connection is really closed; a reconnect really connects).
-//
-// With conns, connections are dialled by conns (blocking sockets, closed all at
-// once when the run is cancelled), unless the DSN needs the driver's own dialling:
-// a custom network or read/write timeouts.
-func openDB(dsn string, conns *connSet) (*sql.DB, *mysql.Config, error) {
+// dsnConfig parses dsn and sets what the workload depends on: server-side
+// prepared statements (interpolateParams off), affected rows = changed rows
+// (clientFoundRows off, so a no-op UPDATE counts as "other" like in sysbench), no
+// multi-statements, and no driver log lines (errors are returned).
+func dsnConfig(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse DSN %q: %w", redactDSN(dsn), err)
-	}
-	switch cfg.Net {
-	case "tcp", "tcp4", "tcp6", "unix":
-		if conns != nil && cfg.ReadTimeout == 0 && cfg.WriteTimeout == 0 && cfg.DialFunc == nil {
-			cfg.DialFunc = conns.dial
-		}
+		return nil, fmt.Errorf("parse DSN %q: %w", redactDSN(dsn), err)
 	}
 	cfg.InterpolateParams = false
 	cfg.ClientFoundRows = false
 	cfg.MultiStatements = false
 	cfg.Logger = &mysql.NopLogger{}
+	return cfg, nil
+}
+
+// openDB opens a database/sql pool for dsn (see dsnConfig) without idle
+// connections, for Prepare and Cleanup. Run does not use database/sql: see
+// openConnector.
+func openDB(dsn string) (*sql.DB, *mysql.Config, error) {
+	cfg, err := dsnConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DSN %q: %w", redactDSN(dsn), err)
@@ -43,6 +44,34 @@ func openDB(dsn string, conns *connSet) (*sql.DB, *mysql.Config, error) {
 	db := sql.OpenDB(conn)
 	db.SetMaxIdleConns(0)
 	return db, cfg, nil
+}
+
+// openConnector returns go-sql-driver's connector for dsn (see dsnConfig), whose
+// connections Run's threads own directly: one connection per thread and no pool,
+// so database/sql's locking, retries and per-call allocations are not on the
+// path of every statement (on a 2-CPU machine shared with mysqld, client CPU is
+// server throughput).
+//
+// With conns, connections are dialled by conns (blocking sockets, shut down all
+// at once when the run is cancelled; see dial.go), unless the DSN needs the
+// driver's own dialling: a custom network, TLS, or read/write timeouts.
+func openConnector(dsn string, conns *connSet) (driver.Connector, *mysql.Config, error) {
+	cfg, err := dsnConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch cfg.Net {
+	case "tcp", "tcp4", "tcp6", "unix":
+		if conns != nil && cfg.ReadTimeout == 0 && cfg.WriteTimeout == 0 && cfg.DialFunc == nil &&
+			cfg.TLS == nil && (cfg.TLSConfig == "" || cfg.TLSConfig == "false") {
+			cfg.DialFunc = conns.dial
+		}
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DSN %q: %w", redactDSN(dsn), err)
+	}
+	return conn, cfg, nil
 }
 
 // redactDSN hides the password of a DSN for messages.
@@ -57,52 +86,98 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
-// session is one thread's connection with its prepared statements: stmts[t][k]
-// is statement kind k on table t+1, prepared once and reused for the whole run.
+// session is one thread's connection with its prepared statements, like a
+// sysbench thread's: stmts[t][k] is statement kind k on table t+1, begin and
+// commit are BEGIN and COMMIT; each is prepared once and executed for the
+// whole run.
 type session struct {
 	thread int
 	connID int64 // the server's id of the connection (for KILL)
-	conn   *sql.Conn
-	stmts  [][numStmtKinds]*sql.Stmt
+	conn   driver.Conn
+	stmts  [][numStmtKinds]driver.Stmt
+	begin  driver.Stmt
+	commit driver.Stmt
+	args   [4]driver.NamedValue // arguments of the statement being executed
+	dest   []driver.Value       // a row being read (results are discarded)
 }
 
-// openSession takes a new connection from db and prepares kinds on each of the
-// tables.
-func openSession(ctx context.Context, db *sql.DB, thread, tables int, kinds []stmtKind) (*session, error) {
-	conn, err := db.Conn(ctx)
+// openSession opens a connection with connector and prepares kinds on each of
+// the tables, and BEGIN and COMMIT when trx.
+func openSession(ctx context.Context, connector driver.Connector, thread, tables int, kinds []stmtKind, trx bool) (*session, error) {
+	conn, err := connector.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("thread %d: connect: %w", thread, err)
 	}
-	s := &session{thread: thread, conn: conn, stmts: make([][numStmtKinds]*sql.Stmt, tables)}
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.connID); err != nil {
+	s := &session{thread: thread, conn: conn, stmts: make([][numStmtKinds]driver.Stmt, tables), dest: make([]driver.Value, 4)}
+	for i := range s.args {
+		s.args[i].Ordinal = i + 1
+	}
+	if err := s.connectionID(ctx); err != nil {
 		s.close(true)
-		return nil, &StatementError{Thread: thread, Statement: "SELECT CONNECTION_ID()", SQL: "SELECT CONNECTION_ID()", Err: err}
+		return nil, &StatementError{Thread: thread, Statement: sqlConnectionID, SQL: sqlConnectionID, Err: err}
+	}
+	prepare := func(name, q string) (driver.Stmt, error) {
+		st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+		if err != nil {
+			s.close(true)
+			return nil, &StatementError{Thread: thread, Statement: name, SQL: q, Prepare: true, Err: err}
+		}
+		return st, nil
+	}
+	if trx {
+		if s.begin, err = prepare(sqlBegin, sqlBegin); err != nil {
+			return nil, err
+		}
+		if s.commit, err = prepare(sqlCommit, sqlCommit); err != nil {
+			return nil, err
+		}
 	}
 	for t := range tables {
 		for _, k := range kinds {
-			q := k.sql(t + 1)
-			st, err := conn.PrepareContext(ctx, q)
-			if err != nil {
-				s.close(true)
-				return nil, &StatementError{Thread: thread, Statement: k.String(), SQL: q, Prepare: true, Err: err}
+			if s.stmts[t][k], err = prepare(k.String(), k.sql(t+1)); err != nil {
+				return nil, err
 			}
-			s.stmts[t][k] = st
 		}
 	}
 	return s, nil
 }
 
-// close releases the statements and the connection. broken discards the
+const sqlConnectionID = "SELECT CONNECTION_ID()"
+
+// connectionID reads the server's id of the session's connection.
+func (s *session) connectionID(ctx context.Context) error {
+	rows, err := s.conn.(driver.QueryerContext).QueryContext(ctx, sqlConnectionID, nil)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(dest); err != nil {
+		return err
+	}
+	switch v := dest[0].(type) {
+	case int64:
+		s.connID = v
+	case []byte:
+		s.connID, err = strconv.ParseInt(string(v), 10, 64)
+	default:
+		err = fmt.Errorf("unexpected %T %v", v, v)
+	}
+	return err
+}
+
+// close releases the statements and the connection. broken closes the
 // connection without talking to the server.
 func (s *session) close(broken bool) {
-	if broken {
-		// Tell database/sql the connection is bad so it is closed, not reused.
-		_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
-		_ = s.conn.Close()
-		return
-	}
-	for t := range s.stmts {
-		for _, st := range s.stmts[t] {
+	if !broken {
+		for t := range s.stmts {
+			for _, st := range s.stmts[t] {
+				if st != nil {
+					_ = st.Close()
+				}
+			}
+		}
+		for _, st := range []driver.Stmt{s.begin, s.commit} {
 			if st != nil {
 				_ = st.Close()
 			}
@@ -124,33 +199,56 @@ func (c *counts) add(d counts) {
 
 func (c counts) total() int64 { return c.reads + c.writes + c.other }
 
-// query runs a result-set statement, reads all its rows and counts a read.
-func (s *session) query(ctx context.Context, table int, k stmtKind, c *counts, args ...any) error {
-	rows, err := s.stmts[table-1][k].QueryContext(ctx, args...)
-	if err == nil {
-		for rows.Next() {
-		}
-		err = rows.Err()
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
+// bind sets the arguments of the next execution.
+func (s *session) bind(args []driver.Value) []driver.NamedValue {
+	for i, a := range args {
+		s.args[i].Value = a
 	}
+	return s.args[:len(args)]
+}
+
+// query runs a result-set statement, reads all its rows and counts a read.
+func (s *session) query(ctx context.Context, table int, k stmtKind, c *counts, args ...driver.Value) error {
+	err := s.queryStmt(ctx, s.stmts[table-1][k], args)
 	if err != nil {
-		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: args, Err: err}
+		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
 	c.reads++
 	return nil
 }
 
+func (s *session) queryStmt(ctx context.Context, st driver.Stmt, args []driver.Value) error {
+	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, s.bind(args))
+	if err != nil {
+		return err
+	}
+	if n := len(rows.Columns()); n > len(s.dest) {
+		s.dest = make([]driver.Value, n)
+	}
+	dest := s.dest[:len(rows.Columns())]
+	for {
+		if err = rows.Next(dest); err != nil {
+			break
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // exec runs a DML statement and counts a write if it changed rows, other if not.
-func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, args ...any) error {
-	res, err := s.stmts[table-1][k].ExecContext(ctx, args...)
+func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, args ...driver.Value) error {
+	res, err := s.stmts[table-1][k].(driver.StmtExecContext).ExecContext(ctx, s.bind(args))
 	var n int64
 	if err == nil {
 		n, err = res.RowsAffected()
 	}
 	if err != nil {
-		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: args, Err: err}
+		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
 	if n > 0 {
 		c.writes++
@@ -160,16 +258,36 @@ func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, ar
 	return nil
 }
 
-// plain sends a statement as text (COM_QUERY), as sysbench sends BEGIN and
-// COMMIT, and counts it as other when c is not nil.
-func (s *session) plain(ctx context.Context, q string, c *counts) error {
-	if _, err := s.conn.ExecContext(ctx, q); err != nil {
+// transaction executes the prepared BEGIN (begin true) or COMMIT, as sysbench
+// does, and counts it as other.
+func (s *session) transaction(ctx context.Context, begin bool, c *counts) error {
+	st, q := s.commit, sqlCommit
+	if begin {
+		st, q = s.begin, sqlBegin
+	}
+	if _, err := st.(driver.StmtExecContext).ExecContext(ctx, nil); err != nil {
 		return &StatementError{Thread: s.thread, Statement: q, SQL: q, Err: err}
 	}
-	if c != nil {
-		c.other++
+	c.other++
+	return nil
+}
+
+// plain sends a statement as text (COM_QUERY), as sysbench sends the ROLLBACK
+// after an ignored error; not counted.
+func (s *session) plain(ctx context.Context, q string) error {
+	if _, err := s.conn.(driver.ExecerContext).ExecContext(ctx, q, nil); err != nil {
+		return &StatementError{Thread: s.thread, Statement: q, SQL: q, Err: err}
 	}
 	return nil
+}
+
+// anys copies statement arguments for an error message.
+func anys(args []driver.Value) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+	}
+	return out
 }
 
 // ensureDatabase creates the DSN's database when the server says it does not

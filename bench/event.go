@@ -23,7 +23,7 @@ type thread struct {
 // succeeded even when an error is returned.
 func (t *thread) event(ctx context.Context, c *counts) error {
 	if t.trx {
-		if err := t.sess.plain(ctx, sqlBegin, c); err != nil {
+		if err := t.sess.transaction(ctx, true, c); err != nil {
 			return err
 		}
 	}
@@ -33,7 +33,7 @@ func (t *thread) event(ctx context.Context, c *counts) error {
 		}
 	}
 	if t.trx {
-		return t.sess.plain(ctx, sqlCommit, c)
+		return t.sess.transaction(ctx, false, c)
 	}
 	return nil
 }

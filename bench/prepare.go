@@ -30,7 +30,7 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	db, cfg, err := openDB(dsn, nil)
+	db, cfg, err := openDB(dsn)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func Cleanup(ctx context.Context, dsn string, o Options) error {
 	if o.Tables < 1 {
 		return fmt.Errorf("cleanup: %w: --tables=%d: must be >= 1", ErrInvalidOption, o.Tables)
 	}
-	db, _, err := openDB(dsn, nil)
+	db, _, err := openDB(dsn)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,10 @@ package bench
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,7 @@ const (
 	flushLag = 20 * time.Millisecond
 	// killTimeout bounds the clean-up of server threads when a run is aborted.
 	killTimeout = 2 * time.Second
+	yieldEvery  = 2 * time.Millisecond
 )
 
 // Run runs workload o.Workload against the tables Prepare made, like sysbench's
@@ -62,16 +64,25 @@ const (
 // returns an error wrapping ErrConnectionLost. Any other error stops the run with
 // a *StatementError naming the thread, statement, arguments and the server's
 // message. Cancelling ctx stops every query at once and Run returns ctx's error.
+//
+// Run raises the process's GOMAXPROCS to o.Threads+1 while it runs (see below)
+// and restores it; runs in one process should not overlap.
 func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	// A P per thread, and one to spare for the coordinator: a goroutine in a
+	// blocking system call keeps its P, and when no P is idle the runtime takes
+	// it away and hands it to another OS thread, which costs two context
+	// switches per statement on a small machine.
+	if want := o.Threads + 1; runtime.GOMAXPROCS(0) < want {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
+	}
 	conns := newConnSet()
-	db, cfg, err := openDB(dsn, conns)
+	connector, cfg, err := openConnector(dsn, conns)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
 
 	wl := workloads[o.Workload]
 	runCtx, cancel := context.WithCancel(ctx)
@@ -84,13 +95,13 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 	}()
 	seed := o.seed()
 	r := &runner{
-		o:     &o,
-		db:    db,
-		cfg:   cfg,
-		kinds: wl.stmtKinds(&o),
-		col:   newCollector(&o),
-		errs:  make(chan error, o.Threads),
-		live:  map[int]int64{},
+		o:         &o,
+		connector: connector,
+		cfg:       cfg,
+		kinds:     wl.stmtKinds(&o),
+		col:       newCollector(&o),
+		errs:      make(chan error, o.Threads),
+		live:      map[int]int64{},
 	}
 	uniq := newUniqueSeq(seed)
 	groups := wl.activeGroups(&o)
@@ -196,13 +207,13 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 
 // runner is the state a Run shares between its threads.
 type runner struct {
-	o     *Options
-	db    *sql.DB
-	cfg   *mysql.Config
-	kinds []stmtKind
-	col   *collector
-	stop  atomic.Bool // the window closed: threads finish their event and leave
-	errs  chan error  // threads' fatal errors
+	o         *Options
+	connector driver.Connector
+	cfg       *mysql.Config
+	kinds     []stmtKind
+	col       *collector
+	stop      atomic.Bool // the window closed: threads finish their event and leave
+	errs      chan error  // threads' fatal errors
 
 	mu   sync.Mutex
 	live map[int]int64 // server connection id of each thread's session, unless closed cleanly
@@ -210,7 +221,7 @@ type runner struct {
 
 // open gives t a new session and records its server connection id.
 func (r *runner) open(ctx context.Context, t *thread) error {
-	s, err := openSession(ctx, r.db, t.id, r.o.Tables, r.kinds)
+	s, err := openSession(ctx, r.connector, t.id, r.o.Tables, r.kinds, t.trx)
 	if err != nil {
 		return err
 	}
@@ -267,8 +278,19 @@ func (r *runner) sleepUntil(ctx context.Context, t time.Time) error {
 // its connections instead (see dial.go).
 func (r *runner) loop(ctx context.Context, t *thread) error {
 	qctx := context.WithoutCancel(ctx)
+	// Every thread waits for the server in blocking system calls (dial.go). The
+	// runtime's monitor takes the P of a goroutine that has not been through the
+	// scheduler for 10ms (forced preemption) even when it sits in a system call,
+	// and then wakes up every 20µs for a while: on a 2-CPU machine that alone
+	// cost a third of oltp_read_only's throughput. Yielding every few
+	// milliseconds keeps the goroutine's scheduling tick fresh at almost no cost.
+	yielded := time.Now()
 	for !r.stop.Load() {
 		began := time.Now()
+		if began.Sub(yielded) > yieldEvery {
+			runtime.Gosched()
+			yielded = began
+		}
 		for {
 			var c counts
 			err := t.event(qctx, &c)
@@ -287,7 +309,7 @@ func (r *runner) loop(ctx context.Context, t *thread) error {
 			switch class {
 			case errIgnorable:
 				r.col.failed(now, c, code)
-				if rerr := t.sess.plain(qctx, sqlRollback, nil); rerr != nil {
+				if rerr := t.sess.plain(qctx, sqlRollback); rerr != nil {
 					if cl, _ := classify(rerr, r.o); cl != errLost {
 						return fmt.Errorf("roll back after %v: %w", err, rerr)
 					}
