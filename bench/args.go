@@ -24,6 +24,11 @@ type Invocation struct {
 	Options Options
 	// Command is "prepare", "run", "cleanup" or "prewarm" if one was given.
 	Command string
+	// Conn is DefaultConnection changed by the --mysql-* options, and
+	// ConnOptions lists those that were given ("--mysql-socket=/tmp/x.sock"),
+	// for a caller that starts its own server and ignores them.
+	Conn        Connection
+	ConnOptions []string
 	// Notes say, one per option, how a legacy or connection option was
 	// translated or why it was ignored.
 	Notes []string
@@ -40,7 +45,7 @@ type Invocation struct {
 // or Go durations ("1m30s"). Errors wrap ErrUnknownOption or ErrInvalidOption
 // and name the argument.
 func ParseArgs(args []string) (*Invocation, error) {
-	inv := &Invocation{Options: DefaultOptions()}
+	inv := &Invocation{Options: DefaultOptions(), Conn: DefaultConnection()}
 	var legacy legacyState
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -62,6 +67,13 @@ func ParseArgs(args []string) (*Invocation, error) {
 				i++
 				value = args[i]
 			}
+		}
+		if ok, err := inv.Conn.set(key, value); ok {
+			if err != nil {
+				return nil, fmt.Errorf("argument %q: %w", a, err)
+			}
+			inv.ConnOptions = append(inv.ConnOptions, "--"+key+"="+value)
+			continue
 		}
 		note, err := inv.Options.set(key, value, &legacy)
 		if err != nil {

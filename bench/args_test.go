@@ -43,10 +43,13 @@ func TestParseLegacyArgs(t *testing.T) {
 		t.Errorf("parsed %+v", o)
 	}
 	notes := strings.Join(inv.Notes, "\n")
-	for _, want := range []string{"--oltp-table-size is --table-size", "--num-threads is --threads", "oltp_read_only", "--mysql-socket=/tmp/x.sock ignored"} {
+	for _, want := range []string{"--oltp-table-size is --table-size", "--num-threads is --threads", "oltp_read_only"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes miss %q:\n%s", want, notes)
 		}
+	}
+	if inv.Conn.Socket != "/tmp/x.sock" || inv.Conn.User != "sbtest" || len(inv.ConnOptions) != 1 {
+		t.Errorf("connection %+v from %v, want the socket and sysbench's default user", inv.Conn, inv.ConnOptions)
 	}
 	inv, _ = bench.ParseArgs([]string{"--test=oltp"})
 	if inv.Options.Workload != "oltp_read_write" {

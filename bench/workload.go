@@ -101,9 +101,10 @@ func (w workload) activeGroups(o *Options) []group {
 
 // StatementKinds returns the names (sysbench's stmt_defs keys, such as
 // "point_selects") of the statements workload prepares with o, in preparation
-// order. Each thread prepares each of them once per table, so a run prepares
-// len(StatementKinds) x Tables x Threads statements (plus that many again per
-// reconnect). It returns nil for an unknown workload.
+// order. Each thread prepares each of them once per table, and BEGIN and COMMIT
+// once when the event is a transaction (as oltp_common.lua), so a run prepares
+// (len(StatementKinds) x Tables + 2) x Threads statements, or without the 2
+// (plus that many again per reconnect). It returns nil for an unknown workload.
 func StatementKinds(o Options) []string {
 	w, ok := workloads[o.Workload]
 	if !ok {
