@@ -283,6 +283,7 @@ func (c *collector) result() *Result {
 	defer c.mu.Unlock()
 	w := c.end.Sub(c.start)
 	r := &Result{
+		Driver:        DriverBuiltin,
 		Window:        w,
 		Events:        c.tot.events,
 		Reads:         c.tot.c.reads,

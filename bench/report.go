@@ -20,7 +20,11 @@ import (
 // standing in for the interval's. It returns the first write error.
 func (r *Result) WriteText(w io.Writer, o Options) error {
 	p := &printer{w: w}
-	p.f("perfbisect built-in %s (sysbench 1.0.20 compatible)\n\n", o.Workload)
+	if r.Driver == DriverBuiltin || r.Driver == "" {
+		p.f("perfbisect built-in %s (sysbench 1.0.20 compatible)\n\n", o.Workload)
+	} else {
+		p.f("%s %s, run by perfbisect\n\n", r.Driver, o.Workload)
+	}
 	p.f("Running the test with following options:\n")
 	p.f("Number of threads: %d\n", o.Threads)
 	if o.ReportInterval > 0 {
@@ -67,6 +71,10 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 	p.f("         %-16s%28.2f\n", "max:", ms(r.LatencyMax))
 	p.f("         %-16s%28.2f\n", pct+"th percentile:", ms(r.LatencyPct))
 	p.f("         %-16s%28.2f\n", "sum:", ms(r.LatencySum))
+	if len(r.ThreadEvents) == 0 { // sysbench prints no per-thread counts
+		p.f("\n")
+		return p.err
+	}
 	p.f("\nThreads fairness:\n")
 	ev := make([]float64, len(r.ThreadEvents))
 	for i, n := range r.ThreadEvents {

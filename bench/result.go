@@ -8,6 +8,10 @@ import "time"
 // rows a write, anything else (BEGIN, COMMIT, DML that changed nothing) other.
 // Only what completed inside the window counts; the warm-up is in no field.
 type Result struct {
+	// Driver is what produced the numbers: DriverBuiltin, or "sysbench" and its
+	// version ("sysbench 1.0.20") for RunSysbench.
+	Driver string
+
 	// Window is the measured time, from Hooks.MeasureStart to Hooks.MeasureEnd
 	// (Options.Time plus the timer's lateness, microseconds).
 	Window time.Duration
@@ -59,6 +63,9 @@ type Result struct {
 	reportStep      time.Duration
 	reportIntervals []Interval
 }
+
+// DriverBuiltin is Result.Driver of the built-in workload.
+const DriverBuiltin = "built-in"
 
 // Interval is the numbers of one slice of the measured window.
 type Interval struct {

@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The external driver: real sysbench 1.0 run with the same options, its report
+// parsed into the same Result as the built-in workload's, so that the two can be
+// compared number for number (and a user who trusts only sysbench can bisect
+// with it).
+
+// ErrNoSysbench is wrapped by RunSysbench when the sysbench binary cannot be run.
+var ErrNoSysbench = errors.New("sysbench not found")
+
+// ErrNotInSysbench is wrapped by SysbenchArgs for options that sysbench 1.0 (the
+// Debian package, 1.0.20) does not have: the zipfian distribution and
+// --create-table-options (both 1.1), and windows that are not whole seconds.
+var ErrNotInSysbench = errors.New("not available in sysbench 1.0")
+
+// SysbenchArgs returns the sysbench 1.0 arguments that run o against conn with
+// command ("prepare", "run" or "cleanup"): the workload name first, then every
+// option the built-in workload honours, with sysbench's names. sysbench 1.0 has
+// no --warmup-time: a warm-up W runs as --time=W+T --report-checkpoints=W, whose
+// last report covers only the window (see ParseSysbenchReport). Runs also get
+// --report-interval=1 for the per-second series. Errors wrap ErrNotInSysbench.
+func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) {
+	switch {
+	case o.RandType == "zipfian":
+		return nil, fmt.Errorf("--rand-type=zipfian: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
+	case o.CreateTableOptions != "":
+		return nil, fmt.Errorf("--create-table-options: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
+	case o.Time%time.Second != 0 || o.Warmup%time.Second != 0:
+		return nil, fmt.Errorf("--time=%s --warmup-time=%s: %w: sysbench counts whole seconds", o.Time, o.Warmup, ErrNotInSysbench)
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	ignore := "none"
+	if len(o.IgnoreErrors) > 0 {
+		codes := make([]string, len(o.IgnoreErrors))
+		for i, c := range o.IgnoreErrors {
+			codes[i] = strconv.Itoa(int(c))
+		}
+		ignore = strings.Join(codes, ",")
+	}
+	args := []string{o.Workload, "--db-driver=mysql", "--db-ps-mode=auto"}
+	network, addr := conn.Endpoint()
+	if network == "unix" {
+		args = append(args, "--mysql-socket="+addr)
+	} else {
+		host, port, _ := net.SplitHostPort(addr)
+		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
+	}
+	args = append(args, "--mysql-user="+conn.User, "--mysql-password="+conn.Password, "--mysql-db="+conn.DB,
+		fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
+		fmt.Sprintf("--threads=%d", o.Threads),
+		"--auto-inc="+onOff(o.AutoInc), "--mysql-storage-engine="+o.StorageEngine)
+	if command != "run" {
+		return append(args, command), nil
+	}
+	secs := func(d time.Duration) int { return int(d / time.Second) }
+	args = append(args, fmt.Sprintf("--time=%d", secs(o.Warmup+o.Time)), "--report-interval=1", "--events=0")
+	if o.Warmup > 0 {
+		args = append(args, fmt.Sprintf("--report-checkpoints=%d", secs(o.Warmup)))
+	}
+	args = append(args,
+		fmt.Sprintf("--range-size=%d", o.RangeSize), fmt.Sprintf("--point-selects=%d", o.PointSelects),
+		fmt.Sprintf("--simple-ranges=%d", o.SimpleRanges), fmt.Sprintf("--sum-ranges=%d", o.SumRanges),
+		fmt.Sprintf("--order-ranges=%d", o.OrderRanges), fmt.Sprintf("--distinct-ranges=%d", o.DistinctRanges),
+		fmt.Sprintf("--index-updates=%d", o.IndexUpdates), fmt.Sprintf("--non-index-updates=%d", o.NonIndexUpdates),
+		fmt.Sprintf("--delete-inserts=%d", o.DeleteInserts),
+		"--range-selects="+onOff(o.RangeSelects), "--skip-trx="+onOff(o.SkipTrx),
+		"--rand-type="+o.RandType, fmt.Sprintf("--rand-seed=%d", o.RandSeed),
+		fmt.Sprintf("--rand-spec-iter=%d", o.RandSpecIter), fmt.Sprintf("--rand-spec-pct=%d", o.RandSpecPct),
+		fmt.Sprintf("--rand-spec-res=%d", o.RandSpecRes),
+		"--rand-pareto-h="+strconv.FormatFloat(o.RandParetoH, 'g', -1, 64),
+		"--percentile="+strconv.FormatFloat(o.Percentile, 'g', -1, 64),
+		"--mysql-ignore-errors="+ignore, command)
+	return args, nil
+}
+
+// Sysbench says how RunSysbench runs the sysbench binary.
+type Sysbench struct {
+	// Path is the binary; "sysbench" from PATH when empty.
+	Path string
+	// Output, if not nil, gets sysbench's own output (stdout and stderr) as it
+	// comes.
+	Output io.Writer
+	// Hooks are called as sysbench reports (its output is made line-buffered
+	// with coreutils' stdbuf): MeasureStart when the window opens
+	// (its "Threads started!" line, or the checkpoint report at the end of the
+	// warm-up), Interval for each per-second line of the window, MeasureEnd when
+	// its final report begins (the threads have stopped). So the caller can read
+	// the server's CPU time and status around the window as with Run.
+	Hooks Hooks
+}
+
+// RunSysbench runs real sysbench with SysbenchArgs(o, conn, command) and, for
+// "run", returns its parsed report (ParseSysbenchReport); for "prepare" and
+// "cleanup" a nil Result. A sysbench that fails returns an error with the last
+// lines of its output (its FATAL lines name the statement and the server's
+// message); a missing binary an error wrapping ErrNoSysbench; options sysbench 1.0
+// lacks an error wrapping ErrNotInSysbench. Cancelling ctx kills sysbench.
+func RunSysbench(ctx context.Context, conn Connection, o Options, command string, sb Sysbench) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	args, err := SysbenchArgs(o, conn, command)
+	if err != nil {
+		return nil, err
+	}
+	bin := sb.Path
+	if bin == "" {
+		bin = "sysbench"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	// sysbench writes through stdio, which holds a pipe's output until exit;
+	// coreutils' stdbuf makes it line-buffered so that the hooks fire on time.
+	cmd := exec.CommandContext(ctx, path, args...)
+	if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
+		cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", "-eL", path}, args...)...)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, fmt.Errorf("%w: %v", ErrNoSysbench, err)
+	}
+	pw.Close()
+	var out bytes.Buffer
+	warm := int(o.Warmup / time.Second)
+	started, ended := false, false
+	reports := 0 // "SQL statistics:" lines seen; the checkpoint's comes first
+	final := 1
+	if warm > 0 {
+		final = 2
+	}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		line := sc.Text()
+		out.WriteString(line)
+		out.WriteByte('\n')
+		if sb.Output != nil {
+			fmt.Fprintln(sb.Output, line)
+		}
+		if command != "run" {
+			continue
+		}
+		switch {
+		case !started && (warm == 0 && strings.HasPrefix(line, "Threads started!") ||
+			warm > 0 && strings.HasPrefix(line, fmt.Sprintf("[ %ds ] Checkpoint report:", warm))):
+			started = true
+			if sb.Hooks.MeasureStart != nil {
+				sb.Hooks.MeasureStart()
+			}
+		case strings.HasPrefix(line, "SQL statistics:"):
+			if reports++; started && !ended && reports == final {
+				ended = true
+				if sb.Hooks.MeasureEnd != nil {
+					sb.Hooks.MeasureEnd()
+				}
+			}
+		case started && sb.Hooks.Interval != nil:
+			if iv, ok := parseSysbenchInterval(line, warm); ok {
+				sb.Hooks.Interval(iv)
+			}
+		}
+	}
+	io.Copy(io.Discard, pr)
+	pr.Close()
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("sysbench %s %s: %v:\n%s", o.Workload, command, err, lastLines(out.String(), 8))
+	}
+	if command != "run" {
+		return nil, nil
+	}
+	return ParseSysbenchReport(out.Bytes(), o)
+}
+
+// lastLines returns the last n non-empty lines of s.
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+var (
+	sbInterval = regexp.MustCompile(`^\[ (\d+)s \] thds: \d+ tps: ([\d.]+) qps: ([\d.]+) \(r/w/o: ([\d.]+)/([\d.]+)/([\d.]+)\) lat \(ms,[\d.]+%\): ([\d.]+) err/s: ([\d.]+) reconn/s: ([\d.]+)`)
+	sbVersion  = regexp.MustCompile(`(?m)^sysbench ([\d.]+)`)
+	sbField    = regexp.MustCompile(`^\s*([a-z][a-z ]*[a-z]|\d+(?:\.\d+)?(?:st|nd|rd|th) percentile):\s+([\d.]+)s?(?:\s+\(([\d.]+) per sec\.\))?`)
+)
+
+// parseSysbenchInterval reads a per-second line ("[ 3s ] thds: 2 tps: ...") of a
+// run whose warm-up was warm seconds; ok is false for other lines and for the
+// warm-up's.
+func parseSysbenchInterval(line string, warm int) (iv Interval, ok bool) {
+	m := sbInterval.FindStringSubmatch(line)
+	if m == nil {
+		return iv, false
+	}
+	at, _ := strconv.Atoi(m[1])
+	if at <= warm {
+		return iv, false
+	}
+	f := func(i int) float64 { v, _ := strconv.ParseFloat(m[i], 64); return v }
+	return Interval{At: time.Duration(at-warm) * time.Second, Length: time.Second,
+		TPS: f(2), QPS: f(3), ReadsPS: f(4), WritesPS: f(5), OtherPS: f(6),
+		P95: time.Duration(f(7) * float64(time.Millisecond)), IgnoredErrorsPS: f(8), ReconnectsPS: f(9)}, true
+}
+
+// ParseSysbenchReport reads the output of a sysbench 1.0 run made with
+// SysbenchArgs(o, ...) into a Result: the last report (after a checkpoint at the
+// warm-up's end, it covers only the window) gives the counts, tps, qps, latency
+// min/avg/max/sum and the o.Percentile percentile (sysbench prints latencies in
+// ms with two decimals, from its own log-scale histogram); the interval lines
+// after the warm-up give Intervals. LatencyP95 or LatencyP99 is set when
+// o.Percentile is 95 or 99 (sysbench prints one percentile). sysbench does not
+// print per-thread counts or ignored errors by code: ThreadEvents, ThreadTime
+// and IgnoredByCode stay empty. An output without a final report is an error.
+func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
+	var (
+		fields  map[string]float64 // the last report's fields
+		rates   map[string]float64
+		current map[string]float64
+		curRate map[string]float64
+		ivs     []Interval
+	)
+	warm := int(o.Warmup / time.Second)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if iv, ok := parseSysbenchInterval(line, warm); ok {
+			ivs = append(ivs, iv)
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "SQL statistics:") {
+			current, curRate = map[string]float64{}, map[string]float64{}
+			continue
+		}
+		if current == nil {
+			continue
+		}
+		if m := sbField.FindStringSubmatch(line); m != nil {
+			key := m[1]
+			if strings.HasSuffix(key, "percentile") {
+				key = "percentile"
+			}
+			v, _ := strconv.ParseFloat(m[2], 64)
+			if _, dup := current[key]; !dup {
+				current[key] = v
+			}
+			if m[3] != "" {
+				curRate[key], _ = strconv.ParseFloat(m[3], 64)
+			}
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "execution time (avg/stddev)") {
+			fields, rates = current, curRate // a report is complete
+			current = nil
+		}
+	}
+	if fields == nil {
+		return nil, fmt.Errorf("sysbench output has no final report:\n%s", lastLines(string(out), 8))
+	}
+	for _, k := range []string{"read", "write", "other", "transactions", "queries", "min", "avg", "max", "percentile", "sum"} {
+		if _, ok := fields[k]; !ok {
+			return nil, fmt.Errorf("sysbench report without %q:\n%s", k, lastLines(string(out), 30))
+		}
+	}
+	msDur := func(k string) time.Duration { return time.Duration(fields[k] * float64(time.Millisecond)) }
+	driver := "sysbench"
+	if m := sbVersion.FindSubmatch(out); m != nil {
+		driver += " " + string(m[1])
+	}
+	r := &Result{
+		Driver: driver,
+		Events: int64(fields["transactions"]),
+		Reads:  int64(fields["read"]), Writes: int64(fields["write"]), Other: int64(fields["other"]),
+		TPS: rates["transactions"], QPS: rates["queries"],
+		LatencyMin: msDur("min"), LatencyAvg: msDur("avg"), LatencyMax: msDur("max"),
+		LatencyPct: msDur("percentile"), LatencySum: msDur("sum"), Percentile: o.Percentile,
+		IgnoredErrors: int64(fields["ignored errors"]), Reconnects: int64(fields["reconnects"]),
+		Intervals: ivs,
+	}
+	if r.TPS > 0 {
+		r.Window = time.Duration(float64(r.Events) / r.TPS * float64(time.Second))
+	} else {
+		r.Window = o.Time
+	}
+	switch o.Percentile {
+	case 95:
+		r.LatencyP95 = r.LatencyPct
+	case 99:
+		r.LatencyP99 = r.LatencyPct
+	}
+	return r, nil
+}
