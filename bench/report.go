@@ -18,12 +18,29 @@ import (
 // o.ReportInterval is the one the run had; for another interval they are
 // averages of the per-second series, with the largest per-second percentile
 // standing in for the interval's. It returns the first write error.
+// WriteHeader, WriteInterval and WriteSummary write its parts, for a report
+// printed as the run goes.
 func (r *Result) WriteText(w io.Writer, o Options) error {
+	if err := WriteHeader(w, o, r.Driver); err != nil {
+		return err
+	}
+	for _, iv := range r.reportLines(o.ReportInterval) {
+		if err := WriteInterval(w, iv, o); err != nil {
+			return err
+		}
+	}
+	return r.WriteSummary(w, o)
+}
+
+// WriteHeader writes what sysbench prints before a run's first interval line:
+// the driver (DriverBuiltin or a sysbench version), workload, threads, report
+// interval, seed and the warm-up.
+func WriteHeader(w io.Writer, o Options, driver string) error {
 	p := &printer{w: w}
-	if r.Driver == DriverBuiltin || r.Driver == "" {
+	if driver == DriverBuiltin || driver == "" {
 		p.f("perfbisect built-in %s (sysbench 1.0.20 compatible)\n\n", o.Workload)
 	} else {
-		p.f("%s %s, run by perfbisect\n\n", r.Driver, o.Workload)
+		p.f("%s %s, run by perfbisect\n\n", driver, o.Workload)
 	}
 	p.f("Running the test with following options:\n")
 	p.f("Number of threads: %d\n", o.Threads)
@@ -35,15 +52,25 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 	} else {
 		p.f("Initializing random number generator from current time\n")
 	}
-	p.f("Warm-up: %s (excluded from every number), measured window: %.4fs\n\n", o.Warmup, r.Window.Seconds())
+	p.f("Warm-up: %s (excluded from every number), measured window: %s\n\n", o.Warmup, o.Time)
+	return p.err
+}
 
+// WriteInterval writes iv as sysbench's --report-interval line, its time counted
+// from the start of the measured window.
+func WriteInterval(w io.Writer, iv Interval, o Options) error {
+	_, err := fmt.Fprintf(w, "[ %ds ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) lat (ms,%s%%): %.2f err/s: %.2f reconn/s: %.2f\n",
+		int(math.Round(iv.At.Seconds())), o.Threads, iv.TPS, iv.QPS, iv.ReadsPS, iv.WritesPS, iv.OtherPS,
+		pctLabel(o.Percentile), ms(iv.P95), iv.IgnoredErrorsPS, iv.ReconnectsPS)
+	return err
+}
+
+// WriteSummary writes sysbench's final report of r: SQL statistics, general
+// statistics (total time is the measured window), latency (ms) and, when r has
+// per-thread counts, threads fairness.
+func (r *Result) WriteSummary(w io.Writer, o Options) error {
+	p := &printer{w: w}
 	pct := pctLabel(r.Percentile)
-	for _, iv := range r.reportLines(o.ReportInterval) {
-		p.f("[ %ds ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) lat (ms,%s%%): %.2f err/s: %.2f reconn/s: %.2f\n",
-			int(math.Round(iv.At.Seconds())), o.Threads, iv.TPS, iv.QPS, iv.ReadsPS, iv.WritesPS, iv.OtherPS,
-			pct, ms(iv.P95), iv.IgnoredErrorsPS, iv.ReconnectsPS)
-	}
-
 	sec := r.Window.Seconds()
 	rate := func(n int64) float64 {
 		if sec <= 0 {

@@ -1,6 +1,9 @@
 package bench
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Result is one run's numbers over its measured window, by sysbench's rules:
 // an event is one completed transaction (or statement, for single-statement
@@ -83,4 +86,71 @@ type Interval struct {
 	// IgnoredErrorsPS and ReconnectsPS are ignored errors and reconnects per
 	// second.
 	IgnoredErrorsPS, ReconnectsPS float64
+}
+
+// MarshalJSON encodes r with sysbench's names and explicit units: seconds for
+// the window and interval times, milliseconds for latencies, per-second rates.
+//
+//	{"driver": "built-in", "window_s": 10.0002, "transactions": 30000,
+//	 "queries": {"read": 420000, "write": 0, "other": 60000, "total": 480000},
+//	 "tps": 2999.9, "qps": 47998.6,
+//	 "latency_ms": {"min": 0.5, "avg": 0.66, "max": 12.1, "percentile": 95, "pct": 0.83,
+//	                "p95": 0.83, "p99": 1.2, "sum": 19800.1},
+//	 "ignored_errors": 0, "ignored_by_code": {"1213": 0}, "reconnects": 0,
+//	 "thread_events": [15000, 15000],
+//	 "intervals": [{"at_s": 1, "length_s": 1, "tps": ..., "qps": ..., "reads_ps": ...,
+//	                "writes_ps": ..., "other_ps": ..., "pct_ms": ..., "ignored_errors_ps": ...,
+//	                "reconnects_ps": ...}, ...]}
+//
+// p95 and p99 are 0 when unknown (sysbench prints one percentile).
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type latency struct {
+		Min        float64 `json:"min"`
+		Avg        float64 `json:"avg"`
+		Max        float64 `json:"max"`
+		Percentile float64 `json:"percentile"`
+		Pct        float64 `json:"pct"`
+		P95        float64 `json:"p95"`
+		P99        float64 `json:"p99"`
+		Sum        float64 `json:"sum"`
+	}
+	type interval struct {
+		At              float64 `json:"at_s"`
+		Length          float64 `json:"length_s"`
+		TPS             float64 `json:"tps"`
+		QPS             float64 `json:"qps"`
+		ReadsPS         float64 `json:"reads_ps"`
+		WritesPS        float64 `json:"writes_ps"`
+		OtherPS         float64 `json:"other_ps"`
+		Pct             float64 `json:"pct_ms"`
+		IgnoredErrorsPS float64 `json:"ignored_errors_ps"`
+		ReconnectsPS    float64 `json:"reconnects_ps"`
+	}
+	ivs := make([]interval, len(r.Intervals))
+	for i, iv := range r.Intervals {
+		ivs[i] = interval{iv.At.Seconds(), iv.Length.Seconds(), iv.TPS, iv.QPS, iv.ReadsPS, iv.WritesPS, iv.OtherPS,
+			ms(iv.P95), iv.IgnoredErrorsPS, iv.ReconnectsPS}
+	}
+	return json.Marshal(struct {
+		Driver        string           `json:"driver"`
+		Window        float64          `json:"window_s"`
+		Events        int64            `json:"transactions"`
+		Queries       map[string]int64 `json:"queries"`
+		TPS           float64          `json:"tps"`
+		QPS           float64          `json:"qps"`
+		Latency       latency          `json:"latency_ms"`
+		IgnoredErrors int64            `json:"ignored_errors"`
+		IgnoredByCode map[uint16]int64 `json:"ignored_by_code,omitempty"`
+		Reconnects    int64            `json:"reconnects"`
+		ThreadEvents  []int64          `json:"thread_events,omitempty"`
+		Intervals     []interval       `json:"intervals"`
+	}{
+		Driver: r.Driver, Window: r.Window.Seconds(), Events: r.Events,
+		Queries: map[string]int64{"read": r.Reads, "write": r.Writes, "other": r.Other, "total": r.Reads + r.Writes + r.Other},
+		TPS:     r.TPS, QPS: r.QPS,
+		Latency: latency{ms(r.LatencyMin), ms(r.LatencyAvg), ms(r.LatencyMax), r.Percentile, ms(r.LatencyPct),
+			ms(r.LatencyP95), ms(r.LatencyP99), ms(r.LatencySum)},
+		IgnoredErrors: r.IgnoredErrors, IgnoredByCode: r.IgnoredByCode, Reconnects: r.Reconnects,
+		ThreadEvents: r.ThreadEvents, Intervals: ivs,
+	})
 }

@@ -324,3 +324,21 @@ func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
 	}
 	return r, nil
 }
+
+// SysbenchVersion returns "sysbench" and the version of the binary at path
+// ("sysbench" from PATH when empty), as Result.Driver names it: "sysbench 1.0.20".
+// Errors wrap ErrNoSysbench.
+func SysbenchVersion(ctx context.Context, path string) (string, error) {
+	if path == "" {
+		path = "sysbench"
+	}
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s --version: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, path, err)
+	}
+	m := sbVersion.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%w: %s --version printed %q", ErrNoSysbench, path, bytes.TrimSpace(out))
+	}
+	return "sysbench " + string(m[1]), nil
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/urfave/cli/v2"
+)
+
+// perfbisect bench: the workload on its own, against any server, with
+// sysbench's command line.
+
+const benchUsage = `perfbisect bench [perfbisect options] [sysbench options] WORKLOAD prepare|run|cleanup
+
+   The built-in workload (or real sysbench with --driver sysbench) against a server you name,
+   with sysbench 1.0's command line; 0.4 command lines from old reports are accepted and
+   translated with a note. Examples:
+
+     perfbisect bench oltp_read_only --mysql-socket=/run/mysqld/mysqld.sock --mysql-user=root \
+         --tables=4 --table-size=100000 prepare
+     perfbisect bench oltp_read_only --mysql-socket=/run/mysqld/mysqld.sock --mysql-user=root \
+         --tables=4 --table-size=100000 --threads=8 --time=60 --warmup-time=10 --report-interval=1 run
+     perfbisect bench --test=oltp --oltp-read-only=on --oltp-table-size=100000 --num-threads=16 \
+         --max-time=60 --mysql-host=db1 --mysql-user=sbtest run
+
+   Connection (sysbench's names and defaults): --mysql-socket, --mysql-host (localhost: the
+   default socket), --mysql-port (3306), --mysql-user (sbtest), --mysql-password, --mysql-db (sbtest).
+   Workload options: --tables --table-size --threads --time --warmup-time --report-interval
+   --percentile --range-size --point-selects --simple-ranges --sum-ranges --order-ranges
+   --distinct-ranges --index-updates --non-index-updates --delete-inserts --range-selects
+   --skip-trx --auto-inc --rand-type (uniform gaussian special pareto zipfian) --rand-seed
+   --rand-spec-iter --rand-spec-pct --rand-spec-res --rand-pareto-h --rand-zipfian-exp
+   --mysql-storage-engine --create-table-options --mysql-ignore-errors (list or none).
+   perfbisect's default --rand-seed is 1 (the same rows and statements every time); 0 seeds
+   from the clock as sysbench does.
+
+   perfbisect options:
+     --driver builtin|sysbench  the built-in workload (default) or real sysbench 1.0 with the
+                                same options, its report read into the same result
+     --sysbench-path PATH       the sysbench binary (default: sysbench in PATH)
+     --format text|json         the report: sysbench's text (default) or JSON
+     --output FILE              write the report to FILE (atomically) instead of standard output
+     -v, --verbose              with --driver sysbench: show sysbench's own output too
+
+   Exit codes: 0 done, 2 bad arguments, 1 the server or the client failed, 130 interrupted.`
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "bench",
+		Usage:           "run the workload against a server you name, like sysbench: prepare, run or cleanup",
+		UsageText:       benchUsage,
+		SkipFlagParsing: true, // sysbench's command line, parsed by bench.ParseArgs
+		Action:          benchAction,
+	}
+}
+
+// benchFlags are perfbisect's own options of the bench command.
+type benchFlags struct {
+	driver, sysbenchPath, format, output string
+	verbose                              bool
+}
+
+// splitBenchArgs takes perfbisect's own options out of args and leaves
+// sysbench's command line. help is true for -h/--help.
+func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err error) {
+	f.driver, f.format = "builtin", "text"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		var dst *string
+		switch name {
+		case "h", "help":
+			return f, nil, true, nil
+		case "v", "verbose":
+			f.verbose = true
+			continue
+		case "driver":
+			dst = &f.driver
+		case "sysbench-path":
+			dst = &f.sysbenchPath
+		case "format":
+			dst = &f.format
+		case "output":
+			dst = &f.output
+		default:
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				return f, nil, false, usageErr("--%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		*dst = value
+	}
+	switch f.driver {
+	case "builtin", "built-in", "sysbench":
+	default:
+		return f, nil, false, usageErr("--driver %q: want builtin or sysbench", f.driver)
+	}
+	if f.format != "text" && f.format != "json" {
+		return f, nil, false, usageErr("--format %q: want text or json", f.format)
+	}
+	return f, rest, false, nil
+}
+
+func benchAction(c *cli.Context) error {
+	f, args, help, err := splitBenchArgs(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	if help {
+		fmt.Fprintln(c.App.Writer, "usage: "+benchUsage)
+		return nil
+	}
+	inv, err := bench.ParseArgs(args)
+	if err != nil {
+		return usageErr("%v (see perfbisect bench --help)", err)
+	}
+	o := inv.Options
+	if err := o.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	switch inv.Command {
+	case "prepare", "run", "cleanup":
+	case "":
+		return usageErr("say what to do: prepare, run or cleanup (see perfbisect bench --help)")
+	default:
+		return usageErr("%s: not supported; prepare, run and cleanup are", inv.Command)
+	}
+	if f.output != "" {
+		if err := report.CheckWritable("output", f.output); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	for _, n := range inv.Notes {
+		fmt.Fprintln(os.Stderr, "perfbisect bench: note: "+n)
+	}
+	ctx := c.Context
+	conn := inv.Conn
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("bench %s interrupted", inv.Command)}
+		}
+		return &exitError{code: exitFailure, err: fmt.Errorf("bench %s %s (%s): %w", o.Workload, inv.Command, conn, err)}
+	}
+	driver := bench.DriverBuiltin
+	if f.driver == "sysbench" {
+		if _, err := bench.SysbenchArgs(o, conn, inv.Command); err != nil {
+			return usageErr("--driver sysbench: %v", err)
+		}
+		if driver, err = bench.SysbenchVersion(ctx, f.sysbenchPath); err != nil {
+			return usageErr("--driver sysbench: %v", err)
+		}
+	}
+
+	if inv.Command != "run" {
+		began := time.Now()
+		switch {
+		case f.driver == "sysbench":
+			var raw io.Writer
+			if f.verbose {
+				raw = os.Stderr
+			}
+			_, err = bench.RunSysbench(ctx, conn, o, inv.Command, bench.Sysbench{Path: f.sysbenchPath, Output: raw})
+		case inv.Command == "prepare":
+			err = bench.Prepare(ctx, conn.DSN(), o)
+		default:
+			err = bench.Cleanup(ctx, conn.DSN(), o)
+		}
+		if err != nil {
+			return failed(err)
+		}
+		what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, o.TableSize)
+		if inv.Command == "cleanup" {
+			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
+		}
+		fmt.Fprintf(os.Stderr, "perfbisect bench: %s for %s in %s (%s)\n", what, o.Workload, time.Since(began).Round(time.Millisecond), conn)
+		return nil
+	}
+
+	// A text report to standard output is printed as the run goes, like
+	// sysbench's; JSON and --output get the whole report at the end.
+	var live io.Writer
+	if f.format == "text" && f.output == "" {
+		live = c.App.Writer
+	}
+	hooks := bench.Hooks{}
+	if live != nil {
+		if err := bench.WriteHeader(live, o, driver); err != nil {
+			return failed(err)
+		}
+		if o.ReportInterval > 0 {
+			var next time.Duration // sysbench's driver reports every second: keep the user's interval
+			hooks.Interval = func(iv bench.Interval) {
+				if f.driver == "sysbench" && iv.At < next {
+					return
+				}
+				next = iv.At + o.ReportInterval
+				_ = bench.WriteInterval(live, iv, o)
+			}
+		}
+	}
+	var res *bench.Result
+	if f.driver == "sysbench" {
+		var raw io.Writer
+		if f.verbose {
+			raw = os.Stderr
+		}
+		res, err = bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Path: f.sysbenchPath, Output: raw, Hooks: hooks})
+	} else {
+		res, err = bench.Run(ctx, conn.DSN(), o, hooks)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	var out bytes.Buffer
+	switch {
+	case f.format == "json":
+		doc := struct {
+			Workload   string         `json:"workload"`
+			Connection string         `json:"connection"`
+			Options    map[string]any `json:"options"`
+			Result     *bench.Result  `json:"result"`
+		}{o.Workload, conn.String(), map[string]any{
+			"tables": o.Tables, "table_size": o.TableSize, "threads": o.Threads, "time_s": o.Time.Seconds(),
+			"warmup_s": o.Warmup.Seconds(), "rand_type": o.RandType, "rand_seed": o.RandSeed, "range_size": o.RangeSize,
+			"skip_trx": o.SkipTrx, "percentile": o.Percentile, "storage_engine": o.StorageEngine,
+		}, res}
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return failed(err)
+		}
+		out.Write(append(b, '\n'))
+	case live != nil:
+		err = res.WriteSummary(&out, o)
+	default:
+		err = res.WriteText(&out, o)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	if f.output != "" {
+		if err := report.WriteFile(f.output, out.Bytes()); err != nil {
+			return failed(errors.New(strings.Replace(err.Error(), "write ", "--output ", 1)))
+		}
+		return nil
+	}
+	_, err = c.App.Writer.Write(out.Bytes())
+	return err
+}

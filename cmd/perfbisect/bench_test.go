@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// TestBenchCommand drives `perfbisect bench` like sysbench against a private
+// mariadbd: prepare, a built-in run as JSON, a real-sysbench run of the same
+// tables in sysbench's text, a 0.4-style command line, bad arguments, cleanup.
+func TestBenchCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	in, err := serverctl.FindInstall(ctx, "/usr")
+	if err != nil {
+		t.Fatalf("Debian's mariadb-server is needed: %v", err)
+	}
+	o := serverctl.Options{Install: in, RunDir: filepath.Join(dir, "run")}
+	if err := serverctl.Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serverctl.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	conn := []string{"--mysql-socket=" + srv.Socket(), "--mysql-user=root", "--mysql-db=bt"}
+	bench := func(args ...string) result {
+		return perfbisect(t, nil, append([]string{"bench"}, append(conn, args...)...)...)
+	}
+	db, err := sql.Open("mysql", srv.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tables := func() int {
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'bt' AND table_name LIKE 'sbtest%'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	if r := bench("oltp_read_only", "--tables=2", "--table-size=2000", "--threads=2", "prepare"); r.code != 0 || tables() != 2 {
+		t.Fatalf("prepare: exit %d, %d tables", r.code, tables())
+	}
+	out := filepath.Join(dir, "run.json")
+	r := bench("oltp_read_only", "--tables=2", "--table-size=2000", "--threads=2", "--time=2", "--warmup-time=1", "--format", "json", "--output", out, "run")
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("built-in run: exit %d, stdout %q", r.code, r.stdout)
+	}
+	var doc struct {
+		Workload string
+		Result   struct {
+			Driver       string
+			Window       float64 `json:"window_s"`
+			Transactions int64
+			TPS          float64
+			Queries      map[string]int64
+			Intervals    []json.RawMessage
+		}
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, b)
+	}
+	res := doc.Result
+	if doc.Workload != "oltp_read_only" || res.Driver != "built-in" || res.Transactions < 100 || res.Window < 1.9 || res.Window > 2.5 ||
+		res.Queries["read"] != 14*res.Transactions || res.Queries["other"] != 2*res.Transactions || len(res.Intervals) != 2 {
+		t.Errorf("built-in run: %+v", doc)
+	}
+
+	r = bench("--driver", "sysbench", "oltp_read_only", "--tables=2", "--table-size=2000", "--threads=2", "--time=2", "--report-interval=1", "run")
+	if r.code != 0 || !strings.Contains(r.stdout, "sysbench 1.0") || strings.Count(r.stdout, "] thds: 2 tps:") < 1 ||
+		!strings.Contains(r.stdout, "transactions:") || !strings.Contains(r.stdout, "95th percentile:") {
+		t.Errorf("sysbench run: exit %d\n%s", r.code, r.stdout)
+	}
+
+	// A 0.4.12 command line from a bug report runs, with notes saying what its
+	// options became.
+	r = bench("--test=oltp", "--oltp-read-only=on", "--oltp-table-size=2000", "--oltp-tables-count=2", "--num-threads=2", "--max-time=1", "run")
+	if r.code != 0 || !strings.Contains(r.stderr, "--num-threads is --threads") || !strings.Contains(r.stdout, "transactions:") {
+		t.Errorf("legacy command line: exit %d", r.code)
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	for _, args := range [][]string{
+		{"oltp_read_only", "--thread=2", "run"},                                         // a typo
+		{"oltp_read_only", "--time=2"},                                                  // no command
+		{"oltp_read_only", "--driver", "sysbench", "--rand-type=zipfian", "run"},        // not in sysbench 1.0
+		{"oltp_read_only", "--format", "xml", "run"},                                    // unknown format
+		{"oltp_nothing", "--output", bad, "run"},                                        // unknown workload
+		{"oltp_read_only", "--output", filepath.Join(dir, "missing", "x.json"), "run"}, // unwritable output
+	} {
+		if r := bench(args...); r.code != 2 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, want 2 with one line on stderr", args, r.code)
+		}
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a refused run wrote its --output file")
+	}
+	// A server that is not there is a failure of the run (1), named.
+	r = perfbisect(t, nil, "bench", "--mysql-socket="+filepath.Join(dir, "none.sock"), "--mysql-user=root", "oltp_read_only", "--time=1", "run")
+	if r.code != 1 || !strings.Contains(r.stderr, "none.sock") {
+		t.Errorf("no server: exit %d", r.code)
+	}
+
+	if r := bench("oltp_read_only", "--tables=2", "cleanup"); r.code != 0 || tables() != 0 {
+		t.Errorf("cleanup: exit %d, %d tables left", r.code, tables())
+	}
+}
