@@ -95,11 +95,11 @@ func TestBenchCommand(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.json")
 	for _, args := range [][]string{
-		{"oltp_read_only", "--thread=2", "run"},                                         // a typo
-		{"oltp_read_only", "--time=2"},                                                  // no command
-		{"oltp_read_only", "--driver", "sysbench", "--rand-type=zipfian", "run"},        // not in sysbench 1.0
-		{"oltp_read_only", "--format", "xml", "run"},                                    // unknown format
-		{"oltp_nothing", "--output", bad, "run"},                                        // unknown workload
+		{"oltp_read_only", "--thread=2", "run"},                                        // a typo
+		{"oltp_read_only", "--time=2"},                                                 // no command
+		{"oltp_read_only", "--driver", "sysbench", "--rand-type=zipfian", "run"},       // not in sysbench 1.0
+		{"oltp_read_only", "--format", "xml", "run"},                                   // unknown format
+		{"oltp_nothing", "--output", bad, "run"},                                       // unknown workload
 		{"oltp_read_only", "--output", filepath.Join(dir, "missing", "x.json"), "run"}, // unwritable output
 	} {
 		if r := bench(args...); r.code != 2 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
