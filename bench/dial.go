@@ -3,40 +3,47 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Connections of a run, and how statements are cancelled.
 //
-// sysbench's threads wait for the server in a blocking read(2): the kernel wakes
-// the thread as soon as the reply is there. A Go net.Conn instead parks the
-// goroutine on the runtime's network poller, and every round trip then costs an
-// epoll wake-up and a hand-off between OS threads; on a 2-CPU machine shared with
-// mysqld that halved oltp_read_only's throughput. So a run's connections are
-// dialled normally (the context bounds the connect) and then turned into blocking
-// sockets that are read and written with plain system calls (blockingConn).
+// sysbench's threads wait for the server in the kernel: libmysqlclient reads a
+// non-blocking socket and, when nothing is there yet, waits in poll(2) for
+// POLLIN; the kernel wakes the thread when the reply is there. A Go net.Conn
+// instead parks the goroutine on the runtime's network poller, and every round
+// trip then costs an epoll wake-up and a hand-off between OS threads; on a 2-CPU
+// machine shared with mysqld that halved oltp_read_only's throughput. So a run's
+// connections are dialled normally (the context bounds the connect) and then
+// taken over (sockConn): read and written with plain system calls, waiting in
+// poll(2) like libmysqlclient. Not a blocking read(2): a reader blocked there is
+// also woken each time the server consumes what the client sent (the socket's
+// write-space wake-up), which doubled the context switches per statement.
 //
-// A blocking read cannot be interrupted by a deadline or a context, so statements
-// run with context.WithoutCancel(runCtx) (which also spares database/sql a
-// goroutine per result set), and a run cancels them all at once instead: the
-// dialler records every connection of the run, and when the run's context ends it
-// shuts them down (shutdown(2) wakes a blocked read, close(2) does not), which
-// makes any blocked read or write return at once.
+// A thread waiting in poll(2) cannot be interrupted by a deadline or a context,
+// so statements run with context.WithoutCancel(runCtx) (which also spares the
+// driver a watcher hand-off per command), and a run cancels them all at once
+// instead: the dialler records every connection of the run, and when the run's
+// context ends it shuts them down (shutdown(2) wakes the poll; close(2) would
+// not), which makes any waiting read or write return at once.
 
 // connSet is the dialler and registry of one run's connections.
 type connSet struct {
 	mu     sync.Mutex
-	conns  map[*blockingConn]struct{}
+	conns  map[*sockConn]struct{}
 	closed bool
 }
 
 func newConnSet() *connSet {
-	return &connSet{conns: map[*blockingConn]struct{}{}}
+	return &connSet{conns: map[*sockConn]struct{}{}}
 }
 
 // dial opens a connection, as go-sql-driver's Config.DialFunc.
@@ -46,7 +53,7 @@ func (s *connSet) dial(ctx context.Context, network, addr string) (net.Conn, err
 	if err != nil {
 		return nil, err
 	}
-	bc, err := newBlockingConn(nc)
+	bc, err := newSockConn(nc)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +74,7 @@ func (s *connSet) dial(ctx context.Context, network, addr string) (net.Conn, err
 func (s *connSet) closeAll() {
 	s.mu.Lock()
 	s.closed = true
-	conns := make([]*blockingConn, 0, len(s.conns))
+	conns := make([]*sockConn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
@@ -83,23 +90,26 @@ func (s *connSet) closeAll() {
 // whatever the server has sent in one system call.
 const readBufferSize = 64 << 10
 
-// blockingConn is a stream socket in blocking mode, read through a buffer. Its
-// file is an *os.File, whose reference counting makes Close safe while another
-// goroutine is inside Read or Write (the descriptor is released when they
-// return, so its number cannot be reused under them).
-type blockingConn struct {
+// sockConn is a stream socket in non-blocking mode, read through a buffer,
+// waiting for the server in poll(2). Its file is an *os.File in the os
+// package's blocking mode (not on the runtime's poller), whose reference counting
+// makes Close safe while another goroutine is inside Read, Write or a wait (the
+// descriptor is released when they return, so its number cannot be reused under
+// them).
+type sockConn struct {
 	f             *os.File
+	raw           syscall.RawConn
 	r             *bufio.Reader
 	local, remote net.Addr
 	set           *connSet
 	once          sync.Once
 }
 
-// newBlockingConn takes nc's socket over in blocking mode: the descriptor is
-// duplicated, nc closed (its poller registration goes with it) and the duplicate
-// switched to blocking I/O. Socket options already set on nc (TCP_NODELAY)
-// belong to the socket and stay.
-func newBlockingConn(nc net.Conn) (*blockingConn, error) {
+// newSockConn takes nc's socket over: the descriptor is duplicated and nc closed
+// (its poller registration goes with it); the duplicate is non-blocking and
+// becomes a plain file. Socket options already set on nc (TCP_NODELAY) belong
+// to the socket and stay.
+func newSockConn(nc net.Conn) (*sockConn, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		nc.Close()
@@ -123,23 +133,82 @@ func newBlockingConn(nc net.Conn) (*blockingConn, error) {
 		return nil, fmt.Errorf("take over connection to %s: %w", remote, derr)
 	}
 	syscall.CloseOnExec(dup)
+	// os.NewFile must see a blocking descriptor, or it puts it on the poller.
 	if err := syscall.SetNonblock(dup, false); err != nil {
 		syscall.Close(dup)
-		return nil, fmt.Errorf("connection to %s: blocking mode: %w", remote, err)
+		return nil, fmt.Errorf("connection to %s: %w", remote, err)
 	}
 	f := os.NewFile(uintptr(dup), "mysql "+remote.String())
-	return &blockingConn{f: f, r: bufio.NewReaderSize(f, readBufferSize), local: local, remote: remote}, nil
+	c := &sockConn{f: f, local: local, remote: remote}
+	if c.raw, err = f.SyscallConn(); err == nil {
+		err = syscall.SetNonblock(dup, true)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("connection to %s: %w", remote, err)
+	}
+	c.r = bufio.NewReaderSize(sockReader{c}, readBufferSize)
+	return c, nil
 }
 
-// Read reads through the connection's buffer; it blocks the calling OS thread.
-func (c *blockingConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+// Read reads through the connection's buffer.
+func (c *sockConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-// Write writes all of b.
-func (c *blockingConn) Write(b []byte) (int, error) { return c.f.Write(b) }
+// sockReader is the unbuffered read side of a sockConn.
+type sockReader struct{ c *sockConn }
+
+// Read reads what the socket has, waiting for POLLIN when it has nothing.
+func (r sockReader) Read(b []byte) (int, error) {
+	for {
+		n, err := r.c.f.Read(b)
+		if !errors.Is(err, syscall.EAGAIN) {
+			return n, err
+		}
+		if err := r.c.wait(unix.POLLIN); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// Write writes all of b, waiting for POLLOUT when the socket's buffer is full.
+func (c *sockConn) Write(b []byte) (int, error) {
+	done := 0
+	for {
+		n, err := c.f.Write(b[done:])
+		done += n
+		if !errors.Is(err, syscall.EAGAIN) {
+			return done, err
+		}
+		if err := c.wait(unix.POLLOUT); err != nil {
+			return done, err
+		}
+	}
+}
+
+// wait blocks the calling OS thread in poll(2) until the socket has events (or
+// an error or hang-up, which the next read or write reports).
+func (c *sockConn) wait(events int16) error {
+	var perr error
+	err := c.raw.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		for {
+			if _, perr = unix.Poll(fds, -1); perr != unix.EINTR {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if perr != nil {
+		return os.NewSyscallError("poll", perr)
+	}
+	return nil
+}
 
 // Close shuts the socket down (waking a read or write blocked on it in another
 // goroutine), closes it and removes it from its set.
-func (c *blockingConn) Close() error {
+func (c *sockConn) Close() error {
 	var err error
 	c.once.Do(func() {
 		if raw, rerr := c.f.SyscallConn(); rerr == nil {
@@ -156,16 +225,16 @@ func (c *blockingConn) Close() error {
 }
 
 // LocalAddr is the local address of the socket.
-func (c *blockingConn) LocalAddr() net.Addr { return c.local }
+func (c *sockConn) LocalAddr() net.Addr { return c.local }
 
 // RemoteAddr is the server's address.
-func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
+func (c *sockConn) RemoteAddr() net.Addr { return c.remote }
 
-// SetDeadline and its two variants are not supported: a blocking socket is
+// SetDeadline and its two variants are not supported: a waiting thread is
 // stopped by Close. openDB uses this connection only for DSNs without read and
 // write timeouts, so the driver never sets one.
-func (c *blockingConn) SetDeadline(time.Time) error      { return errNoDeadline }
-func (c *blockingConn) SetReadDeadline(time.Time) error  { return errNoDeadline }
-func (c *blockingConn) SetWriteDeadline(time.Time) error { return errNoDeadline }
+func (c *sockConn) SetDeadline(time.Time) error      { return errNoDeadline }
+func (c *sockConn) SetReadDeadline(time.Time) error  { return errNoDeadline }
+func (c *sockConn) SetWriteDeadline(time.Time) error { return errNoDeadline }
 
-var errNoDeadline = fmt.Errorf("bench: deadlines are not supported on a blocking connection")
+var errNoDeadline = fmt.Errorf("bench: deadlines are not supported on a run's connections")

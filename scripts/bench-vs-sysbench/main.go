@@ -1,20 +1,40 @@
-// Command bench-vs-sysbench measures the built-in workload (package bench) and
-// real sysbench side by side on one private server (Debian's mariadb-server via
-// serverctl), interleaved round by round, and prints tps per run and medians.
-// It produces the "built-in workload against sysbench" figure of the README:
+// Command bench-vs-sysbench measures perfbisect's built-in workload against real
+// sysbench on one private server (Debian's mariadb-server, started through
+// serverctl), with identical options, as issue 3's performance target asks. It
+// prepares the tables once, then for every configuration (oltp_point_select and
+// oltp_read_only, 1 and 2 threads, special and uniform by default) runs pairs of
+// runs, sysbench and built-in in alternating order (ABBA), each as its own
+// client process: `sysbench ... run` and `perfbisect bench ... run --format json`.
 //
-//	go run ./scripts/bench-vs-sysbench -workload oltp_read_only -threads 2 -time 10s -rounds 3
+// Per configuration it prints the median tps of each, the ratio built-in /
+// sysbench (median, min and max over the pairs), the server's work per
+// transaction for each (SHOW GLOBAL STATUS deltas over each client process:
+// Com_select, Com_stmt_execute, Com_begin, Com_commit, Handler_read_key,
+// Handler_read_next, per reported transaction), client CPU seconds (user+system of
+// the client process) per 1000 transactions and the client's peak RSS. A last
+// line measures both clients' peak RSS at many threads (64 by default).
+//
+//	go run ./scripts/bench-vs-sysbench                  # the README table, ~15 minutes
+//	go run ./scripts/bench-vs-sysbench -pairs 3 -time 5s -configs oltp_read_only/2/uniform
+//
+// The numbers are only meaningful on an otherwise idle machine: run nothing
+// else meanwhile.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
@@ -22,34 +42,106 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
+// serverCnf keeps the whole data set in the buffer pool: the server's CPU is
+// the bottleneck, as in the read-only reports this compares against.
+const serverCnf = `[mysqld]
+innodb_buffer_pool_size = 512M
+innodb_log_file_size = 128M
+innodb_flush_log_at_trx_commit = 2
+skip_log_bin
+max_connections = 300
+max_prepared_stmt_count = 100000
+`
+
+// counters are the server's work per transaction compared between the clients.
+var counters = []string{"Com_select", "Com_stmt_execute", "Com_begin", "Com_commit", "Handler_read_key", "Handler_read_next"}
+
+type config struct {
+	workload string
+	threads  int
+	rand     string
+}
+
+func (c config) String() string { return fmt.Sprintf("%s/%d/%s", c.workload, c.threads, c.rand) }
+
+// sample is one client run.
+type sample struct {
+	tps     float64
+	txns    int64
+	cpu     time.Duration // user+system of the client process
+	rssKB   int64         // peak RSS of the client process
+	perTxn  map[string]float64
+	wallDur time.Duration
+}
+
 func main() {
-	workload := flag.String("workload", "oltp_read_only", "sysbench workload")
-	threads := flag.Int("threads", 2, "client threads")
-	tableSize := flag.Int("table-size", 10000, "rows")
-	runTime := flag.Duration("time", 10*time.Second, "window per run")
-	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	pairs := flag.Int("pairs", 5, "pairs of runs per configuration")
+	runTime := flag.Duration("time", 10*time.Second, "window of each run (whole seconds)")
+	tableSize := flag.Int("table-size", 10000, "rows of the one table")
+	configs := flag.String("configs", "", "WORKLOAD/THREADS/RAND,... (default: point_select and read_only x 1, 2 threads x special, uniform)")
+	rssThreads := flag.Int("rss-threads", 64, "threads of the peak-RSS runs (0 to skip)")
 	prefix := flag.String("prefix", "/usr", "install prefix of the server")
 	flag.Parse()
-	if err := run(*workload, *threads, *tableSize, *runTime, *rounds, *prefix); err != nil {
+	cs, err := parseConfigs(*configs)
+	if err == nil {
+		err = run(cs, *pairs, *runTime, *tableSize, *rssThreads, *prefix)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-vs-sysbench:", err)
 		os.Exit(1)
 	}
 }
 
-var tpsRE = regexp.MustCompile(`transactions:\s+\d+\s+\(([\d.]+) per sec`)
+func parseConfigs(s string) ([]config, error) {
+	if s == "" {
+		var cs []config
+		for _, w := range []string{"oltp_point_select", "oltp_read_only"} {
+			for _, th := range []int{1, 2} {
+				for _, r := range []string{"special", "uniform"} {
+					cs = append(cs, config{w, th, r})
+				}
+			}
+		}
+		return cs, nil
+	}
+	var cs []config
+	for _, f := range strings.Split(s, ",") {
+		p := strings.Split(f, "/")
+		if len(p) != 3 {
+			return nil, fmt.Errorf("-configs %q: want WORKLOAD/THREADS/RAND", f)
+		}
+		th, err := strconv.Atoi(p[1])
+		if err != nil {
+			return nil, fmt.Errorf("-configs %q: threads: %v", f, err)
+		}
+		cs = append(cs, config{p[0], th, p[2]})
+	}
+	return cs, nil
+}
 
-func run(workload string, threads, tableSize int, runTime time.Duration, rounds int, prefix string) error {
+func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads int, prefix string) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "bench-vs-sysbench")
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		return fmt.Errorf("sysbench is needed: apt-get install sysbench")
+	}
+	dir, err := os.MkdirTemp("", "bench-vs-sysbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	client := filepath.Join(dir, "perfbisect")
+	if out, err := exec.Command("go", "build", "-o", client, "./cmd/perfbisect").CombinedOutput(); err != nil {
+		return fmt.Errorf("build perfbisect (run this from the repository root): %v\n%s", err, out)
+	}
 	in, err := serverctl.FindInstall(ctx, prefix)
 	if err != nil {
 		return err
 	}
-	o := serverctl.Options{Install: in, RunDir: filepath.Join(dir, "run")}
+	cnf := filepath.Join(dir, "server.cnf")
+	if err := os.WriteFile(cnf, []byte(serverCnf), 0o644); err != nil {
+		return err
+	}
+	o := serverctl.Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
 	if err := serverctl.Initialize(ctx, o); err != nil {
 		return err
 	}
@@ -57,36 +149,176 @@ func run(workload string, threads, tableSize int, runTime time.Duration, rounds 
 	if err != nil {
 		return err
 	}
-	defer srv.Stop(ctx)
-	bo := bench.DefaultOptions()
-	bo.Workload, bo.Threads, bo.TableSize, bo.Time = workload, threads, tableSize, runTime
-	if err := bench.Prepare(ctx, srv.DSN("sbtest"), bo); err != nil {
+	defer srv.Stop(context.Background())
+	conn := bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}
+
+	base := bench.DefaultOptions()
+	base.TableSize, base.Time = tableSize, runTime
+	prep := base
+	if err := bench.Prepare(ctx, conn.DSN(), prep); err != nil {
 		return err
 	}
-	var ours, theirs []float64
-	for r := 1; r <= rounds; r++ {
-		cmd := exec.CommandContext(ctx, "sysbench", workload, "--db-driver=mysql", "--mysql-socket="+srv.Socket(),
-			"--mysql-user=root", "--mysql-db=sbtest", "--tables=1", "--table-size="+strconv.Itoa(tableSize),
-			"--threads="+strconv.Itoa(threads), "--time="+strconv.Itoa(int(runTime.Seconds())), "run")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("sysbench: %v: %s", err, out)
-		}
-		m := tpsRE.FindSubmatch(out)
-		if m == nil {
-			return fmt.Errorf("sysbench output without tps: %s", out)
-		}
-		tps, _ := strconv.ParseFloat(string(m[1]), 64)
-		theirs = append(theirs, tps)
-		res, err := bench.Run(ctx, srv.DSN("sbtest"), bo, bench.Hooks{})
-		if err != nil {
-			return err
-		}
-		ours = append(ours, res.TPS)
-		fmt.Printf("round %d: sysbench %.1f tps, built-in %.1f tps\n", r, tps, res.TPS)
+	host := serverctl.HostFacts(dir)
+	fmt.Printf("server %s %s; %s, %d CPUs; 1 table of %d rows; %d pairs of %s runs per configuration, alternating order\n\n",
+		in.Flavor, in.Version, host.CPUModel, host.CPUs, tableSize, pairs, runTime)
+
+	type row struct {
+		c        config
+		sb, bi   []sample
+		ratios   []float64
+		cpuRatio float64
 	}
-	so, st := stats.Median(ours), stats.Median(theirs)
-	fmt.Printf("%s, %d threads, %d rows, %s windows, %d rounds: sysbench median %.1f tps, built-in median %.1f tps (%+.1f%%)\n",
-		workload, threads, tableSize, runTime, rounds, st, so, 100*(so/st-1))
+	var rows []row
+	for _, c := range cs {
+		o := base
+		o.Workload, o.Threads, o.RandType = c.workload, c.threads, c.rand
+		r := row{c: c}
+		for p := 0; p < pairs; p++ {
+			order := []string{"sysbench", "built-in"}
+			if p%2 == 1 {
+				order = []string{"built-in", "sysbench"}
+			}
+			var s, b sample
+			for _, who := range order {
+				x, err := measure(ctx, srv, who, client, conn, o)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", c, who, err)
+				}
+				if who == "sysbench" {
+					s = x
+				} else {
+					b = x
+				}
+			}
+			r.sb, r.bi = append(r.sb, s), append(r.bi, b)
+			r.ratios = append(r.ratios, b.tps/s.tps)
+			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f)\n", c, p+1, s.tps, b.tps, b.tps/s.tps)
+		}
+		rows = append(rows, r)
+	}
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
+			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf),
+			stats.Median(r.ratios), slices.Min(r.ratios), slices.Max(r.ratios),
+			medianOf(r.sb, cpuPerK), medianOf(r.bi, cpuPerK), medianOf(r.sb, rssMB), medianOf(r.bi, rssMB))
+	}
+	tw.Flush()
+
+	fmt.Printf("\nServer work per transaction (median over the runs; SHOW GLOBAL STATUS deltas over each client process / its transactions):\n")
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintf(tw, "configuration\tclient\t%s\t\n", strings.Join(counters, "\t"))
+	for _, r := range rows {
+		for _, side := range []struct {
+			name string
+			ss   []sample
+		}{{"sysbench", r.sb}, {"built-in", r.bi}} {
+			fmt.Fprintf(tw, "%s\t%s\t", r.c, side.name)
+			for _, k := range counters {
+				fmt.Fprintf(tw, "%.2f\t", medianOf(side.ss, func(s sample) float64 { return s.perTxn[k] }))
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	tw.Flush()
+
+	if rssThreads > 0 {
+		o := base
+		o.Workload, o.Threads, o.RandType, o.Time = "oltp_read_only", rssThreads, "uniform", min(runTime, 5*time.Second)
+		s, err := measure(ctx, srv, "sysbench", client, conn, o)
+		if err != nil {
+			return fmt.Errorf("%d threads sysbench: %w", rssThreads, err)
+		}
+		b, err := measure(ctx, srv, "built-in", client, conn, o)
+		if err != nil {
+			return fmt.Errorf("%d threads built-in: %w", rssThreads, err)
+		}
+		fmt.Printf("\nPeak RSS at %d threads (oltp_read_only, %s): sysbench %.1f MB, built-in %.1f MB\n",
+			rssThreads, o.Time, rssMB(s), rssMB(b))
+	}
 	return nil
+}
+
+func tpsOf(s sample) float64   { return s.tps }
+func cpuPerK(s sample) float64 { return s.cpu.Seconds() * 1000 / float64(s.txns) }
+func rssMB(s sample) float64   { return float64(s.rssKB) / 1024 }
+
+func medianOf(ss []sample, f func(sample) float64) float64 {
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = f(s)
+	}
+	return stats.Median(xs)
+}
+
+// measure runs one client process (sysbench, or perfbisect bench --format json)
+// for o and reads its report, its rusage and the server's status deltas.
+func measure(ctx context.Context, srv *serverctl.Server, who, client string, conn bench.Connection, o bench.Options) (sample, error) {
+	var cmd *exec.Cmd
+	if who == "sysbench" {
+		args, err := bench.SysbenchArgs(o, conn, "run")
+		if err != nil {
+			return sample{}, err
+		}
+		cmd = exec.CommandContext(ctx, "sysbench", args...)
+	} else {
+		args := []string{"bench", "--format", "json", o.Workload, "--mysql-socket=" + conn.Socket, "--mysql-user=" + conn.User,
+			"--mysql-db=" + conn.DB, fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
+			fmt.Sprintf("--threads=%d", o.Threads), fmt.Sprintf("--time=%d", int(o.Time/time.Second)),
+			"--rand-type=" + o.RandType, "run"}
+		cmd = exec.CommandContext(ctx, client, args...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	before, err := srv.GlobalStatus(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	began := time.Now()
+	if err := cmd.Run(); err != nil {
+		return sample{}, fmt.Errorf("%v: %s%s", err, errb.String(), lastLines(out.String(), 5))
+	}
+	wall := time.Since(began)
+	after, err := srv.GlobalStatus(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	var s sample
+	s.wallDur = wall
+	if who == "sysbench" {
+		r, err := bench.ParseSysbenchReport(out.Bytes(), o)
+		if err != nil {
+			return sample{}, err
+		}
+		s.tps, s.txns = r.TPS, r.Events
+	} else {
+		var doc struct {
+			Result struct {
+				TPS          float64
+				Transactions int64
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			return sample{}, fmt.Errorf("perfbisect bench output: %v", err)
+		}
+		s.tps, s.txns = doc.Result.TPS, doc.Result.Transactions
+	}
+	if s.txns == 0 {
+		return sample{}, fmt.Errorf("no transactions")
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	s.rssKB = ru.Maxrss
+	s.perTxn = map[string]float64{}
+	for _, k := range counters {
+		s.perTxn[k] = float64(after[k]-before[k]) / float64(s.txns)
+	}
+	return s, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
