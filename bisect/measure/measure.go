@@ -31,7 +31,13 @@ type Config struct {
 	StateDir   string        // datadir snapshots and run directories go here
 	OptionFile string        // the user's my.cnf ("" for none)
 	Bench      bench.Options // the workload
-	Log        io.Writer     // progress lines; may be nil
+	// Driver runs the workload: "" or "builtin" for package bench's, "sysbench"
+	// for real sysbench 1.0 with the same options (bench.RunSysbench, the binary
+	// SysbenchPath or sysbench from PATH). The tables are loaded by bench.Prepare
+	// either way (the same rows for every revision).
+	Driver       string
+	SysbenchPath string
+	Log          io.Writer // progress lines; may be nil
 	// OnBuild, when set, is called after every build attempt of a revision
 	// (cache hits included): for the store.
 	OnBuild func(BuildRecord)
@@ -296,7 +302,14 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 			}
 		},
 	}
-	res, berr := bench.Run(ctx, srv.DSN("sbtest"), m.cfg.Bench, hooks)
+	var res *bench.Result
+	var berr error
+	if m.cfg.Driver == "sysbench" {
+		conn := bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}
+		res, berr = bench.RunSysbench(ctx, conn, m.cfg.Bench, "run", bench.Sysbench{Path: m.cfg.SysbenchPath, Hooks: hooks})
+	} else {
+		res, berr = bench.Run(ctx, srv.DSN("sbtest"), m.cfg.Bench, hooks)
+	}
 	if died := srv.Died(); died != nil {
 		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
 	}
@@ -310,6 +323,14 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		var se *bench.StatementError
 		if errors.As(berr, &se) {
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
+		}
+		if errors.Is(berr, bench.ErrNoSysbench) || errors.Is(berr, bench.ErrNotInSysbench) {
+			return bisect.Run{}, berr // the machine's or the user's, not the revision's
+		}
+		if m.cfg.Driver == "sysbench" {
+			// sysbench failed against a live server: its FATAL line names the
+			// statement and the server's message.
+			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "sysbench failed", Err: berr}
 		}
 		// mysqld is alive and no statement failed (a refused connect, a
 		// timeout): not the revision's fault; retried a bounded number of times.

@@ -9,7 +9,8 @@ import (
 )
 
 // perfbisect compare on the fixture with real servers: the culprit against
-// its parent is a regression (exit 5, a markdown report naming it); two
+// its parent is a regression (exit 5, a markdown report naming it), measured
+// by real sysbench (--driver sysbench, whole-second windows); two
 // revisions after the culprit are not (exit 0, JUnit XML without failures);
 // flags after the revisions are read as flags, as users type them.
 func TestCompareExitCodesAndReports(t *testing.T) {
@@ -18,7 +19,7 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "report.md")
 	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit + "^", culprit, "--format", "markdown", "--output", md,
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--threshold", "15", "--state-dir", state}, fastRun...)...)
+		"--threshold", "15", "--state-dir", state}, append(fastRun, "--time", "2", "--warmup", "1", "--driver", "sysbench")...)...)
 	if r.code != exitRegression {
 		t.Fatalf("culprit^ vs culprit: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
 	}

@@ -36,11 +36,13 @@ type setup struct {
 	repoRoot   string // the work tree's root (or the --repo path of a bare repository)
 	optionFile string // absolute, "" for none
 	bench      bench.Options
-	recipe     build.Recipe
-	policy     session.Config // decision settings, without endpoints and commits
-	stateDir   string
-	store      *store.Store
-	unlock     func()
+	// driver is "builtin" or "sysbench" (--driver), sysbenchPath --sysbench-path.
+	driver, sysbenchPath string
+	recipe               build.Recipe
+	policy               session.Config // decision settings, without endpoints and commits
+	stateDir             string
+	store                *store.Store
+	unlock               func()
 }
 
 // close releases the store and the state directory's lock.
@@ -106,6 +108,19 @@ func newSetup(c *cli.Context) (*setup, error) {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	s.bench = bo
+	switch s.driver, s.sysbenchPath = c.String("driver"), c.String("sysbench-path"); s.driver {
+	case "builtin", "built-in":
+		s.driver = "builtin"
+	case "sysbench":
+		if _, err := bench.SysbenchArgs(bo, bench.Connection{Socket: "x"}, "run"); err != nil {
+			return nil, usageErr("--driver sysbench: %v", err)
+		}
+		if _, err := bench.SysbenchVersion(c.Context, s.sysbenchPath); err != nil {
+			return nil, usageErr("--driver sysbench: %v", err)
+		}
+	default:
+		return nil, usageErr("--driver %q: want builtin or sysbench", s.driver)
+	}
 	s.policy = session.Config{
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
 		Threshold: threshold, Confidence: c.Float64("confidence"), Metric: session.Metric(c.String("metric")),
@@ -180,7 +195,8 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
-	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild})
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild,
+		Driver: s.driver, SysbenchPath: s.sysbenchPath})
 	m.Tidy()
 	return m
 }
@@ -226,6 +242,9 @@ func (s *setup) identity(good, bad string, extra map[string]string) map[string]s
 	// field by field (so that a refusal names the flag that changed).
 	b, _ := json.Marshal(s.bench)
 	id["workload"] = string(b)
+	if s.driver != "builtin" {
+		id["driver"] = s.driver
+	}
 	var fields map[string]any
 	_ = json.Unmarshal(b, &fields)
 	for k, v := range fields {

@@ -39,6 +39,8 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "range-size", Value: d.RangeSize, Usage: "rows per range query"},
 		&cli.StringFlag{Name: "rand-type", Value: d.RandType, Usage: "id distribution: uniform, special, gaussian, pareto, zipfian"},
 		&cli.Int64Flag{Name: "rand-seed", Value: d.RandSeed, Usage: "seed of the data and the workload's random values (same for every revision)"},
+		&cli.StringFlag{Name: "driver", Value: "builtin", Usage: "builtin (the built-in workload) or sysbench (real sysbench 1.0 with the same options; the tables are loaded by the built-in prepare)"},
+		&cli.StringFlag{Name: "sysbench-path", Usage: "the sysbench binary for --driver sysbench (default: sysbench in PATH)"},
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
