@@ -17,11 +17,15 @@ type thread struct {
 	rnd    *Rand
 	uniq   *uniqueSeq
 	sess   *session
+	lg     *legacyThread // oltp_legacy's state, made at its first event
 }
 
 // event runs one event and counts its statements into c, which holds what
 // succeeded even when an error is returned.
 func (t *thread) event(ctx context.Context, c *counts) error {
+	if t.wl.legacy {
+		return t.legacyEvent(ctx, c)
+	}
 	if t.trx {
 		if err := t.sess.transaction(ctx, true, c); err != nil {
 			return err

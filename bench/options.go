@@ -17,10 +17,24 @@ import (
 type Options struct {
 	// Workload is the sysbench script name without ".lua", one of Workloads():
 	// oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select,
-	// oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete.
+	// oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete; or
+	// oltp_legacy, sysbench 0.4.12's --test=oltp (see OLTPTestMode).
 	Workload string
 
+	// OLTPTestMode is 0.4.12's --oltp-test-mode for oltp_legacy: "complex" (the
+	// default: BEGIN, point selects, ranges, and unless OLTPReadOnly the updates
+	// and a DELETE + INSERT, COMMIT) or "simple" (one point select per event).
+	// sb_oltp.c's nontrx and sp modes are not supported.
+	OLTPTestMode string
+	// OLTPReadOnly is 0.4.12's --oltp-read-only for oltp_legacy: complex mode
+	// without the writes. Default false.
+	OLTPReadOnly bool
+	// OLTPTableName is 0.4.12's --oltp-table-name: the one table of oltp_legacy.
+	// Default sbtest.
+	OLTPTableName string
+
 	// Tables is --tables: the number of tables, named sbtest1 ... sbtestN. Default 1.
+	// oltp_legacy has one table, OLTPTableName.
 	Tables int
 	// TableSize is --table-size: rows per table. Ids run from 1 to TableSize.
 	// Default 10000.
@@ -37,7 +51,8 @@ type Options struct {
 	Warmup time.Duration
 
 	// RangeSize is --range-size: rows per range SELECT (id BETWEEN x AND
-	// x+RangeSize-1). Default 100.
+	// x+RangeSize-1). Default 100. 0.4.12's --oltp-range-size (oltp_legacy's
+	// DISTINCT range spans one row more, as in sb_oltp.c).
 	RangeSize int
 	// PointSelects is --point-selects: point SELECTs per event. Default 10
 	// (oltp_point_select always does 1).
@@ -57,11 +72,13 @@ type Options struct {
 	// NonIndexUpdates is --non-index-updates: UPDATE ... SET c=? per event. Default 1.
 	NonIndexUpdates int
 	// DeleteInserts is --delete-inserts: DELETE + INSERT pairs of the same id per
-	// event. Default 1.
+	// event. Default 1. oltp_legacy ignores it: 0.4.12 always runs one index
+	// update, DELETE and INSERT of one id.
 	DeleteInserts int
 
 	// RangeSelects is --range-selects: when false, no range SELECT is prepared or
-	// run. Default true.
+	// run. Default true. (oltp_legacy prepares them anyway, as 0.4.12 does, and
+	// does not run them.)
 	RangeSelects bool
 	// SkipTrx is --skip-trx: run the statements in autocommit mode, without BEGIN
 	// and COMMIT. Default false.
@@ -73,7 +90,9 @@ type Options struct {
 
 	// RandType is --rand-type: the distribution of ids and k values, one of
 	// uniform, gaussian, special, pareto, zipfian. Default special (sysbench 1.0;
-	// 1.1 changed it to uniform).
+	// 1.1 changed it to uniform). For oltp_legacy it is 0.4.12's --oltp-dist-type,
+	// one of uniform, gaussian, special, drawn with sb_oltp.c's own functions
+	// (rnd_func_uniform, rnd_func_gaussian, rnd_func_special), not sysbench 1.0's.
 	RandType string
 	// RandSeed is --rand-seed: the seed every generator derives from (table rows,
 	// each thread's statements, the unique id sequence). perfbisect's default is a
@@ -81,13 +100,14 @@ type Options struct {
 	// 0 means "seed from the clock", as in sysbench.
 	RandSeed int64
 	// RandSpecIter is --rand-spec-iter: uniform draws summed per gaussian value
-	// (gaussian and special). Default 12.
+	// (gaussian and special). Default 12. 0.4.12's --oltp-dist-iter.
 	RandSpecIter int
 	// RandSpecPct is --rand-spec-pct: the percentage of the range, around its
-	// middle, that gets the 'special' values. Default 1.
+	// middle, that gets the 'special' values. Default 1. 0.4.12's --oltp-dist-pct.
 	RandSpecPct int
 	// RandSpecRes is --rand-spec-res: the percentage of draws that are 'special'.
-	// Default 75.
+	// Default 75. 0.4.12's --oltp-dist-res (where 100/(100-res) is rounded down:
+	// see oltp_legacy in legacy.go).
 	RandSpecRes int
 	// RandParetoH is --rand-pareto-h: the Pareto shape h (h=0.2 sends 80% of draws
 	// to the first 20% of the range). Default 0.2.
@@ -124,10 +144,15 @@ const DefaultRandSeed int64 = 1
 // DefaultOptions returns sysbench 1.0.20's defaults for oltp_read_only (1 table of
 // 10000 rows, 1 thread, 10 s, range size 100, 10 point selects, special
 // distribution with 12/1/75, ignore 1213,1020,1205, percentile 95, innodb), with
-// no warm-up and the fixed seed DefaultRandSeed.
+// no warm-up and the fixed seed DefaultRandSeed. The oltp_legacy options have
+// 0.4.12's defaults (complex mode, not read-only, table sbtest), which the shared
+// ones also are (table size 10000, range size 100, 10 point selects, one range of
+// each kind and one update of each kind, special 12/1/75, auto-increment on).
 func DefaultOptions() Options {
 	return Options{
 		Workload:        "oltp_read_only",
+		OLTPTestMode:    "complex",
+		OLTPTableName:   "sbtest",
 		Tables:          1,
 		TableSize:       10000,
 		Threads:         1,
@@ -162,7 +187,8 @@ var (
 	ErrUnknownWorkload = errors.New("unknown workload")
 	// ErrUnknownRandType: Options.RandType is not one of RandTypes().
 	ErrUnknownRandType = errors.New("unknown random distribution")
-	// ErrInvalidOption: a number out of its range, or an unusable storage engine name.
+	// ErrInvalidOption: a number out of its range, an unusable storage engine or
+	// table name, or an oltp_legacy option given to another workload.
 	ErrInvalidOption = errors.New("invalid option")
 )
 
@@ -172,6 +198,10 @@ func RandTypes() []string {
 }
 
 var engineName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// tableName is what OLTPTableName may be: a plain identifier, used unquoted in
+// the statements as sb_oltp.c does.
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,63}$`)
 
 // Validate checks every option and returns the first problem as an error wrapping
 // ErrUnknownWorkload, ErrUnknownRandType or ErrInvalidOption, naming the sysbench
@@ -218,6 +248,9 @@ func (o *Options) Validate() error {
 	case o.ReportInterval < 0 || o.ReportInterval%time.Second != 0:
 		return bad("report-interval", o.ReportInterval, "a whole number of seconds >= 0")
 	}
+	if err := o.validateLegacy(bad); err != nil {
+		return err
+	}
 	counts := []struct {
 		name string
 		v    int
@@ -231,6 +264,34 @@ func (o *Options) Validate() error {
 		if c.v < 0 {
 			return bad(c.name, c.v, ">= 0")
 		}
+	}
+	return nil
+}
+
+// validateLegacy checks the options of oltp_legacy, and that they are not given
+// to another workload, which would ignore them.
+func (o *Options) validateLegacy(bad func(opt string, v any, want string) error) error {
+	if o.Workload != "oltp_legacy" {
+		switch {
+		case o.OLTPTestMode != "" && o.OLTPTestMode != "complex":
+			return bad("oltp-test-mode", o.OLTPTestMode, "left out: it applies to oltp_legacy (--test=oltp) only, not "+o.Workload)
+		case o.OLTPReadOnly:
+			return bad("oltp-read-only", "on", "off: it applies to oltp_legacy (--test=oltp) only, not "+o.Workload)
+		case o.OLTPTableName != "" && o.OLTPTableName != "sbtest":
+			return bad("oltp-table-name", o.OLTPTableName, "left out: it applies to oltp_legacy (--test=oltp) only; "+o.Workload+" uses sbtest1..N")
+		}
+		return nil
+	}
+	switch {
+	case o.OLTPTestMode != "complex" && o.OLTPTestMode != "simple":
+		return bad("oltp-test-mode", fmt.Sprintf("%q", o.OLTPTestMode), "complex or simple (nontrx and sp are not supported)")
+	case !tableName.MatchString(o.OLTPTableName):
+		return bad("oltp-table-name", fmt.Sprintf("%q", o.OLTPTableName), "a plain table name such as sbtest")
+	case o.Tables != 1:
+		return bad("tables", o.Tables, "1 for oltp_legacy: sysbench 0.4.12's oltp has one table, --oltp-table-name")
+	case !slices.Contains(legacyDistTypes, o.RandType):
+		return fmt.Errorf("%w --oltp-dist-type (--rand-type) %q for oltp_legacy (sb_oltp.c knows: %s)",
+			ErrUnknownRandType, o.RandType, strings.Join(legacyDistTypes, ", "))
 	}
 	return nil
 }

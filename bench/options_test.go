@@ -46,6 +46,10 @@ func TestDefaultOptions(t *testing.T) {
 		{"percentile", o.Percentile, 95.0},
 		{"mysql-storage-engine", o.StorageEngine, "innodb"},
 		{"report-interval", o.ReportInterval, time.Duration(0)},
+		// sysbench 0.4.12's, for oltp_legacy (sb_oltp.c's oltp_args).
+		{"oltp-test-mode", o.OLTPTestMode, "complex"},
+		{"oltp-read-only", o.OLTPReadOnly, false},
+		{"oltp-table-name", o.OLTPTableName, "sbtest"},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -95,6 +99,20 @@ func TestValidate(t *testing.T) {
 		{"percentile", func(o *bench.Options) { o.Percentile = 0 }, bench.ErrInvalidOption, []string{"--percentile=0"}},
 		{"engine injection", func(o *bench.Options) { o.StorageEngine = "innodb; DROP" }, bench.ErrInvalidOption, []string{"--mysql-storage-engine"}},
 		{"fractional report interval", func(o *bench.Options) { o.ReportInterval = 1500 * time.Millisecond }, bench.ErrInvalidOption, []string{"--report-interval"}},
+		{"legacy mode", func(o *bench.Options) { o.Workload = "oltp_legacy"; o.OLTPTestMode = "nontrx" },
+			bench.ErrInvalidOption, []string{"--oltp-test-mode", "nontrx", "complex or simple"}},
+		{"legacy table name", func(o *bench.Options) { o.Workload = "oltp_legacy"; o.OLTPTableName = "sbtest; DROP" },
+			bench.ErrInvalidOption, []string{"--oltp-table-name", "sbtest; DROP"}},
+		{"legacy has one table", func(o *bench.Options) { o.Workload = "oltp_legacy"; o.Tables = 4 },
+			bench.ErrInvalidOption, []string{"--tables=4", "one table"}},
+		{"legacy distributions", func(o *bench.Options) { o.Workload = "oltp_legacy"; o.RandType = "pareto" },
+			bench.ErrUnknownRandType, []string{"--oltp-dist-type", "pareto", "uniform, gaussian, special"}},
+		{"read-only is legacy only", func(o *bench.Options) { o.OLTPReadOnly = true },
+			bench.ErrInvalidOption, []string{"--oltp-read-only", "oltp_legacy", "oltp_read_only"}},
+		{"simple mode is legacy only", func(o *bench.Options) { o.Workload = "oltp_read_write"; o.OLTPTestMode = "simple" },
+			bench.ErrInvalidOption, []string{"--oltp-test-mode=simple", "oltp_legacy"}},
+		{"table name is legacy only", func(o *bench.Options) { o.OLTPTableName = "t1" },
+			bench.ErrInvalidOption, []string{"--oltp-table-name=t1", "sbtest1..N"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,6 +152,16 @@ func TestStatementsPerEvent(t *testing.T) {
 		{"oltp_update_non_index", nil, 0, 1, 0, []string{"non_index_updates"}},
 		{"oltp_insert", nil, 0, 1, 0, []string{"inserts"}},
 		{"oltp_delete", nil, 0, 1, 0, []string{"deletes"}},
+		// get_request_complex: 10 points, 4 ranges, index and non-index update,
+		// one more index update, DELETE, INSERT; BEGIN, COMMIT. All nine
+		// statements are prepared in every mode (prepare_stmt_set_trx).
+		{"oltp_legacy", nil, 14, 5, 2, []string{"point", "range", "range_sum", "range_order", "range_distinct",
+			"update_index", "update_non_index", "delete", "insert"}},
+		{"oltp_legacy", func(o *bench.Options) { o.OLTPReadOnly = true }, 14, 0, 2, nil},
+		{"oltp_legacy", func(o *bench.Options) { o.IndexUpdates, o.NonIndexUpdates, o.DeleteInserts = 2, 3, 7 }, 14, 8, 2, nil},
+		{"oltp_legacy", func(o *bench.Options) { o.SkipTrx = true; o.SumRanges = 0 }, 13, 5, 0, nil},
+		{"oltp_legacy", func(o *bench.Options) { o.OLTPTestMode = "simple" }, 1, 0, 0, []string{"point", "range", "range_sum",
+			"range_order", "range_distinct", "update_index", "update_non_index", "delete", "insert"}},
 	}
 	for _, c := range cases {
 		o := bench.DefaultOptions()

@@ -24,6 +24,10 @@ const bulkInsertBytes = 512 << 10
 // thread count: id 1..TableSize, k from o.RandType over [1, TableSize], c and pad
 // random digit groups. oltp_insert with AutoInc off gets empty tables.
 //
+// For oltp_legacy it is sysbench 0.4.12's prepare instead: table
+// o.OLTPTableName (sbtest), its index k created before the load, and TableSize
+// constant rows (k 0, c ' ', a fixed pad) in INSERTs of 10000 rows.
+//
 // The DSN's database is created if the server says it does not exist. A table that
 // already exists is an error (run Cleanup first). Cancelling ctx stops the load.
 func Prepare(ctx context.Context, dsn string, o Options) error {
@@ -60,7 +64,7 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 		wg.Go(func() {
 			// Loader l takes tables l+1, l+1+loaders, ... as sysbench's threads do.
 			for n := l + 1; n <= o.Tables && !failed.Load(); n += loaders {
-				err := loadTable(ctx, db, &o, seed, n, rows, failed.Load, func(id int64) {
+				err := loadTable(ctx, db, newTableLoad(&o, seed, n, rows), failed.Load, func(id int64) {
 					mu.Lock()
 					open[l] = id
 					mu.Unlock()
@@ -91,18 +95,56 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	return nil
 }
 
-// loadTable creates, fills and indexes table n on one connection. It reports
-// the connection's server id to opened, and stops before a statement when stop
-// says so.
-func loadTable(ctx context.Context, db *sql.DB, o *Options, seed int64, n, rows int, stop func() bool, opened func(id int64)) error {
+// tableLoad is what loadTable sends for one table: statements before the rows,
+// the rows as multi-row INSERTs (autocommit), statements after.
+type tableLoad struct {
+	name          string // the table, for messages
+	before, after []ddl
+	prefix        string // "INSERT INTO t(...) VALUES", followed by the rows
+	rows          int    // ids 1..rows
+	perInsert     int    // rows per INSERT; 0: up to bulkInsertBytes
+	// appendRow appends "(...)", the values of row id.
+	appendRow func(buf []byte, id int) []byte
+}
+
+// ddl is a statement of a load other than its INSERTs.
+type ddl struct{ what, sql string }
+
+// newTableLoad returns the load of table n of o: sysbench 1.0's (CREATE TABLE,
+// the rows from seed, CREATE INDEX) or oltp_legacy's (see legacyTableLoad).
+func newTableLoad(o *Options, seed int64, n, rows int) *tableLoad {
+	if workloads[o.Workload].legacy {
+		return legacyTableLoad(o)
+	}
+	return &tableLoad{
+		name:      TableName(n),
+		before:    []ddl{{"create table", createTableSQL(o, n)}},
+		after:     []ddl{{"create index", createIndexSQL(n)}},
+		prefix:    bulkInsertPrefix(n),
+		rows:      rows,
+		appendRow: newRowGen(o, seed, n).appendRow,
+	}
+}
+
+// full reports whether an INSERT holding rows rows in buf is complete.
+func (l *tableLoad) full(buf []byte, rows int) bool {
+	if l.perInsert > 0 {
+		return rows >= l.perInsert
+	}
+	return len(buf) >= bulkInsertBytes
+}
+
+// loadTable runs load l on one connection. It reports the connection's server
+// id to opened, and stops before a statement when stop says so.
+func loadTable(ctx context.Context, db *sql.DB, l *tableLoad, stop func() bool, opened func(id int64)) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: connect: %w", TableName(n), err)
+		return fmt.Errorf("%s: connect: %w", l.name, err)
 	}
 	defer conn.Close()
 	var id int64
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		return fmt.Errorf("%s: connect: %w", TableName(n), err)
+		return fmt.Errorf("%s: connect: %w", l.name, err)
 	}
 	opened(id)
 	errStopped := errors.New("stopped")
@@ -114,30 +156,34 @@ func loadTable(ctx context.Context, db *sql.DB, o *Options, seed int64, n, rows 
 			if len(q) > 200 {
 				q = q[:200] + "..."
 			}
-			return fmt.Errorf("%s: %s (%s): %w", TableName(n), what, q, err)
+			return fmt.Errorf("%s: %s (%s): %w", l.name, what, q, err)
 		}
 		return nil
 	}
-	if err := exec("create table", createTableSQL(o, n)); err != nil {
-		return err
+	for _, d := range l.before {
+		if err := exec(d.what, d.sql); err != nil {
+			return err
+		}
 	}
-	gen := newRowGen(o, seed, n)
-	prefix := bulkInsertPrefix(n)
 	buf := make([]byte, 0, bulkInsertBytes+1024)
-	for id := 1; id <= rows; {
-		buf = append(buf[:0], prefix...)
-		for first := true; id <= rows && len(buf) < bulkInsertBytes; id++ {
-			if !first {
+	for id := 1; id <= l.rows; {
+		buf = append(buf[:0], l.prefix...)
+		for n := 0; id <= l.rows && !l.full(buf, n); id, n = id+1, n+1 {
+			if n > 0 {
 				buf = append(buf, ',')
 			}
-			first = false
-			buf = gen.appendRow(buf, id)
+			buf = l.appendRow(buf, id)
 		}
 		if err := exec("insert", string(buf)); err != nil {
 			return err
 		}
 	}
-	return exec("create index", createIndexSQL(n))
+	for _, d := range l.after {
+		if err := exec(d.what, d.sql); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowGen draws the rows of one table: for each row c, then pad, then k, in
@@ -168,19 +214,31 @@ func (g *rowGen) appendRow(buf []byte, id int) []byte {
 }
 
 // Cleanup drops tables sbtest1..sbtestN (DROP TABLE IF EXISTS, like sysbench's
-// cleanup command). The database itself is kept.
+// cleanup command), or for oltp_legacy the table o.OLTPTableName. The database
+// itself is kept.
 func Cleanup(ctx context.Context, dsn string, o Options) error {
-	if o.Tables < 1 {
-		return fmt.Errorf("cleanup: %w: --tables=%d: must be >= 1", ErrInvalidOption, o.Tables)
+	var drops []string
+	if workloads[o.Workload].legacy {
+		if !tableName.MatchString(o.OLTPTableName) {
+			return fmt.Errorf("cleanup: %w: --oltp-table-name=%q: must be a plain table name such as sbtest", ErrInvalidOption, o.OLTPTableName)
+		}
+		drops = append(drops, legacyDropTableSQL(&o))
+	} else {
+		if o.Tables < 1 {
+			return fmt.Errorf("cleanup: %w: --tables=%d: must be >= 1", ErrInvalidOption, o.Tables)
+		}
+		for n := 1; n <= o.Tables; n++ {
+			drops = append(drops, dropTableSQL(n))
+		}
 	}
 	db, _, err := openDB(dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	for n := 1; n <= o.Tables; n++ {
-		if _, err := db.ExecContext(ctx, dropTableSQL(n)); err != nil {
-			return fmt.Errorf("cleanup: %s: %w", dropTableSQL(n), err)
+	for _, q := range drops {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("cleanup: %s: %w", q, err)
 		}
 	}
 	return nil

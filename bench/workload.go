@@ -14,6 +14,9 @@ type workload struct {
 	// emptyWithoutAutoInc: prepare creates empty tables when AutoInc is off
 	// (oltp_insert, whose unique ids could collide with loaded ones).
 	emptyWithoutAutoInc bool
+	// legacy: sysbench 0.4.12's oltp (legacy.go), which has no groups: its
+	// table, rows, statements and events are its own.
+	legacy bool
 }
 
 // group is a statement group of an event.
@@ -65,7 +68,7 @@ var (
 		count: func(*Options) int { return 1 }}
 )
 
-// workloads are sysbench 1.0.20's oltp_*.lua scripts.
+// workloads are sysbench 1.0.20's oltp_*.lua scripts, and 0.4.12's --test=oltp.
 var workloads = map[string]workload{
 	"oltp_read_only": {trx: true, groups: []group{
 		pointSelects, simpleRanges, sumRanges, orderRanges, distinctRanges}},
@@ -79,6 +82,9 @@ var workloads = map[string]workload{
 	"oltp_update_non_index": {groups: []group{nonIndexUpdates}},
 	"oltp_insert":           {groups: []group{oneInsert}, emptyWithoutAutoInc: true},
 	"oltp_delete":           {groups: []group{oneDelete}},
+	// BEGIN and COMMIT are prepared unless SkipTrx, also in simple mode, which
+	// does not run them (prepare_stmt_set_trx prepares them for both modes).
+	"oltp_legacy": {trx: true, legacy: true},
 }
 
 // Workloads lists the accepted values of Options.Workload, sorted.
@@ -105,10 +111,17 @@ func (w workload) activeGroups(o *Options) []group {
 // once when the event is a transaction (as oltp_common.lua), so a run prepares
 // (len(StatementKinds) x Tables + 2) x Threads statements, or without the 2
 // (plus that many again per reconnect). It returns nil for an unknown workload.
+//
+// oltp_legacy's names are the fields of sb_oltp.c's statement set ("point",
+// "range", ... "insert"); its threads prepare all nine in either mode, and BEGIN
+// and COMMIT unless SkipTrx, as sysbench 0.4.12 does.
 func StatementKinds(o Options) []string {
 	w, ok := workloads[o.Workload]
 	if !ok {
 		return nil
+	}
+	if w.legacy {
+		return legacyStatementNames()
 	}
 	var names []string
 	for _, k := range w.stmtKinds(&o) {
@@ -138,10 +151,15 @@ func (w workload) stmtKinds(o *Options) []stmtKind {
 // runs when nothing fails: reads (result sets), writes (row-changing DML, assuming
 // every DML changes a row) and other (BEGIN and COMMIT). oltp_delete's DELETE
 // counts as a write here though it is "other" when the id is already gone.
+// oltp_legacy's complex event writes IndexUpdates + NonIndexUpdates + 3 (an
+// extra index update, DELETE and INSERT of one id), whatever DeleteInserts says.
 func StatementsPerEvent(o Options) (reads, writes, other int) {
 	w, ok := workloads[o.Workload]
 	if !ok {
 		return 0, 0, 0
+	}
+	if w.legacy {
+		return legacyStatementsPerEvent(&o)
 	}
 	for _, g := range w.activeGroups(&o) {
 		n := g.count(&o)
