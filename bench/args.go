@@ -12,7 +12,8 @@ import (
 // sysbench command lines: the option names of sysbench 1.0 (and the 1.1 ones the
 // workload offers), and the legacy 0.4.12 names bug reports quote
 // (--test=oltp --oltp-read-only=on --oltp-table-size=N --num-threads=16 ...),
-// translated with a note saying what they became.
+// translated with a note saying what they became. --test=oltp runs oltp_legacy,
+// 0.4.12's own oltp workload (legacy.go).
 
 // ErrUnknownOption is wrapped by Set and ParseArgs for a name that is neither a
 // sysbench option the workload honours nor a legacy one it translates.
@@ -92,8 +93,7 @@ func ParseArgs(args []string) (*Invocation, error) {
 // Set sets one option from its sysbench name (with - or _; "table-size",
 // "oltp_table_size", "num-threads" ...) and command-line text. It returns a note
 // when a legacy name was translated or an option is ignored, and an error
-// wrapping ErrUnknownOption or ErrInvalidOption. Legacy --test=oltp together with
-// --oltp-read-only needs ParseArgs, which sees both.
+// wrapping ErrUnknownOption or ErrInvalidOption.
 func (o *Options) Set(name, value string) (note string, err error) {
 	var legacy legacyState
 	note, err = o.set(normName(name), value, &legacy)
@@ -113,35 +113,44 @@ func workloadName(s string) string {
 	return strings.TrimSuffix(filepath.Base(s), ".lua")
 }
 
-// legacyState collects 0.4.12 options whose meaning depends on each other.
+// legacyState remembers whether --test=oltp was given, for the note that says
+// what it became once every option is read.
 type legacyState struct {
-	test     bool   // --test=oltp given
-	readOnly bool   // --oltp-read-only=on
-	mode     string // --oltp-test-mode
+	test bool // --test=oltp given
 }
 
-// finish picks the workload for legacy --test=oltp.
+// finish notes what legacy --test=oltp runs as.
 func (l *legacyState) finish(o *Options) string {
-	if !l.test {
+	if !l.test || o.Workload != "oltp_legacy" {
 		return ""
 	}
-	switch {
-	case l.mode == "simple":
-		o.Workload = "oltp_point_select"
-		return "legacy --test=oltp --oltp-test-mode=simple runs as oltp_point_select (one point select per event)"
-	case l.readOnly:
-		o.Workload = "oltp_read_only"
-		return "legacy --test=oltp --oltp-read-only=on runs as oltp_read_only (BEGIN, 10 point selects, 4 ranges, COMMIT; tables sbtest1..N, index on k created after the load)"
-	default:
-		o.Workload = "oltp_read_write"
-		return "legacy --test=oltp runs as oltp_read_write (its event has the same statements; tables sbtest1..N, index on k created after the load)"
+	var b strings.Builder
+	b.WriteString("legacy --test=oltp runs as oltp_legacy, sysbench 0.4.12's oltp (table " + o.OLTPTableName +
+		" with its index k created before the load; ids from sb_oltp.c's " + o.RandType + " distribution")
+	if o.RandType == "special" {
+		fmt.Fprintf(&b, " with --oltp-dist-iter=%d --oltp-dist-pct=%d --oltp-dist-res=%d", o.RandSpecIter, o.RandSpecPct, o.RandSpecRes)
 	}
+	switch {
+	case o.OLTPTestMode == "simple":
+		b.WriteString("); --oltp-test-mode=simple: one point select per event")
+		return b.String()
+	case o.OLTPReadOnly:
+		b.WriteString("); --oltp-read-only=on: point selects and 4 ranges")
+	default:
+		b.WriteString("); complex mode: point selects, 4 ranges, index and non-index updates, one more index update, DELETE and INSERT of its id")
+	}
+	if o.SkipTrx {
+		b.WriteString(", no BEGIN/COMMIT (--oltp-skip-trx)")
+	} else {
+		b.WriteString(" between BEGIN and COMMIT")
+	}
+	return b.String()
 }
 
 // boolOptions are the options that take on/off (a bare --name means on).
 var boolOptions = map[string]bool{
 	"range-selects": true, "skip-trx": true, "auto-inc": true, "oltp-read-only": true,
-	"oltp-skip-trx": true, "oltp-auto-inc": true, "secondary": true, "create-secondary": true,
+	"oltp-skip-trx": true, "oltp-auto-inc": true, "secondary": true, "create-secondary": true, "init-rng": true,
 }
 
 // set applies one option by normalised name.
@@ -172,8 +181,17 @@ func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
 		return "", fmt.Errorf("%w: --%s=%s: runs are limited by --time only", ErrInvalidOption, key, v)
 	case "forced-shutdown", "histogram", "verbosity", "db-driver", "db-ps-mode", "mysql-dry-run", "mysql-ssl",
 		"mysql-host", "mysql-port", "mysql-socket", "mysql-user", "mysql-password", "mysql-db", "pgsql-variant",
-		"oltp-table-name", "oltp-connect-delay", "db-debug", "debug", "validate", "thread-stack-size", "config-file":
+		"oltp-connect-delay", "db-debug", "debug", "validate", "thread-stack-size", "config-file":
 		return fmt.Sprintf("--%s=%s ignored (perfbisect connects to the server it starts and always uses server-side prepared statements)", key, v), nil
+	case "init-rng":
+		return fmt.Sprintf("legacy --init-rng=%s ignored: random numbers come from --rand-seed (fixed by default, so every revision gets the same statements)", v), nil
+	case "seed-rng":
+		var n int64
+		if err := parseInt64(key, v, &n); err != nil || n == 0 {
+			return "", err // 0: ignored, as in sysbench
+		}
+		o.RandSeed = n
+		return renamed("rand-seed"), nil
 	// random numbers
 	case "rand-type", "oltp-dist-type":
 		t := strings.ToLower(v)
@@ -249,23 +267,27 @@ func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
 		return "", nil
 	case "mysql-ignore-errors":
 		return "", o.setIgnoreErrors(v)
-	// legacy 0.4.12 --test=oltp
+	// legacy 0.4.12 --test=oltp: the options of oltp_legacy
 	case "test":
 		if strings.EqualFold(v, "oltp") {
 			legacy.test = true
+			o.Workload = "oltp_legacy"
 			return "", nil
 		}
 		o.Workload = workloadName(v)
 		return "", nil
 	case "oltp-read-only":
-		return "", parseBool(key, v, &legacy.readOnly)
+		return "", parseBool(key, v, &o.OLTPReadOnly)
 	case "oltp-test-mode":
 		switch v {
 		case "complex", "simple":
-			legacy.mode = v
+			o.OLTPTestMode = v
 			return "", nil
 		}
 		return "", fmt.Errorf("%w: --oltp-test-mode=%s: only complex and simple are supported", ErrInvalidOption, v)
+	case "oltp-table-name":
+		o.OLTPTableName = v
+		return "", nil
 	}
 	return "", fmt.Errorf("%w --%s", ErrUnknownOption, key)
 }
