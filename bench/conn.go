@@ -96,12 +96,16 @@ type session struct {
 	stmts  [][numStmtKinds]driver.Stmt
 	begin  driver.Stmt
 	commit driver.Stmt
+	// legacy are oltp_legacy's statements on its one table (nil otherwise).
+	legacy []driver.Stmt
 	args   [4]driver.NamedValue // arguments of the statement being executed
 }
 
 // openSession opens a connection with connector and prepares kinds on each of
-// the tables, and BEGIN and COMMIT when trx.
-func openSession(ctx context.Context, connector driver.Connector, thread, tables int, kinds []stmtKind, trx bool) (*session, error) {
+// the tables, and BEGIN and COMMIT when trx; with legacyTable, oltp_legacy's
+// statements on that table instead of kinds (sb_oltp.c prepares them all when a
+// thread connects).
+func openSession(ctx context.Context, connector driver.Connector, thread, tables int, kinds []stmtKind, trx bool, legacyTable string) (*session, error) {
 	conn, err := connector.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("thread %d: connect: %w", thread, err)
@@ -129,6 +133,15 @@ func openSession(ctx context.Context, connector driver.Connector, thread, tables
 		if s.commit, err = prepare(sqlCommit, sqlCommit); err != nil {
 			return nil, err
 		}
+	}
+	if legacyTable != "" {
+		s.legacy = make([]driver.Stmt, numLegacyStmts)
+		for k := range numLegacyStmts {
+			if s.legacy[k], err = prepare(k.String(), k.sql(legacyTable)); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
 	}
 	for t := range tables {
 		for _, k := range kinds {
@@ -175,7 +188,7 @@ func (s *session) close(broken bool) {
 				}
 			}
 		}
-		for _, st := range []driver.Stmt{s.begin, s.commit} {
+		for _, st := range append([]driver.Stmt{s.begin, s.commit}, s.legacy...) {
 			if st != nil {
 				_ = st.Close()
 			}

@@ -9,12 +9,21 @@
 // from it (workload.go, the oltp_read_only.lua ... oltp_delete.lua files). The
 // random numbers are sysbench's own: xoroshiro128+ and the uniform, gaussian,
 // special, pareto and zipfian distributions of sb_rand.c (rand.go, distribution.go).
+// oltp_legacy is sysbench 0.4.12's --test=oltp (sb_oltp.c): one table, its own
+// rows, statements and distributions (legacy.go, legacy_rand.go); ParseArgs maps
+// 0.4 command lines to it.
 //
 // The life of a measurement is Prepare (create and load sbtest1..N from a fixed
 // seed, secondary index after the load), Run (one connection per thread, prepared
 // statements, warm-up, a measured window bracketed by Hooks, latency histogram and
 // per-second series) and Cleanup. Result follows sysbench's counting rules and
 // Result.WriteText prints a report in sysbench's layout.
+//
+// The client costs the server as little CPU as it can, since on a small machine
+// they share the cores: each thread owns a go-sql-driver connection (no
+// database/sql), waits for replies in poll(2) like libmysqlclient (dial.go), and
+// drains result sets without converting rows. RunSysbench runs real sysbench with
+// the same options and reads its report into the same Result (sysbench.go).
 //
 // bench knows a server only through a go-sql-driver DSN; it never starts, stops or
 // inspects mysqld. When a connection is lost and cannot be re-established, Run

@@ -172,14 +172,12 @@ func legacyStatementsPerEvent(o *Options) (reads, writes, other int) {
 	return reads, writes, other
 }
 
-// legacyThread is a thread's oltp_legacy state: its distribution, the request
-// being built, and the statements prepared on its current session.
+// legacyThread is a thread's oltp_legacy state: its distribution and the
+// request being built. Its statements are its session's (openSession).
 type legacyThread struct {
 	dist legacyDist
 	reqs []legacyReq
-	c    []byte   // the c value of a non-index update
-	sess *session // the session stmts were prepared on
-	st   [numLegacyStmts]driver.Stmt
+	c    []byte // the c value of a non-index update
 }
 
 // legacyReq is one query of a request (sb_sql_query_t): a statement and its id,
@@ -194,9 +192,6 @@ type legacyReq struct {
 func (t *thread) legacyEvent(ctx context.Context, c *counts) error {
 	if t.lg == nil {
 		t.lg = &legacyThread{dist: newLegacyDist(t.o)}
-	}
-	if err := t.legacyPrepare(ctx); err != nil {
-		return err
 	}
 	if t.o.OLTPTestMode == "simple" {
 		// get_request_simple: one point select, no BEGIN/COMMIT.
@@ -281,34 +276,6 @@ func (lg *legacyThread) rangeStart(r *Rand, size uint32) uint32 {
 	return from
 }
 
-// legacyPrepare prepares the statements on the thread's session unless they
-// already are (once per connection, again after a reconnect).
-//
-// sb_oltp.c prepares them when the thread connects; here it happens at the
-// session's first event, because the sessions Run opens prepare the catalogue's
-// statements for sbtest1..N and cannot take a table name (conn.go).
-func (t *thread) legacyPrepare(ctx context.Context) error {
-	lg := t.lg
-	if lg.sess == t.sess {
-		return nil
-	}
-	lg.sess = nil
-	table := t.o.OLTPTableName
-	for k := range numLegacyStmts {
-		q := k.sql(table)
-		st, err := t.sess.conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-		if err != nil {
-			for _, p := range lg.st[:k] {
-				_ = p.Close()
-			}
-			return &StatementError{Thread: t.id, Statement: k.String(), SQL: q, Prepare: true, Err: err}
-		}
-		lg.st[k] = st
-	}
-	lg.sess = t.sess
-	return nil
-}
-
 // legacyExec runs one query of a request (get_sql_statement_trx binds it) and
 // counts it: a read for a result set, a write for DML that changed a row, other
 // for DML that did not (the package's rule; 0.4.12 counts every DML a write).
@@ -324,7 +291,7 @@ func (t *thread) legacyExec(ctx context.Context, q legacyReq, c *counts) error {
 	default:
 		args = []driver.Value{int64(int32(q.from)), int64(int32(q.to))}
 	}
-	st := lg.st[q.k]
+	st := s.legacy[q.k]
 	var err error
 	if legacyCatalogue[q.k].query {
 		if err = s.queryStmt(ctx, st, args); err == nil {

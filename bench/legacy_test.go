@@ -385,13 +385,14 @@ func TestLegacyReconnect(t *testing.T) {
 	}
 }
 
-// TestLegacyMissingTable: Run without Prepare fails naming the statement and
-// the table.
+// TestLegacyMissingTable: Run without Prepare fails before any event, naming
+// the statement and the table.
 func TestLegacyMissingTable(t *testing.T) {
 	o := legacyOptions()
 	o.Time = time.Second
 	_, err := bench.Run(context.Background(), srv.DSN("mysql"), o, bench.Hooks{})
-	if err == nil || !strings.Contains(err.Error(), "prepare point (SELECT c from sbtest where id=?)") ||
+	if err == nil || !strings.Contains(err.Error(), "connect and prepare statements") ||
+		!strings.Contains(err.Error(), "prepare point (SELECT c from sbtest where id=?)") ||
 		!strings.Contains(err.Error(), "sbtest' doesn't exist") {
 		t.Errorf("got %v, want a prepare error for point on a missing sbtest", err)
 	}

@@ -309,3 +309,14 @@ func (o *Options) seed() int64 {
 func (o *Options) ignores(code uint16) bool {
 	return slices.Contains(o.IgnoreErrors, code)
 }
+
+// DataKey returns the options that decide what Prepare loads, as one string:
+// the workload, table count and size, seed, distribution and its parameters
+// (k is drawn from it), engine, table options, auto-increment and the legacy
+// table's name. Options with equal DataKeys prepare identical tables, so a
+// prepared datadir can be reused between them.
+func (o Options) DataKey() string {
+	return fmt.Sprintf("%s tables=%d size=%d seed=%d rand=%s/%d/%d/%d/%g/%g engine=%s options=%q auto-inc=%v legacy-table=%s",
+		o.Workload, o.Tables, o.TableSize, o.RandSeed, o.RandType, o.RandSpecIter, o.RandSpecPct, o.RandSpecRes,
+		o.RandParetoH, o.RandZipfianExp, o.StorageEngine, o.CreateTableOptions, o.AutoInc, o.OLTPTableName)
+}

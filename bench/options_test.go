@@ -178,3 +178,32 @@ func TestStatementsPerEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestDataKey: every option that changes the prepared rows changes the key;
+// one that only changes the run does not.
+func TestDataKey(t *testing.T) {
+	base := bench.DefaultOptions()
+	for name, change := range map[string]func(o *bench.Options){
+		"rand-type":       func(o *bench.Options) { o.RandType = "uniform" },
+		"rand-spec-pct":   func(o *bench.Options) { o.RandSpecPct = 5 },
+		"rand-pareto-h":   func(o *bench.Options) { o.RandParetoH = 0.3 },
+		"rand-seed":       func(o *bench.Options) { o.RandSeed = 2 },
+		"table-size":      func(o *bench.Options) { o.TableSize++ },
+		"tables":          func(o *bench.Options) { o.Tables++ },
+		"engine":          func(o *bench.Options) { o.StorageEngine = "myisam" },
+		"table options":   func(o *bench.Options) { o.CreateTableOptions = "ROW_FORMAT=COMPACT" },
+		"auto-inc":        func(o *bench.Options) { o.AutoInc = false },
+		"oltp-table-name": func(o *bench.Options) { o.OLTPTableName = "t2" },
+	} {
+		o := base
+		change(&o)
+		if o.DataKey() == base.DataKey() {
+			t.Errorf("%s: same DataKey %s", name, o.DataKey())
+		}
+	}
+	o := base
+	o.Threads, o.Time, o.PointSelects = 8, time.Minute, 1
+	if o.DataKey() != base.DataKey() {
+		t.Errorf("threads, time and point selects changed the DataKey")
+	}
+}

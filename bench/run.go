@@ -221,7 +221,11 @@ type runner struct {
 
 // open gives t a new session and records its server connection id.
 func (r *runner) open(ctx context.Context, t *thread) error {
-	s, err := openSession(ctx, r.connector, t.id, r.o.Tables, r.kinds, t.trx)
+	var legacyTable string
+	if t.wl.legacy {
+		legacyTable = r.o.OLTPTableName
+	}
+	s, err := openSession(ctx, r.connector, t.id, r.o.Tables, r.kinds, t.trx, legacyTable)
 	if err != nil {
 		return err
 	}

@@ -238,8 +238,7 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl
 			fmt.Fprintf(h, "%s\x00", a)
 		}
 	}
-	o := m.cfg.Bench
-	fmt.Fprintf(h, "\x00%s %d %d %d %s %s %v", o.Workload, o.Tables, o.TableSize, o.RandSeed, o.StorageEngine, o.CreateTableOptions, o.AutoInc)
+	fmt.Fprintf(h, "\x00%s", m.cfg.Bench.DataKey())
 	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
