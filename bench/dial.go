@@ -3,13 +3,14 @@ package bench
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -159,30 +160,74 @@ type sockReader struct{ c *sockConn }
 
 // Read reads what the socket has, waiting for POLLIN when it has nothing.
 func (r sockReader) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
 	for {
-		n, err := r.c.f.Read(b)
-		if !errors.Is(err, syscall.EAGAIN) {
-			return n, err
-		}
-		if err := r.c.wait(unix.POLLIN); err != nil {
+		var n int
+		var errno syscall.Errno
+		if err := r.c.raw.Read(func(fd uintptr) bool {
+			n, errno = recv(fd, b)
+			return true
+		}); err != nil {
 			return 0, err
 		}
+		switch errno {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			if err := r.c.wait(unix.POLLIN); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, os.NewSyscallError("recvfrom", errno)
+		}
 	}
+}
+
+// recv is recvfrom(2) without an address, as libmysqlclient's recv. It never
+// blocks (the socket is non-blocking), so it is a raw system call.
+func recv(fd uintptr, b []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+	return int(n), errno
+}
+
+// send is sendto(2) without an address and with MSG_NOSIGNAL (a closed peer is
+// EPIPE, not SIGPIPE), as libmysqlclient's send; raw like recv.
+func send(fd uintptr, b []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MSG_NOSIGNAL, 0, 0)
+	return int(n), errno
 }
 
 // Write writes all of b, waiting for POLLOUT when the socket's buffer is full.
 func (c *sockConn) Write(b []byte) (int, error) {
 	done := 0
-	for {
-		n, err := c.f.Write(b[done:])
-		done += n
-		if !errors.Is(err, syscall.EAGAIN) {
+	for done < len(b) {
+		var n int
+		var errno syscall.Errno
+		if err := c.raw.Write(func(fd uintptr) bool {
+			n, errno = send(fd, b[done:])
+			return true
+		}); err != nil {
 			return done, err
 		}
-		if err := c.wait(unix.POLLOUT); err != nil {
-			return done, err
+		switch errno {
+		case 0:
+			done += n
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			if err := c.wait(unix.POLLOUT); err != nil {
+				return done, err
+			}
+		default:
+			return done, os.NewSyscallError("sendto", errno)
 		}
 	}
+	return done, nil
 }
 
 // wait blocks the calling OS thread in poll(2) until the socket has events (or
