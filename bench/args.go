@@ -46,7 +46,14 @@ type Invocation struct {
 // or Go durations ("1m30s"). Errors wrap ErrUnknownOption or ErrInvalidOption
 // and name the argument.
 func ParseArgs(args []string) (*Invocation, error) {
-	inv := &Invocation{Options: DefaultOptions(), Conn: DefaultConnection()}
+	return ParseArgsOver(DefaultOptions(), args)
+}
+
+// ParseArgsOver is ParseArgs starting from o instead of DefaultOptions: the
+// arguments change only the options they name (for sysbench options given on
+// top of perfbisect's own workload flags).
+func ParseArgsOver(o Options, args []string) (*Invocation, error) {
+	inv := &Invocation{Options: o, Conn: DefaultConnection()}
 	var legacy legacyState
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -302,6 +302,10 @@ func TestBadInput(t *testing.T) {
 		{"json is a directory", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--json", tmp}, []string{"--json", "directory"}},
 		{"unknown flag", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--nope"}, []string{"nope", "--help"}},
 		{"unknown workload", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload", "oltp_foo"}, []string{"oltp_foo", "oltp_read_only"}},
+		{"workload option typo", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--thread=2"}, []string{"--workload-options", "--thread"}},
+		{"connection in workload options", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--point-selects=1 --mysql-socket=/x.sock"}, []string{"--workload-options", "--mysql-socket=/x.sock", "server it starts"}},
+		{"unknown driver", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--driver", "sysbnech"}, []string{"--driver", "sysbnech"}},
+		{"zipfian with sysbench", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--driver", "sysbench", "--rand-type", "zipfian"}, []string{"--driver sysbench", "zipfian"}},
 		{"no cmake", []string{"PATH=" + tmp}, []string{"--repo", repo, "--good", "good", "--bad", "bad"}, []string{"cmake"}},
 		{"option the server rejects", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", badCnf, "--state-dir", filepath.Join(tmp, "state")},
 			[]string{"good endpoint", "innodb_mtflush_threads", "bad.cnf"}},
@@ -322,6 +326,12 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A legacy sysbench line in --workload-options is read (its notes printed)
+	// before anything else is checked.
+	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "goood", "--bad", "bad", "--workload-options", "--test=oltp --oltp-read-only=on --oltp-table-size=5000")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "note: legacy --oltp-table-size is --table-size") || !strings.Contains(r.stderr, "oltp_legacy") {
+		t.Errorf("legacy --workload-options: exit %d\n%s", r.code, r.stderr)
 	}
 	if s := serversUnder(tmp); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)

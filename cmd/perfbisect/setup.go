@@ -104,6 +104,25 @@ func newSetup(c *cli.Context) (*setup, error) {
 	bo.RangeSize = c.Int("range-size")
 	bo.RandType = c.String("rand-type")
 	bo.RandSeed = c.Int64("rand-seed")
+	if wo := c.String("workload-options"); wo != "" {
+		args, err := shellwords.Parse(wo)
+		if err != nil {
+			return nil, usageErr("--workload-options %q: %v", wo, err)
+		}
+		inv, err := bench.ParseArgsOver(bo, args)
+		switch {
+		case err != nil:
+			return nil, usageErr("--workload-options: %v", err)
+		case len(inv.ConnOptions) > 0:
+			return nil, usageErr("--workload-options: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
+		case inv.Command != "":
+			return nil, usageErr("--workload-options: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
+		}
+		bo = inv.Options
+		for _, n := range inv.Notes {
+			fmt.Fprintln(s.progress, "perfbisect: note: "+n)
+		}
+	}
 	if err := bo.Validate(); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

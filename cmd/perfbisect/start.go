@@ -39,6 +39,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "range-size", Value: d.RangeSize, Usage: "rows per range query"},
 		&cli.StringFlag{Name: "rand-type", Value: d.RandType, Usage: "id distribution: uniform, special, gaussian, pareto, zipfian"},
 		&cli.Int64Flag{Name: "rand-seed", Value: d.RandSeed, Usage: "seed of the data and the workload's random values (same for every revision)"},
+		&cli.StringFlag{Name: "workload-options", Usage: "any other sysbench options, as on sysbench's command line (\"--point-selects=1 --skip-trx=on\", or a 0.4 line such as \"--test=oltp --oltp-read-only=on\"); they win over the flags above"},
 		&cli.StringFlag{Name: "driver", Value: "builtin", Usage: "builtin (the built-in workload) or sysbench (real sysbench 1.0 with the same options; the tables are loaded by the built-in prepare)"},
 		&cli.StringFlag{Name: "sysbench-path", Usage: "the sysbench binary for --driver sysbench (default: sysbench in PATH)"},
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
