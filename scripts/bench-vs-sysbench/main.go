@@ -11,7 +11,8 @@
 // transaction for each (SHOW GLOBAL STATUS deltas over each client process:
 // Com_select, Com_stmt_execute, Com_begin, Com_commit, Handler_read_key,
 // Handler_read_next, per reported transaction), client CPU seconds (user+system of
-// the client process) per 1000 transactions and the client's peak RSS. A last
+// the client process) and server CPU seconds (mysqld's, over the client's life)
+// per 1000 transactions, and the client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
 //	go run ./scripts/bench-vs-sysbench                  # the README table, ~15 minutes
@@ -69,6 +70,7 @@ type sample struct {
 	tps     float64
 	txns    int64
 	cpu     time.Duration // user+system of the client process
+	srvCPU  time.Duration // user+system of mysqld over the client's life
 	rssKB   int64         // peak RSS of the client process
 	perTxn  map[string]float64
 	wallDur time.Duration
@@ -198,12 +200,13 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
+	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
 			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf),
 			stats.Median(r.ratios), slices.Min(r.ratios), slices.Max(r.ratios),
-			medianOf(r.sb, cpuPerK), medianOf(r.bi, cpuPerK), medianOf(r.sb, rssMB), medianOf(r.bi, rssMB))
+			medianOf(r.sb, cpuPerK), medianOf(r.bi, cpuPerK), medianOf(r.sb, srvPerK), medianOf(r.bi, srvPerK),
+			medianOf(r.sb, rssMB), medianOf(r.bi, rssMB))
 	}
 	tw.Flush()
 
@@ -243,6 +246,7 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 
 func tpsOf(s sample) float64   { return s.tps }
 func cpuPerK(s sample) float64 { return s.cpu.Seconds() * 1000 / float64(s.txns) }
+func srvPerK(s sample) float64 { return s.srvCPU.Seconds() * 1000 / float64(s.txns) }
 func rssMB(s sample) float64   { return float64(s.rssKB) / 1024 }
 
 func medianOf(ss []sample, f func(sample) float64) float64 {
@@ -276,11 +280,19 @@ func measure(ctx context.Context, srv *serverctl.Server, who, client string, con
 	if err != nil {
 		return sample{}, err
 	}
+	srv0, err := srv.CPUTime()
+	if err != nil {
+		return sample{}, err
+	}
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
 		return sample{}, fmt.Errorf("%v: %s%s", err, errb.String(), lastLines(out.String(), 5))
 	}
 	wall := time.Since(began)
+	srv1, err := srv.CPUTime()
+	if err != nil {
+		return sample{}, err
+	}
 	after, err := srv.GlobalStatus(ctx)
 	if err != nil {
 		return sample{}, err
@@ -310,6 +322,7 @@ func measure(ctx context.Context, srv *serverctl.Server, who, client string, con
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	s.srvCPU = srv1 - srv0
 	s.rssKB = ru.Maxrss
 	s.perTxn = map[string]float64{}
 	for _, k := range counters {
