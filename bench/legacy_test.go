@@ -65,11 +65,7 @@ func TestLegacyPrepare(t *testing.T) {
 	}
 
 	tbl := fmt.Sprintf("`%s`.sbtest", schema)
-	checks := []struct {
-		what string
-		q    string
-		want int64
-	}{
+	checks := []countCheck{
 		{"rows", "SELECT COUNT(*) FROM " + tbl, 25000},
 		{"min id", "SELECT MIN(id) FROM " + tbl, 1},
 		{"max id", "SELECT MAX(id) FROM " + tbl, 25000},
@@ -80,27 +76,9 @@ func TestLegacyPrepare(t *testing.T) {
 			"' AND TABLE_NAME = 'sbtest' AND INDEX_NAME = 'k' AND COLUMN_NAME = 'k' AND SEQ_IN_INDEX = 1", 1},
 		{"tables", "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '" + schema + "'", 1},
 	}
-	for _, c := range checks {
-		if got := queryInt(t, db, c.q); got != c.want {
-			t.Errorf("%s: got %d, want %d", c.what, got, c.want)
-		}
-	}
-	var cols []string
-	rows, err = db.Query(`SELECT CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE, ' ', IS_NULLABLE, ' ', EXTRA)
-		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'sbtest' ORDER BY ORDINAL_POSITION`, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		rows.Scan(&s)
-		cols = append(cols, strings.TrimSpace(s))
-	}
-	rows.Close()
-	want := []string{"id int(10) unsigned NO auto_increment", "k int(10) unsigned NO", "c char(120) NO", "pad char(60) NO"}
-	if strings.Join(cols, "; ") != strings.Join(want, "; ") {
-		t.Errorf("columns: got %q, want %q", cols, want)
-	}
+	expectCounts(t, db, "", checks)
+	expectColumns(t, db, schema, "sbtest",
+		"id int(10) unsigned NO auto_increment", "k int(10) unsigned NO", "c char(120) NO", "pad char(60) NO")
 
 	if err := bench.Cleanup(context.Background(), testDSN(t), o); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,43 @@ func prepared(t *testing.T, o bench.Options) string {
 	return dsn
 }
 
+// countCheck is a query that returns one integer, and the integer it must return.
+type countCheck struct {
+	what string
+	q    string
+	want int64
+}
+
+// expectCounts runs every check and reports the ones that fail, prefixed.
+func expectCounts(t *testing.T, db *sql.DB, prefix string, checks []countCheck) {
+	t.Helper()
+	for _, c := range checks {
+		if got := queryInt(t, db, c.q); got != c.want {
+			t.Errorf("%s%s: got %d, want %d", prefix, c.what, got, c.want)
+		}
+	}
+}
+
+// expectColumns checks a table's columns: "name type nullable extra" each, in order.
+func expectColumns(t *testing.T, db *sql.DB, schema, table string, want ...string) {
+	t.Helper()
+	rows, err := db.Query(`SELECT CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE, ' ', IS_NULLABLE, ' ', EXTRA)
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		cols = append(cols, strings.TrimSpace(s))
+	}
+	if strings.Join(cols, "; ") != strings.Join(want, "; ") {
+		t.Errorf("%s columns: got %q, want %q", table, cols, want)
+	}
+}
+
 func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
 	t.Helper()
 	var n sql.NullInt64
@@ -46,11 +83,7 @@ func TestPrepareTables(t *testing.T) {
 	schema := dbName(t)
 	for n := 1; n <= o.Tables; n++ {
 		tbl := fmt.Sprintf("`%s`.sbtest%d", schema, n)
-		checks := []struct {
-			what string
-			q    string
-			want int64
-		}{
+		checks := []countCheck{
 			{"rows", "SELECT COUNT(*) FROM " + tbl, 5000},
 			{"min id", "SELECT MIN(id) FROM " + tbl, 1},
 			{"max id", "SELECT MAX(id) FROM " + tbl, 5000},
@@ -61,28 +94,9 @@ func TestPrepareTables(t *testing.T) {
 			// Special distribution: about 75% of k values in the middle 1%.
 			{"k in the middle 1% is about 3/4", "SELECT 1000 * SUM(k BETWEEN 2475 AND 2525) / COUNT(*) BETWEEN 730 AND 790 FROM " + tbl, 1},
 		}
-		for _, c := range checks {
-			if got := queryInt(t, db, c.q); got != c.want {
-				t.Errorf("sbtest%d %s: got %d, want %d", n, c.what, got, c.want)
-			}
-		}
-		var cols []string
-		rows, err := db.Query(`SELECT CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE, ' ', IS_NULLABLE, ' ', EXTRA)
-			FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-			schema, fmt.Sprintf("sbtest%d", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var s string
-			rows.Scan(&s)
-			cols = append(cols, strings.TrimSpace(s))
-		}
-		rows.Close()
-		want := []string{"id int(11) NO auto_increment", "k int(11) NO", "c char(120) NO", "pad char(60) NO"}
-		if strings.Join(cols, "; ") != strings.Join(want, "; ") {
-			t.Errorf("sbtest%d columns: got %q, want %q", n, cols, want)
-		}
+		expectCounts(t, db, fmt.Sprintf("sbtest%d ", n), checks)
+		expectColumns(t, db, schema, fmt.Sprintf("sbtest%d", n),
+			"id int(11) NO auto_increment", "k int(11) NO", "c char(120) NO", "pad char(60) NO")
 		var engine string
 		db.QueryRow("SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
 			schema, fmt.Sprintf("sbtest%d", n)).Scan(&engine)
