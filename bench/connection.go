@@ -35,7 +35,9 @@ var defaultSockets = []string{"/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld
 
 // Endpoint returns the network ("unix" or "tcp") and address c connects to:
 // Socket if set; for Host "localhost" (or empty) the first default socket that
-// exists (else 127.0.0.1 and Port); otherwise Host and Port over TCP.
+// exists, or the first of them when none does (as libmysqlclient, which then
+// fails naming it: no silent fall-back to TCP, which could reach another
+// server); otherwise Host and Port over TCP.
 func (c Connection) Endpoint() (network, addr string) {
 	if c.Socket != "" {
 		return "unix", c.Socket
@@ -44,16 +46,15 @@ func (c Connection) Endpoint() (network, addr string) {
 	if port == 0 {
 		port = 3306
 	}
-	host := c.Host
-	if host == "" || host == "localhost" {
+	if c.Host == "" || c.Host == "localhost" {
 		for _, s := range defaultSockets {
 			if fi, err := os.Stat(s); err == nil && fi.Mode()&os.ModeSocket != 0 {
 				return "unix", s
 			}
 		}
-		host = "127.0.0.1"
+		return "unix", defaultSockets[0]
 	}
-	return "tcp", net.JoinHostPort(host, strconv.Itoa(port))
+	return "tcp", net.JoinHostPort(c.Host, strconv.Itoa(port))
 }
 
 // DSN returns go-sql-driver's data source name for c (see Endpoint).

@@ -320,3 +320,40 @@ func (o Options) DataKey() string {
 		o.Workload, o.Tables, o.TableSize, o.RandSeed, o.RandType, o.RandSpecIter, o.RandSpecPct, o.RandSpecRes,
 		o.RandParetoH, o.RandZipfianExp, o.StorageEngine, o.CreateTableOptions, o.AutoInc, o.OLTPTableName)
 }
+
+// Summary describes o in one line for reports: the workload, threads, tables and
+// rows, distribution, window and warm-up, then every per-event option that
+// differs from sysbench's default ("point-selects=1 skip-trx=on"), so that a
+// stored result says what was measured.
+func (o Options) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %d threads, %d table(s) x %d rows, %s ids, %s window after %s warm-up", o.Workload, o.Threads,
+		o.Tables, o.TableSize, o.RandType, o.Time, o.Warmup)
+	d := DefaultOptions()
+	for _, f := range []struct {
+		name    string
+		v, dflt any
+	}{
+		{"range-size", o.RangeSize, d.RangeSize}, {"point-selects", o.PointSelects, d.PointSelects},
+		{"simple-ranges", o.SimpleRanges, d.SimpleRanges}, {"sum-ranges", o.SumRanges, d.SumRanges},
+		{"order-ranges", o.OrderRanges, d.OrderRanges}, {"distinct-ranges", o.DistinctRanges, d.DistinctRanges},
+		{"index-updates", o.IndexUpdates, d.IndexUpdates}, {"non-index-updates", o.NonIndexUpdates, d.NonIndexUpdates},
+		{"delete-inserts", o.DeleteInserts, d.DeleteInserts}, {"range-selects", o.RangeSelects, d.RangeSelects},
+		{"skip-trx", o.SkipTrx, d.SkipTrx}, {"auto-inc", o.AutoInc, d.AutoInc}, {"rand-seed", o.RandSeed, d.RandSeed},
+		{"mysql-storage-engine", o.StorageEngine, d.StorageEngine}, {"create-table-options", o.CreateTableOptions, d.CreateTableOptions},
+		{"oltp-test-mode", o.OLTPTestMode, d.OLTPTestMode}, {"oltp-read-only", o.OLTPReadOnly, d.OLTPReadOnly},
+		{"oltp-table-name", o.OLTPTableName, d.OLTPTableName},
+	} {
+		if f.v != f.dflt {
+			v := fmt.Sprint(f.v)
+			switch f.v {
+			case true:
+				v = "on"
+			case false:
+				v = "off"
+			}
+			fmt.Fprintf(&b, " %s=%s", f.name, v)
+		}
+	}
+	return b.String()
+}

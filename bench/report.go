@@ -37,7 +37,9 @@ func (r *Result) WriteText(w io.Writer, o Options) error {
 // interval, seed and the warm-up.
 func WriteHeader(w io.Writer, o Options, driver string) error {
 	p := &printer{w: w}
-	if driver == DriverBuiltin || driver == "" {
+	if (driver == DriverBuiltin || driver == "") && o.Workload == "oltp_legacy" {
+		p.f("perfbisect built-in oltp_legacy (sysbench 0.4.12 --test=oltp compatible)\n\n")
+	} else if driver == DriverBuiltin || driver == "" {
 		p.f("perfbisect built-in %s (sysbench 1.0.20 compatible)\n\n", o.Workload)
 	} else {
 		p.f("%s %s, run by perfbisect\n\n", driver, o.Workload)

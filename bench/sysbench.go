@@ -24,9 +24,10 @@ import (
 // ErrNoSysbench is wrapped by RunSysbench when the sysbench binary cannot be run.
 var ErrNoSysbench = errors.New("sysbench not found")
 
-// ErrNotInSysbench is wrapped by SysbenchArgs for options that sysbench 1.0 (the
-// Debian package, 1.0.20) does not have: the zipfian distribution and
-// --create-table-options (both 1.1), and windows that are not whole seconds.
+// ErrNotInSysbench is wrapped by SysbenchArgs for what sysbench 1.0 (the Debian
+// package, 1.0.20) does not have: the zipfian distribution and
+// --create-table-options (both 1.1), windows that are not whole seconds, and
+// 0.4.12's --test=oltp (oltp_legacy).
 var ErrNotInSysbench = errors.New("not available in sysbench 1.0")
 
 // SysbenchArgs returns the sysbench 1.0 arguments that run o against conn with
@@ -37,6 +38,8 @@ var ErrNotInSysbench = errors.New("not available in sysbench 1.0")
 // --report-interval=1 for the per-second series. Errors wrap ErrNotInSysbench.
 func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) {
 	switch {
+	case o.Workload == "oltp_legacy":
+		return nil, fmt.Errorf("%s: %w (sysbench 1.0 has no 0.4 --test=oltp); use the built-in driver", o.Workload, ErrNotInSysbench)
 	case o.RandType == "zipfian":
 		return nil, fmt.Errorf("--rand-type=zipfian: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
 	case o.CreateTableOptions != "":

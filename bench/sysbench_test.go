@@ -83,6 +83,7 @@ func TestSysbenchArgs(t *testing.T) {
 		func(o *bench.Options) { o.RandType = "zipfian" },
 		func(o *bench.Options) { o.CreateTableOptions = "ROW_FORMAT=COMPRESSED" },
 		func(o *bench.Options) { o.Time = 1500 * time.Millisecond },
+		func(o *bench.Options) { o.Workload = "oltp_legacy" },
 	} {
 		o := bench.DefaultOptions()
 		bad(&o)
@@ -103,6 +104,12 @@ func TestConnectionEndpoint(t *testing.T) {
 	}
 	if dsn := c.DSN(); !strings.HasPrefix(dsn, "u@tcp(h:1)/d") {
 		t.Errorf("DSN %s", dsn)
+	}
+	// localhost is a socket, never TCP (libmysqlclient's rule), whether or not
+	// a server's default socket exists here.
+	c.Host = "localhost"
+	if n, a := c.Endpoint(); n != "unix" || !strings.HasSuffix(a, ".sock") {
+		t.Errorf("localhost: %s %s, want a default socket", n, a)
 	}
 	inv, err := bench.ParseArgs([]string{"--mysql-port=70000"})
 	if !errors.Is(err, bench.ErrInvalidOption) || inv != nil {

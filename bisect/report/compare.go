@@ -45,6 +45,7 @@ type CompareDoc struct {
 	Threshold   float64      `json:"threshold"`  // relative, e.g. 0.05
 	Confidence  float64      `json:"confidence"` // the decision's level
 	Threads     int          `json:"threads"`    // client threads of the workload
+	Workload    string       `json:"workload"`   // bench.Options.Summary and the driver
 	Verdict     string       `json:"verdict"`    // DIFFERENT, SAME, UNKNOWN
 	Why         string       `json:"why"`        // one line
 	Rows        []MetricRow  `json:"rows"`
@@ -194,7 +195,11 @@ func num(x float64) string {
 }
 
 func compareText(w io.Writer, doc CompareDoc) error {
-	fmt.Fprintf(w, "base %.10s %s\nhead %.10s %s\n\n", doc.Base, doc.BaseSubject, doc.Head, doc.HeadSubject)
+	fmt.Fprintf(w, "base %.10s %s\nhead %.10s %s\n", doc.Base, doc.BaseSubject, doc.Head, doc.HeadSubject)
+	if doc.Workload != "" {
+		fmt.Fprintf(w, "workload %s\n", doc.Workload)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "metric\tbase median [CI]\thead median [CI]\tchange [CI]\tp\tn\n")
 	for _, r := range doc.Rows {
@@ -225,6 +230,9 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	icon := map[string]string{CompareRegression: "🔴", CompareNoRegression: "🟢", CompareInconclusive: "🟡"}[doc.Result]
 	fmt.Fprintf(w, "### perfbisect compare: %s %s\n\n", icon, doc.Result)
 	fmt.Fprintf(w, "base `%.10s` %s → head `%.10s` %s\n\n", doc.Base, mdEscape(doc.BaseSubject), doc.Head, mdEscape(doc.HeadSubject))
+	if doc.Workload != "" {
+		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
+	}
 	fmt.Fprintf(w, "| metric | base median [CI] | head median [CI] | change [CI] | p | n |\n|---|---|---|---|---|---|\n")
 	for _, r := range doc.Rows {
 		b, h, ch, p, n := cells(r)

@@ -27,6 +27,7 @@ func compareDoc(t *testing.T, result string) CompareDoc {
 	cmp := stats.Compare(usable(base, session.TPS), usable(head, session.TPS), 0.05, 0.05)
 	return CompareDoc{Result: result, Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), BaseSubject: "base | subject",
 		HeadSubject: "head", Metric: "tps", Threshold: 0.05, Confidence: 0.95, Verdict: cmp.Verdict.String(), Why: "because",
+		Workload: "oltp_read_only, 2 threads, point-selects=1, run by sysbench",
 		Rows: CompareRows(base, head, session.TPS, cmp), BaseRuns: base, HeadRuns: head}
 }
 
@@ -46,12 +47,14 @@ func TestCompareRowsAndFormats(t *testing.T) {
 	if err := WriteCompare(&md, "markdown", doc); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| **tps (tps)** |") || !strings.Contains(md.String(), `base \| subject`) || !strings.Contains(md.String(), "REGRESSION") {
+	if !strings.Contains(md.String(), "| **tps (tps)** |") || !strings.Contains(md.String(), `base \| subject`) || !strings.Contains(md.String(), "REGRESSION") ||
+		!strings.Contains(md.String(), "Workload: oltp_read_only, 2 threads, point-selects=1, run by sysbench") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 	var txt bytes.Buffer
 	_ = WriteCompare(&txt, "text", doc)
-	if !strings.Contains(txt.String(), "tps (tps) *") || !strings.Contains(txt.String(), "REGRESSION") {
+	if !strings.Contains(txt.String(), "tps (tps) *") || !strings.Contains(txt.String(), "REGRESSION") ||
+		!strings.Contains(txt.String(), "workload oltp_read_only, 2 threads") {
 		t.Errorf("text:\n%s", txt.String())
 	}
 	var js bytes.Buffer

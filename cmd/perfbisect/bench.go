@@ -189,10 +189,11 @@ func benchAction(c *cli.Context) error {
 		if inv.Command == "cleanup" {
 			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
 		}
-		fmt.Fprintf(os.Stderr, "perfbisect bench: %s for %s in %s (%s)\n", what, o.Workload, time.Since(began).Round(time.Millisecond), conn)
+		fmt.Fprintf(os.Stderr, "perfbisect bench: %s %s for %s in %s (%s)\n", driver, what, o.Workload, time.Since(began).Round(time.Millisecond), conn)
 		return nil
 	}
 
+	fmt.Fprintf(os.Stderr, "perfbisect bench: %s %s against %s\n", driver, o.Workload, conn)
 	// A text report to standard output is printed as the run goes, like
 	// sysbench's; JSON and --output get the whole report at the end.
 	var live io.Writer

@@ -30,8 +30,8 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	report := string(b)
 	t.Logf("markdown:\n%s", report)
 	if !strings.Contains(report, "regression") || !strings.Contains(report, "| **tps (tps)** |") || !strings.Contains(report, culprit[:10]) ||
-		!strings.Contains(report, "| cpu-per-txn (us/txn) |") {
-		t.Errorf("markdown report lacks the verdict, the tps row, the head or the cpu row")
+		!strings.Contains(report, "| cpu-per-txn (us/txn) |") || !strings.Contains(report, "run by sysbench") {
+		t.Errorf("markdown report lacks the verdict, the tps row, the head, the cpu row or the driver")
 	}
 	// Two revisions that both have the culprit: no regression.
 	r = perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",

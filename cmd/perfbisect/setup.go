@@ -162,6 +162,15 @@ func newSetup(c *cli.Context) (*setup, error) {
 	return s, nil
 }
 
+// workloadSummary describes the workload and its driver in one line, for
+// reports.
+func (s *setup) workloadSummary() string {
+	if s.driver == "sysbench" {
+		return s.bench.Summary() + ", run by sysbench"
+	}
+	return s.bench.Summary() + ", built-in"
+}
+
 // stateDirOf returns the absolute, canonical state directory of a command:
 // --state-dir, or the default for the repository root (created).
 func stateDirOf(c *cli.Context, repoRoot string) (string, error) {

@@ -15,7 +15,7 @@
 // per 1000 transactions, and the client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
-//	go run ./scripts/bench-vs-sysbench                  # the README table, ~15 minutes
+//	go run ./scripts/bench-vs-sysbench                  # the README table, ~17 minutes
 //	go run ./scripts/bench-vs-sysbench -pairs 3 -time 5s -configs oltp_read_only/2/uniform
 //
 // The numbers are only meaningful on an otherwise idle machine: run nothing
@@ -161,7 +161,7 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 		return err
 	}
 	host := serverctl.HostFacts(dir)
-	fmt.Printf("server %s %s; %s, %d CPUs; 1 table of %d rows; %d pairs of %s runs per configuration, alternating order\n\n",
+	fmt.Printf("server %s %s; %s, %d CPUs; 1 table of %d rows; %d pair(s) of %s runs per configuration, alternating order\n\n",
 		in.Flavor, in.Version, host.CPUModel, host.CPUs, tableSize, pairs, runTime)
 
 	type row struct {
