@@ -55,13 +55,24 @@ func ParseArgs(args []string) (*Invocation, error) {
 func ParseArgsOver(o Options, args []string) (*Invocation, error) {
 	inv := &Invocation{Options: o, Conn: DefaultConnection()}
 	var legacy legacyState
+	workload := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") {
 			switch a {
 			case "prepare", "run", "cleanup", "prewarm":
+				if inv.Command != "" {
+					return nil, fmt.Errorf("%w: %q after %q: one command (prepare, run or cleanup) at a time", ErrInvalidOption, a, inv.Command)
+				}
 				inv.Command = a
 			default:
+				if strings.HasPrefix(a, "-") {
+					return nil, fmt.Errorf("%w %q: sysbench options start with --", ErrUnknownOption, a)
+				}
+				if workload != "" {
+					return nil, fmt.Errorf("%w: %q after the workload %q: one workload at a time (or a value without its option?)", ErrUnknownWorkload, a, workload)
+				}
+				workload = a
 				inv.Options.Workload = workloadName(a)
 			}
 			continue
@@ -69,9 +80,15 @@ func ParseArgsOver(o Options, args []string) (*Invocation, error) {
 		name, value, hasValue := strings.Cut(a[2:], "=")
 		key := normName(name)
 		if !hasValue {
-			if _, boolean := boolOptions[key]; boolean || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+			_, boolean := boolOptions[key]
+			switch {
+			case boolean && i+1 < len(args) && isBoolWord(args[i+1]):
+				// "--skip-trx off": the next word is the value, not the workload.
+				i++
+				value = args[i]
+			case boolean || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--"):
 				value = "on"
-			} else {
+			default:
 				i++
 				value = args[i]
 			}
@@ -189,7 +206,7 @@ func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
 	case "forced-shutdown", "histogram", "verbosity", "db-driver", "db-ps-mode", "mysql-dry-run", "mysql-ssl",
 		"mysql-host", "mysql-port", "mysql-socket", "mysql-user", "mysql-password", "mysql-db", "pgsql-variant",
 		"oltp-connect-delay", "db-debug", "debug", "validate", "thread-stack-size", "config-file":
-		return fmt.Sprintf("--%s=%s ignored (perfbisect connects to the server it starts and always uses server-side prepared statements)", key, v), nil
+		return fmt.Sprintf("--%s=%s ignored (perfbisect speaks MySQL's protocol with server-side prepared statements; connection options apply to perfbisect bench only)", key, v), nil
 	case "init-rng":
 		return fmt.Sprintf("legacy --init-rng=%s ignored: random numbers come from --rand-seed (fixed by default, so every revision gets the same statements)", v), nil
 	case "seed-rng":
@@ -351,6 +368,12 @@ func parseFloat(key, v string, p *float64) error {
 	return nil
 }
 
+// isBoolWord reports whether s is one of the words parseBool reads.
+func isBoolWord(s string) bool {
+	var b bool
+	return parseBool("", s, &b) == nil
+}
+
 func parseBool(key, v string, p *bool) error {
 	switch strings.ToLower(v) {
 	case "on", "true", "yes", "1":
@@ -365,13 +388,17 @@ func parseBool(key, v string, p *bool) error {
 
 // parseSeconds reads whole seconds ("60", as sysbench) or a Go duration ("1m").
 func parseSeconds(key, v string, p *time.Duration) error {
-	if n, err := strconv.Atoi(v); err == nil {
+	const most = 31 * 24 * time.Hour
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > int64(most/time.Second) {
+			return fmt.Errorf("%w: --%s=%s: want seconds from 0 to %d (a month)", ErrInvalidOption, key, v, int64(most/time.Second))
+		}
 		*p = time.Duration(n) * time.Second
 		return nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil {
-		return fmt.Errorf("%w: --%s=%s: want seconds", ErrInvalidOption, key, v)
+	if err != nil || d < 0 || d > most {
+		return fmt.Errorf("%w: --%s=%s: want seconds (a month at most)", ErrInvalidOption, key, v)
 	}
 	*p = d
 	return nil

@@ -140,3 +140,25 @@ func TestParseArgsErrors(t *testing.T) {
 		t.Errorf("Set(test, oltp): %v, %q, workload %s", err, note, o.Workload)
 	}
 }
+
+// TestParseArgsBooleanValues: "--skip-trx off" takes "off" as the value (it used
+// to become "on" with "off" read as the workload), and extra words are errors,
+// not silently the last one wins.
+func TestParseArgsBooleanValues(t *testing.T) {
+	inv, err := bench.ParseArgs(strings.Fields("--skip-trx off --range-selects no oltp_read_write --auto-inc false run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := inv.Options; o.SkipTrx || o.RangeSelects || o.AutoInc || o.Workload != "oltp_read_write" || inv.Command != "run" {
+		t.Errorf("parsed %+v, command %q", o, inv.Command)
+	}
+	inv, err = bench.ParseArgs(strings.Fields("oltp_read_only --skip-trx run"))
+	if err != nil || !inv.Options.SkipTrx || inv.Command != "run" {
+		t.Errorf("bare --skip-trx before the command: %v %+v", err, inv)
+	}
+	for _, bad := range []string{"oltp_read_only oltp_point_select run", "oltp_read_only prepare run", "-t 2 oltp_read_only run", "--time=99999999999 run", "--time=-3 run"} {
+		if _, err := bench.ParseArgs(strings.Fields(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

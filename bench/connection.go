@@ -54,7 +54,8 @@ func (c Connection) Endpoint() (network, addr string) {
 		}
 		return "unix", defaultSockets[0]
 	}
-	return "tcp", net.JoinHostPort(c.Host, strconv.Itoa(port))
+	host := strings.TrimSuffix(strings.TrimPrefix(c.Host, "["), "]") // [::1] as sysbench accepts it
+	return "tcp", net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // DSN returns go-sql-driver's data source name for c (see Endpoint).

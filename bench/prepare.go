@@ -42,10 +42,7 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	if err := ensureDatabase(ctx, db, cfg); err != nil {
 		return fmt.Errorf("prepare: database %q: %w", cfg.DBName, err)
 	}
-	rows := o.TableSize
-	if workloads[o.Workload].emptyWithoutAutoInc && !o.AutoInc {
-		rows = 0
-	}
+	rows := RowsPerTable(o)
 	seed := o.seed()
 
 	// A loader that fails stops the others between statements, not in the

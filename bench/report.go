@@ -138,10 +138,17 @@ func (r *Result) reportLines(step time.Duration) []Interval {
 	case step == r.reportStep:
 		return r.reportIntervals
 	}
+	return groupIntervals(r.Intervals, step)
+}
+
+// groupIntervals averages consecutive per-second intervals into one per step
+// (ending where At is a multiple of step, and at the last), with the largest
+// per-second percentile standing in for the group's.
+func groupIntervals(ivs []Interval, step time.Duration) []Interval {
 	var out []Interval
 	var cur Interval
 	var n float64
-	for i, iv := range r.Intervals {
+	for i, iv := range ivs {
 		cur.At = iv.At
 		cur.Length += iv.Length
 		cur.TPS += iv.TPS
@@ -153,7 +160,7 @@ func (r *Result) reportLines(step time.Duration) []Interval {
 		cur.ReconnectsPS += iv.ReconnectsPS
 		cur.P95 = max(cur.P95, iv.P95)
 		n++
-		if iv.At%step == 0 || i == len(r.Intervals)-1 {
+		if iv.At%step == 0 || i == len(ivs)-1 {
 			cur.TPS /= n
 			cur.QPS /= n
 			cur.ReadsPS /= n

@@ -4,16 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // The external driver: real sysbench 1.0 run with the same options, its report
@@ -44,6 +49,10 @@ func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) 
 		return nil, fmt.Errorf("--rand-type=zipfian: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
 	case o.CreateTableOptions != "":
 		return nil, fmt.Errorf("--create-table-options: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
+	case o.Percentile != math.Trunc(o.Percentile) || o.Percentile < 1:
+		return nil, fmt.Errorf("--percentile=%g: %w: sysbench takes a whole percentile from 1 to 100", o.Percentile, ErrNotInSysbench)
+	case o.RandSeed < 0 || o.RandSeed > math.MaxInt32:
+		return nil, fmt.Errorf("--rand-seed=%d: %w: sysbench takes a seed from 0 to %d", o.RandSeed, ErrNotInSysbench, math.MaxInt32)
 	case o.Time%time.Second != 0 || o.Warmup%time.Second != 0:
 		return nil, fmt.Errorf("--time=%s --warmup-time=%s: %w: sysbench counts whole seconds", o.Time, o.Warmup, ErrNotInSysbench)
 	}
@@ -107,7 +116,8 @@ type Sysbench struct {
 	// Hooks are called as sysbench reports (its output is made line-buffered
 	// with coreutils' stdbuf): MeasureStart when the window opens
 	// (its "Threads started!" line, or the checkpoint report at the end of the
-	// warm-up), Interval for each per-second line of the window, MeasureEnd when
+	// warm-up), Interval every Options.ReportInterval of the window (sysbench's
+	// per-second lines averaged, as Run calls it; never when it is 0), MeasureEnd when
 	// its final report begins (the threads have stopped). So the caller can read
 	// the server's CPU time and status around the window as with Run.
 	Hooks Hooks
@@ -135,6 +145,48 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, err)
 	}
+	// The password goes in a private option file, not on the command line
+	// (where ps shows it).
+	args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--mysql-password=") })
+	if conn.Password != "" {
+		f, err := os.CreateTemp("", "perfbisect-sysbench-*.conf")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		_, err = fmt.Fprintf(f, "mysql-password=%s\n", conn.Password)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		args = append([]string{args[0], "--config-file=" + f.Name()}, args[1:]...)
+	}
+	// sysbench's prepare needs the database; the built-in one creates it.
+	admin, cfg, err := openDB(conn.DSN())
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	if command == "prepare" {
+		if err := ensureDatabase(ctx, admin, cfg); err != nil {
+			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", o.Workload, conn, err)
+		}
+	}
+	// The server's connections before sysbench starts: a cancelled sysbench
+	// is killed, but its server threads go on with their statements (a lock
+	// wait) until they next talk to it; the new ones are killed, as Run does.
+	before := map[int64]bool{}
+	if command == "run" {
+		ids, err := serverThreads(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("sysbench %s run (%s): %w", o.Workload, conn, err)
+		}
+		for _, id := range ids {
+			before[id] = true
+		}
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -156,7 +208,8 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	var out bytes.Buffer
 	warm := int(o.Warmup / time.Second)
 	started, ended := false, false
-	reports := 0 // "SQL statistics:" lines seen; the checkpoint's comes first
+	var pending []Interval // per-second lines of the report interval under way
+	reports := 0           // "SQL statistics:" lines seen; the checkpoint's comes first
 	final := 1
 	if warm > 0 {
 		final = 2
@@ -186,16 +239,27 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 					sb.Hooks.MeasureEnd()
 				}
 			}
-		case started && sb.Hooks.Interval != nil:
-			if iv, ok := parseSysbenchInterval(line, warm); ok {
-				sb.Hooks.Interval(iv)
+		case started && sb.Hooks.Interval != nil && o.ReportInterval > 0:
+			// Every o.ReportInterval, like Run: sysbench reports each second.
+			if iv, ok := parseSysbenchInterval(line, warm); ok && (len(pending) == 0 || iv.At > pending[len(pending)-1].At) {
+				if pending = append(pending, iv); iv.At%o.ReportInterval == 0 {
+					sb.Hooks.Interval(groupIntervals(pending, o.ReportInterval)[0])
+					pending = pending[:0]
+				}
 			}
 		}
+	}
+	if len(pending) > 0 && ended && sb.Hooks.Interval != nil {
+		sb.Hooks.Interval(groupIntervals(pending, o.ReportInterval)[0])
 	}
 	io.Copy(io.Discard, pr)
 	pr.Close()
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
+			if command == "run" {
+				ids, _ := serverThreads(context.Background(), cfg)
+				killConnections(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
+			}
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("sysbench %s %s: %v:\n%s", o.Workload, command, err, lastLines(out.String(), 8))
@@ -204,6 +268,35 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 		return nil, nil
 	}
 	return ParseSysbenchReport(out.Bytes(), o)
+}
+
+// serverThreads lists the ids of the server's connections of cfg's user and
+// database, other than the one asking, within killTimeout.
+func serverThreads(ctx context.Context, cfg *mysql.Config) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	c := cfg.Clone()
+	c.DBName = ""
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ? AND DB = ? AND ID <> CONNECTION_ID()", cfg.User, cfg.DBName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // lastLines returns the last n non-empty lines of s.
@@ -263,7 +356,10 @@ func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		if iv, ok := parseSysbenchInterval(line, warm); ok {
-			ivs = append(ivs, iv)
+			// Under load sysbench can print a second twice; keep the first.
+			if len(ivs) == 0 || iv.At > ivs[len(ivs)-1].At {
+				ivs = append(ivs, iv)
+			}
 			continue
 		}
 		if strings.HasPrefix(strings.TrimSpace(line), "SQL statistics:") {

@@ -175,3 +175,74 @@ func TestSysbenchSameWork(t *testing.T) {
 		t.Errorf("statements prepared inside the window: sysbench %.3f, built-in %.3f per transaction", sper["Com_stmt_prepare"], bper["Com_stmt_prepare"])
 	}
 }
+
+// TestSysbenchDriverDetails: with real sysbench, a password goes through a
+// private option file and prepare creates the database (as the built-in
+// prepare does); Interval is called every ReportInterval with averaged lines;
+// a cancelled run leaves no server thread of sysbench's behind, even one in a
+// lock wait.
+func TestSysbenchDriverDetails(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Fatal("sysbench is needed (apt-get install sysbench; scripts/setup.sh installs it)")
+	}
+	db := admin(t)
+	schema := dbName(t)
+	for _, q := range []string{"DROP USER IF EXISTS 'sbpw'@'localhost'", "CREATE USER 'sbpw'@'localhost' IDENTIFIED BY 's3cr:t@x'",
+		"GRANT ALL ON *.* TO 'sbpw'@'localhost'", "DROP DATABASE IF EXISTS " + schema} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn := bench.Connection{Socket: srv.Socket(), User: "sbpw", Password: "s3cr:t@x", DB: schema}
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads = "oltp_update_index", 1000, 2
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := bench.RunSysbench(ctx, conn, o, "prepare", bench.Sysbench{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM `"+schema+"`.sbtest1"); n != 1000 {
+		t.Fatalf("sysbench prepare loaded %d rows", n)
+	}
+
+	var ats []time.Duration
+	o.Time, o.ReportInterval = 4*time.Second, 2*time.Second
+	r, err := bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Hooks: bench.Hooks{Interval: func(iv bench.Interval) { ats = append(ats, iv.At) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ats) == 0 || ats[0] != 2*time.Second || len(ats) > 2 || len(r.Intervals) < 3 {
+		t.Errorf("Interval called at %v (want every 2s), %d per-second intervals", ats, len(r.Intervals))
+	}
+
+	// A row every update needs is locked; cancel while sysbench's threads wait.
+	lock, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	lock.ExecContext(ctx, "BEGIN")
+	if _, err := lock.ExecContext(ctx, "SELECT * FROM `"+schema+"`.sbtest1 FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	o.Time, o.ReportInterval = time.Minute, 0
+	rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer rcancel()
+	began := time.Now()
+	if _, err := bench.RunSysbench(rctx, conn, o, "run", bench.Sysbench{}); err == nil || time.Since(began) > 10*time.Second {
+		t.Fatalf("cancelled run: %v after %v", err, time.Since(began))
+	}
+	// Still holding the lock: the threads are gone because they were killed,
+	// not because their statements finished.
+	left := int64(-1)
+	for try := 0; try < 20 && left != 0; try++ {
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		left = queryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'sbpw'")
+	}
+	if left != 0 {
+		t.Errorf("%d server threads of the cancelled sysbench left while the lock is held", left)
+	}
+	lock.ExecContext(ctx, "ROLLBACK")
+}

@@ -87,6 +87,16 @@ var workloads = map[string]workload{
 	"oltp_legacy": {trx: true, legacy: true},
 }
 
+// RowsPerTable returns how many rows Prepare loads into each table for o:
+// TableSize, or 0 for oltp_insert without AutoInc (its ids come from sysbench's
+// unique sequence and could collide with loaded ones).
+func RowsPerTable(o Options) int {
+	if workloads[o.Workload].emptyWithoutAutoInc && !o.AutoInc {
+		return 0
+	}
+	return o.TableSize
+}
+
 // Workloads lists the accepted values of Options.Workload, sorted.
 func Workloads() []string {
 	return slices.Sorted(maps.Keys(workloads))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ func benchCommand() *cli.Command {
 type benchFlags struct {
 	driver, sysbenchPath, format, output string
 	verbose                              bool
+	outputSet                            bool // --output or --format given
 }
 
 // splitBenchArgs takes perfbisect's own options out of args and leaves
@@ -91,9 +93,9 @@ func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err 
 		case "sysbench-path":
 			dst = &f.sysbenchPath
 		case "format":
-			dst = &f.format
+			dst, f.outputSet = &f.format, true
 		case "output":
-			dst = &f.output
+			dst, f.outputSet = &f.output, true
 		default:
 			rest = append(rest, a)
 			continue
@@ -142,10 +144,22 @@ func benchAction(c *cli.Context) error {
 	default:
 		return usageErr("%s: not supported; prepare, run and cleanup are", inv.Command)
 	}
+	if f.outputSet && inv.Command != "run" {
+		return usageErr("--output and --format are for run; %s prints one line", inv.Command)
+	}
+	if f.outputSet && f.output == "" {
+		return usageErr("--output: name a file")
+	}
 	if f.output != "" {
 		if err := report.CheckWritable("output", f.output); err != nil {
 			return usageErr("%v", err)
 		}
+	}
+	if o.Workload == "oltp_insert" && !o.AutoInc && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--rand-seed") }) {
+		// Its ids come from the unique sequence of the seed: a fixed seed would
+		// insert the ids of the last run again (duplicate keys).
+		o.RandSeed = 0
+		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
 	}
 	for _, n := range inv.Notes {
 		fmt.Fprintln(os.Stderr, "perfbisect bench: note: "+n)
@@ -185,7 +199,7 @@ func benchAction(c *cli.Context) error {
 		if err != nil {
 			return failed(err)
 		}
-		what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, o.TableSize)
+		what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, bench.RowsPerTable(o))
 		if inv.Command == "cleanup" {
 			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
 		}
@@ -205,16 +219,7 @@ func benchAction(c *cli.Context) error {
 		if err := bench.WriteHeader(live, o, driver); err != nil {
 			return failed(err)
 		}
-		if o.ReportInterval > 0 {
-			var next time.Duration // sysbench's driver reports every second: keep the user's interval
-			hooks.Interval = func(iv bench.Interval) {
-				if f.driver == "sysbench" && iv.At < next {
-					return
-				}
-				next = iv.At + o.ReportInterval
-				_ = bench.WriteInterval(live, iv, o)
-			}
-		}
+		hooks.Interval = func(iv bench.Interval) { _ = bench.WriteInterval(live, iv, o) }
 	}
 	var res *bench.Result
 	if f.driver == "sysbench" {

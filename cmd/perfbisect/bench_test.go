@@ -88,9 +88,29 @@ func TestBenchCommand(t *testing.T) {
 
 	// A 0.4.12 command line from a bug report runs, with notes saying what its
 	// options became.
-	r = bench("--test=oltp", "--oltp-read-only=on", "--oltp-table-size=2000", "--oltp-tables-count=2", "--num-threads=2", "--max-time=1", "run")
-	if r.code != 0 || !strings.Contains(r.stderr, "--num-threads is --threads") || !strings.Contains(r.stdout, "transactions:") {
+	legacy := []string{"--test=oltp", "--oltp-read-only=on", "--oltp-table-size=2000", "--num-threads=2", "--max-time=1"}
+	if r := bench(append(legacy, "prepare")...); r.code != 0 {
+		t.Errorf("legacy prepare: exit %d", r.code)
+	}
+	r = bench(append(legacy, "run")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "--num-threads is --threads") || !strings.Contains(r.stdout, "transactions:") ||
+		!strings.Contains(r.stdout, "0.4.12") {
 		t.Errorf("legacy command line: exit %d", r.code)
+	}
+	bench(append(legacy, "cleanup")...)
+
+	// oltp_insert without auto-increment draws its ids from the seed's unique
+	// sequence: a second run on the same table must not repeat the first's ids.
+	for i := 0; i < 2; i++ {
+		args := []string{"oltp_insert", "--mysql-db=bti", "--auto-inc", "off", "--table-size=100", "--threads=2", "--time=1"}
+		if i == 0 {
+			if r := bench(append(args, "prepare")...); r.code != 0 || !strings.Contains(r.stderr, "of 0 rows") {
+				t.Fatalf("oltp_insert prepare: exit %d", r.code)
+			}
+		}
+		if r := bench(append(args, "run")...); r.code != 0 {
+			t.Errorf("oltp_insert run %d: exit %d", i+1, r.code)
+		}
 	}
 
 	bad := filepath.Join(dir, "bad.json")
@@ -101,6 +121,8 @@ func TestBenchCommand(t *testing.T) {
 		{"oltp_read_only", "--format", "xml", "run"},                                   // unknown format
 		{"oltp_nothing", "--output", bad, "run"},                                       // unknown workload
 		{"oltp_read_only", "--output", filepath.Join(dir, "missing", "x.json"), "run"}, // unwritable output
+		{"oltp_read_only", "--output", bad, "prepare"},                                 // output of a prepare
+		{"oltp_read_only", "oltp_point_select", "run"},                                 // two workloads
 	} {
 		if r := bench(args...); r.code != 2 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, want 2 with one line on stderr", args, r.code)
@@ -115,6 +137,7 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("no server: exit %d", r.code)
 	}
 
+	bench("oltp_insert", "--mysql-db=bti", "cleanup")
 	if r := bench("oltp_read_only", "--tables=2", "cleanup"); r.code != 0 || tables() != 0 {
 		t.Errorf("cleanup: exit %d, %d tables left", r.code, tables())
 	}
