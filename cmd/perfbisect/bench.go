@@ -172,6 +172,10 @@ func benchAction(c *cli.Context) error {
 		}
 		return &exitError{code: exitFailure, err: fmt.Errorf("bench %s %s (%s): %w", o.Workload, inv.Command, conn, err)}
 	}
+	var raw io.Writer // sysbench's own output, with -v
+	if f.verbose {
+		raw = os.Stderr
+	}
 	driver := bench.DriverBuiltin
 	if f.driver == "sysbench" {
 		if _, err := bench.SysbenchArgs(o, conn, inv.Command); err != nil {
@@ -186,10 +190,6 @@ func benchAction(c *cli.Context) error {
 		began := time.Now()
 		switch {
 		case f.driver == "sysbench":
-			var raw io.Writer
-			if f.verbose {
-				raw = os.Stderr
-			}
 			_, err = bench.RunSysbench(ctx, conn, o, inv.Command, bench.Sysbench{Path: f.sysbenchPath, Output: raw})
 		case inv.Command == "prepare":
 			err = bench.Prepare(ctx, conn.DSN(), o)
@@ -223,10 +223,6 @@ func benchAction(c *cli.Context) error {
 	}
 	var res *bench.Result
 	if f.driver == "sysbench" {
-		var raw io.Writer
-		if f.verbose {
-			raw = os.Stderr
-		}
 		res, err = bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Path: f.sysbenchPath, Output: raw, Hooks: hooks})
 	} else {
 		res, err = bench.Run(ctx, conn.DSN(), o, hooks)
@@ -238,11 +234,11 @@ func benchAction(c *cli.Context) error {
 	switch {
 	case f.format == "json":
 		doc := struct {
-			Workload   string         `json:"workload"`
+			Workload   string         `json:"workload"` // Options.Summary
 			Connection string         `json:"connection"`
 			Options    map[string]any `json:"options"`
 			Result     *bench.Result  `json:"result"`
-		}{o.Workload, conn.String(), map[string]any{
+		}{o.Summary(), conn.String(), map[string]any{
 			"tables": o.Tables, "table_size": o.TableSize, "threads": o.Threads, "time_s": o.Time.Seconds(),
 			"warmup_s": o.Warmup.Seconds(), "rand_type": o.RandType, "rand_seed": o.RandSeed, "range_size": o.RangeSize,
 			"skip_trx": o.SkipTrx, "percentile": o.Percentile, "storage_engine": o.StorageEngine,
