@@ -206,10 +206,7 @@ func TestLegacyProtocol(t *testing.T) {
 	o := legacyOptions()
 	o.TableSize = 1000
 	o.Time = 400 * time.Millisecond
-	dsn := prepared(t, o)
-	logOn(t, db)
-	r := run(t, dsn, o, bench.Hooks{})
-	db.Exec("SET GLOBAL general_log = 0")
+	r := loggedRun(t, db, o)
 
 	prepares := map[string]int{}
 	var execs []string

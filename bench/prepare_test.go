@@ -228,6 +228,17 @@ func TestPrepareStatements(t *testing.T) {
 	}
 }
 
+// loggedRun prepares o's tables, then runs o with the general log on (in
+// mysql.general_log) and turns it off again.
+func loggedRun(t *testing.T, db *sql.DB, o bench.Options) *bench.Result {
+	t.Helper()
+	dsn := prepared(t, o)
+	logOn(t, db)
+	r := run(t, dsn, o, bench.Hooks{})
+	db.Exec("SET GLOBAL general_log = 0")
+	return r
+}
+
 // logOn sends the general log to mysql.general_log for the rest of test t.
 func logOn(t *testing.T, db *sql.DB) {
 	t.Helper()

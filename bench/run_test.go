@@ -125,10 +125,7 @@ func TestProtocol(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Threads = 2
 	o.Time = 300 * time.Millisecond
-	dsn := prepared(t, o)
-	logOn(t, db)
-	r := run(t, dsn, o, bench.Hooks{})
-	db.Exec("SET GLOBAL general_log = 0")
+	r := loggedRun(t, db, o)
 	counts := map[string]int64{}
 	rows, err := db.Query(`SELECT command_type,
 		CASE WHEN argument LIKE 'SELECT%FROM sbtest%' THEN 'select' WHEN argument IN ('BEGIN', 'COMMIT') THEN 'trx' ELSE 'other' END, COUNT(*)
