@@ -67,7 +67,7 @@ func benchCommand() *cli.Command {
 type benchFlags struct {
 	driver, sysbenchPath, format, output string
 	verbose                              bool
-	outputSet                            bool // --output or --format given
+	formatSet, outputSet                 bool // --format, --output given
 }
 
 // splitBenchArgs takes perfbisect's own options out of args and leaves
@@ -93,7 +93,7 @@ func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err 
 		case "sysbench-path":
 			dst = &f.sysbenchPath
 		case "format":
-			dst, f.outputSet = &f.format, true
+			dst, f.formatSet = &f.format, true
 		case "output":
 			dst, f.outputSet = &f.output, true
 		default:
@@ -144,7 +144,7 @@ func benchAction(c *cli.Context) error {
 	default:
 		return usageErr("%s: not supported; prepare, run and cleanup are", inv.Command)
 	}
-	if f.outputSet && inv.Command != "run" {
+	if (f.outputSet || f.formatSet) && inv.Command != "run" {
 		return usageErr("--output and --format are for run; %s prints one line", inv.Command)
 	}
 	if f.outputSet && f.output == "" {

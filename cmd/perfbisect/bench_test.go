@@ -80,6 +80,11 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("built-in run: %+v", doc)
 	}
 
+	// --format json alone goes to standard output (how scripts/bench-vs-sysbench reads it).
+	if r := bench("oltp_read_only", "--tables=2", "--table-size=2000", "--time=1", "--format", "json", "run"); r.code != 0 || !strings.HasPrefix(r.stdout, "{") {
+		t.Errorf("--format json to stdout: exit %d", r.code)
+	}
+
 	r = bench("--driver", "sysbench", "oltp_read_only", "--tables=2", "--table-size=2000", "--threads=2", "--time=2", "--report-interval=1", "run")
 	if r.code != 0 || !strings.Contains(r.stdout, "sysbench 1.0") || strings.Count(r.stdout, "] thds: 2 tps:") < 1 ||
 		!strings.Contains(r.stdout, "transactions:") || !strings.Contains(r.stdout, "95th percentile:") {
@@ -122,6 +127,7 @@ func TestBenchCommand(t *testing.T) {
 		{"oltp_nothing", "--output", bad, "run"},                                       // unknown workload
 		{"oltp_read_only", "--output", filepath.Join(dir, "missing", "x.json"), "run"}, // unwritable output
 		{"oltp_read_only", "--output", bad, "prepare"},                                 // output of a prepare
+		{"oltp_read_only", "--output=", "run"},                                         // an empty --output
 		{"oltp_read_only", "oltp_point_select", "run"},                                 // two workloads
 	} {
 		if r := bench(args...); r.code != 2 || r.stdout != "" || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
