@@ -208,8 +208,9 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	var out bytes.Buffer
 	warm := int(o.Warmup / time.Second)
 	started, ended := false, false
-	var pending []Interval // per-second lines of the report interval under way
-	reports := 0           // "SQL statistics:" lines seen; the checkpoint's comes first
+	var pending []Interval   // per-second lines of the report interval under way
+	var lastAt time.Duration // the last second seen (sysbench can print one twice)
+	reports := 0             // "SQL statistics:" lines seen; the checkpoint's comes first
 	final := 1
 	if warm > 0 {
 		final = 2
@@ -241,7 +242,8 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 			}
 		case started && sb.Hooks.Interval != nil && o.ReportInterval > 0:
 			// Every o.ReportInterval, like Run: sysbench reports each second.
-			if iv, ok := parseSysbenchInterval(line, warm); ok && (len(pending) == 0 || iv.At > pending[len(pending)-1].At) {
+			if iv, ok := parseSysbenchInterval(line, warm); ok && iv.At > lastAt {
+				lastAt = iv.At
 				if pending = append(pending, iv); iv.At%o.ReportInterval == 0 {
 					sb.Hooks.Interval(groupIntervals(pending, o.ReportInterval)[0])
 					pending = pending[:0]
