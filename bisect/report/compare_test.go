@@ -28,7 +28,7 @@ func compareDoc(t *testing.T, result string) CompareDoc {
 	return CompareDoc{Result: result, Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40), BaseSubject: "base | subject",
 		HeadSubject: "head", Metric: "tps", Threshold: 0.05, Confidence: 0.95, Verdict: cmp.Verdict.String(), Why: "because",
 		Workload: "oltp_read_only, 2 threads, point-selects=1, run by sysbench",
-		Rows: CompareRows(base, head, session.TPS, cmp), BaseRuns: base, HeadRuns: head}
+		Rows:     CompareRows(base, head, session.TPS, cmp), BaseRuns: base, HeadRuns: head}
 }
 
 func TestCompareRowsAndFormats(t *testing.T) {
