@@ -333,23 +333,7 @@ func TestLegacyReconnect(t *testing.T) {
 	dsn := prepared(t, o)
 	db := admin(t)
 	before := globalStatus(t, db, "Com_stmt_prepare")
-	time.AfterFunc(700*time.Millisecond, func() {
-		// As text: a query with arguments would be a prepared statement.
-		rows, err := db.Query(fmt.Sprintf("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '%s' AND ID <> CONNECTION_ID()", dbName(t)))
-		if err != nil {
-			return
-		}
-		var ids []int64
-		for rows.Next() {
-			var id int64
-			rows.Scan(&id)
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			db.Exec(fmt.Sprintf("KILL %d", id))
-		}
-	})
+	time.AfterFunc(700*time.Millisecond, func() { killConnectionsOf(db, dbName(t)) })
 	r := run(t, dsn, o, bench.Hooks{})
 	prepared := globalStatus(t, db, "Com_stmt_prepare")["Com_stmt_prepare"] - before["Com_stmt_prepare"]
 	if r.Reconnects != 2 || prepared != 2*2*11 {

@@ -396,25 +396,7 @@ func TestReconnect(t *testing.T) {
 	dsn := prepared(t, o)
 	db := admin(t)
 	killed := make(chan int, 1)
-	time.AfterFunc(700*time.Millisecond, func() {
-		n := 0
-		rows, err := db.Query("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()", dbName(t))
-		if err == nil {
-			var ids []int64
-			for rows.Next() {
-				var id int64
-				rows.Scan(&id)
-				ids = append(ids, id)
-			}
-			rows.Close()
-			for _, id := range ids {
-				if _, err := db.Exec(fmt.Sprintf("KILL %d", id)); err == nil {
-					n++
-				}
-			}
-		}
-		killed <- n
-	})
+	time.AfterFunc(700*time.Millisecond, func() { killed <- killConnectionsOf(db, dbName(t)) })
 	r := run(t, dsn, o, bench.Hooks{})
 	n := <-killed
 	if n != o.Threads {
@@ -497,4 +479,29 @@ func TestConnectionLost(t *testing.T) {
 		t.Errorf("gave up %v after the server went away", took)
 	}
 	t.Logf("%v after %v", err, took)
+}
+
+// killConnectionsOf kills the server connections using database schema (the
+// workload's threads), other than db's own, and returns how many it killed. The
+// query is sent as text: one with arguments would be a prepared statement and
+// count in Com_stmt_prepare.
+func killConnectionsOf(db *sql.DB, schema string) int {
+	rows, err := db.Query(fmt.Sprintf("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '%s' AND ID <> CONNECTION_ID()", schema))
+	if err != nil {
+		return 0
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	n := 0
+	for _, id := range ids {
+		if _, err := db.Exec(fmt.Sprintf("KILL %d", id)); err == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -35,26 +35,37 @@ var ErrNoSysbench = errors.New("sysbench not found")
 // 0.4.12's --test=oltp (oltp_legacy).
 var ErrNotInSysbench = errors.New("not available in sysbench 1.0")
 
+// SysbenchSupports returns nil when sysbench 1.0 can run o, and otherwise an
+// error wrapping ErrNotInSysbench that names the option: 0.4's oltp_legacy,
+// zipfian and --create-table-options (1.1), a percentile that is not a whole
+// number from 1 to 100, a seed beyond 32 bits, windows of fractional seconds.
+func SysbenchSupports(o Options) error {
+	switch {
+	case o.Workload == "oltp_legacy":
+		return fmt.Errorf("%s: %w (sysbench 1.0 has no 0.4 --test=oltp); use the built-in driver", o.Workload, ErrNotInSysbench)
+	case o.RandType == "zipfian":
+		return fmt.Errorf("--rand-type=zipfian: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
+	case o.CreateTableOptions != "":
+		return fmt.Errorf("--create-table-options: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
+	case o.Percentile != math.Trunc(o.Percentile) || o.Percentile < 1:
+		return fmt.Errorf("--percentile=%g: %w: sysbench takes a whole percentile from 1 to 100", o.Percentile, ErrNotInSysbench)
+	case o.RandSeed < 0 || o.RandSeed > math.MaxInt32:
+		return fmt.Errorf("--rand-seed=%d: %w: sysbench takes a seed from 0 to %d", o.RandSeed, ErrNotInSysbench, math.MaxInt32)
+	case o.Time%time.Second != 0 || o.Warmup%time.Second != 0:
+		return fmt.Errorf("--time=%s --warmup-time=%s: %w: sysbench counts whole seconds", o.Time, o.Warmup, ErrNotInSysbench)
+	}
+	return nil
+}
+
 // SysbenchArgs returns the sysbench 1.0 arguments that run o against conn with
 // command ("prepare", "run" or "cleanup"): the workload name first, then every
 // option the built-in workload honours, with sysbench's names. sysbench 1.0 has
 // no --warmup-time: a warm-up W runs as --time=W+T --report-checkpoints=W, whose
 // last report covers only the window (see ParseSysbenchReport). Runs also get
-// --report-interval=1 for the per-second series. Errors wrap ErrNotInSysbench.
+// --report-interval=1 for the per-second series. Errors are SysbenchSupports'.
 func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) {
-	switch {
-	case o.Workload == "oltp_legacy":
-		return nil, fmt.Errorf("%s: %w (sysbench 1.0 has no 0.4 --test=oltp); use the built-in driver", o.Workload, ErrNotInSysbench)
-	case o.RandType == "zipfian":
-		return nil, fmt.Errorf("--rand-type=zipfian: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
-	case o.CreateTableOptions != "":
-		return nil, fmt.Errorf("--create-table-options: %w (it came in 1.1); use the built-in driver", ErrNotInSysbench)
-	case o.Percentile != math.Trunc(o.Percentile) || o.Percentile < 1:
-		return nil, fmt.Errorf("--percentile=%g: %w: sysbench takes a whole percentile from 1 to 100", o.Percentile, ErrNotInSysbench)
-	case o.RandSeed < 0 || o.RandSeed > math.MaxInt32:
-		return nil, fmt.Errorf("--rand-seed=%d: %w: sysbench takes a seed from 0 to %d", o.RandSeed, ErrNotInSysbench, math.MaxInt32)
-	case o.Time%time.Second != 0 || o.Warmup%time.Second != 0:
-		return nil, fmt.Errorf("--time=%s --warmup-time=%s: %w: sysbench counts whole seconds", o.Time, o.Warmup, ErrNotInSysbench)
+	if err := SysbenchSupports(o); err != nil {
+		return nil, err
 	}
 	onOff := func(b bool) string {
 		if b {

@@ -178,7 +178,7 @@ func benchAction(c *cli.Context) error {
 	}
 	driver := bench.DriverBuiltin
 	if f.driver == "sysbench" {
-		if _, err := bench.SysbenchArgs(o, conn, inv.Command); err != nil {
+		if err := bench.SysbenchSupports(o); err != nil {
 			return usageErr("--driver sysbench: %v", err)
 		}
 		if driver, err = bench.SysbenchVersion(ctx, f.sysbenchPath); err != nil {

@@ -131,7 +131,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 	case "builtin", "built-in":
 		s.driver = "builtin"
 	case "sysbench":
-		if _, err := bench.SysbenchArgs(bo, bench.Connection{Socket: "x"}, "run"); err != nil {
+		if err := bench.SysbenchSupports(bo); err != nil {
 			return nil, usageErr("--driver sysbench: %v", err)
 		}
 		if _, err := bench.SysbenchVersion(c.Context, s.sysbenchPath); err != nil {
