@@ -27,7 +27,9 @@ type Run struct {
 	// PeakRSS is the server's peak resident set size in bytes.
 	PeakRSS int64 `json:"peak_rss,omitempty"`
 	// Facts describe what measured: server (flavor and version), kernel,
-	// cpu_model, cpus, governor, mem_bytes, datadir_fs.
+	// cpu_model, cpus, governor, mem_bytes, datadir_fs, and overridden: the
+	// settings of the user's option file the tool replaced ("FILE:LINE
+	// name=value -> value; ...").
 	Facts map[string]string `json:"facts,omitempty"`
 	// ServerOptions are the options the server read from its effective option
 	// file, one per line (as mysqld --print-defaults lists them); kept in the

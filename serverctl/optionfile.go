@@ -266,40 +266,56 @@ func currentUser() string {
 // the effective option file (one per line, from --print-defaults).
 const EffectiveArgsFile = "my.cnf.args"
 
+// effective is the option file a server is started with.
+type effective struct {
+	path       string         // the effective option file
+	user       *OptionFileSet // the user's file as this server reads it; nil without one
+	overridden []Override     // the user's settings the overrides replace
+}
+
 // writeOptionFile writes the effective option file of o into its run directory
 // (see writeEffective), relocating every path the user's settings would put
-// outside it, and records the options as the server reads them. It returns the
-// file's path.
-func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (string, error) {
+// outside it, and records the options as the server reads them and the user's
+// settings it overrides.
+func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective, error) {
 	text, err := inline(o.OptionFile)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	cnf := filepath.Join(o.RunDir, EffectiveOptionFile)
-	if err := writeEffective(cnf, o.OptionFile, text, *ov); err != nil {
-		return "", err
+	eff := &effective{path: filepath.Join(o.RunDir, EffectiveOptionFile)}
+	if o.OptionFile != "" {
+		abs, _ := filepath.Abs(o.OptionFile)
+		if eff.user, err = ReadOptionFile(abs, ServerGroups(o.Install), filepath.Dir(abs)); err != nil {
+			return nil, err
+		}
 	}
-	args, err := printDefaults(ctx, o.Install, cnf)
+	if err := writeEffective(eff.path, o.OptionFile, text, *ov); err != nil {
+		return nil, err
+	}
+	args, err := printDefaults(ctx, o.Install, eff.path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	extra, err := privatePaths(args, *ov)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", o.OptionFile, err)
+		return nil, fmt.Errorf("%s: %w", o.OptionFile, err)
 	}
 	if len(extra) > 0 {
 		ov.Extra = extra
-		if err := writeEffective(cnf, o.OptionFile, text, *ov); err != nil {
-			return "", err
+		if err := writeEffective(eff.path, o.OptionFile, text, *ov); err != nil {
+			return nil, err
 		}
-		if args, err = printDefaults(ctx, o.Install, cnf); err != nil {
-			return "", err
+		if args, err = printDefaults(ctx, o.Install, eff.path); err != nil {
+			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o644); err != nil {
-		return "", err
+	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o600); err != nil {
+		return nil, err
 	}
-	return cnf, nil
+	if eff.user != nil {
+		eff.overridden = overridden(eff.user, ov.lines())
+	}
+	return eff, nil
 }
 
 // OptionFileDigest hashes an option file together with every file it pulls in

@@ -71,6 +71,7 @@ type ServerError struct {
 	After      time.Duration // time from start to the failure
 	Lines      []string      // [ERROR] lines (or the last lines) of log-error and stderr
 	RunDir     string        // where the full logs are
+	Hint       string        // what to do, when the tool knows ("" otherwise)
 }
 
 func (e *ServerError) Error() string {
@@ -88,6 +89,9 @@ func (e *ServerError) Error() string {
 	if e.RunDir != "" {
 		fmt.Fprintf(&b, " (logs in %s)", e.RunDir)
 	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, "; %s", e.Hint)
+	}
 	return b.String()
 }
 
@@ -100,6 +104,8 @@ type Server struct {
 	socket  string
 	port    int
 	started time.Time
+
+	eff *effective
 
 	done    chan struct{} // closed when the process has exited
 	mu      sync.Mutex
@@ -130,10 +136,11 @@ func Initialize(ctx context.Context, o Options) error {
 		return err
 	}
 	defer cleanup()
-	cnf, err := writeOptionFile(ctx, o, &ov)
+	eff, err := writeOptionFile(ctx, o, &ov)
 	if err != nil {
 		return err
 	}
+	cnf := eff.path
 	// --defaults-file must be the first argument of both programs.
 	var args []string
 	prog := in.InstallDB
@@ -179,7 +186,8 @@ func Initialize(ctx context.Context, o Options) error {
 			lines = errorLines(string(out))
 		}
 		return &ServerError{Op: "initialise datadir with", Server: prog, OptionFile: o.OptionFile,
-			Exit: exitText(cmd.ProcessState, err), After: time.Since(start), Lines: lines, RunDir: o.RunDir}
+			Exit: exitText(cmd.ProcessState, err), After: time.Since(start), Lines: lines, RunDir: o.RunDir,
+			Hint: unknownOptionHint(lines, eff.user)}
 	}
 	return nil
 }
@@ -221,11 +229,12 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cnf, err := writeOptionFile(ctx, o, &ov)
+	eff, err := writeOptionFile(ctx, o, &ov)
 	if err != nil {
 		cleanup()
 		return nil, err
 	}
+	cnf := eff.path
 	for _, f := range []string{ov.LogError, filepath.Join(o.RunDir, StderrFile), ov.PidFile} {
 		_ = os.Remove(f)
 	}
@@ -241,7 +250,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,
-		done: make(chan struct{})}
+		done: make(chan struct{}), eff: eff}
 	s.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		cleanup()
@@ -305,7 +314,7 @@ func (s *Server) failure(op, exit string) *ServerError {
 	lines := errorLines(readFile(filepath.Join(s.opts.RunDir, ErrorLogFile)))
 	lines = append(lines, errorLines(readFile(filepath.Join(s.opts.RunDir, StderrFile)))...)
 	return &ServerError{Op: op, Server: s.opts.Install.Server, OptionFile: s.opts.OptionFile, Exit: exit,
-		After: time.Since(s.started), Lines: lines, RunDir: s.opts.RunDir}
+		After: time.Since(s.started), Lines: lines, RunDir: s.opts.RunDir, Hint: unknownOptionHint(lines, s.eff.user)}
 }
 
 // DSN returns a go-sql-driver DSN for root over the server's unix socket, with db
@@ -318,6 +327,11 @@ func (s *Server) DSN(db string) string {
 	cfg.DBName = db
 	return cfg.FormatDSN()
 }
+
+// Overridden lists the settings of the user's option file that the server does
+// not get because the tool's overrides replace them (datadir, port, socket, user,
+// log paths ...), with where each is set; nil when there are none.
+func (s *Server) Overridden() []Override { return s.eff.overridden }
 
 // Socket is the path of the server's unix socket.
 func (s *Server) Socket() string { return s.socket }

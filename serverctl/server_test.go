@@ -114,6 +114,15 @@ func TestServerLifecycle(t *testing.T) {
 	if port == 3306 || int(port) != s.Port() {
 		t.Errorf("port %d, want the private port %d", port, s.Port())
 	}
+	// The report says which of the user's settings lost, and where they are.
+	var ovs []string
+	for _, ov := range s.Overridden() {
+		ovs = append(ovs, ov.String())
+	}
+	if len(ovs) != 2 || !strings.HasPrefix(ovs[0], cnf+":2 datadir=/var/lib/mysql -> "+o.RunDir) ||
+		!strings.HasPrefix(ovs[1], cnf+":3 port=3306 -> ") {
+		t.Errorf("overridden settings: %q", ovs)
+	}
 	var anon int
 	db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user=''").Scan(&anon)
 	if anon != 0 {
@@ -218,6 +227,10 @@ func TestStartRejectedOption(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "innodb_mtflush_threads") || !strings.Contains(err.Error(), "bad.cnf") {
 		t.Errorf("error does not name the option and the file: %v", err)
+	}
+	// The advice names the line and offers loose-, which the tool never adds.
+	if !strings.Contains(se.Hint, cnf+":2") || !strings.Contains(se.Hint, "loose-innodb_mtflush_threads") {
+		t.Errorf("hint: %q", se.Hint)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
@@ -63,6 +64,8 @@ type Measurer struct {
 	revs map[string]*revision
 	runN int
 	host map[string]string // HostFacts, read at the first run
+	// overrideNoted: the user's overridden settings have been shown once.
+	overrideNoted bool
 }
 
 type revision struct {
@@ -281,6 +284,15 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)
 	}
 	defer srv.Kill()
+	var overridden []string
+	for _, o := range srv.Overridden() {
+		overridden = append(overridden, o.String())
+	}
+	if len(overridden) > 0 && !m.overrideNoted {
+		m.overrideNoted = true
+		m.logf("note: perfbisect replaces %d setting(s) of %s (private files, socket and port, loopback only):\n  %s",
+			len(overridden), m.cfg.OptionFile, strings.Join(overridden, "\n  "))
+	}
 	var cpu0, cpu1 time.Duration
 	var cpuErr error
 	var status0, status1 map[string]int64
@@ -352,6 +364,9 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
 		PeakRSS: rss, Facts: m.facts(rev.install)}
+	if len(overridden) > 0 {
+		r.Facts["overridden"] = strings.Join(overridden, "; ")
+	}
 	if statusErr == nil && status1 != nil {
 		r.Status = serverctl.StatusDelta(status0, status1)
 	} else if statusErr != nil {

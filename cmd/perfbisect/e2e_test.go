@@ -283,6 +283,8 @@ func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
 	badCnf := filepath.Join(tmp, "bad.cnf")
 	os.WriteFile(badCnf, []byte("[mysqld]\ninnodb_mtflush_threads=16\n"), 0o644)
+	orphanCnf := filepath.Join(tmp, "orphan.cnf")
+	os.WriteFile(orphanCnf, []byte("# copied from a report\ninnodb_buffer_pool_size=1G\n[mysqld]\n"), 0o644)
 	notRepo := t.TempDir()
 	base := []string{"start", "--quiet", "--time", "1", "--warmup", "0"}
 	cases := []struct {
@@ -308,7 +310,8 @@ func TestBadInput(t *testing.T) {
 		{"zipfian with sysbench", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--driver", "sysbench", "--rand-type", "zipfian"}, []string{"--driver sysbench", "zipfian"}},
 		{"no cmake", []string{"PATH=" + tmp}, []string{"--repo", repo, "--good", "good", "--bad", "bad"}, []string{"cmake"}},
 		{"option the server rejects", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", badCnf, "--state-dir", filepath.Join(tmp, "state")},
-			[]string{"good endpoint", "innodb_mtflush_threads", "bad.cnf"}},
+			[]string{"good endpoint", "innodb_mtflush_threads", "bad.cnf:2", "loose-innodb_mtflush_threads"}},
+		{"option file syntax", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", orphanCnf}, []string{"--my-cnf", "orphan.cnf:2", "innodb_buffer_pool_size", "[mysqld]"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

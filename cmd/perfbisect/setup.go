@@ -88,6 +88,15 @@ func newSetup(c *cli.Context) (*setup, error) {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
 		s.optionFile, _ = filepath.Abs(f)
+		// Read it as the server will, before anything is built: a syntax error
+		// stops here with its line; what the server would skip silently is said.
+		set, err := serverctl.ReadOptionFile(s.optionFile, nil, filepath.Dir(s.optionFile))
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
+		}
+		for _, w := range set.Warnings {
+			fmt.Fprintln(s.progress, "perfbisect: note: --my-cnf: "+w)
+		}
 	}
 	var improvement bool
 	switch c.String("find") {
