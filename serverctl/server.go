@@ -121,15 +121,22 @@ type Server struct {
 // --skip-test-db. Failure returns a *ServerError with the initialiser's output.
 func Initialize(ctx context.Context, o Options) error {
 	in := o.Install
-	if err := os.MkdirAll(o.RunDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.RunDir, 0o700); err != nil {
 		return fmt.Errorf("initialise datadir: %w", err)
 	}
 	dd := o.datadir()
 	if ents, err := os.ReadDir(dd); err == nil && len(ents) > 0 {
-		return fmt.Errorf("initialise datadir %s: not empty", dd)
+		return fmt.Errorf("initialise datadir %s: not empty; perfbisect initialises only a datadir it creates (give it a new directory)", dd)
 	}
-	if err := os.MkdirAll(dd, 0o750); err != nil {
+	if err := os.MkdirAll(dd, 0o700); err != nil {
 		return fmt.Errorf("initialise datadir: %w", err)
+	}
+	// MySQL 5.7.6+ --initialize refuses a datadir with any file in it: its
+	// mark comes after.
+	if !in.InitializesItself() {
+		if err := markDatadir(dd); err != nil {
+			return fmt.Errorf("initialise datadir: %w", err)
+		}
 	}
 	ov, cleanup, err := newOverrides(o, 0)
 	if err != nil {
@@ -159,7 +166,7 @@ func Initialize(ctx context.Context, o Options) error {
 		}
 	}
 	logPath := filepath.Join(o.RunDir, InitLogFile)
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("initialise datadir: %w", err)
 	}
@@ -171,7 +178,13 @@ func Initialize(ctx context.Context, o Options) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	if in.InitializesItself() {
+		if merr := markDatadir(dd); merr != nil && err == nil {
+			return fmt.Errorf("initialise datadir: %w", merr)
+		}
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -238,7 +251,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	for _, f := range []string{ov.LogError, filepath.Join(o.RunDir, StderrFile), ov.PidFile} {
 		_ = os.Remove(f)
 	}
-	stderr, err := os.Create(filepath.Join(o.RunDir, StderrFile))
+	stderr, err := os.OpenFile(filepath.Join(o.RunDir, StderrFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("start: %w", err)
@@ -271,8 +284,9 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
-// waitReady polls the socket until a connection succeeds, the process exits, the
-// start timeout passes or ctx ends.
+// waitReady polls the socket until a connection runs a trivial query, the
+// process exits, the start timeout passes or ctx ends; then it checks the
+// tool's account (see checkAccounts).
 func (s *Server) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(s.opts.StartTimeout)
 	db, err := sql.Open("mysql", s.DSN("")+"?timeout=2s")
@@ -290,10 +304,19 @@ func (s *Server) waitReady(ctx context.Context) error {
 		}
 		if _, err := os.Stat(s.socket); err == nil {
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := db.PingContext(pctx)
+			var one int
+			err := db.QueryRowContext(pctx, "SELECT 1").Scan(&one)
 			cancel()
 			if err == nil {
-				return nil
+				return s.checkAccounts(ctx, db)
+			}
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && (me.Number == 1045 || me.Number == 1698) {
+				// Up, but the tool's account is refused: waiting will not help.
+				f := s.failure("start", "")
+				f.Exit = ""
+				f.Lines = append([]string{fmt.Sprintf("root cannot log in over the socket: %v (a datadir perfbisect did not initialise?)", err)}, f.Lines...)
+				return f
 			}
 		}
 		if time.Now().After(deadline) {
@@ -301,6 +324,61 @@ func (s *Server) waitReady(ctx context.Context) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// checkAccounts makes sure the tool's account (root without a password) works
+// over 127.0.0.1 too, unless the user's option file turns networking off, and
+// drops anonymous accounts (mysql_install_db before MariaDB 10.4 and MySQL 5.7
+// creates them; they capture logins of unknown users and confuse clients).
+func (s *Server) checkAccounts(ctx context.Context, db *sql.DB) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if !s.networkingOff() {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", s.port)
+		cfg.Timeout = 5 * time.Second
+		tcp, err := sql.Open("mysql", cfg.FormatDSN())
+		if err == nil {
+			var one int
+			err = tcp.QueryRowContext(cctx, "SELECT 1").Scan(&one)
+			tcp.Close()
+		}
+		if err != nil {
+			f := s.failure("start", "")
+			f.Exit = ""
+			f.Lines = append([]string{fmt.Sprintf("root cannot log in over 127.0.0.1:%d: %v", s.port, err)}, f.Lines...)
+			return f
+		}
+	}
+	rows, err := db.QueryContext(cctx, "SELECT host FROM mysql.user WHERE user = ''")
+	if err != nil {
+		return fmt.Errorf("start: list anonymous accounts: %w", err)
+	}
+	var hosts []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	rows.Close()
+	for _, h := range hosts {
+		if _, err := db.ExecContext(cctx, "DROP USER ''@'"+strings.ReplaceAll(h, "'", "''")+"'"); err != nil {
+			return fmt.Errorf("start: drop anonymous account ''@'%s': %w", h, err)
+		}
+	}
+	return nil
+}
+
+// networkingOff reports whether the user's option file turns TCP off
+// (skip-networking), in which case the server has only its socket.
+func (s *Server) networkingOff() bool {
+	if s.eff == nil || s.eff.user == nil {
+		return false
+	}
+	st, ok := s.eff.user.Last("networking")
+	return ok && (strings.HasPrefix(strings.ReplaceAll(st.Name, "-", "_"), "skip_") ||
+		strings.HasPrefix(strings.ReplaceAll(st.Name, "-", "_"), "loose_skip_"))
 }
 
 // failure builds a *ServerError for the server's current state.
@@ -401,9 +479,12 @@ func ProcessCPUTime(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }
 
-// Stop shuts the server down cleanly (SIGTERM, as mysqladmin shutdown does) and
-// waits for it; after StopTimeout it kills the process group. It returns the
-// server's *ServerError if it had already died on its own.
+// Stop shuts the server down cleanly and waits for it: the SQL SHUTDOWN
+// statement where the version has it (MariaDB 10.0.4+, MySQL 5.7.9+), else or
+// when it fails SIGTERM (mysqld's own clean shutdown); SIGTERM again after half
+// of StopTimeout, and after StopTimeout SIGKILL to the process group. It
+// returns the server's *ServerError if it had already died on its own, and an
+// error when it had to be killed.
 func (s *Server) Stop(ctx context.Context) error {
 	defer os.RemoveAll(s.sockDir)
 	if err := s.Died(); err != nil {
@@ -412,20 +493,46 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if !s.sqlShutdown(ctx) {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	half := time.NewTimer(s.opts.StopTimeout / 2)
+	defer half.Stop()
 	t := time.NewTimer(s.opts.StopTimeout)
 	defer t.Stop()
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		s.kill()
-		return ctx.Err()
-	case <-t.C:
-		s.kill()
-		return fmt.Errorf("stop %s: no clean shutdown after %s; killed (logs in %s)",
-			filepath.Base(s.opts.Install.Server), s.opts.StopTimeout, s.opts.RunDir)
+	for {
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			s.kill()
+			return ctx.Err()
+		case <-half.C:
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		case <-t.C:
+			s.kill()
+			return fmt.Errorf("stop %s: no clean shutdown after %s; killed (logs in %s)",
+				filepath.Base(s.opts.Install.Server), s.opts.StopTimeout, s.opts.RunDir)
+		}
 	}
+}
+
+// sqlShutdown sends SHUTDOWN over the socket and reports whether the server
+// accepted it.
+func (s *Server) sqlShutdown(ctx context.Context) bool {
+	in := s.opts.Install
+	if in.Flavor == MariaDB && !in.atLeast("10.0.4") || in.Flavor != MariaDB && !in.atLeast("5.7.9") {
+		return false
+	}
+	db, err := sql.Open("mysql", s.DSN("")+"?timeout=5s")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(sctx, "SHUTDOWN")
+	return err == nil
 }
 
 // kill sends SIGKILL to the server's process group and waits for the exit.
@@ -457,13 +564,13 @@ func newOverrides(o Options, port int) (Overrides, func(), error) {
 	}
 	cleanup := func() { os.RemoveAll(sockDir) }
 	tmp := filepath.Join(o.RunDir, "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		cleanup()
 		return Overrides{}, nil, err
 	}
 	// Remember the socket directory so that RemoveSocketDir can delete it after a
 	// process that was killed before it could.
-	_ = os.WriteFile(filepath.Join(o.RunDir, socketDirFile), []byte(sockDir+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(o.RunDir, socketDirFile), []byte(sockDir+"\n"), 0o600)
 	runDir, _ := filepath.Abs(o.RunDir)
 	dd, _ := filepath.Abs(o.datadir())
 	return Overrides{

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -170,6 +171,24 @@ func TestServerLifecycle(t *testing.T) {
 	if rss, err := s.PeakRSS(); err != nil || rss < 10<<20 {
 		t.Errorf("peak RSS %d (%v), want a server's tens of MB", rss, err)
 	}
+	// Private files: run directory and datadir 0700, option files 0600; a
+	// restored snapshot loads no buffer pool dump.
+	for path, want := range map[string]os.FileMode{o.RunDir: 0o700, filepath.Join(o.RunDir, "data"): 0o700,
+		filepath.Join(o.RunDir, EffectiveOptionFile): 0o600, filepath.Join(o.RunDir, EffectiveArgsFile): 0o600,
+		filepath.Join(o.RunDir, StderrFile): 0o600} {
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", path, st.Mode().Perm(), err, want)
+		}
+	}
+	var loadAtStartup int
+	if err := db.QueryRow("SELECT @@innodb_buffer_pool_load_at_startup").Scan(&loadAtStartup); err != nil || loadAtStartup != 0 {
+		t.Errorf("innodb_buffer_pool_load_at_startup = %d (%v), want OFF", loadAtStartup, err)
+	}
+	// An anonymous account (as old mysql_install_db made) is gone after the
+	// next start.
+	if _, err := db.Exec("CREATE USER ''@'localhost'"); err != nil {
+		t.Fatal(err)
+	}
 	h := HostFacts(o.RunDir)
 	if h.Kernel == "" || h.CPUs < 1 || h.MemBytes < 1<<28 || h.DatadirFS == "" || h.DatadirFS != FilesystemType(dir) {
 		t.Errorf("host facts: %+v", h)
@@ -181,6 +200,22 @@ func TestServerLifecycle(t *testing.T) {
 	if s.Alive() || syscall.Kill(s.Pid(), 0) == nil {
 		t.Fatal("server still running after Stop")
 	}
+	// The clean shutdown was the SQL statement, not a signal.
+	if log := readFile(filepath.Join(o.RunDir, ErrorLogFile)); !strings.Contains(log, "initiated by: root") {
+		t.Errorf("no SQL SHUTDOWN in the error log:\n%s", lastLines(log, 5))
+	}
+	// perfbisect deletes only datadirs it created.
+	foreign := filepath.Join(dir, "foreign")
+	os.MkdirAll(filepath.Join(foreign, "mysql"), 0o755)
+	if err := RemoveDatadir(foreign); !errors.Is(err, ErrNotOurDatadir) {
+		t.Errorf("RemoveDatadir of a foreign datadir: %v", err)
+	}
+	if err := CopyDatadir(foreign, filepath.Join(dir, "copy")); !errors.Is(err, ErrNotOurDatadir) {
+		t.Errorf("CopyDatadir of a foreign datadir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(foreign, "mysql")); err != nil {
+		t.Errorf("foreign datadir touched: %v", err)
+	}
 	// A stopped datadir copies to a snapshot that starts again.
 	snap := filepath.Join(dir, "snap")
 	if err := CopyDatadir(filepath.Join(o.RunDir, "data"), snap); err != nil {
@@ -191,6 +226,12 @@ func TestServerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db2, _ := sql.Open("mysql", s2.DSN(""))
+	db2.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user=''").Scan(&anon)
+	db2.Close()
+	if anon != 0 {
+		t.Errorf("%d anonymous accounts after a restart", anon)
+	}
 	// A crash is reported with how the server ended.
 	syscall.Kill(s2.Pid(), syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
@@ -200,6 +241,43 @@ func TestServerLifecycle(t *testing.T) {
 	derr := s2.Died()
 	if derr == nil || !strings.Contains(derr.Error(), "killed by signal") {
 		t.Errorf("crash not reported: %v", derr)
+	}
+}
+
+// TestStartChecksTCPAccount starts a datadir initialised the MariaDB 10.4+
+// default way (root logs in only through unix_socket authentication): the
+// socket works for root, 127.0.0.1 does not, and Start must say so.
+func TestStartChecksTCPAccount(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("unix_socket authentication lets only the OS account root in as root")
+	}
+	in := systemInstall(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	dd := filepath.Join(dir, "data")
+	out, err := exec.Command(in.InstallDB, "--no-defaults", "--datadir="+dd, "--user="+currentUser(), "--skip-test-db").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	o := Options{Install: in, RunDir: filepath.Join(dir, "run"), Datadir: dd}
+	s, err := Start(ctx, o)
+	if err == nil {
+		s.Kill()
+		t.Fatal("started although root cannot log in over 127.0.0.1")
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("error does not say the TCP login failed: %v", err)
+	}
+	// With networking off in the user's file the socket is enough.
+	cnf := filepath.Join(dir, "nonet.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\nskip-networking\n"), 0o644)
+	o.OptionFile = cnf
+	s, err = Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package serverctl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,12 +9,46 @@ import (
 	"path/filepath"
 )
 
-// CopyDatadir copies a stopped server's datadir src to dst (which must not exist),
-// file by file with modes kept: the snapshot/restore that gives every run the same
-// starting state. Sparse files are copied as full files.
+// DatadirMark is the file Initialize puts into every datadir it creates (and
+// CopyDatadir copies along): RemoveDatadir deletes only datadirs that hold it.
+const DatadirMark = "perfbisect-datadir"
+
+// ErrNotOurDatadir is returned (wrapped) by RemoveDatadir and CopyDatadir for a
+// directory perfbisect did not create.
+var ErrNotOurDatadir = errors.New("not a datadir perfbisect created")
+
+func markDatadir(dd string) error {
+	return os.WriteFile(filepath.Join(dd, DatadirMark), []byte("created by perfbisect; it deletes only datadirs marked so\n"), 0o600)
+}
+
+func isOurDatadir(dd string) bool {
+	st, err := os.Lstat(filepath.Join(dd, DatadirMark))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// RemoveDatadir deletes a datadir perfbisect created (one holding DatadirMark).
+// A missing directory is not an error; any other directory is refused with an
+// error wrapping ErrNotOurDatadir and left as it is.
+func RemoveDatadir(dd string) error {
+	if _, err := os.Lstat(dd); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if !isOurDatadir(dd) {
+		return fmt.Errorf("remove datadir %s: %w (no %s file); left as it is", dd, ErrNotOurDatadir, DatadirMark)
+	}
+	return os.RemoveAll(dd)
+}
+
+// CopyDatadir copies a stopped server's datadir src, which perfbisect created
+// (see RemoveDatadir), to dst (which must not exist), file by file with modes
+// kept: the snapshot/restore that gives every run the same starting state.
+// Sparse files are copied as full files.
 func CopyDatadir(src, dst string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return fmt.Errorf("copy datadir: %s already exists", dst)
+	}
+	if !isOurDatadir(src) {
+		return fmt.Errorf("copy datadir %s: %w", src, ErrNotOurDatadir)
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

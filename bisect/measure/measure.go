@@ -91,7 +91,9 @@ func (m *Measurer) Tidy() {
 		serverctl.RemoveSocketDir(d)
 	}
 	for _, d := range dirs {
-		_ = os.RemoveAll(filepath.Join(d, "data"))
+		if err := serverctl.RemoveDatadir(filepath.Join(d, "data")); err != nil {
+			m.logf("note: %v", err)
+		}
 	}
 }
 
@@ -186,6 +188,9 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return rev, nil
 	}
 	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
+	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
+		return nil, err
+	}
 	_ = os.RemoveAll(snap)
 	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir}
 	if err := serverctl.Initialize(ctx, o); err != nil {
@@ -215,7 +220,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if serr != nil {
 		return nil, m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
 	}
-	if err := os.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	m.revs[commit] = rev
@@ -228,9 +233,11 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 // workload's data-shaping options.
 func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl.Install) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
+	// "datadir 2": datadirs carry serverctl.DatadirMark; older snapshots
+	// (without it) are not reused.
+	fmt.Fprintf(h, "datadir 2\x00%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
 	if m.cfg.OptionFile != "" {
-		if err := os.MkdirAll(m.cfg.StateDir, 0o755); err != nil {
+		if err := os.MkdirAll(m.cfg.StateDir, 0o700); err != nil {
 			return "", err
 		}
 		args, err := serverctl.UserOptions(ctx, in, m.cfg.OptionFile, m.cfg.StateDir)
@@ -270,9 +277,12 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	m.runN++
 	began := time.Now()
 	dir := filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
-	_ = os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := serverctl.RemoveDatadir(data); err != nil {
+		return bisect.Run{}, err
+	}
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bisect.Run{}, err
 	}
 	if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
@@ -359,7 +369,11 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
 	}
 	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
-	_ = os.RemoveAll(dir) // a failed run keeps its directory (logs, datadir) as evidence
+	// A failed run keeps its directory (logs, datadir) as evidence.
+	if err := serverctl.RemoveDatadir(data); err != nil {
+		return bisect.Run{}, err
+	}
+	_ = os.RemoveAll(dir)
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
