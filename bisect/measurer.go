@@ -27,7 +27,9 @@ type Run struct {
 	// PeakRSS is the server's peak resident set size in bytes.
 	PeakRSS int64 `json:"peak_rss,omitempty"`
 	// Facts describe what measured: server (flavor and version), kernel,
-	// cpu_model, cpus, governor, mem_bytes, datadir_fs, and overridden: the
+	// cpu_model, cpus, governor, mem_bytes, datadir_fs, server_cpus and
+	// client_cpus (the CPU lists mysqld and the client could run on, as the
+	// kernel reported them during the run), and overridden: the
 	// settings of the user's option file the tool replaced ("FILE:LINE
 	// name=value -> value; ...").
 	Facts map[string]string `json:"facts,omitempty"`

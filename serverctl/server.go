@@ -37,6 +37,9 @@ type Options struct {
 	// StopTimeout bounds a clean shutdown before the process group is killed
 	// (default 3 minutes).
 	StopTimeout time.Duration
+	// CPUs, when set, are the only CPUs the server's threads run on (its
+	// affinity from the start, as taskset -c would set it). Start only.
+	CPUs CPUList
 }
 
 func (o *Options) owner() string {
@@ -265,7 +268,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,
 		done: make(chan struct{}), eff: eff}
 	s.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startPinned(o.CPUs, cmd.Start); err != nil {
 		cleanup()
 		return nil, fmt.Errorf("start %s: %w", o.Install.Server, err)
 	}
@@ -524,10 +527,19 @@ func (s *Server) sqlShutdown(ctx context.Context) bool {
 	if in.Flavor == MariaDB && !in.atLeast("10.0.4") || in.Flavor != MariaDB && !in.atLeast("5.7.9") {
 		return false
 	}
-	db, err := sql.Open("mysql", s.DSN("")+"?timeout=5s")
+	cfg, err := mysql.ParseDSN(s.DSN(""))
 	if err != nil {
 		return false
 	}
+	cfg.Timeout = 5 * time.Second
+	// The connection dies with the server: closing it fails, and that is not
+	// news worth a log line.
+	cfg.Logger = &mysql.NopLogger{}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return false
+	}
+	db := sql.OpenDB(conn)
 	defer db.Close()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

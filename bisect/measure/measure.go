@@ -15,10 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"time"
+
+	humanize "github.com/dustin/go-humanize"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
@@ -38,7 +43,15 @@ type Config struct {
 	// either way (the same rows for every revision).
 	Driver       string
 	SysbenchPath string
-	Log          io.Writer // progress lines; may be nil
+	// ServerCPUs and ClientCPUs place the measured server and the workload's
+	// client (this process's threads, or sysbench) on CPUs, as taskset would
+	// (zero: no placement). Each run records where they actually ran.
+	ServerCPUs, ClientCPUs serverctl.CPUList
+	// SnapshotBudget bounds the disk space (bytes) of the prepared datadirs kept
+	// in StateDir across sessions; least recently used ones beyond it are
+	// deleted. 0: DefaultSnapshotBudget.
+	SnapshotBudget int64
+	Log            io.Writer // progress lines; may be nil
 	// OnBuild, when set, is called after every build attempt of a revision
 	// (cache hits included): for the store.
 	OnBuild func(BuildRecord)
@@ -184,6 +197,8 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
 	rev := &revision{install: in, snapshot: filepath.Join(snap, "data")}
 	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(filepath.Join(snap, "complete"), now, now) // last used, for eviction
 		m.revs[commit] = rev
 		return rev, nil
 	}
@@ -224,7 +239,88 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return nil, err
 	}
 	m.revs[commit] = rev
+	m.evictSnapshots()
 	return rev, nil
+}
+
+// DefaultSnapshotBudget is the disk space prepared datadirs may take in a
+// state directory unless Config.SnapshotBudget says otherwise: 10 GiB.
+const DefaultSnapshotBudget = 10 << 30
+
+// evictSnapshots deletes the least recently used prepared datadirs of the state
+// directory (complete ones; their "complete" file's time is the last use) until
+// the rest fit in the snapshot budget. The snapshots this Measurer uses are
+// kept even over budget (a note says so).
+func (m *Measurer) evictSnapshots() {
+	budget := m.cfg.SnapshotBudget
+	if budget == 0 {
+		budget = DefaultSnapshotBudget
+	}
+	type snap struct {
+		dir  string
+		used time.Time
+		size int64
+	}
+	inUse := map[string]bool{}
+	for _, r := range m.revs {
+		inUse[filepath.Dir(r.snapshot)] = true
+	}
+	dirs, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "datadirs", "*"))
+	var snaps []snap
+	var total int64
+	for _, d := range dirs {
+		st, err := os.Stat(filepath.Join(d, "complete"))
+		if err != nil {
+			continue // being prepared (or a failed preparation, kept as evidence)
+		}
+		sz := dirSize(d)
+		total += sz
+		snaps = append(snaps, snap{d, st.ModTime(), sz})
+	}
+	sort.Slice(snaps, func(i, j int) bool { return snaps[i].used.Before(snaps[j].used) })
+	for _, sn := range snaps {
+		if total <= budget {
+			return
+		}
+		if inUse[sn.dir] {
+			continue
+		}
+		// A complete snapshot is perfbisect's; older ones have no mark.
+		if err := serverctl.RemoveDatadir(filepath.Join(sn.dir, "data")); err != nil && !errors.Is(err, serverctl.ErrNotOurDatadir) {
+			m.logf("note: evict datadir snapshot %s: %v", sn.dir, err)
+			continue
+		}
+		if err := os.RemoveAll(sn.dir); err != nil {
+			m.logf("note: evict datadir snapshot %s: %v", sn.dir, err)
+			continue
+		}
+		total -= sn.size
+		m.logf("evicted datadir snapshot %s (%s, last used %s): snapshots over the %s budget",
+			filepath.Base(sn.dir), humanize.IBytes(uint64(sn.size)), sn.used.Format(time.DateTime), humanize.IBytes(uint64(budget)))
+	}
+	if total > budget {
+		m.logf("note: the datadir snapshots this session uses take %s, over the %s budget (--snapshot-cache-size)", humanize.IBytes(uint64(total)), humanize.IBytes(uint64(budget)))
+	}
+}
+
+// dirSize is the disk space of the files under dir (allocated blocks, so that
+// sparse InnoDB files count as what they take).
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				n += st.Blocks * 512
+			} else {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // snapshotKey names a prepared datadir: the build (commit and recipe), the
@@ -288,7 +384,8 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
 		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
 	}
-	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir}
+	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
+		CPUs: m.cfg.ServerCPUs}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
 		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)
@@ -325,12 +422,19 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	}
 	var res *bench.Result
 	var berr error
+	unpin, err := serverctl.PinProcess(m.cfg.ClientCPUs)
+	if err != nil {
+		return bisect.Run{}, err
+	}
+	serverCPUs, _ := serverctl.ProcessCPUs(srv.Pid())
+	clientCPUs, _ := serverctl.ProcessCPUs(os.Getpid())
 	if m.cfg.Driver == "sysbench" {
 		conn := bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}
 		res, berr = bench.RunSysbench(ctx, conn, m.cfg.Bench, "run", bench.Sysbench{Path: m.cfg.SysbenchPath, Hooks: hooks})
 	} else {
 		res, berr = bench.Run(ctx, srv.DSN("sbtest"), m.cfg.Bench, hooks)
 	}
+	unpin()
 	if died := srv.Died(); died != nil {
 		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
 	}
@@ -381,6 +485,7 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	if len(overridden) > 0 {
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
+	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
 	if statusErr == nil && status1 != nil {
 		r.Status = serverctl.StatusDelta(status0, status1)
 	} else if statusErr != nil {

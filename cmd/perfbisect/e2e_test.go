@@ -149,15 +149,21 @@ func readJSON(t *testing.T, path string) jsonResult {
 var fastRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5", "--quiet"}
 
 func TestBisectFindsInjectedRegression(t *testing.T) {
-	// 40 commits, culprit at 23; the build breaks at 20 (the first midpoint) and
-	// is fixed at 21, so the bisect must skip a real build failure.
-	repo, culprit := makeFixture(t, "--broken-pos", "20")
+	// 24 commits, culprit at 14; the build breaks at 12 (the first midpoint) and
+	// is fixed at 13, so the bisect must skip a real build failure.
+	repo, culprit := makeFixture(t, "--commits", "24", "--culprit-pos", "14", "--broken-pos", "12")
 	broken := fixtureVar(t, repo, "BROKEN_SHA")
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--state-dir", state, "--json", out}, fastRun...)
+	// Server and client on CPUs of their own, as MariaDB's CI benchmarks run.
+	serverCPUs, clientCPUs := "", ""
+	if runtime.NumCPU() >= 2 {
+		serverCPUs, clientCPUs = "1", "0"
+		args = append(args, "--server-cpus", serverCPUs, "--client-cpus", clientCPUs)
+	}
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)
@@ -194,6 +200,9 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 			if run.Status["Questions"] <= 0 || run.Status["Innodb_buffer_pool_read_requests"] <= 0 || run.PeakRSS < 10<<20 ||
 				!strings.HasPrefix(run.Facts["server"], "MariaDB 10.") || run.Facts["datadir_fs"] == "" || run.Facts["kernel"] == "" {
 				t.Errorf("json: run without its status deltas, peak RSS or facts: %+v", run)
+			}
+			if serverCPUs != "" && (run.Facts["server_cpus"] != serverCPUs || run.Facts["client_cpus"] != clientCPUs) {
+				t.Errorf("json: run placed on server %q client %q, want %s and %s", run.Facts["server_cpus"], run.Facts["client_cpus"], serverCPUs, clientCPUs)
 			}
 		}
 	}
@@ -306,6 +315,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown workload", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload", "oltp_foo"}, []string{"oltp_foo", "oltp_read_only"}},
 		{"workload option typo", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--thread=2"}, []string{"--workload-options", "--thread"}},
 		{"connection in workload options", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--point-selects=1 --mysql-socket=/x.sock"}, []string{"--workload-options", "--mysql-socket=/x.sock", "server it starts"}},
+		{"cpu list", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--server-cpus", "3-1"}, []string{"--server-cpus", "3-1"}},
 		{"unknown driver", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--driver", "sysbnech"}, []string{"--driver", "sysbnech"}},
 		{"zipfian with sysbench", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--driver", "sysbench", "--rand-type", "zipfian"}, []string{"--driver sysbench", "zipfian"}},
 		{"no cmake", []string{"PATH=" + tmp}, []string{"--repo", repo, "--good", "good", "--bad", "bad"}, []string{"cmake"}},

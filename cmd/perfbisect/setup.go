@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	humanize "github.com/dustin/go-humanize"
 	git "github.com/go-git/go-git/v5"
 	shellwords "github.com/mattn/go-shellwords"
 	"github.com/urfave/cli/v2"
@@ -38,11 +39,14 @@ type setup struct {
 	bench      bench.Options
 	// driver is "builtin" or "sysbench" (--driver), sysbenchPath --sysbench-path.
 	driver, sysbenchPath string
-	recipe               build.Recipe
-	policy               session.Config // decision settings, without endpoints and commits
-	stateDir             string
-	store                *store.Store
-	unlock               func()
+	// serverCPUs, clientCPUs: --server-cpus, --client-cpus.
+	serverCPUs, clientCPUs serverctl.CPUList
+	snapshotBudget         int64 // --snapshot-cache-size, bytes
+	recipe                 build.Recipe
+	policy                 session.Config // decision settings, without endpoints and commits
+	stateDir               string
+	store                  *store.Store
+	unlock                 func()
 }
 
 // close releases the store and the state directory's lock.
@@ -149,6 +153,22 @@ func newSetup(c *cli.Context) (*setup, error) {
 	default:
 		return nil, usageErr("--driver %q: want builtin or sysbench", s.driver)
 	}
+	for _, f := range []struct {
+		name string
+		dst  *serverctl.CPUList
+	}{{"server-cpus", &s.serverCPUs}, {"client-cpus", &s.clientCPUs}} {
+		if *f.dst, err = serverctl.ParseCPUList(c.String(f.name)); err != nil {
+			return nil, usageErr("--%s: %v", f.name, err)
+		}
+	}
+	if b, err := humanize.ParseBytes(c.String("snapshot-cache-size")); err != nil || b == 0 || b > 1<<62 {
+		return nil, usageErr("--snapshot-cache-size %q: want a size such as 500MiB or 20GB", c.String("snapshot-cache-size"))
+	} else {
+		s.snapshotBudget = int64(b)
+	}
+	if s.serverCPUs.Overlaps(s.clientCPUs) {
+		fmt.Fprintf(s.progress, "perfbisect: note: --server-cpus %s and --client-cpus %s share CPUs: the client takes CPU time from the server it measures\n", s.serverCPUs, s.clientCPUs)
+	}
 	s.policy = session.Config{
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
 		Threshold: threshold, Confidence: c.Float64("confidence"), Metric: session.Metric(c.String("metric")),
@@ -233,7 +253,8 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 		}
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild,
-		Driver: s.driver, SysbenchPath: s.sysbenchPath})
+		Driver: s.driver, SysbenchPath: s.sysbenchPath, ServerCPUs: s.serverCPUs, ClientCPUs: s.clientCPUs,
+		SnapshotBudget: s.snapshotBudget})
 	m.Tidy()
 	return m
 }
@@ -281,6 +302,13 @@ func (s *setup) identity(good, bad string, extra map[string]string) map[string]s
 	id["workload"] = string(b)
 	if s.driver != "builtin" {
 		id["driver"] = s.driver
+	}
+	// Placement changes the numbers: runs with another one are not reused.
+	if !s.serverCPUs.IsZero() {
+		id["server-cpus"] = s.serverCPUs.String()
+	}
+	if !s.clientCPUs.IsZero() {
+		id["client-cpus"] = s.clientCPUs.String()
 	}
 	var fields map[string]any
 	_ = json.Unmarshal(b, &fields)

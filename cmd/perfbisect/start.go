@@ -42,6 +42,8 @@ func measurementFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workload-options", Usage: "any other sysbench options, as on sysbench's command line (\"--point-selects=1 --skip-trx=on\", or a 0.4 line such as \"--test=oltp --oltp-read-only=on\"); they win over the flags above"},
 		&cli.StringFlag{Name: "driver", Value: "builtin", Usage: "builtin (the built-in workload) or sysbench (real sysbench 1.0 with the same options; the tables are loaded by the built-in prepare)"},
 		&cli.StringFlag{Name: "sysbench-path", Usage: "the sysbench binary for --driver sysbench (default: sysbench in PATH)"},
+		&cli.StringFlag{Name: "server-cpus", Usage: "CPUs the measured server runs on, as for taskset -c (\"1\", \"2-3\"); default: all"},
+		&cli.StringFlag{Name: "client-cpus", Usage: "CPUs the workload's client (the built-in workload, or sysbench) runs on during a run; default: all"},
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
@@ -50,6 +52,7 @@ func measurementFlags() []cli.Flag {
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 		&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
 		&cli.IntFlag{Name: "build-jobs", DefaultText: "number of CPUs", Usage: "parallel build jobs"},
+		&cli.StringFlag{Name: "snapshot-cache-size", Value: "10GiB", Usage: "disk space the prepared datadirs may keep in the state directory across sessions (500MiB, 20GB); least recently used ones beyond it are deleted"},
 		&cli.StringFlag{Name: "state-dir", Usage: "builds, datadir snapshots, the store and logs (default: the user's cache dir, per repository)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 	}

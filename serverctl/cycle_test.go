@@ -1,0 +1,132 @@
+package serverctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/internal/reap"
+)
+
+// openFDs counts the file descriptors of this process.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestTwentyCyclesLeaveNothingBehind prepares one snapshot and runs 20
+// restore/start/run/stop cycles with the real workload client, as a bisect
+// does: no server process, socket directory, run directory, file descriptor or
+// goroutine may outlive them. A kill -9 of mysqld in the middle of a run is
+// reported with how it ended and its error log, and the next cycle works.
+func TestTwentyCyclesLeaveNothingBehind(t *testing.T) {
+	in := systemInstall(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // socket directories go here: it must end empty
+	snap := filepath.Join(dir, "snap")
+	cnf := filepath.Join(dir, "my.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size=32M\n"), 0o644)
+	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "prepare"), Datadir: snap, Owner: dir}
+	if err := Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := bench.DefaultOptions()
+	bo.TableSize, bo.Threads, bo.Time = 1000, 2, 300*time.Millisecond
+	if err := bench.Prepare(ctx, s.DSN("sbtest"), bo); err != nil {
+		s.Kill()
+		t.Fatal(err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+	const cycles = 20
+	killAt := cycles / 2
+	for i := 0; i < cycles; i++ {
+		run := filepath.Join(dir, "runs", fmt.Sprint(i))
+		data := filepath.Join(run, "data")
+		if err := CopyDatadir(snap, data); err != nil {
+			t.Fatal(err)
+		}
+		ro := Options{Install: in, OptionFile: cnf, RunDir: run, Datadir: data, Owner: dir}
+		s, err := Start(ctx, ro)
+		if err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		var h bench.Hooks
+		if i == killAt {
+			h.MeasureStart = func() { syscall.Kill(s.Pid(), syscall.SIGKILL) }
+		}
+		res, berr := bench.Run(ctx, s.DSN("sbtest"), bo, h)
+		if i == killAt {
+			if berr == nil {
+				t.Fatalf("cycle %d: the run survived a kill -9 of mysqld: %+v", i, res)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for s.Alive() && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			var se *ServerError
+			if died := s.Died(); !errors.As(died, &se) || !strings.Contains(died.Error(), "killed by signal") || len(se.Lines) == 0 {
+				t.Errorf("cycle %d: the crash is not reported with its signal and log lines: %v", i, died)
+			}
+			if err := s.Stop(ctx); err == nil {
+				t.Errorf("cycle %d: Stop of a crashed server reports no error", i)
+			}
+			s.Kill()
+		} else {
+			if berr != nil || res.Events == 0 {
+				t.Fatalf("cycle %d: run: %v (%v events)", i, berr, res)
+			}
+			if err := s.Stop(ctx); err != nil {
+				t.Fatalf("cycle %d: stop: %v", i, err)
+			}
+		}
+		if s.Alive() || syscall.Kill(s.Pid(), 0) == nil {
+			t.Fatalf("cycle %d: mysqld %d still running", i, s.Pid())
+		}
+		if err := RemoveDatadir(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps := reap.Find(dir); len(ps) > 0 {
+		reap.Kill(ps)
+		t.Errorf("processes left: %v", ps)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("left in TMPDIR: %v", ents)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "runs")); len(ents) > 0 {
+		t.Errorf("run directories left: %v", ents)
+	}
+	// Goroutines and descriptors of the client and the server watchers end
+	// with their cycle (a little slack for the runtime's own).
+	time.Sleep(100 * time.Millisecond)
+	if n := openFDs(t); n > fds+2 {
+		t.Errorf("%d file descriptors open after %d cycles, %d before", n, cycles, fds)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines+2 {
+		t.Errorf("%d goroutines after %d cycles, %d before", n, cycles, goroutines)
+	}
+}
