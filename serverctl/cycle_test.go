@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -128,5 +129,50 @@ func TestTwentyCyclesLeaveNothingBehind(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > goroutines+2 {
 		t.Errorf("%d goroutines after %d cycles, %d before", n, cycles, goroutines)
+	}
+}
+
+// TestStartRetriesATakenPort makes the first port choice collide with a port
+// another process listens on: the server fails to bind, and Start restarts it
+// on another port. A TMPDIR too long for a unix socket path is worked around.
+func TestStartRetriesATakenPort(t *testing.T) {
+	in := systemInstall(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	os.MkdirAll(long, 0o700)
+	t.Setenv("TMPDIR", long)
+	o := Options{Install: in, RunDir: filepath.Join(dir, "run")}
+	if err := Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	calls := 0
+	pickPort = func() (int, error) {
+		calls++
+		if calls == 1 {
+			return taken, nil
+		}
+		return freePort()
+	}
+	defer func() { pickPort = freePort }()
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill()
+	if calls < 2 || s.Port() == taken {
+		t.Errorf("server on port %d after %d choices; %d was taken", s.Port(), calls, taken)
+	}
+	if len(s.Socket()) > maxSocketPath || strings.HasPrefix(s.Socket(), long) {
+		t.Errorf("socket %s (%d bytes) under the long TMPDIR", s.Socket(), len(s.Socket()))
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Error(err)
 	}
 }

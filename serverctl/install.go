@@ -140,6 +140,35 @@ func (in *Install) InitializesItself() bool {
 	return in.Flavor != MariaDB && in.Version != nil && in.Version.GreaterThanOrEqual(version.Must(version.NewVersion("5.7.6")))
 }
 
+// ownPath returns where the build keeps its own files for a path option:
+// plugin_dir and character_sets_dir as the server reports them with no option
+// file and its own basedir (`--verbose --help`), lc_messages_dir (and the old
+// language) as the directory holding english/errmsg.sys under the prefix.
+func (in *Install) ownPath(ctx context.Context, name string) (string, error) {
+	if name == "lc_messages_dir" || name == "language" {
+		for _, pattern := range []string{"share/english/errmsg.sys", "share/*/english/errmsg.sys", "share/*/*/english/errmsg.sys"} {
+			if ms, _ := filepath.Glob(filepath.Join(in.Prefix, pattern)); len(ms) > 0 {
+				return filepath.Dir(filepath.Dir(ms[0])), nil
+			}
+		}
+		return "", fmt.Errorf("no english/errmsg.sys under %s/share", in.Prefix)
+	}
+	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(hctx, in.Server, "--no-defaults", "--basedir="+in.Prefix, "--verbose", "--help").Output()
+	if err != nil && len(out) == 0 {
+		return "", fmt.Errorf("%s --verbose --help: %v", filepath.Base(in.Server), err)
+	}
+	want := strings.ReplaceAll(name, "_", "-")
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && f[0] == want && filepath.IsAbs(f[1]) {
+			return filepath.Clean(f[1]), nil
+		}
+	}
+	return "", fmt.Errorf("%s --verbose --help does not show its %s", filepath.Base(in.Server), want)
+}
+
 // atLeast reports whether the install's version is at least v (e.g. "10.4").
 func (in *Install) atLeast(v string) bool {
 	return in.Version != nil && in.Version.GreaterThanOrEqual(version.Must(version.NewVersion(v)))

@@ -215,8 +215,11 @@ func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]s
 // directory, InnoDB's undo and temporary directories, secure-file-priv, audit
 // logs, the slow and DDL-recovery logs, the buffer pool dump, the keyring file. A
 // setting that cannot be relocated (log-basename with a path) is an
-// ErrOptionFile error.
-func privatePaths(args []string, o Overrides) ([]string, error) {
+// ErrOptionFile error. Settings that locate the server's own files (plugin-dir,
+// character-sets-dir, lc-messages-dir, language) outside the build under test
+// are pointed back into it (see Install.ownPath), so a my.cnf from /etc/mysql
+// never makes the build load another version's plugins or messages.
+func privatePaths(ctx context.Context, args []string, o Overrides, in *Install) ([]string, error) {
 	var extra []string
 	seen := map[string]bool{}
 	for _, a := range args {
@@ -225,6 +228,21 @@ func privatePaths(args []string, o Overrides) ([]string, error) {
 			continue
 		}
 		switch name {
+		case "plugin_dir", "character_sets_dir", "lc_messages_dir", "language":
+			if !has || val == "" || strings.HasPrefix(filepath.Clean(val)+"/", in.Prefix+"/") {
+				continue
+			}
+			seen[name] = true
+			own, err := in.ownPath(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s=%s would make the build under test use files outside it, and %v (remove the setting)",
+					ErrOptionFile, strings.ReplaceAll(name, "_", "-"), val, err)
+			}
+			if name == "language" {
+				// The pre-5.5 spelling of lc-messages-dir/lc-messages.
+				name = "lc_messages_dir"
+			}
+			extra = append(extra, "loose-"+strings.ReplaceAll(name, "_", "-")+"="+own)
 		case "log_bin", "relay_log", "log_bin_index", "relay_log_index", "relay_log_info_file", "master_info_file":
 			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
 				seen[name] = true
@@ -301,7 +319,7 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 	if err != nil {
 		return nil, err
 	}
-	extra, err := privatePaths(args, *ov)
+	extra, err := privatePaths(ctx, args, *ov, o.Install)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.OptionFile, err)
 	}

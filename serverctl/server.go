@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,7 +182,10 @@ func Initialize(ctx context.Context, o Options) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// Pdeathsig follows the forking thread: keep it for the child's life.
+	runtime.LockOSThread()
 	err = cmd.Run()
+	runtime.UnlockOSThread()
 	if in.InitializesItself() {
 		if merr := markDatadir(dd); merr != nil && err == nil {
 			return fmt.Errorf("initialise datadir: %w", merr)
@@ -237,7 +241,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 }
 
 func startOnce(ctx context.Context, o Options) (*Server, error) {
-	port, err := freePort()
+	port, err := pickPort()
 	if err != nil {
 		return nil, fmt.Errorf("start: choose a port: %w", err)
 	}
@@ -268,17 +272,28 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,
 		done: make(chan struct{}), eff: eff}
 	s.started = time.Now()
-	if err := startPinned(o.CPUs, cmd.Start); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("start %s: %w", o.Install.Server, err)
-	}
+	started := make(chan error, 1)
 	go func() {
+		// The parent-death signal is sent when the thread that forked the
+		// server exits, not the process: the thread stays locked to this
+		// goroutine, and so alive, until the server has exited.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := startPinned(o.CPUs, cmd.Start)
+		started <- err
+		if err != nil {
+			return
+		}
 		_ = cmd.Wait()
 		s.mu.Lock()
 		s.state = cmd.ProcessState
 		s.mu.Unlock()
 		close(s.done)
 	}()
+	if err := <-started; err != nil {
+		cleanup()
+		return nil, fmt.Errorf("start %s: %w", o.Install.Server, err)
+	}
 	if err := s.waitReady(ctx); err != nil {
 		s.kill()
 		cleanup()
@@ -571,6 +586,11 @@ func (s *Server) Kill() {
 // bytes fail. cleanup removes that directory.
 func newOverrides(o Options, port int) (Overrides, func(), error) {
 	sockDir, err := os.MkdirTemp("", "pb")
+	if err == nil && len(filepath.Join(sockDir, "mysqld.sock")) > maxSocketPath {
+		// A long TMPDIR: sun_path holds 108 bytes with its NUL.
+		os.Remove(sockDir)
+		sockDir, err = os.MkdirTemp("/tmp", "pb")
+	}
 	if err != nil {
 		return Overrides{}, nil, fmt.Errorf("socket directory: %w", err)
 	}
@@ -598,6 +618,10 @@ func newOverrides(o Options, port int) (Overrides, func(), error) {
 	}, cleanup, nil
 }
 
+// maxSocketPath is the longest unix socket path Linux takes (sun_path is 108
+// bytes, NUL included).
+const maxSocketPath = 107
+
 // socketDirFile, in a run directory, names the run's socket directory.
 const socketDirFile = "socket.dir"
 
@@ -622,6 +646,12 @@ func RemoveSocketDir(runDir string) {
 	_ = os.RemoveAll(d)
 }
 
+// pickPort chooses the server's port (a variable so that a test can make it
+// collide).
+var pickPort = freePort
+
+// freePort returns a loopback TCP port that was free a moment ago; a server that
+// loses the race for it is restarted on another (Start).
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

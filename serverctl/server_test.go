@@ -327,7 +327,9 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	cnf := filepath.Join(dir, "my.cnf")
 	os.WriteFile(cnf, []byte("[mysqld]\nuser = mysql\nlog_bin = "+elsewhere+"/mysql-bin\nlog-bin-index="+elsewhere+"/mysql-bin.index\n"+
 		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"+
-		"plugin_load_add=server_audit\nserver_audit_logging=ON\nserver_audit_file_path="+elsewhere+"/server_audit.log\n"), 0o644)
+		"plugin_load_add=server_audit\nserver_audit_logging=ON\nserver_audit_file_path="+elsewhere+"/server_audit.log\n"+
+		// Another version's files: the build under test must keep its own.
+		"plugin-dir="+elsewhere+"/plugin\ncharacter-sets-dir="+elsewhere+"/charsets\nlc-messages-dir="+elsewhere+"/share\n"), 0o644)
 	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
 	if err := Initialize(ctx, o); err != nil {
 		t.Fatal(err)
@@ -351,6 +353,15 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	}
 	if maxConn != 77 {
 		t.Errorf("relative !include not read: max_connections = %d", maxConn)
+	}
+	var pluginDir, charsets, messages string
+	if err := db.QueryRow("SELECT @@plugin_dir, @@character_sets_dir, @@lc_messages_dir").Scan(&pluginDir, &charsets, &messages); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]string{"plugin_dir": pluginDir, "character_sets_dir": charsets, "lc_messages_dir": messages} {
+		if !strings.HasPrefix(p, in.Prefix+"/") {
+			t.Errorf("%s = %s: not the build's own (under %s)", name, p, in.Prefix)
+		}
 	}
 	db.Close()
 	if err := s.Stop(ctx); err != nil {

@@ -47,6 +47,11 @@ type Config struct {
 	// client (this process's threads, or sysbench) on CPUs, as taskset would
 	// (zero: no placement). Each run records where they actually ran.
 	ServerCPUs, ClientCPUs serverctl.CPUList
+	// FreshDatadir initialises a new datadir and loads the tables for every run
+	// instead of restoring the prepared snapshot (--fresh-datadir): slower, for
+	// regressions in what a long-lived snapshot hides (file layout after the
+	// load, a cold start of a just-initialised server).
+	FreshDatadir bool
 	// SnapshotBudget bounds the disk space (bytes) of the prepared datadirs kept
 	// in StateDir across sessions; least recently used ones beyond it are
 	// deleted. 0: DefaultSnapshotBudget.
@@ -190,6 +195,11 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	}
 	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
 	report(nil)
+	if m.cfg.FreshDatadir {
+		rev := &revision{install: in}
+		m.revs[commit] = rev
+		return rev, nil
+	}
 	key, err := m.snapshotKey(ctx, commit, in)
 	if err != nil {
 		return nil, err
@@ -381,16 +391,33 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bisect.Run{}, err
 	}
-	if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
-		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
-	}
 	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
 		CPUs: m.cfg.ServerCPUs}
+	if m.cfg.FreshDatadir {
+		if err := serverctl.Initialize(ctx, o); err != nil {
+			return bisect.Run{}, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
+		}
+	} else if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
+		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
+	}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
 		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)
 	}
 	defer srv.Kill()
+	if m.cfg.FreshDatadir {
+		// Loaded by the server that is measured next, as a fresh sysbench
+		// prepare + run would be.
+		if err := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench); err != nil {
+			if died := srv.Died(); died != nil {
+				return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
+			}
+			if ctx.Err() != nil {
+				return bisect.Run{}, ctx.Err()
+			}
+			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: err}
+		}
+	}
 	var overridden []string
 	for _, o := range srv.Overridden() {
 		overridden = append(overridden, o.String())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -95,5 +96,44 @@ func TestScanFindsTheFixtureRegression(t *testing.T) {
 	}
 	if n := strings.Count(r.stdout, "\nregression") + strings.Count(r.stdout, "\nimprovement"); n != 1 {
 		t.Errorf("%d shifts reported, want 1", n)
+	}
+}
+
+// TestCompareFreshDatadir compares two good revisions with --fresh-datadir:
+// every run initialises and loads its own datadir (no snapshot is kept), and
+// the runs carry the placement and the overridden settings of the option file.
+func TestCompareFreshDatadir(t *testing.T) {
+	repo, _ := makeFixture(t, "--commits", "4", "--culprit-pos", "4", "--broken-pos", "0")
+	state := t.TempDir()
+	cnf := filepath.Join(t.TempDir(), "bench.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size=64M\nport = 3306\n"), 0o644)
+	r := perfbisect(t, nil, "compare", "--repo", repo, "good", "bad~1", "--fresh-datadir", "--format", "json",
+		"--my-cnf", cnf, "--table-size", "2000", "--repeats", "4", "--max-repeats", "4", "--threshold", "50",
+		"--threads", "1", "--time", "0.5", "--warmup", "0", "--state-dir", state, "--quiet")
+	if r.code != exitOK && r.code != exitInconclusive {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		BaseRuns []struct {
+			TPS   float64           `json:"tps"`
+			Facts map[string]string `json:"facts"`
+		} `json:"base_runs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(doc.BaseRuns) < 4 {
+		t.Fatalf("%d base runs", len(doc.BaseRuns))
+	}
+	for _, run := range doc.BaseRuns {
+		if run.TPS <= 0 || !strings.Contains(run.Facts["overridden"], "bench.cnf:3 port=3306 -> ") || run.Facts["server_cpus"] == "" {
+			t.Errorf("run: %+v", run)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(state, "datadirs")); len(ents) > 0 {
+		t.Errorf("--fresh-datadir kept snapshots: %v", ents)
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
 	}
 }

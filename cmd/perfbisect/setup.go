@@ -42,6 +42,7 @@ type setup struct {
 	// serverCPUs, clientCPUs: --server-cpus, --client-cpus.
 	serverCPUs, clientCPUs serverctl.CPUList
 	snapshotBudget         int64 // --snapshot-cache-size, bytes
+	freshDatadir           bool  // --fresh-datadir
 	recipe                 build.Recipe
 	policy                 session.Config // decision settings, without endpoints and commits
 	stateDir               string
@@ -166,6 +167,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 	} else {
 		s.snapshotBudget = int64(b)
 	}
+	s.freshDatadir = c.Bool("fresh-datadir")
 	if s.serverCPUs.Overlaps(s.clientCPUs) {
 		fmt.Fprintf(s.progress, "perfbisect: note: --server-cpus %s and --client-cpus %s share CPUs: the client takes CPU time from the server it measures\n", s.serverCPUs, s.clientCPUs)
 	}
@@ -254,7 +256,7 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild,
 		Driver: s.driver, SysbenchPath: s.sysbenchPath, ServerCPUs: s.serverCPUs, ClientCPUs: s.clientCPUs,
-		SnapshotBudget: s.snapshotBudget})
+		SnapshotBudget: s.snapshotBudget, FreshDatadir: s.freshDatadir})
 	m.Tidy()
 	return m
 }
@@ -302,6 +304,9 @@ func (s *setup) identity(good, bad string, extra map[string]string) map[string]s
 	id["workload"] = string(b)
 	if s.driver != "builtin" {
 		id["driver"] = s.driver
+	}
+	if s.freshDatadir {
+		id["fresh-datadir"] = "true"
 	}
 	// Placement changes the numbers: runs with another one are not reused.
 	if !s.serverCPUs.IsZero() {
