@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -141,12 +140,12 @@ func writeEffective(dst, userFile, userText string, o Overrides) error {
 // printDefaults runs `server --defaults-file=F --print-defaults` and returns the
 // server options it would start with, in order (groups, includes and version
 // groups resolved by the server's own reader).
-func printDefaults(ctx context.Context, in *Install, file string) ([]string, error) {
+func printDefaults(ctx context.Context, in *Install, file, dir string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, in.Server, "--defaults-file="+file, "--print-defaults")
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s --print-defaults: %w: %s", filepath.Base(in.Server), err, lastLines(out.String(), 3))
 	}
@@ -206,7 +205,23 @@ func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]s
 	if werr != nil {
 		return nil, werr
 	}
-	return printDefaults(ctx, in, f.Name())
+	return printDefaults(ctx, in, f.Name(), optionDir(userFile, tmpDir))
+}
+
+// optionDir is the working directory of every program that reads the user's
+// option file (--print-defaults, install-db, the server): the file's own
+// directory, so that the relative !include and !includedir paths of included
+// files resolve as ReadOptionFile resolves them (the server reads options
+// before it changes to its datadir). Without a file: fallback.
+func optionDir(userFile, fallback string) string {
+	if userFile == "" {
+		return fallback
+	}
+	abs, err := filepath.Abs(userFile)
+	if err != nil {
+		return fallback
+	}
+	return filepath.Dir(abs)
 }
 
 // privatePaths inspects the options the server would read and returns override
@@ -215,11 +230,8 @@ func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]s
 // directory, InnoDB's undo and temporary directories, secure-file-priv, audit
 // logs, the slow and DDL-recovery logs, the buffer pool dump, the keyring file. A
 // setting that cannot be relocated (log-basename with a path) is an
-// ErrOptionFile error. Settings that locate the server's own files (plugin-dir,
-// character-sets-dir, lc-messages-dir, language) outside the build under test
-// are pointed back into it (see Install.ownPath), so a my.cnf from /etc/mysql
-// never makes the build load another version's plugins or messages.
-func privatePaths(ctx context.Context, args []string, o Overrides, in *Install) ([]string, error) {
+// ErrOptionFile error.
+func privatePaths(args []string, o Overrides) ([]string, error) {
 	var extra []string
 	seen := map[string]bool{}
 	for _, a := range args {
@@ -228,21 +240,6 @@ func privatePaths(ctx context.Context, args []string, o Overrides, in *Install) 
 			continue
 		}
 		switch name {
-		case "plugin_dir", "character_sets_dir", "lc_messages_dir", "language":
-			if !has || val == "" || strings.HasPrefix(filepath.Clean(val)+"/", in.Prefix+"/") {
-				continue
-			}
-			seen[name] = true
-			own, err := in.ownPath(ctx, name)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s=%s would make the build under test use files outside it, and %v (remove the setting)",
-					ErrOptionFile, strings.ReplaceAll(name, "_", "-"), val, err)
-			}
-			if name == "language" {
-				// The pre-5.5 spelling of lc-messages-dir/lc-messages.
-				name = "lc_messages_dir"
-			}
-			extra = append(extra, "loose-"+strings.ReplaceAll(name, "_", "-")+"="+own)
 		case "log_bin", "relay_log", "log_bin_index", "relay_log_index", "relay_log_info_file", "master_info_file":
 			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
 				seen[name] = true
@@ -272,6 +269,35 @@ func privatePaths(ctx context.Context, args []string, o Overrides, in *Install) 
 				return nil, fmt.Errorf("%w: log-basename=%s has a path: logs would be written outside perfbisect's run directory (use a plain name)", ErrOptionFile, val)
 			}
 		}
+	}
+	return extra, nil
+}
+
+// ownFiles returns override lines for the user's settings that locate the
+// server's own files (plugin-dir, character-sets-dir, lc-messages-dir, the old
+// language) outside the build under test: they point back into it (see
+// Install.ownPath), so a my.cnf from /etc/mysql never makes the build load
+// another version's plugins or messages. Only the user's file is looked at
+// (set, nil for none): what the build itself passes is its business.
+func ownFiles(ctx context.Context, set *OptionFileSet, in *Install) ([]string, error) {
+	if set == nil {
+		return nil, nil
+	}
+	var extra []string
+	for _, key := range []string{"plugin_dir", "character_sets_dir", "lc_messages_dir", "language"} {
+		st, ok := set.Last(key)
+		if !ok || !st.HasValue || st.Value == "" || strings.HasPrefix(filepath.Clean(st.Value)+"/", in.Prefix+"/") {
+			continue
+		}
+		own, err := in.ownPath(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %s would make the build under test use files outside it, and %v (remove the setting)",
+				ErrOptionFile, st.Where(), strings.TrimPrefix(st.Arg(), "--"), err)
+		}
+		if key == "language" {
+			key = "lc_messages_dir" // the pre-5.5 spelling
+		}
+		extra = append(extra, "loose-"+strings.ReplaceAll(key, "_", "-")+"="+own)
 	}
 	return extra, nil
 }
@@ -308,27 +334,32 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 	eff := &effective{path: filepath.Join(o.RunDir, EffectiveOptionFile)}
 	if o.OptionFile != "" {
 		abs, _ := filepath.Abs(o.OptionFile)
-		if eff.user, err = ReadOptionFile(abs, ServerGroups(o.Install), filepath.Dir(abs)); err != nil {
+		if eff.user, err = ReadOptionFile(abs, ServerGroups(o.Install), optionDir(abs, "")); err != nil {
 			return nil, err
 		}
 	}
 	if err := writeEffective(eff.path, o.OptionFile, text, *ov); err != nil {
 		return nil, err
 	}
-	args, err := printDefaults(ctx, o.Install, eff.path)
+	args, err := printDefaults(ctx, o.Install, eff.path, optionDir(o.OptionFile, o.RunDir))
 	if err != nil {
 		return nil, err
 	}
-	extra, err := privatePaths(ctx, args, *ov, o.Install)
+	extra, err := privatePaths(args, *ov)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.OptionFile, err)
 	}
+	own, err := ownFiles(ctx, eff.user, o.Install)
+	if err != nil {
+		return nil, err
+	}
+	extra = append(extra, own...)
 	if len(extra) > 0 {
 		ov.Extra = extra
 		if err := writeEffective(eff.path, o.OptionFile, text, *ov); err != nil {
 			return nil, err
 		}
-		if args, err = printDefaults(ctx, o.Install, eff.path); err != nil {
+		if args, err = printDefaults(ctx, o.Install, eff.path, optionDir(o.OptionFile, o.RunDir)); err != nil {
 			return nil, err
 		}
 	}
@@ -342,70 +373,31 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 }
 
 // OptionFileDigest hashes an option file together with every file it pulls in
-// through !include and !includedir (MySQL's rules: relative paths against the
-// including file's directory, the .cnf files of a directory in name order),
-// recursively: two equal digests mean the server reads the same text. It
-// returns a hex string, or an error wrapping ErrOptionFile when path itself
-// cannot be read (a missing included file counts as missing in the digest).
+// through !include and !includedir, as ReadOptionFile reads them (relative
+// paths against the file's own directory), and what the reader would skip (a
+// missing include counts as missing): two equal digests mean the server reads
+// the same text. It returns a hex string, or an error wrapping ErrOptionFile
+// when the file cannot be read or has a syntax error.
 func OptionFileDigest(path string) (string, error) {
-	h := sha256.New()
-	seen := map[string]bool{}
-	var walk func(p string, depth int) error
-	walk = func(p string, depth int) error {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return fmt.Errorf("%w %s: %v", ErrOptionFile, p, err)
-		}
-		if seen[abs] || depth > 10 {
-			return nil // the server stops include loops too
-		}
-		seen[abs] = true
-		b, err := os.ReadFile(abs)
-		if err != nil && depth > 0 {
-			// The server's reader decides what a missing include means; its
-			// absence is part of what it reads.
-			fmt.Fprintf(h, "%s\x00missing\x00", abs)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w %s: %v", ErrOptionFile, abs, err)
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", abs, len(b))
-		h.Write(b)
-		for _, line := range strings.Split(string(b), "\n") {
-			t := strings.TrimSpace(line)
-			for _, dir := range []string{"!includedir", "!include"} {
-				rest, ok := strings.CutPrefix(t, dir)
-				if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
-					continue
-				}
-				target := strings.TrimSpace(rest)
-				if target == "" {
-					break
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(filepath.Dir(abs), target)
-				}
-				if dir == "!include" {
-					if err := walk(target, depth+1); err != nil {
-						return err
-					}
-					break
-				}
-				names, _ := filepath.Glob(filepath.Join(target, "*.cnf"))
-				sort.Strings(names)
-				for _, n := range names {
-					if err := walk(n, depth+1); err != nil {
-						return err
-					}
-				}
-				break
-			}
-		}
-		return nil
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, path, err)
 	}
-	if err := walk(path, 0); err != nil {
+	set, err := ReadOptionFile(abs, nil, filepath.Dir(abs))
+	if err != nil {
 		return "", err
+	}
+	h := sha256.New()
+	for _, f := range set.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("%w %s: %v", ErrOptionFile, f, err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	for _, w := range set.Warnings {
+		fmt.Fprintf(h, "%s\x00", w)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -177,7 +177,7 @@ func Initialize(ctx context.Context, o Options) error {
 	defer logf.Close()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = o.RunDir
+	cmd.Dir = optionDir(o.OptionFile, o.RunDir)
 	cmd.Env = reap.Mark(nil, o.owner())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -265,7 +265,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	}
 	defer stderr.Close()
 	cmd := exec.Command(o.Install.Server, "--defaults-file="+cnf)
-	cmd.Dir = o.RunDir
+	cmd.Dir = optionDir(o.OptionFile, o.RunDir)
 	cmd.Env = reap.Mark(nil, o.owner())
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
