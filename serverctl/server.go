@@ -368,6 +368,11 @@ func (s *Server) checkAccounts(ctx context.Context, db *sql.DB) error {
 			return f
 		}
 	}
+	if s.eff != nil && s.eff.user != nil {
+		if st, ok := s.eff.user.Last("grant_tables"); ok && strings.Contains(strings.ReplaceAll(st.Name, "-", "_"), "skip_") {
+			return nil // no privilege checks at all: accounts neither matter nor can be dropped
+		}
+	}
 	rows, err := db.QueryContext(cctx, "SELECT host FROM mysql.user WHERE user = ''")
 	if err != nil {
 		return fmt.Errorf("start: list anonymous accounts: %w", err)

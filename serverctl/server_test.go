@@ -279,6 +279,16 @@ func TestStartChecksTCPAccount(t *testing.T) {
 	if err := s.Stop(ctx); err != nil {
 		t.Error(err)
 	}
+	// Without privilege checks every login works, and accounts are not
+	// touched (DROP USER would fail).
+	os.WriteFile(cnf, []byte("[mysqld]\nskip-grant-tables\n"), 0o644)
+	s, err = Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestStartRejectedOption shows the server's own error line for an option it rejects.
