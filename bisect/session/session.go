@@ -117,6 +117,10 @@ type Config struct {
 	Diverged func(seq int) `json:"-"`
 	// Logf, when set, receives progress lines.
 	Logf func(format string, args ...any) `json:"-"`
+	// OnEstimate, when set, gets the pre-flight estimate of the session's runs
+	// (Result.EstimatedRuns, replayed and earlier runs included) once the
+	// endpoints are measured: for progress displays.
+	OnEstimate func(runs int) `json:"-"`
 }
 
 // Validate checks the configuration and returns an error wrapping
@@ -1052,6 +1056,9 @@ func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable b
 		s.res.Estimate += "; " + s.res.Advice
 	}
 	s.logf("estimate: %s", s.res.Estimate)
+	if s.cfg.OnEstimate != nil {
+		s.cfg.OnEstimate(s.res.EstimatedRuns)
+	}
 }
 
 func (s *Session) step(st Step) {

@@ -165,6 +165,7 @@ func compareAction(c *cli.Context) error {
 	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
+	su.endProgress()
 	if out := c.String("output"); out != "" {
 		if err := report.WriteFile(out, buf.Bytes()); err != nil {
 			return &exitError{code: exitFailure, err: err}

@@ -255,7 +255,7 @@ func runWork(c *cli.Context) error {
 	}
 	cand := head.Hash().String()
 	good, bad := bs.endpoints(su.repo)
-	fmt.Fprintf(os.Stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
+	fmt.Fprintf(su.stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
 		cand, bisect.Subject(su.repo, cand), bs.termGood, good, bs.termBad, bad)
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
@@ -315,7 +315,7 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
-	table := &report.Table{W: os.Stdout, Subjects: subjects, Metric: cfg.Metric}
+	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric}
 	var res *session.Result
 	su.storeSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
@@ -336,7 +336,7 @@ func runWork(c *cli.Context) error {
 			return &exitError{code: runUsage, err: fmt.Errorf("%s; git bisect cannot place commits between endpoints that do not differ (run git bisect reset)", why)}
 		}
 	} else {
-		fmt.Fprintf(os.Stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
+		fmt.Fprintf(su.stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
 		run.Plan(endpoints)
 	}
 	mark, step, err := run.Place(ctx, cand)
@@ -344,7 +344,7 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	term := map[bisect.Mark]string{bisect.Good: bs.termGood, bisect.Bad: bs.termBad, bisect.Skip: "skip"}[mark]
-	fmt.Fprintf(os.Stdout, "perfbisect run: %.10s is %s: %s\n", cand, term, step.Reason)
+	fmt.Fprintf(su.stdout, "perfbisect run: %.10s is %s: %s\n", cand, term, step.Reason)
 	switch mark {
 	case bisect.Good:
 		return nil

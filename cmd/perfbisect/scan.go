@@ -109,7 +109,12 @@ func scanAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	m := su.measurer(func() int64 { return sess.ID })
+	meas := su.measurer(func() int64 { return sess.ID })
+	var m bisect.Measurer = meas
+	if su.live != nil {
+		su.live.Estimate(len(points) * c.Int("runs"))
+		m = liveMeasurer{meas, su.live}
+	}
 	res, err := scan.Scan(ctx, m, points, c.Int("runs"), metric, stats.ChangePointOptions{MinMagnitude: su.policy.Threshold})
 	measured := 0
 	if res != nil {
@@ -149,6 +154,7 @@ func scanAction(c *cli.Context) error {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", eerr)
 	}
 	if err == nil || errors.Is(err, bisect.ErrUsage) {
+		su.endProgress()
 		_ = writeScan(os.Stdout, c.String("format"), doc)
 	}
 	if err != nil {

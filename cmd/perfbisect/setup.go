@@ -32,7 +32,12 @@ import (
 // builds anything: the inputs, the repository, the state directory (locked,
 // leftovers reaped) and its store.
 type setup struct {
-	progress   io.Writer
+	progress io.Writer
+	// stdout is where tables and answers go (os.Stdout, wrapped by live when
+	// both are the terminal); live is the progress bar on a terminal, nil
+	// elsewhere or with --quiet.
+	stdout     io.Writer
+	live       *liveProgress
 	repo       *git.Repository
 	repoRoot   string // the work tree's root (or the --repo path of a bare repository)
 	optionFile string // absolute, "" for none
@@ -50,8 +55,18 @@ type setup struct {
 	unlock                 func()
 }
 
-// close releases the store and the state directory's lock.
+// endProgress removes the progress bar for good (before a final report).
+func (s *setup) endProgress() {
+	if s.live != nil {
+		s.live.Close()
+		s.live = nil
+	}
+}
+
+// close removes the progress bar and releases the store and the state
+// directory's lock.
 func (s *setup) close() {
+	s.endProgress()
 	if s.store != nil {
 		s.store.Close()
 	}
@@ -64,9 +79,16 @@ func (s *setup) close() {
 // before any build) and opens the repository. It does not touch the state
 // directory; lockState does.
 func newSetup(c *cli.Context) (*setup, error) {
-	s := &setup{progress: os.Stderr}
-	if c.Bool("quiet") {
+	s := &setup{progress: os.Stderr, stdout: os.Stdout}
+	switch {
+	case c.Bool("quiet"):
 		s.progress = io.Discard
+	case isTerminal(os.Stderr):
+		s.live = newLiveProgress(os.Stderr)
+		s.progress = s.live.Writer(os.Stderr)
+		if isTerminal(os.Stdout) {
+			s.stdout = s.live.Writer(os.Stdout)
+		}
 	}
 	if c.Int("build-jobs") < 0 {
 		return nil, usageErr("--build-jobs %d: want a positive number of parallel build jobs (0 or none: one per CPU)", c.Int("build-jobs"))
@@ -268,7 +290,16 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 // returns the number of steps stored so far (for a Diverged that truncates).
 func (s *setup) storeSession(cfg *session.Config, id func() int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
 	n := firstStep
-	cfg.Record = func(seq int, e session.Event) error { return s.store.Append(id(), firstEvent+seq, e) }
+	cfg.Record = func(seq int, e session.Event) error {
+		err := s.store.Append(id(), firstEvent+seq, e)
+		if err == nil && s.live != nil && e.Kind == session.EventRun {
+			s.live.Run(e.Commit)
+		}
+		return err
+	}
+	if s.live != nil {
+		cfg.OnEstimate = s.live.Estimate
+	}
 	cfg.OnStep = func(st session.Step) {
 		if err := s.store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
