@@ -117,7 +117,6 @@ func (p *liveProgress) Close() {
 	_ = p.bar.Exit()
 }
 
-
 // liveMeasurer counts a scan's runs on the progress display (a bisection's
 // runs are counted as the session records them).
 type liveMeasurer struct {
