@@ -28,7 +28,27 @@ type Table struct {
 	W        io.Writer
 	Subjects Subjects
 	Metric   session.Metric
-	header   bool
+	// Color marks verdicts with ANSI colours (bad red, good green, others
+	// yellow): for a terminal only.
+	Color  bool
+	header bool
+}
+
+// verdictColors are the ANSI SGR codes of the verdicts in a coloured table.
+var verdictColors = map[string]string{"bad": "31", "confirmed": "31", "good": "32"}
+
+// paint pads verdict to width and colours it when the table is coloured (the
+// escape codes go around the padded text, so columns stay aligned).
+func (t *Table) paint(verdict string, width int) string {
+	v := fmt.Sprintf("%-*s", width, verdict)
+	if !t.Color {
+		return v
+	}
+	code, ok := verdictColors[verdict]
+	if !ok {
+		code = "33"
+	}
+	return "\x1b[" + code + "m" + v + "\x1b[0m"
 }
 
 func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
@@ -41,7 +61,7 @@ func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
 	if len(vals) > 0 {
 		med = fmt.Sprintf("%.1f", stats.Median(vals))
 	}
-	fmt.Fprintf(t.W, "%-10.10s  %-40s  %3d  %12s  %-9s  %s\n", hash, trunc(t.Subjects(hash), 40), len(runs), med, verdict, trunc(note, 160))
+	fmt.Fprintf(t.W, "%-10.10s  %-40s  %3d  %12s  %s  %s\n", hash, trunc(t.Subjects(hash), 40), len(runs), med, t.paint(verdict, 9), trunc(note, 160))
 }
 
 // Step prints the rows for one decision; runs are the session's runs so far.

@@ -102,3 +102,27 @@ func TestDocumentAndFinal(t *testing.T) {
 		t.Errorf("ambiguous output: %q", out.String())
 	}
 }
+
+// TestTableColors: a coloured table wraps each verdict in its colour with the
+// padding inside, so the columns line up exactly as in the plain table.
+func TestTableColors(t *testing.T) {
+	good, bad := sha('a'), sha('b')
+	cmp := stats.Compare([]float64{100, 101, 102, 99, 100, 103}, []float64{50, 51, 52, 49, 50, 53}, 0.05, 0.01)
+	st := session.Step{Role: session.RoleEndpoints, Commit: bad, Against: good, Verdict: "DIFFERENT", Compare: &cmp}
+	runs := map[string][]bisect.Run{good: {{TPS: 100}}, bad: {{TPS: 50}}}
+	subjects := func(h string) string { return "subject" }
+	var plain, colored bytes.Buffer
+	(&Table{W: &plain, Subjects: subjects, Metric: session.TPS}).Step(st, runs)
+	(&Table{W: &colored, Subjects: subjects, Metric: session.TPS, Color: true}).Step(st, runs)
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Errorf("plain table has escape codes: %q", plain.String())
+	}
+	c := colored.String()
+	if !strings.Contains(c, "\x1b[32mgood     \x1b[0m") || !strings.Contains(c, "\x1b[31mbad      \x1b[0m") {
+		t.Errorf("coloured verdicts: %q", c)
+	}
+	stripped := strings.NewReplacer("\x1b[32m", "", "\x1b[31m", "", "\x1b[33m", "", "\x1b[0m", "").Replace(c)
+	if stripped != plain.String() {
+		t.Errorf("colours change the layout:\n%s\n%s", stripped, plain.String())
+	}
+}

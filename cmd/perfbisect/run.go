@@ -315,7 +315,7 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
-	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric}
+	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
 	var res *session.Result
 	su.storeSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))

@@ -55,6 +55,12 @@ type setup struct {
 	unlock                 func()
 }
 
+// color reports whether tables on stdout may use colours: stdout is a
+// terminal and NO_COLOR (no-color.org) is not set.
+func (s *setup) color() bool {
+	return isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == ""
+}
+
 // endProgress removes the progress bar for good (before a final report).
 func (s *setup) endProgress() {
 	if s.live != nil {

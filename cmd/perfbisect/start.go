@@ -195,7 +195,7 @@ func startAction(c *cli.Context) error {
 			sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
 	}
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
-	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric}
+	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
 	var res *session.Result
 	steps := su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
 	cfg.Diverged = func(seq int) {
