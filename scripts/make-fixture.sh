@@ -619,7 +619,9 @@ endif()
 # Ask the system server where its own files are.  They are located relative
 # to --basedir, so a caller's --basedir=<install prefix> would otherwise hide
 # plugins, non-English error messages and character set definitions.
-execute_process(COMMAND "${FIXTURE_REAL_MARIADBD}" --no-defaults --verbose --help
+# --help still probes a datadir: an empty one of ours, never /var/lib/mysql.
+file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/help-datadir")
+execute_process(COMMAND "${FIXTURE_REAL_MARIADBD}" --no-defaults "--datadir=${CMAKE_CURRENT_BINARY_DIR}/help-datadir" --verbose --help
   OUTPUT_VARIABLE _fixture_help ERROR_QUIET RESULT_VARIABLE _fixture_rc)
 function(fixture_help_value name out)
   set(_v "")

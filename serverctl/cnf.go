@@ -108,6 +108,22 @@ const maxIncludeDepth = 10
 //
 // Errors wrap ErrOptionFile and name the file and line.
 func ReadOptionFile(path string, groups []string, baseDir string) (*OptionFileSet, error) {
+	return readOptionFile(path, groups, baseDir, false)
+}
+
+// ReadUserOptionFile reads the user's option file the way the servers
+// perfbisect starts read it: inlined into the effective option file (so its
+// last line always ends in a newline) with relative includes resolved against
+// its own directory. Groups and errors as for ReadOptionFile.
+func ReadUserOptionFile(path string, groups []string) (*OptionFileSet, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrOptionFile, path, err)
+	}
+	return readOptionFile(abs, groups, filepath.Dir(abs), true)
+}
+
+func readOptionFile(path string, groups []string, baseDir string, inlined bool) (*OptionFileSet, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrOptionFile, path, err)
@@ -120,6 +136,9 @@ func ReadOptionFile(path string, groups []string, baseDir string) (*OptionFileSe
 	b, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %v", ErrOptionFile, path, err)
+	}
+	if inlined && len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
 	}
 	if err := r.read(abs, b, 0); err != nil {
 		return nil, err

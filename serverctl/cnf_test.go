@@ -244,3 +244,46 @@ func TestServerGroupsByVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestReadUserOptionFile reads a file whose last line is an !include without a
+// newline as the server gets it from perfbisect (inlined, so the newline is
+// there), unlike the server reading the raw file.
+func TestReadUserOptionFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "inc.cnf"), []byte("[mysqld]\nskip-networking\n"), 0o644)
+	cnf := filepath.Join(dir, "my.cnf")
+	os.WriteFile(cnf, []byte("[mysqld]\nmax_connections=50\n!include inc.cnf"), 0o644)
+	raw, err := ReadOptionFile(cnf, []string{"mysqld"}, dir)
+	if err != nil || len(raw.Settings) != 1 {
+		t.Fatalf("raw: %+v %v", raw, err)
+	}
+	set, err := ReadUserOptionFile(cnf, []string{"mysqld"})
+	if err != nil || len(set.Settings) != 2 || set.Settings[1].Name != "skip-networking" || len(set.Warnings) != 0 {
+		t.Errorf("inlined: %+v %v", set, err)
+	}
+}
+
+// TestCheckSettings refuses what cannot be made private, with its line.
+func TestCheckSettings(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]string{
+		"[mysqld]\ngeneral_log\nslow_query_log=1\nlc_messages=en_US\nlog_bin\nsecure-file-priv=/x\n": "",
+		"[mysqld]\nsecure-file-pr=/tmp/x\n":     "my.cnf:2: secure-file-pr abbreviates secure-file-priv",
+		"[mysqld]\nlog-bin-inde=/tmp/x.index\n": "my.cnf:2: log-bin-inde abbreviates log-bin-index",
+		"[mysqld]\n\nlog-basename=/var/log/x\n": "my.cnf:3: log-basename=/var/log/x has a path",
+	} {
+		cnf := filepath.Join(dir, "my.cnf")
+		os.WriteFile(cnf, []byte(text), 0o644)
+		set, err := ReadUserOptionFile(cnf, []string{"mysqld"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckSettings(set)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", text, err)
+		case want != "" && (!errors.Is(err, ErrOptionFile) || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}

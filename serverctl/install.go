@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	version "github.com/hashicorp/go-version"
@@ -41,6 +42,10 @@ type Install struct {
 	Flavor      Flavor           // read from --version
 	Version     *version.Version // e.g. 10.11.19
 	VersionLine string           // first line of `mysqld --version`, as printed
+
+	helpOnce sync.Once // --verbose --help output, for ownPath
+	help     []byte
+	helpErr  error
 }
 
 // ErrNoServer is returned (wrapped) by FindInstall when the prefix holds no server binary.
@@ -153,9 +158,21 @@ func (in *Install) ownPath(ctx context.Context, name string) (string, error) {
 		}
 		return "", fmt.Errorf("no english/errmsg.sys under %s/share", in.Prefix)
 	}
-	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(hctx, in.Server, "--no-defaults", "--basedir="+in.Prefix, "--verbose", "--help").Output()
+	in.helpOnce.Do(func() {
+		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		// --help still probes its datadir (lower-case test, Aria control
+		// file): an empty private one, never the compiled-in /var/lib/mysql.
+		dd, err := os.MkdirTemp("", "pbhelp")
+		if err != nil {
+			in.helpErr = err
+			return
+		}
+		defer os.RemoveAll(dd)
+		in.help, in.helpErr = exec.CommandContext(hctx, in.Server, "--no-defaults", "--basedir="+in.Prefix, "--datadir="+dd,
+			"--verbose", "--help").Output()
+	})
+	out, err := in.help, in.helpErr
 	if err != nil && len(out) == 0 {
 		return "", fmt.Errorf("%s --verbose --help: %v", filepath.Base(in.Server), err)
 	}

@@ -241,15 +241,17 @@ func privatePaths(args []string, o Overrides) ([]string, error) {
 		}
 		switch name {
 		case "log_bin", "relay_log", "log_bin_index", "relay_log_index", "relay_log_info_file", "master_info_file":
-			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
+			if has && outside(val, o) {
 				seen[name] = true
 				extra = append(extra, strings.ReplaceAll(name, "_", "-")+"="+filepath.Join(o.Datadir, filepath.Base(val)))
 			}
-		case "server_audit_file_path", "audit_log_file", "log_slow_query_file", "log_ddl_recovery", "innodb_buffer_pool_filename", "keyring_file_data":
-			// Plugin and server files that take an absolute path: MariaDB's audit
-			// log, Percona's audit log, the slow log's 10.11 name, the DDL
-			// recovery log, the buffer pool dump, MySQL's keyring file.
-			if has && filepath.IsAbs(val) && !strings.HasPrefix(val, o.RunDir+"/") {
+		case "server_audit_file_path", "audit_log_file", "log_slow_query_file", "log_ddl_recovery", "innodb_buffer_pool_filename",
+			"keyring_file_data", "log_isam", "sql_error_log_filename":
+			// Plugin and server files that take a path: MariaDB's audit log,
+			// Percona's audit log, the slow log's 10.11 name, the DDL recovery
+			// log, the buffer pool dump, MySQL's keyring file, the MyISAM log,
+			// the SQL error log plugin's file.
+			if has && outside(val, o) {
 				seen[name] = true
 				extra = append(extra, "loose-"+strings.ReplaceAll(name, "_", "-")+"="+filepath.Join(o.RunDir, filepath.Base(val)))
 			}
@@ -263,6 +265,12 @@ func privatePaths(args []string, o Overrides) ([]string, error) {
 			if has && val != "" && val != "NULL" {
 				seen[name] = true
 				extra = append(extra, "secure-file-priv="+filepath.Join(o.RunDir, "tmp"))
+			}
+		case "extra_port":
+			// A second fixed port: not private, may collide with another server.
+			if has && val != "0" {
+				seen[name] = true
+				extra = append(extra, "loose-extra-port=0")
 			}
 		case "log_basename":
 			if strings.Contains(val, "/") {
@@ -302,6 +310,61 @@ func ownFiles(ctx context.Context, set *OptionFileSet, in *Install) ([]string, e
 	return extra, nil
 }
 
+// outside reports whether a file path setting puts its file outside the run
+// directory: an absolute path elsewhere, or a relative one (the server takes it
+// against the datadir) that climbs out with "..".
+func outside(val string, o Overrides) bool {
+	if val == "" {
+		return false
+	}
+	p := val
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(o.Datadir, p)
+	}
+	return !strings.HasPrefix(filepath.Clean(p)+"/", o.RunDir+"/")
+}
+
+// privateNames are the options whose values perfbisect sets or relocates to
+// keep a server's files, sockets and ports private (see Overrides.lines and
+// privatePaths).
+var privateNames = []string{"datadir", "socket", "port", "pid_file", "log_error", "tmpdir", "innodb_data_home_dir",
+	"innodb_log_group_home_dir", "innodb_undo_directory", "innodb_tmpdir", "log_bin", "log_bin_index", "relay_log",
+	"relay_log_index", "relay_log_info_file", "master_info_file", "general_log_file", "slow_query_log_file",
+	"log_slow_query_file", "aria_log_dir_path", "secure_file_priv", "server_audit_file_path", "audit_log_file",
+	"log_ddl_recovery", "innodb_buffer_pool_filename", "keyring_file_data", "log_isam", "sql_error_log_filename",
+	"extra_port", "bind_address", "basedir", "plugin_dir", "character_sets_dir", "lc_messages_dir", "log_basename", "user"}
+
+// CheckSettings refuses, with the file and line, the user's settings that no
+// override can make private: a log-basename with a path, and an abbreviation
+// of a file, port or directory option (the server accepts unique prefixes
+// such as secure-file-pr; perfbisect matches full names only). Errors wrap
+// ErrOptionFile.
+func CheckSettings(set *OptionFileSet) error {
+	// Real options whose names are prefixes of private ones.
+	known := map[string]bool{"general_log": true, "slow_query_log": true, "log_slow_query": true, "lc_messages": true, "log": true,
+		"log_slow": true, "server_audit": true, "innodb_buffer_pool": true}
+	for _, n := range privateNames {
+		known[n] = true
+	}
+	for _, s := range set.Settings {
+		k := s.Key()
+		if k == "log_basename" && strings.Contains(s.Value, "/") {
+			return fmt.Errorf("%w %s: log-basename=%s has a path: logs would be written outside perfbisect's run directory (use a plain name)",
+				ErrOptionFile, s.Where(), s.Value)
+		}
+		if known[k] || len(k) < 3 {
+			continue
+		}
+		for _, n := range privateNames {
+			if strings.HasPrefix(n, k) {
+				return fmt.Errorf("%w %s: %s abbreviates %s, which perfbisect must keep private: write the full name",
+					ErrOptionFile, s.Where(), s.Name, strings.ReplaceAll(n, "_", "-"))
+			}
+		}
+	}
+	return nil
+}
+
 // currentUser is the account mysqld runs as: the invoking user (mysqld refuses to
 // run as root unless told to with --user=root).
 func currentUser() string {
@@ -333,8 +396,10 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 	}
 	eff := &effective{path: filepath.Join(o.RunDir, EffectiveOptionFile)}
 	if o.OptionFile != "" {
-		abs, _ := filepath.Abs(o.OptionFile)
-		if eff.user, err = ReadOptionFile(abs, ServerGroups(o.Install), optionDir(abs, "")); err != nil {
+		if eff.user, err = ReadUserOptionFile(o.OptionFile, ServerGroups(o.Install)); err != nil {
+			return nil, err
+		}
+		if err := CheckSettings(eff.user); err != nil {
 			return nil, err
 		}
 	}
@@ -383,7 +448,7 @@ func OptionFileDigest(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, path, err)
 	}
-	set, err := ReadOptionFile(abs, nil, filepath.Dir(abs))
+	set, err := ReadUserOptionFile(abs, nil)
 	if err != nil {
 		return "", err
 	}

@@ -178,7 +178,7 @@ func Initialize(ctx context.Context, o Options) error {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = optionDir(o.OptionFile, o.RunDir)
-	cmd.Env = reap.Mark(nil, o.owner())
+	cmd.Env = serverEnv(o)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -266,7 +266,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	defer stderr.Close()
 	cmd := exec.Command(o.Install.Server, "--defaults-file="+cnf)
 	cmd.Dir = optionDir(o.OptionFile, o.RunDir)
-	cmd.Env = reap.Mark(nil, o.owner())
+	cmd.Env = serverEnv(o)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &Server{opts: o, cmd: cmd, sockDir: filepath.Dir(ov.Socket), socket: ov.Socket, port: port,
@@ -344,6 +344,13 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
+// serverEnv is the environment of the server and its initialiser: marked for
+// reaping, and UMASK/UMASK_DIR (mysqld's creation modes, octal) so its logs and
+// files are 0600 and its directories 0700 like the rest of the run directory.
+func serverEnv(o Options) []string {
+	return append(reap.Mark(nil, o.owner()), "UMASK=0600", "UMASK_DIR=0700")
+}
+
 // checkAccounts makes sure the tool's account (root without a password) works
 // over 127.0.0.1 too, unless the user's option file turns networking off, and
 // drops anonymous accounts (mysql_install_db before MariaDB 10.4 and MySQL 5.7
@@ -351,7 +358,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 func (s *Server) checkAccounts(ctx context.Context, db *sql.DB) error {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if !s.networkingOff() {
+	if !s.networkingOff() && !s.userSet("require_secure_transport") {
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", s.port)
 		cfg.Timeout = 5 * time.Second
@@ -391,6 +398,23 @@ func (s *Server) checkAccounts(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// userSet reports whether the user's option file turns the boolean option key
+// on (a bare name, or a value of ON/1/TRUE).
+func (s *Server) userSet(key string) bool {
+	if s.eff == nil || s.eff.user == nil {
+		return false
+	}
+	st, ok := s.eff.user.Last(key)
+	if !ok || strings.Contains(strings.ReplaceAll(st.Name, "-", "_"), "skip_") || strings.Contains(strings.ReplaceAll(st.Name, "-", "_"), "disable_") {
+		return false
+	}
+	switch strings.ToUpper(st.Value) {
+	case "", "ON", "1", "TRUE", "YES":
+		return true
+	}
+	return false
 }
 
 // networkingOff reports whether the user's option file turns TCP off

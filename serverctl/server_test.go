@@ -175,7 +175,7 @@ func TestServerLifecycle(t *testing.T) {
 	// restored snapshot loads no buffer pool dump.
 	for path, want := range map[string]os.FileMode{o.RunDir: 0o700, filepath.Join(o.RunDir, "data"): 0o700,
 		filepath.Join(o.RunDir, EffectiveOptionFile): 0o600, filepath.Join(o.RunDir, EffectiveArgsFile): 0o600,
-		filepath.Join(o.RunDir, StderrFile): 0o600} {
+		filepath.Join(o.RunDir, StderrFile): 0o600, filepath.Join(o.RunDir, ErrorLogFile): 0o600} {
 		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
 			t.Errorf("%s: mode %v (%v), want %v", path, st.Mode().Perm(), err, want)
 		}
@@ -226,6 +226,7 @@ func TestServerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s2.Kill()
 	db2, _ := sql.Open("mysql", s2.DSN(""))
 	db2.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user=''").Scan(&anon)
 	db2.Close()
@@ -339,7 +340,10 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"+
 		"plugin_load_add=server_audit\nserver_audit_logging=ON\nserver_audit_file_path="+elsewhere+"/server_audit.log\n"+
 		// Another version's files: the build under test must keep its own.
-		"plugin-dir="+elsewhere+"/plugin\ncharacter-sets-dir="+elsewhere+"/charsets\nlc-messages-dir="+elsewhere+"/share\n"), 0o644)
+		"plugin-dir="+elsewhere+"/plugin\ncharacter-sets-dir="+elsewhere+"/charsets\nlc-messages-dir="+elsewhere+"/share\n"+
+		// Relative to the datadir but climbing out, the MyISAM log, a fixed
+		// second port.
+		"relay-log=../../var-lib-mysql/relay\nlog-isam="+elsewhere+"/myisam.log\nextra-port=3399\n"), 0o644)
 	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
 	if err := Initialize(ctx, o); err != nil {
 		t.Fatal(err)

@@ -53,6 +53,13 @@ func CopyDatadir(src, dst string) error {
 	if !isOurDatadir(src) {
 		return fmt.Errorf("copy datadir %s: %w", src, ErrNotOurDatadir)
 	}
+	// The mark first: a copy cut short (kill -9) is still ours to delete.
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	if err := markDatadir(dst); err != nil {
+		return err
+	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -69,6 +76,8 @@ func CopyDatadir(src, dst string) error {
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case rel == DatadirMark:
+			return nil // written first
 		case info.Mode().IsRegular():
 			return copyFile(p, target, info.Mode().Perm())
 		case info.Mode()&os.ModeSymlink != 0:

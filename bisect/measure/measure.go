@@ -295,8 +295,9 @@ func (m *Measurer) evictSnapshots() {
 		if inUse[sn.dir] {
 			continue
 		}
-		// A complete snapshot is perfbisect's; older ones have no mark.
-		if err := serverctl.RemoveDatadir(filepath.Join(sn.dir, "data")); err != nil && !errors.Is(err, serverctl.ErrNotOurDatadir) {
+		// Only marked datadirs are deleted (snapshots of perfbisect before the
+		// mark stay: remove them by hand).
+		if err := serverctl.RemoveDatadir(filepath.Join(sn.dir, "data")); err != nil {
 			m.logf("note: evict datadir snapshot %s: %v", sn.dir, err)
 			continue
 		}

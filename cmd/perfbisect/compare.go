@@ -17,6 +17,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -192,6 +193,8 @@ func compareAction(c *cli.Context) error {
 		case errors.As(runErr, &ee):
 			which := map[string]string{"good": "BASE", "bad": "HEAD"}[ee.Which]
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s cannot be measured: %w", which, ee.Err)}
+		case errors.Is(runErr, serverctl.ErrOptionFile):
+			return &exitError{code: exitUsage, err: runErr} // as start: the user's file, not the tool
 		default:
 			return &exitError{code: exitFailure, err: runErr}
 		}

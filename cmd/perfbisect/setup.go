@@ -123,7 +123,10 @@ func newSetup(c *cli.Context) (*setup, error) {
 		s.optionFile, _ = filepath.Abs(f)
 		// Read it as the server will, before anything is built: a syntax error
 		// stops here with its line; what the server would skip silently is said.
-		set, err := serverctl.ReadOptionFile(s.optionFile, nil, filepath.Dir(s.optionFile))
+		set, err := serverctl.ReadUserOptionFile(s.optionFile, nil)
+		if err == nil {
+			err = serverctl.CheckSettings(set)
+		}
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
 		}
