@@ -228,10 +228,10 @@ func optionDir(userFile, fallback string) string {
 // lines that move every file the user's settings would put outside the run
 // directory into it: binary and relay logs (and their index files), the Aria log
 // directory, InnoDB's undo and temporary directories, secure-file-priv, audit
-// logs, the slow and DDL-recovery logs, the buffer pool dump, the keyring file. A
-// setting that cannot be relocated (log-basename with a path) is an
-// ErrOptionFile error.
-func privatePaths(args []string, o Overrides) ([]string, error) {
+// logs, the slow and DDL-recovery logs, the buffer pool dump, the keyring file,
+// the MyISAM and SQL error logs; a second fixed port is turned off. What no
+// override can fix is refused earlier, by CheckSettings.
+func privatePaths(args []string, o Overrides) []string {
 	var extra []string
 	seen := map[string]bool{}
 	for _, a := range args {
@@ -272,13 +272,9 @@ func privatePaths(args []string, o Overrides) ([]string, error) {
 				seen[name] = true
 				extra = append(extra, "loose-extra-port=0")
 			}
-		case "log_basename":
-			if strings.Contains(val, "/") {
-				return nil, fmt.Errorf("%w: log-basename=%s has a path: logs would be written outside perfbisect's run directory (use a plain name)", ErrOptionFile, val)
-			}
 		}
 	}
-	return extra, nil
+	return extra
 }
 
 // ownFiles returns override lines for the user's settings that locate the
@@ -410,10 +406,7 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 	if err != nil {
 		return nil, err
 	}
-	extra, err := privatePaths(args, *ov)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.OptionFile, err)
-	}
+	extra := privatePaths(args, *ov)
 	own, err := ownFiles(ctx, eff.user, o.Install)
 	if err != nil {
 		return nil, err
