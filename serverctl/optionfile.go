@@ -85,8 +85,9 @@ func CheckOptionFile(path string) error {
 }
 
 // inline returns the user's option file as text to embed in the effective file,
-// with relative !include and !includedir paths made absolute against the file's
-// own directory (the server would resolve them against its working directory).
+// ending in a newline. Relative !include and !includedir paths keep working
+// because every program that reads the effective file runs in the user's
+// file's directory (optionDir).
 func inline(userFile string) (string, error) {
 	if userFile == "" {
 		return "", nil
@@ -94,29 +95,15 @@ func inline(userFile string) (string, error) {
 	if err := CheckOptionFile(userFile); err != nil {
 		return "", err
 	}
-	abs, err := filepath.Abs(userFile)
+	b, err := os.ReadFile(userFile)
 	if err != nil {
 		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, userFile, err)
 	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
-		return "", fmt.Errorf("%w %s: %v", ErrOptionFile, userFile, err)
+	text := string(b)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
 	}
-	var out strings.Builder
-	for _, line := range strings.Split(string(b), "\n") {
-		t := strings.TrimSpace(line)
-		for _, dir := range []string{"!includedir", "!include"} {
-			if rest, ok := strings.CutPrefix(t, dir); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-				p := strings.TrimSpace(rest)
-				if p != "" && !filepath.IsAbs(p) {
-					line = dir + " " + filepath.Join(filepath.Dir(abs), p)
-				}
-				break
-			}
-		}
-		out.WriteString(line + "\n")
-	}
-	return out.String(), nil
+	return text, nil
 }
 
 // writeEffective writes the option file the server gets to dst: user first (mysqld
@@ -176,17 +163,6 @@ func parsePrintDefaults(out string) []string {
 	return args
 }
 
-// optionName normalises an argument's name: no dashes prefix, no loose- prefix,
-// '-' and '_' equivalent. It returns the name and the value ("" and false when
-// the option has none).
-func optionName(arg string) (name, value string, hasValue bool) {
-	a := strings.TrimLeft(arg, "-")
-	name, value, hasValue = strings.Cut(a, "=")
-	name = strings.ReplaceAll(strings.ToLower(name), "-", "_")
-	name = strings.TrimPrefix(name, "loose_")
-	return name, value, hasValue
-}
-
 // UserOptions returns the server options the user's option file gives the server
 // under test, as that server's own reader resolves them (groups, !include,
 // version groups): the identity of "the option file" for caches and reports.
@@ -235,7 +211,8 @@ func privatePaths(args []string, o Overrides) []string {
 	var extra []string
 	seen := map[string]bool{}
 	for _, a := range args {
-		name, val, has := optionName(a)
+		n, val, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name := strings.ToLower(Setting{Name: n}.Key()) // as before: case-insensitive, to miss nothing
 		if seen[name] {
 			continue
 		}

@@ -403,8 +403,11 @@ func TestParsePrintDefaults(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q", got)
 	}
-	if n, v, has := optionName("--loose-Log-Bin=/a"); n != "log_bin" || v != "/a" || !has {
-		t.Errorf("optionName: %s %s %v", n, v, has)
+	if k := (Setting{Name: "loose-log-Bin"}).Key(); k != "log_Bin" {
+		t.Errorf("Key: %s", k)
+	}
+	if k := (Setting{Name: "skip-log-bin"}).Key(); k != "log_bin" {
+		t.Errorf("Key: %s", k)
 	}
 }
 
