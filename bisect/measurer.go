@@ -26,6 +26,9 @@ type Run struct {
 	Status map[string]int64 `json:"status,omitempty"`
 	// PeakRSS is the server's peak resident set size in bytes.
 	PeakRSS int64 `json:"peak_rss,omitempty"`
+	// Series is the run's per-second timeline over the measured window (the
+	// warm-up excluded), in order; empty for runs stored before it was kept.
+	Series []Second `json:"series,omitempty"`
 	// Facts describe what measured: server (flavor and version), kernel,
 	// cpu_model, cpus, governor, mem_bytes, datadir_fs, server_cpus and
 	// client_cpus (the CPU lists mysqld and the client could run on, as the
@@ -37,6 +40,17 @@ type Run struct {
 	// file, one per line (as mysqld --print-defaults lists them); kept in the
 	// store beside the run, not in reports.
 	ServerOptions string `json:"-"`
+}
+
+// Second is one slice of a run's timeline: normally a second; the last one
+// may be shorter or longer.
+type Second struct {
+	At  time.Duration `json:"at"`  // end of the slice, from the start of the measured window
+	TPS float64       `json:"tps"` // transactions per second in the slice
+	QPS float64       `json:"qps"` // queries per second in the slice
+	// Pct is the workload's latency percentile (p95 by default) of the
+	// transactions that completed in the slice; 0 when none did.
+	Pct time.Duration `json:"pct"`
 }
 
 // Measurer measures a revision: it builds (or reuses) it, starts it as a private

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
-# ccache, gcc, git and sysbench (the yardstick). Go (1.26+) must be installed.
+# ccache, gcc, git, sysbench (the yardstick) and chromium (the HTML report's
+# tests load it headless). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
 	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -24,7 +26,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git and sysbench are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench and chromium are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

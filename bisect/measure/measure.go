@@ -510,6 +510,9 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
 		PeakRSS: rss, Facts: m.facts(rev.install)}
+	for _, iv := range res.Intervals {
+		r.Series = append(r.Series, bisect.Second{At: iv.At, TPS: iv.TPS, QPS: iv.QPS, Pct: iv.P95})
+	}
 	if len(overridden) > 0 {
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}

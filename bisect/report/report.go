@@ -128,6 +128,12 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 type Document struct {
 	Result     string         `json:"result"` // found, no-regression, ambiguous; "error" when the session stopped on an error
 	Error      string         `json:"error,omitempty"`
+	Good       string         `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
+	Bad        string         `json:"bad,omitempty"`
+	// Commits is the bad endpoint's Position: the number of commits after
+	// good up to bad along a linear history; 0 when not known (documents of
+	// perfbisect run).
+	Commits int `json:"commits,omitempty"`
 	FirstBad   *string        `json:"first_bad"` // full sha or null
 	Subject    string         `json:"subject,omitempty"`
 	Range      []string       `json:"range,omitempty"`
@@ -149,6 +155,10 @@ type TestedCommit struct {
 	Commit  string       `json:"commit"`
 	Subject string       `json:"subject"`
 	Verdict string       `json:"verdict"` // good, bad, skip; untested when the session stopped before deciding
+	// Position is the commit's generation after good (see Document.Place):
+	// 0 for the good endpoint, Document.Commits for the bad one; null when not
+	// known.
+	Position *int `json:"position,omitempty"`
 	Skipped string       `json:"skipped,omitempty"`
 	Median  float64      `json:"median"`
 	Runs    []bisect.Run `json:"runs"`
@@ -247,6 +257,46 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 		d.Steps = append(d.Steps, sd)
 	}
 	return d
+}
+
+// Place records the endpoints and the range searched (commits as bisect.Range
+// lists them, in any order) and gives every tested commit its Position: its
+// generation in the range, 0 for good and otherwise 1 + the largest Position of
+// its parents in the range (parents outside it count as good), so that along a
+// linear history position i is the i-th commit after good.
+func (d *Document) Place(good, bad string, commits []bisect.Commit) {
+	d.Good, d.Bad, d.Commits = good, bad, len(commits)
+	parents := make(map[string][]string, len(commits))
+	for _, c := range commits {
+		parents[c.Hash] = c.Parents
+	}
+	gen := map[string]int{good: 0}
+	var of func(h string) int
+	of = func(h string) int {
+		if g, ok := gen[h]; ok {
+			return g
+		}
+		ps, in := parents[h]
+		if !in {
+			return 0 // outside the range: an ancestor of good
+		}
+		g := 0
+		for _, p := range ps {
+			g = max(g, of(p))
+		}
+		gen[h] = g + 1
+		return g + 1
+	}
+	for i := range d.Tested {
+		h := d.Tested[i].Commit
+		if _, in := parents[h]; in || h == good {
+			p := of(h)
+			d.Tested[i].Position = &p
+		}
+	}
+	if _, in := parents[bad]; in {
+		d.Commits = of(bad)
+	}
 }
 
 func ptr(v float64) *float64 {

@@ -87,6 +87,12 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		out[i] = bisect.Run{Commit: commit, TPS: tps, QPS: 18 * tps, Events: int64(tps * 3), Window: 3 * time.Second,
 			LatencyPct: lat * 3 / 2, LatencyP95: lat * 3 / 2, LatencyP99: lat * 2,
 			CPUPerTxn: time.Duration(float64(time.Millisecond) / f), Wall: 5 * time.Second}
+		// A per-second timeline around the run's tps (no draw from Rand, so
+		// that seeded sequences stay as they were).
+		for s, w := range []float64{0.97, 1.01, 1.02} {
+			out[i].Series = append(out[i].Series, bisect.Second{At: time.Duration(s+1) * time.Second, TPS: tps * w,
+				QPS: 18 * tps * w, Pct: time.Duration(float64(lat) * 1.5 / w)})
+		}
 		m.Calls++
 	}
 	return out, nil

@@ -32,6 +32,7 @@ func compareCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a pull-request comment), json, or junit (XML for CI test reports)"},
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
+			htmlFlag(),
 			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
 		}, measurementFlags()...),
 		Action: compareAction,
@@ -107,6 +108,9 @@ func compareAction(c *cli.Context) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
+	if err := checkHTML(c); err != nil {
+		return err
+	}
 	if c.String("find") != "regression" {
 		return usageErr("--find %q: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)", c.String("find"))
 	}
@@ -145,12 +149,16 @@ func compareAction(c *cli.Context) error {
 		threads = []int{su.bench.Threads}
 	}
 	var docs []report.CompareDoc
+	var ids []int64
 	var runErr error
 	code := exitOK
 	for _, n := range threads {
 		su.bench.Threads = n
-		doc, c2, err := compareOnce(ctx, c, su, cfg, base, head)
+		doc, id, c2, err := compareOnce(ctx, c, su, cfg, base, head)
 		docs = append(docs, doc)
+		if id > 0 {
+			ids = append(ids, id)
+		}
 		if err != nil {
 			runErr = err
 			break
@@ -173,6 +181,13 @@ func compareAction(c *cli.Context) error {
 		}
 	} else {
 		os.Stdout.Write(buf.Bytes())
+	}
+	if h := c.String("html"); h != "" {
+		page := report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)),
+			Command: strings.Join(startArgs(c), " "), Compare: docs}
+		if err := writeHTML(h, su.store, page, ids...); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
 	}
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Workflow commands on standard output, unless that holds a JSON or
@@ -206,9 +221,10 @@ func compareAction(c *cli.Context) error {
 }
 
 // compareOnce runs one comparison (at su.bench.Threads), stored as its own
-// session, and returns its document and its exit code (exitOK, exitRegression
-// or exitInconclusive); err is the comparison's failure.
-func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int, error) {
+// session, and returns its document, the stored session's id (0 when none was
+// stored) and its exit code (exitOK, exitRegression or exitInconclusive); err
+// is the comparison's failure.
+func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, int, error) {
 	st := su.store
 	identity := su.identity(base, head, map[string]string{"command": "compare", "repo": su.repoRoot})
 	dir, _ := os.Getwd()
@@ -218,12 +234,12 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 	sess, err := st.Begin(store.KindCompare, key(identity), append([]string{"compare"}, c.Args().Slice()...), dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
-		return doc, exitFailure, err
+		return doc, 0, exitFailure, err
 	}
 	su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
 	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
-		return doc, exitUsage, err
+		return doc, sess.ID, exitUsage, err
 	}
 	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
 		base, head, cfg.Metric, su.bench.Threads, 100*cfg.Threshold, su.stateDir)
@@ -254,7 +270,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
-	return doc, code, runErr
+	return doc, sess.ID, code, runErr
 }
 
 // parseThreadList parses --thread-list: comma-separated client thread

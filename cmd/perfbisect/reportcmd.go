@@ -19,11 +19,13 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "report",
 		Usage: "print a stored session again (a bisection, a comparison or a scan), or list them",
-		UsageText: "perfbisect report [SESSION] [--format text|markdown|json|junit] [--list] [--repo DIR] [--state-dir DIR]\n\n" +
-			"SESSION is a session number from --list; without it, the newest finished session.",
+		UsageText: "perfbisect report [SESSION] [--format text|markdown|json|junit] [--html FILE] [--list] [--repo DIR] [--state-dir DIR]\n\n" +
+			"SESSION is a session number from --list; without it, the newest finished session.\n" +
+			"--html writes the session (a bisection or a comparison) as one self-contained page instead of printing it.",
 		Flags: append(stateFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown, json; junit for comparisons"},
 			&cli.BoolFlag{Name: "list", Usage: "list the stored sessions"},
+			htmlFlag(),
 		),
 		Action: reportAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -39,6 +41,9 @@ func reportAction(c *cli.Context) error {
 	format := c.String("format")
 	if !slices.Contains(report.CompareFormats, format) {
 		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
+	}
+	if err := checkHTML(c); err != nil {
+		return err
 	}
 	st, dir, err := openStateStore(c)
 	if err != nil {
@@ -88,7 +93,36 @@ func reportAction(c *cli.Context) error {
 	if len(sess.Result) == 0 || string(sess.Result) == "null" {
 		return usageErr("session %d (%s) has no report yet: it is %s (perfbisect status shows a running bisection)", sess.ID, sess.Kind, sess.State)
 	}
+	if h := c.String("html"); h != "" {
+		return storedHTML(w, st, sess, h)
+	}
 	return renderStored(w, sess, format)
+}
+
+// storedHTML writes a finished bisection or comparison as an HTML page.
+func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) error {
+	page := report.Page{Command: strings.Join(sess.Args, " ")}
+	switch sess.Kind {
+	case store.KindStart, store.KindRun:
+		var doc report.Document
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		page.Title, page.Bisect = fmt.Sprintf("perfbisect: bisection %.10s..%.10s (session %d)", sess.Good, sess.Bad, sess.ID), &doc
+	case store.KindCompare:
+		var doc report.CompareDoc
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		page.Title, page.Compare = fmt.Sprintf("perfbisect compare %.10s %.10s (session %d)", sess.Good, sess.Bad, sess.ID), []report.CompareDoc{doc}
+	default:
+		return usageErr("--html: session %d is a %s; HTML renders bisections and comparisons (use --format text or json)", sess.ID, sess.Kind)
+	}
+	if err := writeHTML(path, st, page, sess.ID); err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	_, err := fmt.Fprintf(w, "wrote %s (session %d, %s)\n", path, sess.ID, sess.Kind)
+	return err
 }
 
 // renderStored prints a finished session's stored document in format.

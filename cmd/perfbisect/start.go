@@ -73,6 +73,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
+			htmlFlag(),
 		}, measurementFlags()...),
 		Action: startAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -135,6 +136,9 @@ func startAction(c *cli.Context) error {
 		if err := report.CheckWritable("json", j); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
+	}
+	if err := checkHTML(c); err != nil {
+		return err
 	}
 	su, err := newSetup(c)
 	if err != nil {
@@ -220,6 +224,7 @@ func startAction(c *cli.Context) error {
 	res = run.Result()
 	_, runErr := run.Run(ctx)
 	doc := report.NewDocument(res, cfg.Metric, subjects)
+	doc.Place(good, bad, commits)
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
@@ -228,6 +233,12 @@ func startAction(c *cli.Context) error {
 	}
 	if c.String("json") != "" {
 		if err := report.WriteJSON(c.String("json"), doc); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	if h := c.String("html"); h != "" {
+		page := report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Command: strings.Join(startArgs(c), " "), Bisect: &doc}
+		if err := writeHTML(h, st, page, sess.ID); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
@@ -256,8 +267,9 @@ func startAction(c *cli.Context) error {
 // resuming is set by perfbisect resume before it runs the stored start command.
 var resuming bool
 
-// startArgs returns the start command's arguments as typed (for resume): the
-// process's arguments from "start" on.
+// startArgs returns the command's arguments as typed (for resume, and the
+// command line of HTML reports): the process's arguments from the command's
+// name on.
 func startArgs(c *cli.Context) []string {
 	for i, a := range os.Args {
 		if a == c.Command.Name && i > 0 {

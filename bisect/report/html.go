@@ -1,0 +1,387 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Chart.js 4.6.1 (MIT, assets/LICENSE.chartjs.md), dist/chart.umd.min.js of
+// the npm package unchanged; scripts/update-chartjs.sh replaces it.
+//
+//go:embed assets/chart.umd.min.js
+var chartJS string
+
+//go:embed assets/page.js
+var pageJS string
+
+//go:embed assets/page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
+	"num":   num,
+	"pct": func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf("%+.1f%%", 100**p)
+	},
+	"f": func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return num(*p)
+	},
+	"p": func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf("%.2g", *p)
+	},
+	"cells": func(r MetricRow) []string {
+		b, h, ch, p, n := cells(r)
+		return []string{b, h, ch, p, n}
+	},
+	"verdictLine": verdictLine,
+	"conf":        decisionConf,
+}).Parse(pageHTML))
+
+// Page is the content of an HTML report (WriteHTML): one bisection, or the
+// comparisons of one perfbisect compare (one per thread count), with what the
+// store knows about how they were measured.
+type Page struct {
+	Title   string
+	Command string        // the command line that made the session, as typed
+	Bisect  *Document     // a bisection, or nil
+	Compare []CompareDoc  // the comparisons, or nil
+	Options []OptionsText // the options the server read, per measured commit (the last run's)
+	Builds  []BuildFact   // build attempts, in order
+	// Generated is when the page was rendered.
+	Generated time.Time
+}
+
+// OptionsText is the effective server options of a commit's run, one per line
+// as mysqld --print-defaults lists them.
+type OptionsText struct {
+	Commit string
+	Text   string
+}
+
+// BuildFact is one build attempt of a revision.
+type BuildFact struct {
+	Commit  string
+	Seconds float64 // wall time; near 0 for a cache hit
+	Flavor  string
+	Version string
+	Prefix  string // installed tree; "" when the build failed
+	Error   string // why it failed
+}
+
+// chart is one Chart.js chart as page.js draws it. Kinds: "path" (bisect
+// path: x = position in the range, y = the commit's median), "runs" (one
+// commit's runs in the order measured, with the reference bands), "timeline"
+// (per-second series of chosen runs).
+type chart struct {
+	ID     string   `json:"id"`
+	Kind   string   `json:"kind"`
+	Title  string   `json:"title"`
+	Commit string   `json:"commit,omitempty"`
+	X      string   `json:"x"` // axis titles
+	Y      string   `json:"y"`
+	Y2     string   `json:"y2,omitempty"`
+	Points []point  `json:"points,omitempty"`
+	Bands  []band   `json:"bands,omitempty"`
+	Lines  []series `json:"lines,omitempty"`
+	XMax   float64  `json:"xmax,omitempty"`
+}
+
+// point is a marker; Class picks its colour: good, bad, skip, untested,
+// rejected (a run whose value was not usable), base, head.
+type point struct {
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	Label string  `json:"label"`
+	Class string  `json:"class"`
+}
+
+// band is a reference: the middle half (Lo = 25th, Hi = 75th percentile) and
+// median of a reference commit's runs.
+type band struct {
+	Label       string  `json:"label"`
+	Class       string  `json:"class"`
+	Lo, Mid, Hi float64 `json:"-"`
+}
+
+func (b band) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"label": b.Label, "class": b.Class, "lo": b.Lo, "mid": b.Mid, "hi": b.Hi})
+}
+
+type series struct {
+	Label  string    `json:"label"`
+	Class  string    `json:"class"`
+	Axis   string    `json:"axis"` // y or y2
+	Dashed bool      `json:"dashed,omitempty"`
+	Points []point `json:"points"`
+}
+
+// pageData is what the template renders.
+type pageData struct {
+	Page
+	Charts    []chart
+	Data      template.JS // {"charts": [...]} for page.js
+	ChartJS   template.JS
+	PageJS    template.JS
+	Facts     [][2]string
+	Tested    []testedRow
+	Sections  []compareSection
+	Generated string
+}
+
+type testedRow struct {
+	TestedCommit
+	N       int
+	ChartID string
+}
+
+type compareSection struct {
+	Doc      CompareDoc
+	Runs     []chart
+	Timeline *chart
+}
+
+// WriteHTML renders p as one self-contained HTML page (Chart.js and the data
+// inline; no network access when opened): for a bisection, the bisect path
+// over the range, one strip chart per tested commit (its runs in the order
+// measured, with the good and bad endpoints' runs as bands: middle half and
+// median), the per-second timeline of the median run of each endpoint, every
+// decision with its evidence, the effective options, builds and host facts;
+// for comparisons, the metric table, base and head strip charts and
+// timelines. Every chart canvas carries data-kind (path, runs, timeline) and,
+// for runs, data-commit and data-runs (the number of stored runs it plots).
+func WriteHTML(w io.Writer, p Page) error {
+	if p.Generated.IsZero() {
+		p.Generated = time.Now()
+	}
+	d := pageData{Page: p, ChartJS: template.JS(stripSourceMap(chartJS)), PageJS: template.JS(pageJS),
+		Generated: p.Generated.UTC().Format("2006-01-02 15:04:05 UTC")}
+	var all []chart
+	var facts []bisect.Run
+	if doc := p.Bisect; doc != nil {
+		m := session.Metric(doc.Metric)
+		runsOf := map[string][]bisect.Run{}
+		for _, tc := range doc.Tested {
+			runsOf[tc.Commit] = tc.Runs
+			facts = append(facts, tc.Runs...)
+		}
+		good, bad := doc.Good, doc.Bad
+		bands := refBands(m, []string{good, bad}, []string{"good", "bad"}, runsOf)
+		all = append(all, pathChart(doc, m))
+		for i, tc := range doc.Tested {
+			c := runsChart(fmt.Sprintf("runs-%d", i), tc.Commit, tc.Subject, tc.Runs, m, bands, verdictClass(tc.Verdict))
+			all = append(all, c)
+			d.Tested = append(d.Tested, testedRow{TestedCommit: tc, N: len(tc.Runs), ChartID: c.ID})
+		}
+		culprit := bad
+		if doc.FirstBad != nil {
+			culprit = *doc.FirstBad
+		}
+		if tl, ok := timeline("timeline", m, []string{good, culprit}, []string{"good", "bad"}, runsOf); ok {
+			all = append(all, tl)
+		}
+	}
+	for i, doc := range p.Compare {
+		m := session.Metric(doc.Metric)
+		runsOf := map[string][]bisect.Run{doc.Base: doc.BaseRuns, doc.Head: doc.HeadRuns}
+		facts = append(append(facts, doc.BaseRuns...), doc.HeadRuns...)
+		bands := refBands(m, []string{doc.Base, doc.Head}, []string{"base", "head"}, runsOf)
+		sec := compareSection{Doc: doc}
+		for j, side := range []struct {
+			hash, subject, class string
+			runs             []bisect.Run
+		}{{doc.Base, doc.BaseSubject, "base", doc.BaseRuns}, {doc.Head, doc.HeadSubject, "head", doc.HeadRuns}} {
+			c := runsChart(fmt.Sprintf("runs-%d-%d", i, j), side.hash, side.class+" "+side.subject, side.runs, m, bands, side.class)
+			sec.Runs = append(sec.Runs, c)
+			all = append(all, c)
+		}
+		if tl, ok := timeline(fmt.Sprintf("timeline-%d", i), m, []string{doc.Base, doc.Head}, []string{"base", "head"}, runsOf); ok {
+			sec.Timeline = &tl
+			all = append(all, tl)
+		}
+		d.Sections = append(d.Sections, sec)
+	}
+	d.Charts = all
+	js, err := json.Marshal(map[string]any{"charts": all})
+	if err != nil {
+		return err
+	}
+	d.Data = template.JS(js)
+	d.Facts = hostFacts(facts)
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, d); err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// stripSourceMap drops the sourceMappingURL comment: the map is not shipped.
+func stripSourceMap(js string) string {
+	if i := strings.LastIndex(js, "//# sourceMappingURL="); i >= 0 {
+		return js[:i]
+	}
+	return js
+}
+
+func verdictClass(v string) string {
+	switch v {
+	case "good", "bad", "skip":
+		return v
+	case "old":
+		return "good"
+	case "new":
+		return "bad"
+	}
+	return "untested"
+}
+
+// refBands returns the bands of the reference commits that have usable runs.
+func refBands(m session.Metric, hashes, names []string, runsOf map[string][]bisect.Run) []band {
+	var out []band
+	for i, h := range hashes {
+		vals := usable(runsOf[h], m)
+		if len(vals) == 0 {
+			continue
+		}
+		out = append(out, band{Label: fmt.Sprintf("%s %.10s", names[i], h), Class: names[i],
+			Lo: quantile(vals, 0.25), Mid: stats.Median(vals), Hi: quantile(vals, 0.75)})
+	}
+	return out
+}
+
+// quantile is the q-quantile of xs with linear interpolation between order
+// statistics (Hyndman & Fan type 7, R's default).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	h := q * float64(len(s)-1)
+	lo := math.Floor(h)
+	i := int(lo)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (h-lo)*(s[i+1]-s[i])
+}
+
+func axisName(m session.Metric) string { return fmt.Sprintf("%s (%s)", m, m.Unit()) }
+
+// runsChart plots every stored run of a commit, in the order measured: a run
+// whose value is not usable (rejected and retried) is drawn at 0 as
+// "rejected".
+func runsChart(id, hash, subject string, runs []bisect.Run, m session.Metric, bands []band, class string) chart {
+	c := chart{ID: id, Kind: "runs", Commit: hash, Title: fmt.Sprintf("%.10s %s", hash, subject),
+		X: "run (in the order measured)", Y: axisName(m), Bands: bands, XMax: float64(len(runs)) + 1}
+	for i, r := range runs {
+		v := m.Value(r)
+		cl := class
+		if !(v > 0) || math.IsInf(v, 0) {
+			v, cl = 0, "rejected"
+		}
+		c.Points = append(c.Points, point{X: float64(i + 1), Y: v, Class: cl,
+			Label: fmt.Sprintf("run %d: %s %s, started %s", i+1, num(v), m.Unit(), r.Started.UTC().Format("15:04:05"))})
+	}
+	return c
+}
+
+// pathChart places every tested commit with a usable median at its position
+// in the range, coloured by verdict, and joins them in the order tested.
+func pathChart(d *Document, m session.Metric) chart {
+	c := chart{ID: "path", Kind: "path", Title: "bisect path", X: "commits after good (oldest first)", Y: "median " + axisName(m),
+		XMax: float64(d.Commits)}
+	line := series{Label: "order tested", Class: "path", Axis: "y"}
+	for i, tc := range d.Tested {
+		vals := usable(tc.Runs, m)
+		if len(vals) == 0 {
+			continue
+		}
+		x := float64(i)
+		if tc.Position != nil {
+			x = float64(*tc.Position)
+		}
+		pt := point{X: x, Y: stats.Median(vals), Class: verdictClass(tc.Verdict),
+			Label: fmt.Sprintf("#%d %.10s %s: %s, median %s over %d runs", i+1, tc.Commit, trunc(tc.Subject, 50), tc.Verdict, num(stats.Median(vals)), len(vals))}
+		c.Points = append(c.Points, pt)
+		line.Points = append(line.Points, pt)
+	}
+	c.Lines = []series{line}
+	return c
+}
+
+// timeline plots the per-second tps and latency percentile of the median run
+// of each named commit; ok is false when no run kept a series.
+func timeline(id string, m session.Metric, hashes, names []string, runsOf map[string][]bisect.Run) (chart, bool) {
+	c := chart{ID: id, Kind: "timeline", Title: "per-second timeline of the median run", X: "seconds into the measured window",
+		Y: "tps", Y2: "latency percentile (ms)"}
+	for i, h := range hashes {
+		r, ok := medianRun(runsOf[h], m)
+		if !ok {
+			continue
+		}
+		tps := series{Label: fmt.Sprintf("%s %.10s tps", names[i], h), Class: names[i], Axis: "y"}
+		lat := series{Label: fmt.Sprintf("%s %.10s latency", names[i], h), Class: names[i], Axis: "y2", Dashed: true}
+		for _, s := range r.Series {
+			at := s.At.Seconds()
+			tps.Points = append(tps.Points, point{X: at, Y: s.TPS})
+			lat.Points = append(lat.Points, point{X: at, Y: float64(s.Pct) / float64(time.Millisecond)})
+		}
+		c.Lines = append(c.Lines, tps, lat)
+	}
+	return c, len(c.Lines) > 0
+}
+
+// medianRun returns the run with a series whose metric value is the median
+// of those runs (the lower middle one for an even count).
+func medianRun(runs []bisect.Run, m session.Metric) (bisect.Run, bool) {
+	var with []bisect.Run
+	for _, r := range runs {
+		if v := m.Value(r); len(r.Series) > 0 && v > 0 && !math.IsInf(v, 0) {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return bisect.Run{}, false
+	}
+	sort.SliceStable(with, func(i, j int) bool { return m.Value(with[i]) < m.Value(with[j]) })
+	return with[(len(with)-1)/2], true
+}
+
+// hostFacts lists the facts of the runs, sorted by name; a fact that differs
+// between runs lists its distinct values.
+func hostFacts(runs []bisect.Run) [][2]string {
+	vals := map[string][]string{}
+	for _, r := range runs {
+		for k, v := range r.Facts {
+			if !slices.Contains(vals[k], v) {
+				vals[k] = append(vals[k], v)
+			}
+		}
+	}
+	var out [][2]string
+	for k, v := range vals {
+		out = append(out, [2]string{k, strings.Join(v, " | ")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}

@@ -1,0 +1,221 @@
+package report_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/internal/browsertest"
+)
+
+// simulated runs a real session (search and decisions) over 30 simulated
+// commits with a 20% regression at commit 19 and commit 11 that does not
+// build, and returns its document.
+func simulated(t *testing.T) (report.Document, []string) {
+	cs, hs := sim.Chain(30)
+	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.8}, CV: 0.03,
+		Untestable: map[string]string{hs[11]: "build failed"}, Rand: rand.New(rand.NewPCG(5, 7))}
+	cfg := session.Config{Good: hs[0], Bad: hs[30], Commits: cs, Repeats: 5, MaxRepeats: 15,
+		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+	s, err := session.New(cfg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil || res.FirstBad != hs[19] {
+		t.Fatalf("simulated session: %v, first bad %q", err, res.FirstBad)
+	}
+	d := report.NewDocument(res, session.TPS, func(h string) string { return "subject <b>" + h[36:] + "</b>" })
+	d.Place(hs[0], hs[30], cs)
+	return d, hs
+}
+
+func TestPlaceGivesGenerations(t *testing.T) {
+	d, hs := simulated(t)
+	if d.Commits != 30 || d.Good != hs[0] || d.Bad != hs[30] {
+		t.Fatalf("commits %d good %s bad %s", d.Commits, d.Good, d.Bad)
+	}
+	for _, tc := range d.Tested {
+		want := -1
+		for i, h := range hs {
+			if h == tc.Commit {
+				want = i
+			}
+		}
+		if tc.Position == nil || *tc.Position != want {
+			t.Errorf("%.10s: position %v, want %d", tc.Commit, tc.Position, want)
+		}
+	}
+	// A merge: its generation is one more than its longest parent line.
+	cs := []bisect.Commit{{Hash: "m", Parents: []string{"a2", "b1"}}, {Hash: "a2", Parents: []string{"a1"}},
+		{Hash: "a1", Parents: []string{"g"}}, {Hash: "b1", Parents: []string{"g"}}}
+	md := report.Document{Tested: []report.TestedCommit{{Commit: "m"}, {Commit: "b1"}, {Commit: "g"}, {Commit: "x"}}}
+	md.Place("g", "m", cs)
+	got := []any{}
+	for _, tc := range md.Tested {
+		if tc.Position == nil {
+			got = append(got, nil)
+		} else {
+			got = append(got, *tc.Position)
+		}
+	}
+	if md.Commits != 3 || got[0] != 3 || got[1] != 1 || got[2] != 0 || got[3] != nil {
+		t.Errorf("merge: commits %d positions %v, want 3 [3 1 0 <nil>]", md.Commits, got)
+	}
+}
+
+// TestHTMLReportRendersInChromium renders a simulated bisection and checks in
+// headless Chromium that every chart was drawn: one strip chart per tested
+// commit with one element per stored run, all inside the chart area, the
+// bisect path with a point per commit that has a median, the timeline, no
+// console error; the user's text is escaped.
+func TestHTMLReportRendersInChromium(t *testing.T) {
+	d, hs := simulated(t)
+	page := report.Page{Title: "perfbisect: bisection", Command: "start --good v1 --bad v2", Bisect: &d,
+		Options: []report.OptionsText{{Commit: hs[19], Text: "[mysqld]\ninnodb_buffer_pool_size=16M\n</pre><script>alert(1)</script>"}},
+		Builds:  []report.BuildFact{{Commit: hs[11], Seconds: 3.5, Error: "error: expected ';' <here>"}, {Commit: hs[19], Seconds: 1, Flavor: "mariadb", Version: "10.11.6", Prefix: "/cache/x"}}}
+	path := filepath.Join(t.TempDir(), "bisect.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteHTML(f, page); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	raw, _ := os.ReadFile(path)
+	html := string(raw)
+	for _, want := range []string{hs[19], "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "subject &lt;b&gt;", "expected &#39;;&#39; &lt;here&gt;"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<script>alert(1)") || strings.Contains(html, "src=\"http") {
+		t.Errorf("page has unescaped user text or an external script")
+	}
+
+	got := browsertest.Load(t, path, "bisect.png")
+	if len(got.Errors) > 0 {
+		t.Errorf("console errors: %q", got.Errors)
+	}
+	if got.Title != page.Title {
+		t.Errorf("title %q", got.Title)
+	}
+	byCommit := map[string]browsertest.Canvas{}
+	kinds := map[string]int{}
+	for _, c := range got.Canvases {
+		kinds[c.Kind]++
+		if !c.Chart || c.Painted == 0 {
+			t.Errorf("canvas %s (%s): chart %v, %d painted pixels", c.ID, c.Kind, c.Chart, c.Painted)
+		}
+		if c.Kind == "runs" {
+			byCommit[c.Commit] = c
+		}
+	}
+	if kinds["runs"] != len(d.Tested) || kinds["path"] != 1 || kinds["timeline"] != 1 {
+		t.Errorf("charts by kind %v, want %d runs, 1 path, 1 timeline", kinds, len(d.Tested))
+	}
+	withMedian := 0
+	for _, tc := range d.Tested {
+		c, ok := byCommit[tc.Commit]
+		if !ok {
+			t.Errorf("no chart for tested commit %.10s", tc.Commit)
+			continue
+		}
+		runs, _ := c.Dataset("runs")
+		if runs.Elements != len(tc.Runs) || runs.Inside != len(tc.Runs) {
+			t.Errorf("%.10s: %d points drawn (%d inside), want %d stored runs", tc.Commit, runs.Elements, runs.Inside, len(tc.Runs))
+		}
+		if len(tc.Runs) > 0 {
+			withMedian++
+		}
+		// Both reference bands, each a filled pair and a median line.
+		for _, side := range []string{"good " + hs[0][:10], "bad " + hs[30][:10]} {
+			if b, ok := c.Dataset(side); !ok || b.Inside != 2 {
+				t.Errorf("%.10s: band %q drawn %+v", tc.Commit, side, b)
+			}
+		}
+	}
+	if withMedian < 5 {
+		t.Errorf("only %d tested commits with runs: the simulated bisection is too small to test", withMedian)
+	}
+	for _, c := range got.Canvases {
+		switch c.Kind {
+		case "path":
+			if p, _ := c.Dataset("tested commits"); p.Elements != withMedian || p.Inside != withMedian {
+				t.Errorf("path: %+v, want %d commits with runs", p, withMedian)
+			}
+		case "timeline":
+			if len(c.Datasets) != 4 {
+				t.Errorf("timeline datasets %+v, want tps and latency of good and bad", c.Datasets)
+			}
+			for _, ds := range c.Datasets {
+				if ds.Elements != 3 || ds.Inside != 3 {
+					t.Errorf("timeline %q: %d points (%d inside), want the run's 3 seconds", ds.Label, ds.Elements, ds.Inside)
+				}
+			}
+		}
+	}
+}
+
+// TestHTMLCompareRendersInChromium renders two comparisons (two thread
+// counts) and checks their strip charts hold every stored run.
+func TestHTMLCompareRendersInChromium(t *testing.T) {
+	cs, hs := sim.Chain(1)
+	var docs []report.CompareDoc
+	for i, factor := range []float64{0.7, 1} {
+		m := &sim.Measurer{Commits: cs, Base: 300, Culprits: map[string]float64{hs[1]: factor}, CV: 0.02, Rand: rand.New(rand.NewPCG(uint64(i), 1))}
+		cfg := session.Config{Good: hs[0], Bad: hs[1], Repeats: 5, MaxRepeats: 12, Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+		s, err := session.NewComparison(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp, _, err := s.Compare(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := s.Result()
+		// A run rejected for having no transactions is kept and drawn.
+		base := append(res.Runs[hs[0]], bisect.Run{Commit: hs[0]})
+		docs = append(docs, report.CompareDoc{Base: hs[0], Head: hs[1], Metric: "tps", Threshold: 0.05, Threads: 1 + i,
+			Result: map[bool]string{true: report.CompareRegression, false: report.CompareNoRegression}[factor < 1],
+			Verdict: cmp.Verdict.String(), BaseRuns: base, HeadRuns: res.Runs[hs[1]],
+			Rows: report.CompareRows(base, res.Runs[hs[1]], session.TPS, cmp)})
+	}
+	path := filepath.Join(t.TempDir(), "compare.html")
+	f, _ := os.Create(path)
+	if err := report.WriteHTML(f, report.Page{Title: "perfbisect compare", Compare: docs}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := browsertest.Load(t, path, "compare.png")
+	if len(got.Errors) > 0 {
+		t.Errorf("console errors: %q", got.Errors)
+	}
+	var runsCharts []browsertest.Canvas
+	for _, c := range got.Canvases {
+		if c.Kind == "runs" {
+			runsCharts = append(runsCharts, c)
+		}
+	}
+	if len(runsCharts) != 4 {
+		t.Fatalf("%d strip charts, want base and head of 2 comparisons", len(runsCharts))
+	}
+	for i, c := range runsCharts {
+		doc := docs[i/2]
+		want := len(doc.BaseRuns)
+		if i%2 == 1 {
+			want = len(doc.HeadRuns)
+		}
+		if p, _ := c.Dataset("runs"); p.Elements != want || p.Inside != want || c.Runs != want {
+			t.Errorf("chart %d: %+v (data-runs %d), want %d runs", i, p, c.Runs, want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// htmlFlag is --html of start, compare and report.
+func htmlFlag() cli.Flag {
+	return &cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file"}
+}
+
+// checkHTML fails early when --html names a file that cannot be written.
+func checkHTML(c *cli.Context) error {
+	if p := c.String("html"); p != "" {
+		if err := report.CheckWritable("html", p); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	return nil
+}
+
+// secretOption matches option names whose values a shared report must not
+// show (passwords, keys, SST credentials).
+var secretOption = regexp.MustCompile(`(?i)(password|passwd|secret|_auth|key_id|encryption_key)`)
+
+// redactOptions replaces the values of secret options (--name=value lines of
+// mysqld --print-defaults) by "<redacted>".
+func redactOptions(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		name, _, ok := strings.Cut(l, "=")
+		if ok && secretOption.MatchString(name) {
+			lines[i] = name + "=<redacted>"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeHTML completes p with what the store holds for the sessions ids (the
+// options the server read in the last run of each commit, in the order the
+// commits were first measured; the build attempts) and writes it to path
+// atomically.
+func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error {
+	seen := map[string]int{}
+	for _, id := range ids {
+		events, err := st.Events(id)
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if e.Run == nil || e.Run.ServerOptions == "" {
+				continue
+			}
+			text := redactOptions(strings.TrimSpace(e.Run.ServerOptions))
+			if i, ok := seen[e.Commit]; ok {
+				p.Options[i].Text = text
+				continue
+			}
+			seen[e.Commit] = len(p.Options)
+			p.Options = append(p.Options, report.OptionsText{Commit: e.Commit, Text: text})
+		}
+		builds, err := st.Builds(id)
+		if err != nil {
+			return err
+		}
+		for _, b := range builds {
+			p.Builds = append(p.Builds, report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor,
+				Version: b.Version, Prefix: b.Prefix, Error: b.Error})
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, p); err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return report.WriteFile(path, buf.Bytes())
+}
