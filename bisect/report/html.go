@@ -130,10 +130,10 @@ func (b band) MarshalJSON() ([]byte, error) {
 }
 
 type series struct {
-	Label  string    `json:"label"`
-	Class  string    `json:"class"`
-	Axis   string    `json:"axis"` // y or y2
-	Dashed bool      `json:"dashed,omitempty"`
+	Label  string  `json:"label"`
+	Class  string  `json:"class"`
+	Axis   string  `json:"axis"` // y or y2
+	Dashed bool    `json:"dashed,omitempty"`
 	Points []point `json:"points"`
 }
 
@@ -210,7 +210,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		sec := compareSection{Doc: doc}
 		for j, side := range []struct {
 			hash, subject, class string
-			runs             []bisect.Run
+			runs                 []bisect.Run
 		}{{doc.Base, doc.BaseSubject, "base", doc.BaseRuns}, {doc.Head, doc.HeadSubject, "head", doc.HeadRuns}} {
 			c := runsChart(fmt.Sprintf("runs-%d-%d", i, j), side.hash, side.class+" "+side.subject, side.runs, m, bands, side.class)
 			sec.Runs = append(sec.Runs, c)

@@ -185,7 +185,7 @@ func TestHTMLCompareRendersInChromium(t *testing.T) {
 		// A run rejected for having no transactions is kept and drawn.
 		base := append(res.Runs[hs[0]], bisect.Run{Commit: hs[0]})
 		docs = append(docs, report.CompareDoc{Base: hs[0], Head: hs[1], Metric: "tps", Threshold: 0.05, Threads: 1 + i,
-			Result: map[bool]string{true: report.CompareRegression, false: report.CompareNoRegression}[factor < 1],
+			Result:  map[bool]string{true: report.CompareRegression, false: report.CompareNoRegression}[factor < 1],
 			Verdict: cmp.Verdict.String(), BaseRuns: base, HeadRuns: res.Runs[hs[1]],
 			Rows: report.CompareRows(base, res.Runs[hs[1]], session.TPS, cmp)})
 	}

@@ -126,14 +126,14 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 
 // Document is the --json output.
 type Document struct {
-	Result     string         `json:"result"` // found, no-regression, ambiguous; "error" when the session stopped on an error
-	Error      string         `json:"error,omitempty"`
-	Good       string         `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
-	Bad        string         `json:"bad,omitempty"`
+	Result string `json:"result"` // found, no-regression, ambiguous; "error" when the session stopped on an error
+	Error  string `json:"error,omitempty"`
+	Good   string `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
+	Bad    string `json:"bad,omitempty"`
 	// Commits is the bad endpoint's Position: the number of commits after
 	// good up to bad along a linear history; 0 when not known (documents of
 	// perfbisect run).
-	Commits int `json:"commits,omitempty"`
+	Commits    int            `json:"commits,omitempty"`
 	FirstBad   *string        `json:"first_bad"` // full sha or null
 	Subject    string         `json:"subject,omitempty"`
 	Range      []string       `json:"range,omitempty"`
@@ -152,16 +152,16 @@ type Document struct {
 
 // TestedCommit is one measured commit with its runs.
 type TestedCommit struct {
-	Commit  string       `json:"commit"`
-	Subject string       `json:"subject"`
-	Verdict string       `json:"verdict"` // good, bad, skip; untested when the session stopped before deciding
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	Verdict string `json:"verdict"` // good, bad, skip; untested when the session stopped before deciding
 	// Position is the commit's generation after good (see Document.Place):
 	// 0 for the good endpoint, Document.Commits for the bad one; null when not
 	// known.
-	Position *int `json:"position,omitempty"`
-	Skipped string       `json:"skipped,omitempty"`
-	Median  float64      `json:"median"`
-	Runs    []bisect.Run `json:"runs"`
+	Position *int         `json:"position,omitempty"`
+	Skipped  string       `json:"skipped,omitempty"`
+	Median   float64      `json:"median"`
+	Runs     []bisect.Run `json:"runs"`
 }
 
 // StepDoc is one decision in the JSON document.
