@@ -38,6 +38,8 @@ fork_pos=""
 merge_pos=""
 branch_commits=6
 culprit_file=""
+second_pos=0
+second_options=""
 quiet=0
 dir=""
 
@@ -84,6 +86,15 @@ Options:
                             (space separated; default: "$DEFAULT_BASE_OPTIONS")
   --culprit-options STR     compiled-in server options from the culprit on
                             (default: "$DEFAULT_CULPRIT_OPTIONS")
+  --second-culprit-pos K    a second regression on the main line at position
+                            K (after --culprit-pos, not with
+                            --culprit-on-branch): it changes the options again,
+                            to --second-culprit-options (default: 0 = none)
+  --second-culprit-options STR
+                            compiled-in options from the second culprit on;
+                            e.g. --culprit-options "--innodb-buffer-pool-size=32M
+                            --innodb-log-file-size=48M" then "...=6M ..." here:
+                            two drops, measured -58% and then -42%
   --no-regression           no commit changes the options (culprit file is
                             left empty); the broken/fixed pair is still made
   --merges                  add a side branch that forks from the main line
@@ -106,7 +117,7 @@ Outputs (outside the work tree, so they are not part of any commit):
                             --no-regression
   DIR/.git/perfbisect-fixture.env
                             shell-style KEY=VALUE lines: GOOD_SHA BAD_SHA
-                            CULPRIT_SHA BROKEN_SHA FIXED_SHA FORK_SHA
+                            CULPRIT_SHA SECOND_CULPRIT_SHA BROKEN_SHA FIXED_SHA FORK_SHA
                             MERGE_SHA (empty when not applicable), GOOD_TAG,
                             BAD_TAG, BASE_OPTIONS, CULPRIT_OPTIONS,
                             CULPRIT_FILE (quoted with printf %q)
@@ -173,7 +184,7 @@ while [[ $# -gt 0 ]]; do
 		;;
 	-n | --commits | --culprit-pos | --broken-pos | --good-tag | --bad-tag | \
 		--base-options | --culprit-options | --fork-pos | --merge-pos | \
-		--branch-commits | --culprit-file)
+		--branch-commits | --culprit-file | --second-culprit-pos | --second-culprit-options)
 		need_arg "$@"
 		val=$2
 		shift 2
@@ -189,6 +200,8 @@ while [[ $# -gt 0 ]]; do
 		--merge-pos) merge_pos=$val ;;
 		--branch-commits) branch_commits=$val ;;
 		--culprit-file) culprit_file=$val ;;
+		--second-culprit-pos) second_pos=$val ;;
+		--second-culprit-options) second_options=$val ;;
 		esac
 		;;
 	--)
@@ -269,6 +282,19 @@ if [[ $no_regression -eq 0 ]]; then
 	fi
 	[[ $base_options != "$culprit_options" ]] ||
 		die "--base-options and --culprit-options are the same"
+fi
+if [[ $second_pos != 0 ]]; then
+	is_uint "$second_pos" || die "--second-culprit-pos must be an integer"
+	[[ $no_regression -eq 0 && $culprit_on_branch -eq 0 ]] ||
+		die "--second-culprit-pos needs a culprit on the main line (not --no-regression or --culprit-on-branch)"
+	[[ $second_pos -gt $culprit_pos && $second_pos -le $commits ]] ||
+		die "--second-culprit-pos must be after --culprit-pos and within --commits"
+	if [[ $broken_pos -ne 0 ]] && ((second_pos == broken_pos || second_pos == broken_pos + 1)); then
+		die "--second-culprit-pos must differ from --broken-pos and --broken-pos + 1"
+	fi
+	[[ $second_pos -ne $merge_pos ]] || die "the second culprit cannot be the merge commit"
+	[[ -n $second_options && $second_options != "$culprit_options" ]] ||
+		die "--second-culprit-options must be given and differ from --culprit-options"
 fi
 [[ $good_tag != "$bad_tag" ]] || die "--good-tag and --bad-tag must differ"
 git check-ref-format "refs/tags/$good_tag" || die "bad tag name: $good_tag"
@@ -780,6 +806,13 @@ culprit_commit() { # $1 = issue id for the subject
 	culprit_sha=$(head_sha)
 }
 
+second_culprit_commit() { # $1 = issue id for the subject
+	gen_server_options "$second_options"
+	commit_all "$1 Shrink the buffer pool further for containers" \
+		"Containers get less memory; follow them."
+	second_sha=$(head_sha)
+}
+
 broken_commit() { # $1 = position
 	local id
 	id=$(mdev "$1")
@@ -803,13 +836,15 @@ main_commit() { # $1 = position
 		fix_commit
 	elif [[ $no_regression -eq 0 && $culprit_on_branch -eq 0 && $pos -eq $culprit_pos ]]; then
 		culprit_commit "$(mdev "$pos")"
+	elif [[ $second_pos -ne 0 && $pos -eq $second_pos ]]; then
+		second_culprit_commit "$(mdev "$pos")"
 	else
 		normal_main_commit "$pos"
 	fi
 }
 
 # --- build the history -------------------------------------------------------
-culprit_sha="" broken_sha="" fixed_sha="" fork_sha="" merge_sha="" broken_id=""
+culprit_sha="" second_sha="" broken_sha="" fixed_sha="" fork_sha="" merge_sha="" broken_id=""
 side_branch=bb-10.11-fixture-engine
 
 gen_static_files
@@ -860,8 +895,10 @@ changes=$(g log --format=%H --full-history "$good_tag..$bad_tag" -- sql/server_o
 if [[ $no_regression -eq 1 ]]; then
 	[[ -z $changes ]] || die "internal error: options changed in a no-regression history"
 else
-	[[ $(g log --no-merges --format=%H "$good_tag..$bad_tag" -- sql/server_options.h) == "$culprit_sha" ]] ||
-		die "internal error: culprit is not the only commit changing the options"
+	want=$culprit_sha
+	[[ -z $second_sha ]] || want="$second_sha"$'\n'"$culprit_sha"
+	[[ $(g log --no-merges --format=%H "$good_tag..$bad_tag" -- sql/server_options.h) == "$want" ]] ||
+		die "internal error: the culprit(s) are not the only commits changing the options"
 fi
 [[ -z $(g status --porcelain) ]] || die "internal error: work tree not clean"
 
@@ -876,7 +913,7 @@ else
 fi
 {
 	printf 'GOOD_TAG=%q\nBAD_TAG=%q\n' "$good_tag" "$bad_tag"
-	printf 'GOOD_SHA=%s\nBAD_SHA=%s\nCULPRIT_SHA=%s\n' "$good_sha" "$bad_sha" "$culprit_sha"
+	printf 'GOOD_SHA=%s\nBAD_SHA=%s\nCULPRIT_SHA=%s\nSECOND_CULPRIT_SHA=%s\n' "$good_sha" "$bad_sha" "$culprit_sha" "$second_sha"
 	printf 'BROKEN_SHA=%s\nFIXED_SHA=%s\n' "$broken_sha" "$fixed_sha"
 	printf 'FORK_SHA=%s\nMERGE_SHA=%s\n' "$fork_sha" "$merge_sha"
 	printf 'BASE_OPTIONS=%q\nCULPRIT_OPTIONS=%q\n' "$base_options" "$culprit_options"
@@ -889,6 +926,7 @@ if [[ $quiet -eq 0 ]]; then
 	printf '  bad     (%s): %s\n' "$bad_tag" "$bad_sha"
 	if [[ -n $culprit_sha ]]; then
 		printf '  culprit: %s  (%s -> %s)\n' "$culprit_sha" "$base_options" "$culprit_options"
+		[[ -z $second_sha ]] || printf '  second culprit: %s  (-> %s)\n' "$second_sha" "$second_options"
 	else
 		printf '  culprit: none (--no-regression; options: %s)\n' "$base_options"
 	fi

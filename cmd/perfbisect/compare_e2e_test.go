@@ -78,11 +78,17 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	}
 }
 
-// perfbisect scan over the fixture with real servers: every commit measured,
-// the one shift found as the pair (culprit's parent, culprit), printed with
-// the start command that bisects it; exit 5 for a regression.
-func TestScanFindsTheFixtureRegression(t *testing.T) {
-	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
+// perfbisect scan over a fixture history with two regressions, with real
+// servers: every commit measured, both shifts found as the pairs (each
+// culprit's parent, the culprit), each printed with the start command that
+// bisects it; exit 5 for a regression. The fixture's buffer pool goes from
+// 256M to 32M at the first culprit and to 6M at the second (measured with
+// scripts/measure-fixture-effect.sh: 841 -> 361 -> about 215 tps).
+func TestScanFindsBothRegressions(t *testing.T) {
+	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "3", "--second-culprit-pos", "6", "--broken-pos", "0",
+		"--culprit-options", "--innodb-buffer-pool-size=32M --innodb-log-file-size=48M",
+		"--second-culprit-options", "--innodb-buffer-pool-size=6M --innodb-log-file-size=48M")
+	second := fixtureEnv(t, repo)["SECOND_CULPRIT_SHA"]
 	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "3",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--state-dir", t.TempDir()}, fastRun...)...)
@@ -90,13 +96,34 @@ func TestScanFindsTheFixtureRegression(t *testing.T) {
 	if r.code != exitRegression {
 		t.Fatalf("scan: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "regression -") || !strings.Contains(r.stdout, "--bad "+culprit[:12]) ||
-		!strings.Contains(r.stdout, "perfbisect start --good ") || !strings.Contains(r.stdout, "--threshold 15") {
-		t.Errorf("scan output does not name the shift at the culprit %.12s with its start command", culprit)
+	for _, c := range []string{culprit, second} {
+		if !strings.Contains(r.stdout, "--bad "+c[:12]) {
+			t.Errorf("scan output does not name the shift at the culprit %.12s with its start command", c)
+		}
 	}
-	if n := strings.Count(r.stdout, "\nregression") + strings.Count(r.stdout, "\nimprovement"); n != 1 {
-		t.Errorf("%d shifts reported, want 1", n)
+	if !strings.Contains(r.stdout, "regression -") || !strings.Contains(r.stdout, "perfbisect start --good ") || !strings.Contains(r.stdout, "--threshold 15") {
+		t.Errorf("scan output lacks the magnitude or the start command")
 	}
+	if n := strings.Count(r.stdout, "\nregression") + strings.Count(r.stdout, "\nimprovement"); n != 2 {
+		t.Errorf("%d shifts reported, want 2", n)
+	}
+}
+
+// fixtureEnv reads the KEY=VALUE lines make-fixture.sh leaves in the
+// repository's .git/perfbisect-fixture.env.
+func fixtureEnv(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, ".git", "perfbisect-fixture.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // TestCompareFreshDatadir compares two good revisions with --fresh-datadir:
