@@ -1,41 +1,136 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/browsertest"
 )
 
-// perfbisect compare on the fixture with real servers: the culprit against
-// its parent is a regression (exit 5, a markdown report naming it), measured
-// by real sysbench (--driver sysbench, whole-second windows); two
-// revisions after the culprit are not (exit 0, JUnit XML without failures);
-// flags after the revisions are read as flags, as users type them.
-func TestCompareExitCodesAndReports(t *testing.T) {
-	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
-	state := t.TempDir()
-	md := filepath.Join(t.TempDir(), "report.md")
-	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit + "^", culprit, "--format", "markdown", "--output", md,
-		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--threshold", "15", "--state-dir", state}, append(fastRun, "--time", "2", "--warmup", "1", "--driver", "sysbench")...)...)
-	if r.code != exitRegression {
-		t.Fatalf("culprit^ vs culprit: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
+// The CI job of a fixture-kind repository, as scripts/ci-compare.sh runs it
+// in a CI checkout: origin/main is the culprit's parent. A change that is the
+// culprit is a regression (exit 5; measured by real sysbench, whole-second
+// windows), with a markdown summary naming it and an HTML report whose strip
+// charts, loaded in headless Chromium, hold every stored run; a change that
+// only edits the README is not (exit 0). Both are stored and render again as
+// JUnit.
+func TestCIJobComparesOriginMainWithHead(t *testing.T) {
+	fixture, culprit := makeFixture(t, "--commits", "5", "--culprit-pos", "3", "--broken-pos", "0")
+	gitC := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=CI", "-c", "user.email=ci@example.org"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
 	}
-	b, err := os.ReadFile(md)
+	gitC(fixture, "branch", "slow-change", culprit)
+	gitC(fixture, "checkout", "-q", "-B", "main", culprit+"^")
+	ci := filepath.Join(t.TempDir(), "checkout")
+	gitC(filepath.Dir(ci), "clone", "-q", fixture, ci)
+	state := t.TempDir()
+	job := func(out string, extra ...string) result {
+		cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot(t), "scripts", "ci-compare.sh"), "--",
+			"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
+			"--threshold", "15", "--state-dir", state}, append(fastRun, extra...)...)...)
+		cmd.Dir = ci
+		cmd.Env = append(os.Environ(), "PERFBISECT="+binary, "OUT="+out, "GITHUB_STEP_SUMMARY=")
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		r := result{stdout: so.String(), stderr: se.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// The pull request that slows the server down.
+	gitC(ci, "checkout", "-q", "-b", "slow-change", "origin/slow-change")
+	out := t.TempDir()
+	r := job(out, "--time", "2", "--warmup", "1", "--driver", "sysbench")
+	if r.code != exitRegression {
+		t.Fatalf("culprit against origin/main: exit %d, want %d\n%s\n%s", r.code, exitRegression, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "perfbisect.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := string(b)
-	t.Logf("markdown:\n%s", report)
-	if !strings.Contains(report, "regression") || !strings.Contains(report, "| **tps (tps)** |") || !strings.Contains(report, culprit[:10]) ||
-		!strings.Contains(report, "| cpu-per-txn (us/txn) |") || !strings.Contains(report, "run by sysbench") {
-		t.Errorf("markdown report lacks the verdict, the tps row, the head, the cpu row or the driver")
+	md := string(b)
+	t.Logf("markdown:\n%s", md)
+	if !strings.Contains(md, "regression") || !strings.Contains(md, "| **tps (tps)** |") || !strings.Contains(md, culprit[:10]) ||
+		!strings.Contains(md, "| cpu-per-txn (us/txn) |") || !strings.Contains(md, "run by sysbench") || !strings.Contains(r.stdout, md) {
+		t.Errorf("markdown summary lacks the verdict, the tps row, the head, the cpu row or the driver, or was not printed")
 	}
+	var doc struct {
+		BaseRuns []json.RawMessage `json:"base_runs"`
+		HeadRuns []json.RawMessage `json:"head_runs"`
+	}
+	stored := perfbisect(t, nil, "report", "--state-dir", state, "--format", "json")
+	if err := json.Unmarshal([]byte(stored.stdout), &doc); err != nil || len(doc.BaseRuns) < 2 {
+		t.Fatalf("stored comparison: %v\n%s", err, stored.stdout)
+	}
+	page := browsertest.Load(t, filepath.Join(out, "perfbisect.html"), "ci-regression.png")
+	if len(page.Errors) > 0 {
+		t.Errorf("console errors: %q", page.Errors)
+	}
+	var counts []int
+	for _, c := range page.Canvases {
+		if c.Kind == "runs" {
+			d, _ := c.Dataset("runs")
+			counts = append(counts, d.Inside)
+		}
+	}
+	if len(counts) != 2 || counts[0] != len(doc.BaseRuns) || counts[1] != len(doc.HeadRuns) {
+		t.Errorf("HTML strip charts drew %v runs, want base %d and head %d", counts, len(doc.BaseRuns), len(doc.HeadRuns))
+	}
+
+	// A pull request that only edits the README.
+	gitC(ci, "checkout", "-q", "-b", "docs-change", "origin/main")
+	f, err := os.OpenFile(filepath.Join(ci, "README.md"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nA note that changes nothing.\n")
+	f.Close()
+	gitC(ci, "commit", "-qam", "Docs: a note")
+	out = t.TempDir()
+	r = job(out)
+	if r.code != exitOK {
+		t.Fatalf("docs change against origin/main: exit %d, want %d\n%s\n%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "perfbisect.md")); !strings.Contains(string(b), "no-regression") {
+		t.Errorf("markdown summary of the docs change:\n%s", b)
+	}
+	if st, err := os.Stat(filepath.Join(out, "perfbisect.html")); err != nil || st.Size() < 100000 {
+		t.Errorf("HTML report of the docs change: %v", err)
+	}
+	r = perfbisect(t, nil, "report", "1", "--state-dir", state, "--format", "junit")
+	if r.code != exitOK || !strings.Contains(r.stdout, `failures="1"`) {
+		t.Errorf("report 1 --format junit: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// perfbisect compare with --thread-list: two revisions that both have the
+// culprit are not a regression at any thread count (exit 0, JUnit XML
+// without failures, one suite per count); flags after the revisions are read
+// as flags, as users type them; the comparisons are stored and render again.
+func TestCompareThreadListJUnit(t *testing.T) {
+	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
+	state := t.TempDir()
 	// Two revisions that both have the culprit: no regression.
-	r = perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
+	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--state-dir", state}, fastRun...)...)
 	if r.code != exitOK && r.code != exitInconclusive {
@@ -61,12 +156,19 @@ func TestCompareExitCodesAndReports(t *testing.T) {
 	// status (bisections only)
 	// does not take them for one.
 	r = perfbisect(t, nil, "report", "--state-dir", state, "--list")
-	if r.code != exitOK || strings.Count(r.stdout, "compare") != 3 {
+	if r.code != exitOK || strings.Count(r.stdout, "compare") != 2 {
 		t.Errorf("report --list: exit %d\n%s", r.code, r.stdout)
 	}
 	r = perfbisect(t, nil, "report", "1", "--state-dir", state, "--format", "junit")
-	if r.code != exitOK || !strings.Contains(r.stdout, `failures="1"`) {
+	if r.code != exitOK || !strings.Contains(r.stdout, `failures="0"`) {
 		t.Errorf("report 1 --format junit: exit %d\n%s", r.code, r.stdout)
+	}
+	page := filepath.Join(t.TempDir(), "again.html")
+	r = perfbisect(t, nil, "report", "2", "--state-dir", state, "--html", page)
+	b, _ := os.ReadFile(page)
+	if r.code != exitOK || !strings.Contains(r.stdout, "wrote "+page) || !strings.Contains(string(b), culprit[:10]) ||
+		strings.Count(string(b), `data-kind="runs"`) != 2 || !strings.Contains(string(b), "innodb-buffer-pool-size") {
+		t.Errorf("report 2 --html: exit %d, %d bytes\n%s%s", r.code, len(b), r.stdout, r.stderr)
 	}
 	r = perfbisect(t, nil, "report", "--state-dir", state, "--format", "markdown")
 	if r.code != exitOK || !strings.Contains(r.stdout, "no-regression") && !strings.Contains(r.stdout, "inconclusive") {
