@@ -56,6 +56,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		return []string{b, h, ch, p, n}
 	},
 	"verdictLine": verdictLine,
+	"pctOf":       func(x float64) float64 { return 100 * x },
+	"runsOf": func(sc *ScanDoc) int {
+		n := 0
+		for _, p := range sc.Points {
+			n += len(p.Values)
+		}
+		return n
+	},
 	"conf":        decisionConf,
 }).Parse(pageHTML))
 
@@ -67,6 +75,7 @@ type Page struct {
 	Command string        // the command line that made the session, as typed
 	Bisect  *Document     // a bisection, or nil
 	Compare []CompareDoc  // the comparisons, or nil
+	Scan    *ScanDoc      // a scan, or nil
 	Options []OptionsText // the options the server read, per measured commit (the last run's)
 	Builds  []BuildFact   // build attempts, in order
 	// Generated is when the page was rendered.
@@ -93,7 +102,8 @@ type BuildFact struct {
 // chart is one Chart.js chart as page.js draws it. Kinds: "path" (bisect
 // path: x = position in the range, y = the commit's median), "runs" (one
 // commit's runs in the order measured, with the reference bands), "timeline"
-// (per-second series of chosen runs).
+// (per-second series of chosen runs), "series" (a scan: every run of every
+// commit, the medians and the segments between shifts).
 type chart struct {
 	ID     string   `json:"id"`
 	Kind   string   `json:"kind"`
@@ -105,6 +115,7 @@ type chart struct {
 	Points []point  `json:"points,omitempty"`
 	Bands  []band   `json:"bands,omitempty"`
 	Lines  []series `json:"lines,omitempty"`
+	XMin   float64  `json:"xmin"` // the x axis's range when XMax is set
 	XMax   float64  `json:"xmax,omitempty"`
 }
 
@@ -222,6 +233,9 @@ func WriteHTML(w io.Writer, p Page) error {
 		}
 		d.Sections = append(d.Sections, sec)
 	}
+	if sc := p.Scan; sc != nil {
+		all = append(all, seriesChart(sc))
+	}
 	d.Charts = all
 	js, err := json.Marshal(map[string]any{"charts": all})
 	if err != nil {
@@ -326,6 +340,52 @@ func pathChart(d *Document, m session.Metric) chart {
 		line.Points = append(line.Points, pt)
 	}
 	c.Lines = []series{line}
+	return c
+}
+
+// seriesChart plots a scan: x is the commit's index in the series (oldest
+// first), every run a point, the commits' medians joined, and each segment
+// between two shifts a line at its median (good before the first shift and
+// after an improvement, bad after a regression).
+func seriesChart(sc *ScanDoc) chart {
+	m := session.Metric(sc.Metric)
+	c := chart{ID: "series", Kind: "series", Title: "scan " + sc.From + ".." + sc.To, X: "commit (oldest first)", Y: axisName(m),
+		XMin: -0.5, XMax: float64(len(sc.Points)) - 0.5}
+	index := map[string]int{}
+	medians := series{Label: "median per commit", Class: "path", Axis: "y"}
+	for i, p := range sc.Points {
+		index[p.Commit] = i
+		for j, v := range p.Values {
+			c.Points = append(c.Points, point{X: float64(i), Y: v, Class: "base",
+				Label: fmt.Sprintf("%.10s %s: run %d, %s %s", p.Commit, trunc(p.Subject, 40), j+1, num(v), m.Unit())})
+		}
+		if p.Skip == "" && len(p.Values) > 0 {
+			medians.Points = append(medians.Points, point{X: float64(i), Y: p.Median})
+		}
+	}
+	c.Lines = append(c.Lines, medians)
+	from, level, class := 0, 0.0, "good"
+	segment := func(to int) {
+		if to < from {
+			return
+		}
+		c.Lines = append(c.Lines, series{Label: fmt.Sprintf("segment %d..%d median", from, to), Class: class, Axis: "y", Dashed: true,
+			Points: []point{{X: float64(from) - 0.4, Y: level}, {X: float64(to) + 0.4, Y: level}}})
+	}
+	for k, ch := range sc.Changes {
+		at, ok := index[ch.Bad]
+		if !ok {
+			continue
+		}
+		if k == 0 {
+			level = ch.Before
+		}
+		segment(at - 1)
+		from, level, class = at, ch.After, map[bool]string{true: "bad", false: "good"}[ch.Regression]
+	}
+	if len(sc.Changes) > 0 {
+		segment(len(sc.Points) - 1)
+	}
 	return c
 }
 

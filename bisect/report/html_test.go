@@ -10,9 +10,11 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 	"github.com/perfbisect/perfbisect/internal/browsertest"
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 // simulated runs a real session (search and decisions) over 30 simulated
@@ -217,5 +219,57 @@ func TestHTMLCompareRendersInChromium(t *testing.T) {
 		if p, _ := c.Dataset("runs"); p.Elements != want || p.Inside != want || c.Runs != want {
 			t.Errorf("chart %d: %+v (data-runs %d), want %d runs", i, p, c.Runs, want)
 		}
+	}
+}
+
+// TestHTMLScanRendersInChromium renders a simulated scan with two shifts (a
+// regression, then an improvement) and one commit that does not build: the
+// series chart holds every run, and each segment between shifts has its line.
+func TestHTMLScanRendersInChromium(t *testing.T) {
+	cs, hs := sim.Chain(14)
+	m := &sim.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[5]: 0.7, hs[10]: 1.3}, CV: 0.02,
+		Untestable: map[string]string{hs[8]: "build failed"}, Rand: rand.New(rand.NewPCG(3, 3))}
+	res, err := scan.Scan(context.Background(), m, hs, 3, session.TPS, stats.ChangePointOptions{MinMagnitude: 0.05})
+	if err != nil || len(res.Changes) != 2 {
+		t.Fatalf("simulated scan: %v, %d changes", err, len(res.Changes))
+	}
+	doc := report.ScanDoc{From: "good", To: "bad", Metric: "tps", Threshold: 0.05}
+	runs := 0
+	for _, p := range res.Points {
+		sp := report.ScanPoint{Commit: p.Commit, Subject: "s", Values: p.Values, Skip: p.Skip}
+		if p.Skip == "" {
+			sp.Median = stats.Median(p.Values)
+		}
+		runs += len(p.Values)
+		doc.Points = append(doc.Points, sp)
+	}
+	for _, ch := range res.Changes {
+		doc.Changes = append(doc.Changes, report.ScanChange{Change: ch, Start: "perfbisect start --good " + ch.Good[:12]})
+	}
+	path := filepath.Join(t.TempDir(), "scan.html")
+	f, _ := os.Create(path)
+	if err := report.WriteHTML(f, report.Page{Title: "perfbisect scan", Scan: &doc}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := browsertest.Load(t, path, "scan.png")
+	if len(got.Errors) > 0 {
+		t.Errorf("console errors: %q", got.Errors)
+	}
+	if len(got.Canvases) != 1 || got.Canvases[0].Kind != "series" || got.Canvases[0].Painted == 0 {
+		t.Fatalf("canvases %+v, want the one series chart", got.Canvases)
+	}
+	c := got.Canvases[0]
+	if p, _ := c.Dataset("runs"); p.Elements != runs || p.Inside != runs || c.Runs != runs || runs != 14*3 {
+		t.Errorf("series: %+v (data-runs %d), want %d runs (14 measured commits x 3)", p, c.Runs, runs)
+	}
+	segments := 0
+	for _, ds := range c.Datasets {
+		if strings.HasPrefix(ds.Label, "segment ") && ds.Inside == 2 {
+			segments++
+		}
+	}
+	if segments != 3 {
+		t.Errorf("%d segment lines drawn, want 3 (two shifts): %+v", segments, c.Datasets)
 	}
 }

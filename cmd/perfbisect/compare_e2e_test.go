@@ -191,7 +191,8 @@ func TestScanFindsBothRegressions(t *testing.T) {
 		"--culprit-options", "--innodb-buffer-pool-size=32M --innodb-log-file-size=48M",
 		"--second-culprit-options", "--innodb-buffer-pool-size=6M --innodb-log-file-size=48M")
 	second := fixtureEnv(t, repo)["SECOND_CULPRIT_SHA"]
-	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "3",
+	page := filepath.Join(t.TempDir(), "scan.html")
+	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "3", "--html", page,
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--state-dir", t.TempDir()}, fastRun...)...)
 	t.Logf("stdout:\n%s", r.stdout)
@@ -208,6 +209,21 @@ func TestScanFindsBothRegressions(t *testing.T) {
 	}
 	if n := strings.Count(r.stdout, "\nregression") + strings.Count(r.stdout, "\nimprovement"); n != 2 {
 		t.Errorf("%d shifts reported, want 2", n)
+	}
+	// The HTML page: every run of the 9 commits in the series chart, and a
+	// segment line each side of each shift.
+	got := browsertest.Load(t, page, "scan.png")
+	if len(got.Errors) > 0 || len(got.Canvases) != 1 {
+		t.Fatalf("scan page: console %q, %d canvases", got.Errors, len(got.Canvases))
+	}
+	segments := 0
+	for _, ds := range got.Canvases[0].Datasets {
+		if strings.HasPrefix(ds.Label, "segment ") && ds.Inside == 2 {
+			segments++
+		}
+	}
+	if runs, _ := got.Canvases[0].Dataset("runs"); runs.Inside != 9*3 || segments != 3 {
+		t.Errorf("scan chart: %d runs drawn (want 27), %d segment lines (want 3)", runs.Inside, segments)
 	}
 }
 

@@ -21,7 +21,7 @@ func reportCommand() *cli.Command {
 		Usage: "print a stored session again (a bisection, a comparison or a scan), or list them",
 		UsageText: "perfbisect report [SESSION] [--format text|markdown|json|junit] [--html FILE] [--list] [--repo DIR] [--state-dir DIR]\n\n" +
 			"SESSION is a session number from --list; without it, the newest finished session.\n" +
-			"--html writes the session (a bisection or a comparison) as one self-contained page instead of printing it.",
+			"--html writes the session (a bisection, a comparison or a scan) as one self-contained page instead of printing it.",
 		Flags: append(stateFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown, json; junit for comparisons"},
 			&cli.BoolFlag{Name: "list", Usage: "list the stored sessions"},
@@ -99,7 +99,7 @@ func reportAction(c *cli.Context) error {
 	return renderStored(w, sess, format)
 }
 
-// storedHTML writes a finished bisection or comparison as an HTML page.
+// storedHTML writes a finished bisection, comparison or scan as an HTML page.
 func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) error {
 	page := report.Page{Command: strings.Join(sess.Args, " ")}
 	switch sess.Kind {
@@ -115,8 +115,14 @@ func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) 
 			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
 		}
 		page.Title, page.Compare = fmt.Sprintf("perfbisect compare %.10s %.10s (session %d)", sess.Good, sess.Bad, sess.ID), []report.CompareDoc{doc}
+	case store.KindScan:
+		var doc report.ScanDoc
+		if err := json.Unmarshal(sess.Result, &doc); err != nil {
+			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+		}
+		page.Title, page.Scan = fmt.Sprintf("perfbisect scan %s..%s (session %d)", doc.From, doc.To, sess.ID), &doc
 	default:
-		return usageErr("--html: session %d is a %s; HTML renders bisections and comparisons (use --format text or json)", sess.ID, sess.Kind)
+		return usageErr("--html: session %d is a %s, which has no HTML rendering (use --format json)", sess.ID, sess.Kind)
 	}
 	if err := writeHTML(path, st, page, sess.ID); err != nil {
 		return &exitError{code: exitFailure, err: err}
@@ -151,7 +157,7 @@ func renderStored(w io.Writer, sess *store.Session, format string) error {
 		if format != "text" {
 			return usageErr("--format %s: a scan renders as text or json", format)
 		}
-		var doc scanDoc
+		var doc report.ScanDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
 			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
 		}

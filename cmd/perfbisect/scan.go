@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/stats"
@@ -21,7 +22,7 @@ func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
 		Usage: "measure every Nth commit of a range (or its merges) and say where performance shifted",
-		UsageText: "perfbisect scan FROM..TO [--every N | --merges] [--runs N] [--format text|json] [measurement options]\n\n" +
+		UsageText: "perfbisect scan FROM..TO [--every N | --merges] [--runs N] [--format text|json] [--html FILE] [measurement options]\n\n" +
 			"Measures commits of TO's first-parent line back to FROM, finds the shifts of the series with change-point\n" +
 			"detection (shifts of at least --threshold) and prints each as a (good, bad) pair with the perfbisect start\n" +
 			"command that bisects it. Exits 0 (no regression found), 5 (a regression found), 2 (usage) or 1 (failure).",
@@ -30,6 +31,7 @@ func scanCommand() *cli.Command {
 			&cli.BoolFlag{Name: "merges", Usage: "measure the merge commits of the first-parent line instead of every Nth"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "runs per measured commit (in passes over the series, alternately oldest- and newest-first)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or json"},
+			htmlFlag(),
 		}, measurementFlags()...),
 		Action: scanAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -51,6 +53,9 @@ func scanAction(c *cli.Context) error {
 	}
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usageErr("--format %q: want text or json", f)
+	}
+	if err := checkHTML(c); err != nil {
+		return err
 	}
 	if c.String("find") != "regression" {
 		return usageErr("--find %q: scan reports shifts in both directions; it takes no --find", c.String("find"))
@@ -127,10 +132,10 @@ func scanAction(c *cli.Context) error {
 	if err == nil && measured < 2 {
 		err = fmt.Errorf("%w: %d of %d commits could be measured (see the skips above): no series to scan", bisect.ErrUsage, measured, len(points))
 	}
-	doc := scanDoc{From: from, To: to, Metric: string(metric), Threshold: su.policy.Threshold, Changes: []scanChange{}}
+	doc := report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.policy.Threshold, Changes: []report.ScanChange{}}
 	if res != nil {
 		for _, p := range res.Points {
-			sp := scanPoint{Commit: p.Commit, Subject: bisect.Subject(su.repo, p.Commit), Values: p.Values, Skip: p.Skip}
+			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.repo, p.Commit), Values: p.Values, Skip: p.Skip}
 			if sp.Values == nil {
 				sp.Values = []float64{}
 			}
@@ -140,7 +145,7 @@ func scanAction(c *cli.Context) error {
 			doc.Points = append(doc.Points, sp)
 		}
 		for _, ch := range res.Changes {
-			doc.Changes = append(doc.Changes, scanChange{Change: ch, Start: bisectCommandFor(c, ch)})
+			doc.Changes = append(doc.Changes, report.ScanChange{Change: ch, Start: bisectCommandFor(c, ch)})
 		}
 	}
 	state, outcome := store.Done, "no-change"
@@ -156,6 +161,12 @@ func scanAction(c *cli.Context) error {
 	if err == nil || errors.Is(err, bisect.ErrUsage) {
 		su.endProgress()
 		_ = writeScan(os.Stdout, c.String("format"), doc)
+	}
+	if h := c.String("html"); h != "" && res != nil {
+		page := report.Page{Title: "perfbisect scan " + c.Args().First(), Command: strings.Join(startArgs(c), " "), Scan: &doc}
+		if herr := writeHTML(h, su.store, page, sess.ID); herr != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", herr)
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -176,32 +187,8 @@ func scanAction(c *cli.Context) error {
 	return nil
 }
 
-// scanDoc is what scan prints with --format json and stores: the series and
-// its shifts, each with the start command that bisects it.
-type scanDoc struct {
-	From      string       `json:"from"`
-	To        string       `json:"to"`
-	Metric    string       `json:"metric"`
-	Threshold float64      `json:"threshold"`
-	Points    []scanPoint  `json:"points"`
-	Changes   []scanChange `json:"changes"`
-}
-
-type scanPoint struct {
-	Commit  string    `json:"commit"`
-	Subject string    `json:"subject"`
-	Values  []float64 `json:"values"` // the metric of each run
-	Median  float64   `json:"median"`
-	Skip    string    `json:"skip,omitempty"`
-}
-
-type scanChange struct {
-	scan.Change
-	Start string `json:"start_command"`
-}
-
 // writeScan renders a scan document as text or json.
-func writeScan(w io.Writer, format string, doc scanDoc) error {
+func writeScan(w io.Writer, format string, doc report.ScanDoc) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

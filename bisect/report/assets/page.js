@@ -22,10 +22,10 @@
 			y: { title: { display: true, text: spec.y } }
 		};
 		if (spec.xmax) {
-			a.x.min = 0;
+			a.x.min = spec.xmin;
 			a.x.max = spec.xmax;
 		}
-		if (spec.kind === "runs") {
+		if (spec.kind === "runs" || spec.kind === "series") {
 			a.x.ticks = { stepSize: 1, precision: 0 };
 		}
 		if (spec.y2) {
@@ -63,9 +63,9 @@
 		});
 		if (spec.points && spec.points.length) {
 			sets.push({
-				label: spec.kind === "runs" ? "runs" : "tested commits",
+				label: spec.kind === "path" ? "tested commits" : "runs",
 				data: spec.points.map(function (p) { return { x: p.x, y: p.y }; }),
-				pointRadius: 4, pointHoverRadius: 6, order: 1,
+				pointRadius: spec.kind === "series" ? 3 : 4, pointHoverRadius: 6, order: 1,
 				pointStyle: spec.points.map(function (p) { return p.class === "rejected" ? "crossRot" : "circle"; }),
 				backgroundColor: spec.points.map(function (p) { return colour[p.class] || colour.untested; }),
 				borderColor: spec.points.map(function (p) { return colour[p.class] || colour.untested; })
