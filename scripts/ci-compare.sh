@@ -8,12 +8,14 @@
 # (both built and measured interleaved), writes OUT/perfbisect.md (a summary
 # for a pull-request comment; also appended to $GITHUB_STEP_SUMMARY under
 # GitHub Actions) and OUT/perfbisect.html (the full report with charts, a build
-# artifact), prints the summary and exits with perfbisect compare's code:
+# artifact; both removed first, so that a reused workspace never shows an
+# earlier job's), prints the summary and exits with perfbisect compare's code:
 #   0 no regression beyond --threshold    5 regression
 #   3 inconclusive at --max-repeats       2 usage or configuration
 #   1 failure of the tool or the machine (never read as a regression)
 # Environment: PERFBISECT, the binary (default: perfbisect in PATH); OUT, the
 # report directory (default: perfbisect-report, created).
+# HEAD equal to BASE (a push to main itself) exits 0: nothing to compare.
 # A shallow CI checkout needs BASE fetched first: git fetch --no-tags origin main
 set -uo pipefail
 
@@ -34,7 +36,13 @@ if ! git rev-parse --verify -q "$base^{commit}" >/dev/null; then
 	echo "ci-compare: BASE $base is not a commit of this checkout; fetch it first (git fetch --no-tags origin main)" >&2
 	exit 2
 fi
+if [[ $(git rev-parse "$base^{commit}") == $(git rev-parse "HEAD^{commit}") ]]; then
+	echo "ci-compare: HEAD is $base: nothing to compare (run this job on changes, e.g. on pull requests)"
+	exit 0
+fi
 mkdir -p -- "$out" || exit 1
+# A report left by an earlier job in a reused workspace must not pass for this one.
+rm -f -- "$out/perfbisect.md" "$out/perfbisect.html" || exit 1
 
 "$pb" compare "$base" HEAD --format markdown --output "$out/perfbisect.md" --html "$out/perfbisect.html" "$@"
 code=$?
@@ -50,6 +58,7 @@ case $code in
 5) echo "ci-compare: REGRESSION of HEAD against $base (report: $out/perfbisect.html)" ;;
 3) echo "ci-compare: inconclusive at the repeat limit (raise --max-repeats, or quiet the machine)" ;;
 2) echo "ci-compare: usage or configuration error (see above)" ;;
+130) echo "ci-compare: interrupted" ;;
 *) echo "ci-compare: perfbisect failed (exit $code): a failure of the tool or the machine, not a verdict" ;;
 esac
 exit "$code"

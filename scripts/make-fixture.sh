@@ -119,7 +119,7 @@ Outputs (outside the work tree, so they are not part of any commit):
                             shell-style KEY=VALUE lines: GOOD_SHA BAD_SHA
                             CULPRIT_SHA SECOND_CULPRIT_SHA BROKEN_SHA FIXED_SHA FORK_SHA
                             MERGE_SHA (empty when not applicable), GOOD_TAG,
-                            BAD_TAG, BASE_OPTIONS, CULPRIT_OPTIONS,
+                            BAD_TAG, BASE_OPTIONS, CULPRIT_OPTIONS, SECOND_CULPRIT_OPTIONS,
                             CULPRIT_FILE (quoted with printf %q)
 
 Commit authors and dates are fixed, so the same parameters always give the
@@ -139,6 +139,14 @@ die() {
 
 is_uint() {
 	[[ $1 =~ ^[0-9]+$ ]]
+}
+
+# words STR: STR's words joined by single spaces (how the options are compiled
+# in, so "a  b" and "a b" are the same options).
+words() {
+	local -a w
+	read -ra w <<<"$1"
+	printf '%s' "${w[*]}"
 }
 
 # --- argument parsing ------------------------------------------------------
@@ -228,9 +236,18 @@ fi
 }
 
 # --- validation --------------------------------------------------------------
-for v in commits broken_pos branch_commits; do
+for v in commits broken_pos branch_commits second_pos; do
 	is_uint "${!v}" || die "--${v//_/-} must be a non-negative integer"
+	printf -v "$v" '%d' "$((10#${!v}))" # 08 is eight, not a bad octal number
 done
+for v in culprit_pos fork_pos merge_pos; do
+	[[ -z ${!v} ]] || ! is_uint "${!v}" || printf -v "$v" '%d' "$((10#${!v}))"
+done
+base_options=$(words "$base_options")
+culprit_options=$(words "$culprit_options")
+second_options=$(words "$second_options")
+[[ -n $second_options || $second_pos -eq 0 ]] || die "--second-culprit-pos needs --second-culprit-options"
+[[ -z $second_options || $second_pos -ne 0 ]] || die "--second-culprit-options needs --second-culprit-pos"
 [[ $commits -ge 4 ]] || die "--commits must be at least 4"
 if [[ $merges -eq 0 && $culprit_on_branch -eq 1 ]]; then
 	die "--culprit-on-branch needs --merges"
@@ -283,8 +300,7 @@ if [[ $no_regression -eq 0 ]]; then
 	[[ $base_options != "$culprit_options" ]] ||
 		die "--base-options and --culprit-options are the same"
 fi
-if [[ $second_pos != 0 ]]; then
-	is_uint "$second_pos" || die "--second-culprit-pos must be an integer"
+if [[ $second_pos -ne 0 ]]; then
 	[[ $no_regression -eq 0 && $culprit_on_branch -eq 0 ]] ||
 		die "--second-culprit-pos needs a culprit on the main line (not --no-regression or --culprit-on-branch)"
 	[[ $second_pos -gt $culprit_pos && $second_pos -le $commits ]] ||
@@ -293,8 +309,8 @@ if [[ $second_pos != 0 ]]; then
 		die "--second-culprit-pos must differ from --broken-pos and --broken-pos + 1"
 	fi
 	[[ $second_pos -ne $merge_pos ]] || die "the second culprit cannot be the merge commit"
-	[[ -n $second_options && $second_options != "$culprit_options" ]] ||
-		die "--second-culprit-options must be given and differ from --culprit-options"
+	[[ $second_options != "$culprit_options" && $second_options != "$base_options" ]] ||
+		die "--second-culprit-options must differ from --culprit-options and --base-options"
 fi
 [[ $good_tag != "$bad_tag" ]] || die "--good-tag and --bad-tag must differ"
 git check-ref-format "refs/tags/$good_tag" || die "bad tag name: $good_tag"
@@ -916,7 +932,7 @@ fi
 	printf 'GOOD_SHA=%s\nBAD_SHA=%s\nCULPRIT_SHA=%s\nSECOND_CULPRIT_SHA=%s\n' "$good_sha" "$bad_sha" "$culprit_sha" "$second_sha"
 	printf 'BROKEN_SHA=%s\nFIXED_SHA=%s\n' "$broken_sha" "$fixed_sha"
 	printf 'FORK_SHA=%s\nMERGE_SHA=%s\n' "$fork_sha" "$merge_sha"
-	printf 'BASE_OPTIONS=%q\nCULPRIT_OPTIONS=%q\n' "$base_options" "$culprit_options"
+	printf 'BASE_OPTIONS=%q\nCULPRIT_OPTIONS=%q\nSECOND_CULPRIT_OPTIONS=%q\n' "$base_options" "$culprit_options" "$second_options"
 	printf 'CULPRIT_FILE=%q\n' "$culprit_file"
 } >"$dir/.git/perfbisect-fixture.env"
 

@@ -57,6 +57,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	},
 	"verdictLine": verdictLine,
 	"pctOf":       func(x float64) float64 { return 100 * x },
+	"inc":         func(i int) int { return i + 1 },
 	"runsOf": func(sc *ScanDoc) int {
 		n := 0
 		for _, p := range sc.Points {
@@ -198,7 +199,11 @@ func WriteHTML(w io.Writer, p Page) error {
 			facts = append(facts, tc.Runs...)
 		}
 		good, bad := doc.Good, doc.Bad
-		bands := refBands(m, []string{good, bad}, []string{"good", "bad"}, runsOf)
+		names := []string{"good", "bad"}
+		if doc.Improvement {
+			names = []string{"old", "new"}
+		}
+		bands := refBands(m, []string{good, bad}, names, runsOf)
 		all = append(all, pathChart(doc, m))
 		for i, tc := range doc.Tested {
 			c := runsChart(fmt.Sprintf("runs-%d", i), tc.Commit, tc.Subject, tc.Runs, m, bands, verdictClass(tc.Verdict))
@@ -209,7 +214,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		if doc.FirstBad != nil {
 			culprit = *doc.FirstBad
 		}
-		if tl, ok := timeline("timeline", m, []string{good, culprit}, []string{"good", "bad"}, runsOf); ok {
+		if tl, ok := timeline("timeline", m, []string{good, culprit}, names, runsOf); ok {
 			all = append(all, tl)
 		}
 	}
@@ -250,6 +255,8 @@ func WriteHTML(w io.Writer, p Page) error {
 	_, err = w.Write(buf.Bytes())
 	return err
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // stripSourceMap drops the sourceMappingURL comment: the map is not shipped.
 func stripSourceMap(js string) string {
@@ -305,7 +312,7 @@ func axisName(m session.Metric) string { return fmt.Sprintf("%s (%s)", m, m.Unit
 // whose value is not usable (rejected and retried) is drawn at 0 as
 // "rejected".
 func runsChart(id, hash, subject string, runs []bisect.Run, m session.Metric, bands []band, class string) chart {
-	c := chart{ID: id, Kind: "runs", Commit: hash, Title: fmt.Sprintf("%.10s %s", hash, subject),
+	c := chart{ID: id, Kind: "runs", Commit: hash, Title: fmt.Sprintf("%.10s %s", hash, trunc(subject, 48)), Points: []point{},
 		X: "run (in the order measured)", Y: axisName(m), Bands: bands, XMax: float64(len(runs)) + 1}
 	for i, r := range runs {
 		v := m.Value(r)
@@ -324,7 +331,7 @@ func runsChart(id, hash, subject string, runs []bisect.Run, m session.Metric, ba
 func pathChart(d *Document, m session.Metric) chart {
 	c := chart{ID: "path", Kind: "path", Title: "bisect path", X: "commits after good (oldest first)", Y: "median " + axisName(m),
 		XMax: float64(d.Commits)}
-	line := series{Label: "order tested", Class: "path", Axis: "y"}
+	line := series{Label: "order tested", Class: "path", Axis: "y", Points: []point{}}
 	for i, tc := range d.Tested {
 		vals := usable(tc.Runs, m)
 		if len(vals) == 0 {
@@ -352,14 +359,17 @@ func seriesChart(sc *ScanDoc) chart {
 	c := chart{ID: "series", Kind: "series", Title: "scan " + sc.From + ".." + sc.To, X: "commit (oldest first)", Y: axisName(m),
 		XMin: -0.5, XMax: float64(len(sc.Points)) - 0.5}
 	index := map[string]int{}
-	medians := series{Label: "median per commit", Class: "path", Axis: "y"}
+	medians := series{Label: "median per commit", Class: "path", Axis: "y", Points: []point{}}
 	for i, p := range sc.Points {
 		index[p.Commit] = i
 		for j, v := range p.Values {
+			if !finite(v) {
+				continue
+			}
 			c.Points = append(c.Points, point{X: float64(i), Y: v, Class: "base",
 				Label: fmt.Sprintf("%.10s %s: run %d, %s %s", p.Commit, trunc(p.Subject, 40), j+1, num(v), m.Unit())})
 		}
-		if p.Skip == "" && len(p.Values) > 0 {
+		if p.Skip == "" && len(p.Values) > 0 && finite(p.Median) {
 			medians.Points = append(medians.Points, point{X: float64(i), Y: p.Median})
 		}
 	}
@@ -399,11 +409,13 @@ func timeline(id string, m session.Metric, hashes, names []string, runsOf map[st
 		if !ok {
 			continue
 		}
-		tps := series{Label: fmt.Sprintf("%s %.10s tps", names[i], h), Class: names[i], Axis: "y"}
-		lat := series{Label: fmt.Sprintf("%s %.10s latency", names[i], h), Class: names[i], Axis: "y2", Dashed: true}
+		tps := series{Label: fmt.Sprintf("%s %.10s tps", names[i], h), Class: names[i], Axis: "y", Points: []point{}}
+		lat := series{Label: fmt.Sprintf("%s %.10s latency", names[i], h), Class: names[i], Axis: "y2", Dashed: true, Points: []point{}}
 		for _, s := range r.Series {
 			at := s.At.Seconds()
-			tps.Points = append(tps.Points, point{X: at, Y: s.TPS})
+			if finite(s.TPS) {
+				tps.Points = append(tps.Points, point{X: at, Y: s.TPS})
+			}
 			lat.Points = append(lat.Points, point{X: at, Y: float64(s.Pct) / float64(time.Millisecond)})
 		}
 		c.Lines = append(c.Lines, tps, lat)

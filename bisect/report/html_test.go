@@ -273,3 +273,40 @@ func TestHTMLScanRendersInChromium(t *testing.T) {
 		t.Errorf("%d segment lines drawn, want 3 (two shifts): %+v", segments, c.Datasets)
 	}
 }
+
+// TestHTMLSessionsWithoutRunsAndImprovements: a session that stopped before
+// any run draws its (empty) charts with no console error; an improvement
+// search is worded in old/new terms.
+func TestHTMLSessionsWithoutRunsAndImprovements(t *testing.T) {
+	empty := report.Document{Result: "error", Error: "good endpoint cannot be measured: build failed", Metric: "tps",
+		Tested: []report.TestedCommit{{Commit: sha40('a'), Verdict: "skip", Skipped: "build failed", Runs: []bisect.Run{}}}}
+	d, hs := simulated(t)
+	d.Improvement = true
+	for i, doc := range []report.Document{empty, d} {
+		path := filepath.Join(t.TempDir(), "p.html")
+		f, _ := os.Create(path)
+		if err := report.WriteHTML(f, report.Page{Title: "t", Bisect: &doc}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		got := browsertest.Load(t, path, "")
+		if len(got.Errors) > 0 {
+			t.Errorf("page %d: console errors %q", i, got.Errors)
+		}
+		drawn := 0
+		for _, c := range got.Canvases {
+			if c.Chart {
+				drawn++
+			}
+		}
+		if drawn != len(got.Canvases) || drawn < 2 {
+			t.Errorf("page %d: %d of %d canvases drawn", i, drawn, len(got.Canvases))
+		}
+		raw, _ := os.ReadFile(path)
+		if i == 1 && (!strings.Contains(string(raw), "first new commit (the improvement): <code>"+hs[19]) || strings.Contains(string(raw), "first bad commit")) {
+			t.Errorf("improvement page not worded in old/new terms")
+		}
+	}
+}
+
+func sha40(c byte) string { return strings.Repeat(string(c), 40) }

@@ -130,6 +130,10 @@ type Document struct {
 	Error  string `json:"error,omitempty"`
 	Good   string `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
 	Bad    string `json:"bad,omitempty"`
+	// Improvement is set when the session looked for a speed-up (--find
+	// improvement, git bisect's old/new terms): FirstBad is then the first new
+	// commit.
+	Improvement bool `json:"improvement,omitempty"`
 	// Commits is the bad endpoint's Position: the number of commits after
 	// good up to bad along a linear history; 0 when not known (documents of
 	// perfbisect run).
@@ -200,7 +204,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	}
 	d := Document{Result: outcome, Range: res.Range, Why: res.Why, Metric: string(metric),
 		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{},
-		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured}
+		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured, Improvement: res.Improvement}
 	if res.FirstBad != "" {
 		fb := res.FirstBad
 		d.FirstBad, d.Subject = &fb, subjects(fb)
@@ -341,8 +345,13 @@ func WriteJSON(path string, d Document) error {
 }
 
 // WriteFile writes b to path atomically (a temporary file in the same
-// directory renamed into place, mode 0644): a reader never sees half a file.
+// directory renamed into place): a reader never sees half a file. The file
+// keeps the mode of the one it replaces; a new one is 0644.
 func WriteFile(path string, b []byte) error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -353,7 +362,7 @@ func WriteFile(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp.Close()
-	_ = os.Chmod(tmp.Name(), 0o644)
+	_ = os.Chmod(tmp.Name(), mode)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", path, err)
@@ -382,15 +391,26 @@ func usable(runs []bisect.Run, metric session.Metric) []float64 {
 	return vals
 }
 
+// Answer is the outcome in words, in git bisect's good/bad or old/new terms:
+// "first bad commit", "no regression reproduced", "ambiguous: ...", ...
+func (d Document) Answer() string {
+	words := map[string]string{"found": "first bad commit", "no-regression": "no regression reproduced",
+		"ambiguous": "ambiguous: the first bad commit is one of the range", "error": "stopped on an error"}
+	if d.Improvement {
+		words = map[string]string{"found": "first new commit (the improvement)", "no-regression": "no improvement reproduced",
+			"ambiguous": "ambiguous: the first new commit (the improvement) is one of the range", "error": "stopped on an error"}
+	}
+	if a := words[d.Result]; a != "" {
+		return a
+	}
+	return d.Result
+}
+
 // WriteDocument renders a stored bisection's document (perfbisect report) as
 // text or markdown: the answer, why, the pre-flight estimate, every tested
 // commit (verdict, runs, median) and every decision with its rule.
 func WriteDocument(w io.Writer, format string, d Document) error {
-	answer := map[string]string{"found": "first bad commit", "no-regression": "no regression reproduced",
-		"ambiguous": "ambiguous: the first bad commit is one of the range", "error": "stopped on an error"}[d.Result]
-	if answer == "" {
-		answer = d.Result
-	}
+	answer := d.Answer()
 	if d.FirstBad != nil {
 		answer += fmt.Sprintf(": %s %s", *d.FirstBad, d.Subject)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -17,19 +18,31 @@ func htmlFlag() cli.Flag {
 	return &cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file"}
 }
 
-// checkHTML fails early when --html names a file that cannot be written.
+// checkHTML fails early when --html names a file that cannot be written, or
+// the file another output flag of the command (--json, --output) names.
 func checkHTML(c *cli.Context) error {
-	if p := c.String("html"); p != "" {
-		if err := report.CheckWritable("html", p); err != nil {
-			return &exitError{code: exitUsage, err: err}
+	p := c.String("html")
+	if p == "" {
+		return nil
+	}
+	if err := report.CheckWritable("html", p); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	abs, _ := filepath.Abs(p)
+	for _, other := range []string{"json", "output"} {
+		if o := c.String(other); o != "" {
+			if oabs, _ := filepath.Abs(o); oabs == abs {
+				return usageErr("--html %s and --%s %s name the same file: give each report its own", p, other, o)
+			}
 		}
 	}
 	return nil
 }
 
-// secretOption matches option names whose values a shared report must not
-// show (passwords, keys, SST credentials).
-var secretOption = regexp.MustCompile(`(?i)(password|passwd|secret|_auth|key_id|encryption_key)`)
+// secretOption matches option names (lower case, "-" read as "_", as the
+// server reads them) whose values a shared report must not show: passwords,
+// SST credentials, key-management tokens, keys and key files' passphrases.
+var secretOption = regexp.MustCompile(`password|passwd|secret|_auth|token|passphrase|filekey|key_id|encryption_key|key_management_key|_credentials`)
 
 // redactOptions replaces the values of secret options (--name=value lines of
 // mysqld --print-defaults) by "<redacted>".
@@ -37,7 +50,7 @@ func redactOptions(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		name, _, ok := strings.Cut(l, "=")
-		if ok && secretOption.MatchString(name) {
+		if ok && secretOption.MatchString(strings.ReplaceAll(strings.ToLower(name), "-", "_")) {
 			lines[i] = name + "=<redacted>"
 		}
 	}

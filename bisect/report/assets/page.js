@@ -5,7 +5,7 @@
 	"use strict";
 	var data = JSON.parse(document.getElementById("perfbisect-data").textContent);
 	var colour = {
-		good: "#1a7f37", bad: "#cf222e", skip: "#9a6700", untested: "#6e7781",
+		good: "#1a7f37", bad: "#cf222e", skip: "#9a6700", untested: "#6e7781", old: "#1a7f37", new: "#cf222e",
 		rejected: "#57606a", base: "#0969da", head: "#8250df", path: "#8c959f"
 	};
 	function fade(hex, a) {
@@ -57,7 +57,7 @@
 		}
 		(spec.lines || []).forEach(function (l) {
 			var c = colour[l.class] || colour.untested;
-			sets.push({ label: l.label, data: l.points.map(function (p) { return { x: p.x, y: p.y }; }), showLine: true,
+			sets.push({ label: l.label, data: (l.points || []).map(function (p) { return { x: p.x, y: p.y }; }), showLine: true,
 				pointRadius: spec.kind === "path" ? 0 : 1.5, borderWidth: spec.kind === "path" ? 1 : 1.5, borderColor: c,
 				backgroundColor: c, borderDash: l.dashed ? [5, 3] : [], yAxisID: l.axis || "y", order: 2 });
 		});
@@ -95,14 +95,20 @@
 		};
 	}
 
+	// One chart that cannot be drawn must not take the others (or the
+	// page's "done" mark) with it: its error goes to the console.
 	var drawn = 0;
-	data.charts.forEach(function (spec) {
-		var canvas = document.getElementById(spec.id);
-		if (!canvas) {
-			throw new Error("perfbisect report: no canvas for chart " + spec.id);
+	(data.charts || []).forEach(function (spec) {
+		try {
+			var canvas = document.getElementById(spec.id);
+			if (!canvas) {
+				throw new Error("no canvas for chart " + spec.id);
+			}
+			new Chart(canvas, config(spec));
+			drawn++;
+		} catch (e) {
+			console.error("perfbisect report: chart " + spec.id + ": " + e);
 		}
-		new Chart(canvas, config(spec));
-		drawn++;
 	});
 	document.body.dataset.charts = String(drawn);
 })();
