@@ -65,7 +65,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return n
 	},
-	"conf":        decisionConf,
+	"conf": decisionConf,
 }).Parse(pageHTML))
 
 // Page is the content of an HTML report (WriteHTML): one bisection, or the
