@@ -327,7 +327,7 @@ func (o Options) DataKey() string {
 // stored result says what was measured.
 func (o Options) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %d threads, %d table(s) x %d rows, %s ids, %s window after %s warm-up", o.Workload, o.Threads,
+	fmt.Fprintf(&b, "%s, %d thread(s), %d table(s) x %d rows, %s ids, %s window after %s warm-up", o.Workload, o.Threads,
 		o.Tables, o.TableSize, o.RandType, o.Time, o.Warmup)
 	d := DefaultOptions()
 	for _, f := range []struct {
@@ -352,7 +352,7 @@ func (o Options) Summary() string {
 			case false:
 				v = "off"
 			}
-			fmt.Fprintf(&b, " %s=%s", f.name, v)
+			fmt.Fprintf(&b, ", %s=%s", f.name, v)
 		}
 	}
 	return b.String()

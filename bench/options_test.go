@@ -212,7 +212,7 @@ func TestSummary(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Threads, o.RandType, o.PointSelects, o.SkipTrx = 2, "uniform", 1, true
 	got := o.Summary()
-	want := "oltp_read_only, 2 threads, 1 table(s) x 10000 rows, uniform ids, 10s window after 0s warm-up point-selects=1 skip-trx=on"
+	want := "oltp_read_only, 2 thread(s), 1 table(s) x 10000 rows, uniform ids, 10s window after 0s warm-up, point-selects=1, skip-trx=on"
 	if got != want {
 		t.Errorf("Summary:\n got %s\nwant %s", got, want)
 	}

@@ -403,7 +403,7 @@ func seriesChart(sc *ScanDoc) chart {
 // of each named commit; ok is false when no run kept a series.
 func timeline(id string, m session.Metric, hashes, names []string, runsOf map[string][]bisect.Run) (chart, bool) {
 	c := chart{ID: id, Kind: "timeline", Title: "per-second timeline of the median run", X: "seconds into the measured window",
-		Y: "tps", Y2: "latency percentile (ms)"}
+		Y: "tps (solid)", Y2: "latency percentile of the workload, ms (dashed)"}
 	for i, h := range hashes {
 		r, ok := medianRun(runsOf[h], m)
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -85,8 +86,13 @@ func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error 
 			return err
 		}
 		for _, b := range builds {
-			p.Builds = append(p.Builds, report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor,
-				Version: b.Version, Prefix: b.Prefix, Error: b.Error})
+			f := report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor, Version: b.Version, Prefix: b.Prefix, Error: b.Error}
+			if len(ids) > 1 && slices.ContainsFunc(p.Builds, func(o report.BuildFact) bool {
+				return o.Commit == f.Commit && o.Prefix == f.Prefix && o.Error == f.Error
+			}) {
+				continue // the same build, reused by the next thread count's comparison
+			}
+			p.Builds = append(p.Builds, f)
 		}
 	}
 	var buf bytes.Buffer

@@ -212,8 +212,8 @@ func writeScan(w io.Writer, format string, doc report.ScanDoc) error {
 		if ch.Regression {
 			kind = "regression"
 		}
-		fmt.Fprintf(w, "\n%s %+.1f%% between %.10s (median %.4g) and %.10s (median %.4g), p=%.2g\n  bisect it: %s\n",
-			kind, 100*ch.RelChange, ch.Good, ch.Before, ch.Bad, ch.After, ch.P, ch.Start)
+		fmt.Fprintf(w, "\n%s %+.1f%% between %.10s and %.10s (median of the segments before and after: %.4g -> %.4g), p=%.2g\n  bisect it: %s\n",
+			kind, 100*ch.RelChange, ch.Good, ch.Bad, ch.Before, ch.After, ch.P, ch.Start)
 	}
 	return nil
 }

@@ -28,8 +28,12 @@
 		if (spec.kind === "runs" || spec.kind === "series") {
 			a.x.ticks = { stepSize: 1, precision: 0 };
 		}
+		if (spec.kind === "timeline") {
+			a.x.min = 0;
+			a.y.beginAtZero = true;
+		}
 		if (spec.y2) {
-			a.y2 = { position: "right", title: { display: true, text: spec.y2 }, grid: { drawOnChartArea: false } };
+			a.y2 = { position: "right", beginAtZero: true, title: { display: true, text: spec.y2 }, grid: { drawOnChartArea: false } };
 		}
 		return a;
 	}
