@@ -415,6 +415,11 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	case parent == "":
 		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"
 		return s.res, nil
+	case parent == c.Good && r.FirstBad == c.Bad:
+		// The endpoints' comparison was this very test, at a level at
+		// least as strict: measuring the pair again would add nothing.
+		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s by the endpoints' comparison: %+.1f%% (%s)", parent, 100*cmp.Shift.Est, cmp.Rule)
+		return s.res, nil
 	}
 	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
 	if bisect.IsUntestable(err) {

@@ -436,3 +436,29 @@ func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
 		t.Error("no midpoint was skipped for the spent budget; the test no longer exercises it")
 	}
 }
+
+// TestAdjacentEndpointsAreNotConfirmedTwice: when good is bad's parent, the
+// endpoints' comparison is the culprit's confirmation; the pair is not
+// measured again.
+func TestAdjacentEndpointsAreNotConfirmedTwice(t *testing.T) {
+	cs, hs := sim.Chain(1)
+	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
+	cfg := Config{Good: hs[0], Bad: hs[1], Commits: cs, Repeats: 6, MaxRepeats: 18, Threshold: 0.05, Confidence: 0.95, Metric: TPS}
+	s, err := New(cfg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil || res.Outcome != Found || res.FirstBad != hs[1] {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for _, st := range res.Steps {
+		if st.Role == RoleConfirm {
+			t.Errorf("a confirmation step was taken: %+v", st)
+		}
+	}
+	ends := len(res.Runs[hs[0]]) + len(res.Runs[hs[1]])
+	if m.Calls != ends || !strings.Contains(res.Why, "by the endpoints' comparison") {
+		t.Errorf("%d runs measured, %d by the endpoints; why %q", m.Calls, ends, res.Why)
+	}
+}
