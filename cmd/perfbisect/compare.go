@@ -139,6 +139,12 @@ func compareAction(c *cli.Context) error {
 	}
 	cfg := su.policy
 	cfg.Good, cfg.Bad = base, head
+	if len(threads) > 1 {
+		// The worst row sets the exit code: the thread counts share the
+		// error budget (Bonferroni), so that a change that is not there is
+		// reported with probability at most 1-confidence over all rows.
+		cfg.Confidence = 1 - (1-cfg.Confidence)/float64(len(threads))
+	}
 	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
 		return &exitError{code: exitUsage, err: err}
 	}
