@@ -75,7 +75,7 @@ func TestBenchCommand(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, b)
 	}
 	res := doc.Result
-	if !strings.HasPrefix(doc.Workload, "oltp_read_only, 2 threads, 2 table(s) x 2000 rows") || res.Driver != "built-in" || res.Transactions < 100 || res.Window < 1.9 || res.Window > 2.5 ||
+	if !strings.HasPrefix(doc.Workload, "oltp_read_only, 2 thread(s), 2 table(s) x 2000 rows") || res.Driver != "built-in" || res.Transactions < 100 || res.Window < 1.9 || res.Window > 2.5 ||
 		res.Queries["read"] != 14*res.Transactions || res.Queries["other"] != 2*res.Transactions || len(res.Intervals) != 2 {
 		t.Errorf("built-in run: %+v", doc)
 	}
