@@ -14,7 +14,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/store"
 )
 
-// htmlFlag is --html of start, compare and report.
+// htmlFlag is --html of start, compare, scan and report.
 func htmlFlag() cli.Flag {
 	return &cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file"}
 }

@@ -83,6 +83,8 @@ func main() {
 	configs := flag.String("configs", "", "WORKLOAD/THREADS/RAND,... (default: point_select and read_only x 1, 2 threads x special, uniform)")
 	rssThreads := flag.Int("rss-threads", 64, "threads of the peak-RSS runs (0 to skip)")
 	prefix := flag.String("prefix", "/usr", "install prefix of the server")
+	flag.StringVar(&serverCPUs, "server-cpus", "", "CPUs of mysqld, as taskset -c (e.g. 1); empty: no placement")
+	flag.StringVar(&clientCPUs, "client-cpus", "", "CPUs of each client process, as taskset -c (e.g. 0); empty: no placement")
 	flag.Parse()
 	cs, err := parseConfigs(*configs)
 	if err == nil {
@@ -144,6 +146,13 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 		return err
 	}
 	o := serverctl.Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run")}
+	if o.CPUs, err = serverctl.ParseCPUList(serverCPUs); err != nil {
+		return fmt.Errorf("-server-cpus: %w", err)
+	}
+	if _, err := serverctl.ParseCPUList(clientCPUs); err != nil {
+		return fmt.Errorf("-client-cpus: %w", err)
+	}
+	fmt.Printf("placement: server cpus %q, client cpus %q (empty: the scheduler's choice)\n", serverCPUs, clientCPUs)
 	if err := serverctl.Initialize(ctx, o); err != nil {
 		return err
 	}
@@ -257,6 +266,18 @@ func medianOf(ss []sample, f func(sample) float64) float64 {
 	return stats.Median(xs)
 }
 
+// serverCPUs and clientCPUs are -server-cpus and -client-cpus.
+var serverCPUs, clientCPUs string
+
+// pinned returns a command that runs name with args on clientCPUs (taskset
+// execs it: the same process, so its rusage is the client's).
+func pinned(ctx context.Context, name string, args ...string) *exec.Cmd {
+	if clientCPUs == "" {
+		return exec.CommandContext(ctx, name, args...)
+	}
+	return exec.CommandContext(ctx, "taskset", append([]string{"-c", clientCPUs, name}, args...)...)
+}
+
 // measure runs one client process (sysbench, or perfbisect bench --format json)
 // for o and reads its report, its rusage and the server's status deltas.
 func measure(ctx context.Context, srv *serverctl.Server, who, client string, conn bench.Connection, o bench.Options) (sample, error) {
@@ -266,13 +287,13 @@ func measure(ctx context.Context, srv *serverctl.Server, who, client string, con
 		if err != nil {
 			return sample{}, err
 		}
-		cmd = exec.CommandContext(ctx, "sysbench", args...)
+		cmd = pinned(ctx, "sysbench", args...)
 	} else {
 		args := []string{"bench", "--format", "json", o.Workload, "--mysql-socket=" + conn.Socket, "--mysql-user=" + conn.User,
 			"--mysql-db=" + conn.DB, fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
 			fmt.Sprintf("--threads=%d", o.Threads), fmt.Sprintf("--time=%d", int(o.Time/time.Second)),
 			"--rand-type=" + o.RandType, "run"}
-		cmd = exec.CommandContext(ctx, client, args...)
+		cmd = pinned(ctx, client, args...)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
