@@ -181,8 +181,10 @@ type compareSection struct {
 // median), the per-second timeline of the median run of each endpoint, every
 // decision with its evidence, the effective options, builds and host facts;
 // for comparisons, the metric table, base and head strip charts and
-// timelines. Every chart canvas carries data-kind (path, runs, timeline) and,
-// for runs, data-commit and data-runs (the number of stored runs it plots).
+// timelines; for a scan, the series chart and its shifts. Every chart canvas
+// carries data-kind (path, runs, timeline, series) and, for runs and series,
+// data-runs (the number of stored runs it plots; runs charts also
+// data-commit). Errors are the template's or JSON's (none expected).
 func WriteHTML(w io.Writer, p Page) error {
 	if p.Generated.IsZero() {
 		p.Generated = time.Now()
