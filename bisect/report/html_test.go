@@ -39,6 +39,22 @@ func simulated(t *testing.T) (report.Document, []string) {
 	return d, hs
 }
 
+// render writes p with report.WriteHTML to a file name in a temporary
+// directory and returns its path.
+func render(t *testing.T, name string, p report.Page) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := report.WriteHTML(f, p); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestPlaceGivesGenerations(t *testing.T) {
 	d, hs := simulated(t)
 	if d.Commits != 30 || d.Good != hs[0] || d.Bad != hs[30] {
@@ -83,15 +99,7 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	page := report.Page{Title: "perfbisect: bisection", Command: "start --good v1 --bad v2", Bisect: &d,
 		Options: []report.OptionsText{{Commit: hs[19], Text: "[mysqld]\ninnodb_buffer_pool_size=16M\n</pre><script>alert(1)</script>"}},
 		Builds:  []report.BuildFact{{Commit: hs[11], Seconds: 3.5, Error: "error: expected ';' <here>"}, {Commit: hs[19], Seconds: 1, Flavor: "mariadb", Version: "10.11.6", Prefix: "/cache/x"}}}
-	path := filepath.Join(t.TempDir(), "bisect.html")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := report.WriteHTML(f, page); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := render(t, "bisect.html", page)
 	raw, _ := os.ReadFile(path)
 	html := string(raw)
 	for _, want := range []string{hs[19], "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "subject &lt;b&gt;", "expected &#39;;&#39; &lt;here&gt;"} {
@@ -191,12 +199,7 @@ func TestHTMLCompareRendersInChromium(t *testing.T) {
 			Verdict: cmp.Verdict.String(), BaseRuns: base, HeadRuns: res.Runs[hs[1]],
 			Rows: report.CompareRows(base, res.Runs[hs[1]], session.TPS, cmp)})
 	}
-	path := filepath.Join(t.TempDir(), "compare.html")
-	f, _ := os.Create(path)
-	if err := report.WriteHTML(f, report.Page{Title: "perfbisect compare", Compare: docs}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := render(t, "compare.html", report.Page{Title: "perfbisect compare", Compare: docs})
 	got := browsertest.Load(t, path, "compare.png")
 	if len(got.Errors) > 0 {
 		t.Errorf("console errors: %q", got.Errors)
@@ -246,12 +249,7 @@ func TestHTMLScanRendersInChromium(t *testing.T) {
 	for _, ch := range res.Changes {
 		doc.Changes = append(doc.Changes, report.ScanChange{Change: ch, Start: "perfbisect start --good " + ch.Good[:12]})
 	}
-	path := filepath.Join(t.TempDir(), "scan.html")
-	f, _ := os.Create(path)
-	if err := report.WriteHTML(f, report.Page{Title: "perfbisect scan", Scan: &doc}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := render(t, "scan.html", report.Page{Title: "perfbisect scan", Scan: &doc})
 	got := browsertest.Load(t, path, "scan.png")
 	if len(got.Errors) > 0 {
 		t.Errorf("console errors: %q", got.Errors)
@@ -283,12 +281,7 @@ func TestHTMLSessionsWithoutRunsAndImprovements(t *testing.T) {
 	d, hs := simulated(t)
 	d.Improvement = true
 	for i, doc := range []report.Document{empty, d} {
-		path := filepath.Join(t.TempDir(), "p.html")
-		f, _ := os.Create(path)
-		if err := report.WriteHTML(f, report.Page{Title: "t", Bisect: &doc}); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		path := render(t, "p.html", report.Page{Title: "t", Bisect: &doc})
 		got := browsertest.Load(t, path, "")
 		if len(got.Errors) > 0 {
 			t.Errorf("page %d: console errors %q", i, got.Errors)
