@@ -10,8 +10,8 @@
 // sysbench (median, min and max over the pairs), the server's work per
 // transaction for each (SHOW GLOBAL STATUS deltas over each client process:
 // Com_select, Com_stmt_execute, Com_begin, Com_commit, Handler_read_key,
-// Handler_read_next, per reported transaction), client CPU seconds (user+system of
-// the client process) and server CPU seconds (mysqld's, over the client's life)
+// Handler_read_next, Bytes_received, Bytes_sent, per reported transaction),
+// client CPU seconds (user+system of the client process) and server CPU seconds (mysqld's, over the client's life)
 // per 1000 transactions, and the client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
@@ -55,7 +55,7 @@ max_prepared_stmt_count = 100000
 `
 
 // counters are the server's work per transaction compared between the clients.
-var counters = []string{"Com_select", "Com_stmt_execute", "Com_begin", "Com_commit", "Handler_read_key", "Handler_read_next"}
+var counters = []string{"Com_select", "Com_stmt_execute", "Com_begin", "Com_commit", "Handler_read_key", "Handler_read_next", "Bytes_received", "Bytes_sent"}
 
 type config struct {
 	workload string
@@ -85,6 +85,7 @@ func main() {
 	prefix := flag.String("prefix", "/usr", "install prefix of the server")
 	flag.StringVar(&serverCPUs, "server-cpus", "", "CPUs of mysqld, as taskset -c (e.g. 1); empty: no placement")
 	flag.StringVar(&clientCPUs, "client-cpus", "", "CPUs of each client process, as taskset -c (e.g. 0); empty: no placement")
+	// go run ./scripts/bench-vs-sysbench -server-cpus 1 -client-cpus 0: the README's placed table.
 	flag.Parse()
 	cs, err := parseConfigs(*configs)
 	if err == nil {
