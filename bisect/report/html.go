@@ -79,8 +79,6 @@ type Page struct {
 	Scan    *ScanDoc      // a scan, or nil
 	Options []OptionsText // the options the server read, per measured commit (the last run's)
 	Builds  []BuildFact   // build attempts, in order
-	// Generated is when the page was rendered.
-	Generated time.Time
 }
 
 // OptionsText is the effective server options of a commit's run, one per line
@@ -186,11 +184,8 @@ type compareSection struct {
 // data-runs (the number of stored runs it plots; runs charts also
 // data-commit). Errors are the template's or JSON's (none expected).
 func WriteHTML(w io.Writer, p Page) error {
-	if p.Generated.IsZero() {
-		p.Generated = time.Now()
-	}
 	d := pageData{Page: p, ChartJS: template.JS(stripSourceMap(chartJS)), PageJS: template.JS(pageJS),
-		Generated: p.Generated.UTC().Format("2006-01-02 15:04:05 UTC")}
+		Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	var all []chart
 	var facts []bisect.Run
 	if doc := p.Bisect; doc != nil {
@@ -272,10 +267,6 @@ func verdictClass(v string) string {
 	switch v {
 	case "good", "bad", "skip":
 		return v
-	case "old":
-		return "good"
-	case "new":
-		return "bad"
 	}
 	return "untested"
 }

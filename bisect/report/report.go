@@ -92,19 +92,12 @@ func (t *Table) Step(st session.Step, runs map[string][]bisect.Run) {
 // Final writes the answer: "first bad commit: <sha> <subject>" or the range or
 // "no regression reproduced", then why.
 func Final(w io.Writer, res *session.Result, subjects Subjects) {
+	answer := outcomeWords(string(res.Outcome), res.Improvement)
 	switch res.Outcome {
 	case session.Found:
-		if res.Improvement {
-			fmt.Fprintf(w, "first new commit (the improvement): %s %s\n", res.FirstBad, subjects(res.FirstBad))
-		} else {
-			fmt.Fprintf(w, "first bad commit: %s %s\n", res.FirstBad, subjects(res.FirstBad))
-		}
+		fmt.Fprintf(w, "%s: %s %s\n", answer, res.FirstBad, subjects(res.FirstBad))
 	case session.Ambiguous:
-		if res.Improvement {
-			fmt.Fprintf(w, "ambiguous: the first new commit (the improvement) is one of:\n")
-		} else {
-			fmt.Fprintf(w, "ambiguous: the first bad commit is one of:\n")
-		}
+		fmt.Fprintf(w, "%s:\n", answer)
 		for _, h := range res.Range {
 			why := ""
 			if s, ok := res.Skipped[h]; ok {
@@ -113,11 +106,7 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 			fmt.Fprintf(w, "  %s %s%s\n", h, subjects(h), why)
 		}
 	case session.NoRegression:
-		if res.Improvement {
-			fmt.Fprintf(w, "no improvement reproduced\n")
-		} else {
-			fmt.Fprintf(w, "no regression reproduced\n")
-		}
+		fmt.Fprintf(w, "%s\n", answer)
 	}
 	if res.Why != "" {
 		fmt.Fprintf(w, "%s\n", res.Why)
@@ -391,19 +380,28 @@ func usable(runs []bisect.Run, metric session.Metric) []float64 {
 	return vals
 }
 
-// Answer is the outcome in words, in git bisect's good/bad or old/new terms:
-// "first bad commit", "no regression reproduced", "ambiguous: ...", ...
-func (d Document) Answer() string {
-	words := map[string]string{"found": "first bad commit", "no-regression": "no regression reproduced",
-		"ambiguous": "ambiguous: the first bad commit is one of the range", "error": "stopped on an error"}
-	if d.Improvement {
-		words = map[string]string{"found": "first new commit (the improvement)", "no-regression": "no improvement reproduced",
-			"ambiguous": "ambiguous: the first new commit (the improvement) is one of the range", "error": "stopped on an error"}
+// Answer is the outcome in words, as Final prints it: in git bisect's
+// good/bad or old/new terms, "first bad commit", "no regression reproduced",
+// "ambiguous: ...", ...
+func (d Document) Answer() string { return outcomeWords(d.Result, d.Improvement) }
+
+// outcomeWords is an outcome (session.Outcome, or "error") in words.
+func outcomeWords(outcome string, improvement bool) string {
+	culprit, change := "the first bad commit", "regression"
+	if improvement {
+		culprit, change = "the first new commit (the improvement)", "improvement"
 	}
-	if a := words[d.Result]; a != "" {
-		return a
+	switch outcome {
+	case string(session.Found):
+		return strings.TrimPrefix(culprit, "the ")
+	case string(session.Ambiguous):
+		return "ambiguous: " + culprit + " is one of"
+	case string(session.NoRegression):
+		return "no " + change + " reproduced"
+	case "error":
+		return "stopped on an error"
 	}
-	return d.Result
+	return outcome
 }
 
 // WriteDocument renders a stored bisection's document (perfbisect report) as
@@ -411,17 +409,17 @@ func (d Document) Answer() string {
 // commit (verdict, runs, median) and every decision with its rule.
 func WriteDocument(w io.Writer, format string, d Document) error {
 	answer := d.Answer()
-	if d.FirstBad != nil {
+	switch {
+	case d.FirstBad != nil:
 		answer += fmt.Sprintf(": %s %s", *d.FirstBad, d.Subject)
+	case len(d.Range) > 0:
+		answer += ": " + strings.Join(d.Range, " ")
 	}
 	md := format == "markdown"
 	if md {
 		fmt.Fprintf(w, "### perfbisect: %s\n\n%s\n\n", mdEscape(answer), mdEscape(d.Why))
 	} else {
 		fmt.Fprintf(w, "%s\n%s\n", answer, d.Why)
-	}
-	if len(d.Range) > 0 {
-		fmt.Fprintf(w, "range: %s\n", strings.Join(d.Range, " "))
 	}
 	if d.Estimate != "" {
 		fmt.Fprintf(w, "estimate: %s (runs measured: %d)\n", d.Estimate, d.Runs)

@@ -309,6 +309,32 @@ func (s *Store) Events(id int64) ([]session.Event, error) {
 	return out, rows.Err()
 }
 
+// ServerOptions returns, per commit of session id, the options the server
+// read in the commit's last stored run (bisect.Run.ServerOptions), in the
+// order the commits were first measured; commits without such a run are left
+// out. It reads only the options column, not the runs.
+func (s *Store) ServerOptions(id int64) (commits, options []string, err error) {
+	rows, err := s.db.Query(`SELECT commit_hash, options FROM events WHERE session = ? AND options != '' ORDER BY seq`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	at := map[string]int{}
+	for rows.Next() {
+		var c, o string
+		if err := rows.Scan(&c, &o); err != nil {
+			return nil, nil, err
+		}
+		if i, ok := at[c]; ok {
+			options[i] = o
+			continue
+		}
+		at[c] = len(commits)
+		commits, options = append(commits, c), append(options, o)
+	}
+	return commits, options, rows.Err()
+}
+
 // Truncate deletes a session's events from seq on (and its steps from stepSeq
 // on), in one transaction: used when a resumed session no longer follows the
 // stored path, so that the store keeps only what the session really used.

@@ -342,3 +342,32 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// TestServerOptionsPerCommit: the last stored run of each commit gives its
+// options, commits in the order first measured; failures and runs of other
+// sessions do not count.
+func TestServerOptionsPerCommit(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
+	y, _ := st.Begin(KindStart, "k2", nil, "/", "g", "b", nil)
+	run := func(c, o string) session.Event {
+		return session.Event{Kind: session.EventRun, Commit: c, Run: &bisect.Run{Commit: c, TPS: 1, ServerOptions: o}}
+	}
+	for i, e := range []session.Event{run("b", "--port=1"), run("g", "--port=2"), {Kind: session.EventRun, Commit: "m", Reason: "server crashed"},
+		run("b", "--port=3")} {
+		if err := st.Append(x.ID, i, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Append(y.ID, 0, run("z", "--port=9")); err != nil {
+		t.Fatal(err)
+	}
+	commits, options, err := st.ServerOptions(x.ID)
+	if err != nil || strings.Join(commits, ",") != "b,g" || strings.Join(options, ",") != "--port=3,--port=2" {
+		t.Errorf("ServerOptions: %v %q %q, want b,g with --port=3,--port=2", err, commits, options)
+	}
+}

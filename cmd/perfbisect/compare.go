@@ -188,13 +188,7 @@ func compareAction(c *cli.Context) error {
 	} else {
 		os.Stdout.Write(buf.Bytes())
 	}
-	if h := c.String("html"); h != "" {
-		page := report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)),
-			Command: strings.Join(startArgs(c), " "), Compare: docs}
-		if err := writeHTML(h, su.store, page, ids...); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-	}
+	htmlReport(c, su.store, report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)), Compare: docs}, ids...)
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Workflow commands on standard output, unless that holds a JSON or
 		// JUnit document that must stay valid: then on standard error.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -58,6 +59,20 @@ func redactOptions(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// htmlReport writes the --html page of a measuring command (start, compare,
+// scan) that stored sessions ids, with the command line as typed; a failure
+// is reported, not fatal: the command's answer stands.
+func htmlReport(c *cli.Context, st *store.Store, p report.Page, ids ...int64) {
+	path := c.String("html")
+	if path == "" {
+		return
+	}
+	p.Command = strings.Join(startArgs(c), " ")
+	if err := writeHTML(path, st, p, ids...); err != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	}
+}
+
 // writeHTML completes p with what the store holds for the sessions ids (the
 // options the server read in the last run of each commit, in the order the
 // commits were first measured; the build attempts) and writes it to path
@@ -65,21 +80,18 @@ func redactOptions(text string) string {
 func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error {
 	seen := map[string]int{}
 	for _, id := range ids {
-		events, err := st.Events(id)
+		commits, options, err := st.ServerOptions(id)
 		if err != nil {
 			return err
 		}
-		for _, e := range events {
-			if e.Run == nil || e.Run.ServerOptions == "" {
+		for i, commit := range commits {
+			text := redactOptions(strings.TrimSpace(options[i]))
+			if j, ok := seen[commit]; ok {
+				p.Options[j].Text = text
 				continue
 			}
-			text := redactOptions(strings.TrimSpace(e.Run.ServerOptions))
-			if i, ok := seen[e.Commit]; ok {
-				p.Options[i].Text = text
-				continue
-			}
-			seen[e.Commit] = len(p.Options)
-			p.Options = append(p.Options, report.OptionsText{Commit: e.Commit, Text: text})
+			seen[commit] = len(p.Options)
+			p.Options = append(p.Options, report.OptionsText{Commit: commit, Text: text})
 		}
 		builds, err := st.Builds(id)
 		if err != nil {

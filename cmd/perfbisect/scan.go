@@ -162,11 +162,8 @@ func scanAction(c *cli.Context) error {
 		su.endProgress()
 		_ = writeScan(os.Stdout, c.String("format"), doc)
 	}
-	if h := c.String("html"); h != "" && res != nil {
-		page := report.Page{Title: "perfbisect scan " + c.Args().First(), Command: strings.Join(startArgs(c), " "), Scan: &doc}
-		if herr := writeHTML(h, su.store, page, sess.ID); herr != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", herr)
-		}
+	if res != nil {
+		htmlReport(c, su.store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: &doc}, sess.ID)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -236,12 +236,7 @@ func startAction(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
-	if h := c.String("html"); h != "" {
-		page := report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Command: strings.Join(startArgs(c), " "), Bisect: &doc}
-		if err := writeHTML(h, st, page, sess.ID); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-	}
+	htmlReport(c, st, report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Bisect: &doc}, sess.ID)
 	if runErr != nil {
 		var ee *session.EndpointError
 		if errors.As(runErr, &ee) && ctx.Err() == nil {
