@@ -1,9 +1,15 @@
 // Package build turns a commit of a server's source repository into an installed
-// server tree: it checks the source out into a scratch directory owned by
-// perfbisect (never the user's work tree), configures it out of tree with CMake,
-// builds with `cmake --build -j <cores>` (ccache as compiler launcher when
-// installed), installs into a per-commit cache entry and keeps the build log. It
-// knows nothing about benchmarks.
+// server tree. It checks the source out into a scratch directory owned by
+// perfbisect (never the user's work tree; submodules from the repository's
+// .git/modules), configures it once per recipe into a persistent out-of-tree
+// CMake build directory (ccache as compiler launcher when installed, distcc
+// behind it when configured), builds incrementally with `cmake --build`,
+// installs with DESTDIR into a per-commit cache entry keyed by (commit,
+// recipe), keeps only what running the server needs (hard-linking files that
+// did not change since the previous entry), and evicts least recently used
+// entries beyond a size budget. Built-in presets make lean MariaDB and MySQL
+// builds, chosen from the tree's flavor and version. It knows nothing about
+// benchmarks.
 package build
 
 import (
@@ -22,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	humanize "github.com/dustin/go-humanize"
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
@@ -32,81 +39,207 @@ import (
 // problem, not the revision's.
 var ErrNoCMake = errors.New("cmake not found in PATH (install it: apt-get install cmake)")
 
-// Recipe says how a revision is built. Two builds with the same recipe hash share
-// a build directory and cache entries.
+// Recipe says how a revision is built. Builds with the same effective recipe
+// (the recipe plus the preset's arguments for the tree's version) share a build
+// directory and cache entries.
 type Recipe struct {
-	CMakeArgs []string // extra configure arguments, e.g. -DPLUGIN_TOKUDB=NO
-	Jobs      int      // parallel build jobs; 0 = number of CPUs
-	NoCcache  bool     // do not use ccache even when installed
+	// Preset picks built-in CMake arguments: "auto" or "" (by the tree's
+	// flavor: MariaDB → mariadb, MySQL/Percona → mysql, other trees none),
+	// "none", or a name from Presets.
+	Preset    string
+	CMakeArgs []string // the user's configure arguments, after the preset's (so they win)
+	// BuildCmd, when set, replaces configure and build: a shell command (sh -c)
+	// run in the build directory with SRC, BUILD_DIR, PREFIX (the fixed install
+	// prefix), JOBS and DESTDIR in its environment. InstallCmd, when set,
+	// replaces the install (default with BuildCmd: none, BuildCmd installs);
+	// either must install into $DESTDIR$PREFIX (or straight into $DESTDIR).
+	BuildCmd, InstallCmd string
+	Jobs                 int  // parallel build jobs; 0 = number of CPUs
+	NoCcache             bool // do not use ccache even when installed
+	// DistccHosts, when set, compiles on these distcc hosts (DISTCC_HOSTS
+	// syntax, e.g. "localhost/2 build1/8,lzo"): distcc runs behind ccache
+	// (CCACHE_PREFIX) or as the compiler launcher without it. It does not
+	// change what is built, so it is not part of the recipe's hash.
+	DistccHosts string
 }
 
-// Hash identifies the recipe in cache paths: 12 hex digits of SHA-256 over the
-// configure arguments.
+// Hash identifies the recipe as the user gave it (preset name, configure
+// arguments, commands, ccache): 12 hex digits of SHA-256.
 func (r Recipe) Hash() string {
-	h := sha256.Sum256([]byte(strings.Join(r.CMakeArgs, "\x00") + fmt.Sprintf("\x00ccache=%v", !r.NoCcache)))
+	parts := append([]string{"preset=" + r.presetName(), "build=" + r.BuildCmd, "install=" + r.InstallCmd, fmt.Sprintf("ccache=%v", !r.NoCcache)}, r.CMakeArgs...)
+	return shortHash(parts...)
+}
+
+func (r Recipe) presetName() string {
+	if r.Preset == "" {
+		return "auto"
+	}
+	return r.Preset
+}
+
+func shortHash(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:])[:12]
 }
 
 // Builder builds revisions of one repository with one recipe under StateDir:
 //
-//	StateDir/src/                     scratch checkout, reused across revisions
-//	StateDir/build-<recipe>/          out-of-tree CMake build directory, reused
-//	StateDir/installs/<recipe>/<sha>/ installed tree of one revision (the cache)
-//	StateDir/logs/<sha>-build.log     configure, build and install output
+//	StateDir/src/                       scratch checkout, reused across revisions
+//	StateDir/build-<recipe>/            out-of-tree build directory, reused (configured once)
+//	StateDir/installs/<recipe>/<sha>/   installed tree of one revision (the cache)
+//	StateDir/logs/<sha>-build.log       configure, build and install output
+//
+// where <recipe> is the effective recipe's hash (Resolved.Hash).
 type Builder struct {
 	Repo     *git.Repository
 	StateDir string
 	Recipe   Recipe
 	Log      io.Writer // progress lines ("build 3f2c1a9: configure"); may be nil
+	// Raw, when set, receives the build's raw output as it comes (-v).
+	Raw io.Writer
+	// Progress, when set, is called when a step starts and when the build
+	// tool's percentage (make's "[ 45%]", ninja's "[12/345]") changes.
+	Progress func(Progress)
+	// Timeout bounds one revision's configure, build and install together
+	// (0: none); a build past it is killed with its process group and is a
+	// *BuildError with TimedOut set.
+	Timeout time.Duration
+	// CacheBudget bounds the disk space (bytes) of all cached installs under
+	// StateDir/installs; least recently used entries beyond it are deleted
+	// (never one this Builder returned). 0: DefaultCacheBudget.
+	CacheBudget int64
+
+	shown map[string]bool // effective recipes already described to the user
+	used  map[string]bool // cache entries returned by this Builder
 }
 
-// BuildError is a revision that does not configure, build or install: the
-// revision's fault (the bisect skips it).
+// DefaultCacheBudget is the disk space installed builds may take in a state
+// directory unless Builder.CacheBudget says otherwise: 20 GiB.
+const DefaultCacheBudget = 20 << 30
+
+// Progress is one update of a build in progress.
+type Progress struct {
+	Commit  string
+	Step    string        // checkout, configure, build, install
+	Percent int           // of the build step, from the build tool's output; -1 unknown
+	Elapsed time.Duration // since the revision's build began
+}
+
+// BuildError is a revision that did not configure, build or install.
 type BuildError struct {
 	Commit string
 	Step   string // configure, build, install
 	Log    string // path of the full build log
 	Lines  []string
 	Err    error
+	// TimedOut: killed at Builder.Timeout (a skip, not remembered: a busier
+	// machine may finish it).
+	TimedOut bool
+	// Machine: the failure is the machine's, not the revision's (a full disk,
+	// a compiler killed for memory): the session must stop, not skip.
+	Machine bool
 }
 
 func (e *BuildError) Error() string {
-	return fmt.Sprintf("%s step of %.10s: %v (log %s): %s", e.Step, e.Commit, e.Err, e.Log, strings.Join(e.Lines, " | "))
+	what := ""
+	if e.Machine {
+		what = " (not the revision's fault: fix the machine, then resume)"
+	}
+	return fmt.Sprintf("%s step of %.10s%s: %v (log %s): %s", e.Step, e.Commit, what, e.Err, e.Log, strings.Join(e.Lines, " | "))
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// InstallDir returns where the installed tree of commit is (or will be) cached.
-func (b *Builder) InstallDir(commit string) string {
-	return filepath.Join(b.StateDir, "installs", b.Recipe.Hash(), commit)
+// Resolved is the recipe in effect for one commit: the preset's arguments
+// for the tree's flavor and version followed by the user's.
+type Resolved struct {
+	Tree   Tree
+	Preset string   // "" when none applies
+	Notes  []string // why the preset's arguments (one per rule applied)
+	Args   []string // every configure argument perfbisect adds (preset, then user)
+	Hash   string   // names the build directory and the cache directory
+}
+
+// Resolve returns the recipe in effect for commit. Errors: the commit cannot be
+// read, or the recipe names an unknown preset.
+func (b *Builder) Resolve(commit string) (Resolved, error) {
+	t, err := InspectTree(b.Repo, commit)
+	if err != nil {
+		return Resolved{}, err
+	}
+	r := Resolved{Tree: t}
+	p, err := PresetFor(b.Recipe.Preset, t)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if p != nil && b.Recipe.BuildCmd == "" {
+		r.Preset = p.Name
+		r.Args, r.Notes = p.Args(t.Version)
+	}
+	r.Args = append(r.Args, b.Recipe.CMakeArgs...)
+	r.Hash = shortHash(append([]string{b.Recipe.Hash()}, r.Args...)...)
+	return r, nil
+}
+
+// InstallDir returns where the installed tree of commit is (or will be)
+// cached. Errors as for Resolve.
+func (b *Builder) InstallDir(commit string) (string, error) {
+	r, err := b.Resolve(commit)
+	if err != nil {
+		return "", err
+	}
+	return b.installDir(r, commit), nil
+}
+
+func (b *Builder) installDir(r Resolved, commit string) string {
+	return filepath.Join(b.StateDir, "installs", r.Hash, commit)
 }
 
 // completeMarker is written last into a cache entry: an entry without it is a
-// build that was interrupted and is redone.
+// build that was interrupted and is redone. Its mtime is the entry's last use.
 const completeMarker = ".perfbisect-complete"
+
+// configuredMarker in a build directory holds the configure arguments it was
+// configured with; a build directory without it is configured (again).
+const configuredMarker = ".perfbisect-configured"
 
 // Build returns the install prefix of commit, building it first unless the cache
 // already holds it. Errors: ErrNoCMake (wrapped) when cmake is missing; a
-// *BuildError when the revision fails to configure, build or install; others for
-// I/O and git problems; ctx cancellation kills the build's process group.
+// *BuildError when the revision fails to configure, build or install (Machine
+// set when the machine is at fault); others for I/O and git problems (a
+// submodule whose commit is not in the repository's .git/modules); ctx
+// cancellation kills the build's process group.
 func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
-	prefix := b.InstallDir(commit)
+	start := time.Now()
+	r, err := b.Resolve(commit)
+	if err != nil {
+		return "", err
+	}
+	prefix := b.installDir(r, commit)
 	if _, err := os.Stat(filepath.Join(prefix, completeMarker)); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(filepath.Join(prefix, completeMarker), now, now) // last use, for eviction
+		b.markUsed(prefix)
 		b.logf("build %.10s: cached in %s", commit, prefix)
 		return prefix, nil
 	}
-	if be := b.cachedFailure(commit); be != nil {
-		b.logf("build %.10s: failed in an earlier session (delete %s to retry)", commit, b.failedPath(commit))
+	if be := b.cachedFailure(prefix, commit); be != nil {
+		b.logf("build %.10s: failed in an earlier session (delete %s to retry)", commit, prefix+".failed.json")
 		return "", be
 	}
 	cmake, err := exec.LookPath("cmake")
-	if err != nil {
+	if err != nil && b.Recipe.BuildCmd == "" {
 		return "", ErrNoCMake
 	}
+	b.describe(r)
 	src := filepath.Join(b.StateDir, "src")
-	bdir := filepath.Join(b.StateDir, "build-"+b.Recipe.Hash())
+	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
+	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in, never created
 	logDir := filepath.Join(b.StateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return "", err
 	}
 	logPath := filepath.Join(logDir, commit[:min(12, len(commit))]+"-build.log")
@@ -115,93 +248,205 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", err
 	}
 	defer logf.Close()
+	if b.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
 
-	start := time.Now()
+	b.progress(commit, "checkout", -1, start)
 	b.logf("build %.10s: checkout", commit)
 	n, err := Checkout(b.Repo, commit, src)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n", commit, n, src)
+	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n# %s\n", commit, n, src, r.Tree)
 
-	configure := []string{"-S", src, "-B", bdir, "-DCMAKE_INSTALL_PREFIX=" + filepath.Join(b.StateDir, "prefix-"+b.Recipe.Hash())}
-	env := reap.Mark(os.Environ(), b.StateDir) // a later session can find our leftovers
-	if cc, err := exec.LookPath("ccache"); err == nil && !b.Recipe.NoCcache {
-		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER="+cc, "-DCMAKE_CXX_COMPILER_LAUNCHER="+cc)
-		env = append(env, "CCACHE_BASEDIR="+src)
-	}
-	configure = append(configure, b.Recipe.CMakeArgs...)
 	jobs := b.Recipe.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	_ = os.RemoveAll(prefix)
-	steps := []struct {
+	tmp := prefix + ".tmp" // DESTDIR
+	for _, d := range []string{prefix, tmp} {
+		if err := os.RemoveAll(d); err != nil {
+			return "", err
+		}
+	}
+	env := reap.Mark(os.Environ(), b.StateDir) // a later session can find our leftovers
+	env = append(env, "DESTDIR="+tmp, "SRC="+src, "BUILD_DIR="+bdir, "PREFIX="+fixedPrefix, fmt.Sprintf("JOBS=%d", jobs))
+	configure := []string{"-S", src, "-B", bdir, "-DCMAKE_INSTALL_PREFIX=" + fixedPrefix}
+	ccache, _ := exec.LookPath("ccache")
+	if b.Recipe.NoCcache {
+		ccache = ""
+	}
+	switch {
+	case ccache != "":
+		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER="+ccache, "-DCMAKE_CXX_COMPILER_LAUNCHER="+ccache)
+		// Paths under the state directory (source and build tree) are hashed
+		// relative to it, and the working directory is not hashed (it is in
+		// the debug info only), so another state directory's build hits.
+		env = append(env, "CCACHE_BASEDIR="+b.StateDir, "CCACHE_NOHASHDIR=true")
+		if b.Recipe.DistccHosts != "" {
+			env = append(env, "CCACHE_PREFIX=distcc", "DISTCC_HOSTS="+b.Recipe.DistccHosts)
+		}
+	case b.Recipe.DistccHosts != "":
+		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER=distcc", "-DCMAKE_CXX_COMPILER_LAUNCHER=distcc")
+		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts)
+	}
+	configure = append(configure, r.Args...)
+
+	type step struct {
 		name string
-		args []string
-	}{
-		{"configure", configure},
-		{"build", []string{"--build", bdir, "-j", fmt.Sprint(jobs)}},
-		{"install", []string{"--install", bdir, "--prefix", prefix}},
+		cmd  []string
+		env  []string
+	}
+	var steps []step
+	if b.Recipe.BuildCmd != "" {
+		steps = append(steps, step{"build", []string{"sh", "-c", b.Recipe.BuildCmd}, env})
+		if b.Recipe.InstallCmd != "" {
+			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
+		}
+	} else {
+		configured, _ := os.ReadFile(filepath.Join(bdir, configuredMarker))
+		if string(configured) != strings.Join(configure, "\n") {
+			_ = os.Remove(filepath.Join(bdir, configuredMarker))
+			steps = append(steps, step{"configure", append([]string{cmake}, configure...), env})
+		}
+		steps = append(steps, step{"build", []string{cmake, "--build", bdir, "-j", fmt.Sprint(jobs)}, env})
+		if b.Recipe.InstallCmd != "" {
+			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
+		} else {
+			steps = append(steps, step{"install", []string{cmake, "--install", bdir}, env})
+		}
 	}
 	for _, st := range steps {
 		b.logf("build %.10s: %s", commit, st.name)
-		fmt.Fprintf(logf, "\n# %s: cmake %s\n", st.name, strings.Join(st.args, " "))
-		if err := run(ctx, logf, env, cmake, st.args...); err != nil {
-			if ctx.Err() != nil {
+		b.progress(commit, st.name, -1, start)
+		fmt.Fprintf(logf, "\n# %s: %s\n", st.name, strings.Join(st.cmd, " "))
+		out := &lineWriter{log: logf, raw: b.Raw, last: -1, onPercent: func(p int) { b.progress(commit, st.name, p, start) }}
+		err := run(ctx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
+		if err != nil {
+			timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) && b.Timeout > 0
+			if ctx.Err() != nil && !timedOut {
 				return "", ctx.Err()
 			}
 			logf.Sync()
 			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: failureLines(logPath), Err: err}
-			if st.name != "install" && revisionsFault(be.Lines) {
-				b.recordFailure(be) // a compiler or CMake error, not a killed compiler or a full disk
+			switch {
+			case timedOut:
+				be.TimedOut = true
+				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
+			case machinesFault(be.Lines):
+				be.Machine = true
+			case st.name != "install" && revisionsFault(be.Lines):
+				b.recordFailure(prefix, be) // a compiler or CMake error
 			}
+			_ = os.RemoveAll(tmp)
 			return "", be
 		}
+		if st.name == "configure" {
+			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(strings.Join(configure, "\n")), 0o644)
+		}
+	}
+	// DESTDIR holds the tree under the fixed prefix (or, for an install command
+	// that ignores PREFIX, directly): move it into place.
+	installed := filepath.Join(tmp, fixedPrefix)
+	if _, err := os.Stat(installed); err != nil {
+		installed = tmp
+	}
+	if _, err := os.Stat(installed); err != nil {
+		return "", &BuildError{Commit: commit, Step: "install", Log: logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s", tmp)}
+	}
+	if err := os.Rename(installed, prefix); err != nil {
+		return "", err
+	}
+	_ = os.RemoveAll(tmp)
+	st, err := b.store(prefix)
+	if err != nil {
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 		return "", err
 	}
-	b.logf("build %.10s: installed in %.1fs", commit, time.Since(start).Seconds())
+	b.markUsed(prefix)
+	b.logf("build %.10s: installed in %.1fs: %s", commit, time.Since(start).Seconds(), st)
+	b.evict()
 	return prefix, nil
 }
 
-// revisionsFault reports whether a build log's failure lines are the source's
-// fault (a compiler or CMake error), as opposed to the machine's (a compiler
-// killed by the OOM killer, a full disk), which must not be remembered.
-func revisionsFault(lines []string) bool {
+func (b *Builder) markUsed(prefix string) {
+	if b.used == nil {
+		b.used = map[string]bool{}
+	}
+	b.used[prefix] = true
+}
+
+// describe tells the user, once per effective recipe, which preset applies and
+// why.
+func (b *Builder) describe(r Resolved) {
+	if b.shown == nil {
+		b.shown = map[string]bool{}
+	}
+	if b.shown[r.Hash] {
+		return
+	}
+	b.shown[r.Hash] = true
+	switch {
+	case b.Recipe.BuildCmd != "":
+		b.logf("build: %s; --build-cmd %q", r.Tree, b.Recipe.BuildCmd)
+	case r.Preset != "":
+		b.logf("build: %s; preset %s (%s): %s", r.Tree, r.Preset, strings.Join(r.Notes, "; "), strings.Join(r.Args, " "))
+	default:
+		b.logf("build: %s; no preset; configure arguments: %s", r.Tree, strings.Join(r.Args, " "))
+	}
+}
+
+func (b *Builder) progress(commit, step string, pct int, start time.Time) {
+	if b.Progress != nil {
+		b.Progress(Progress{Commit: commit, Step: step, Percent: pct, Elapsed: time.Since(start)})
+	}
+}
+
+// machinesFault reports whether a build log's failure lines blame the machine:
+// a full disk, missing memory, a compiler killed by a signal (the OOM killer).
+func machinesFault(lines []string) bool {
 	for _, l := range lines {
-		if strings.Contains(l, "No space left") || strings.Contains(l, "Killed") || strings.Contains(l, "signal") {
-			return false
+		for _, s := range []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
+			"Killed signal terminated program", "terminated with signal 9", "Read-only file system"} {
+			if strings.Contains(l, s) {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+// revisionsFault reports whether a build log's failure lines are the source's
+// fault (a compiler or CMake error) and may be remembered: the next session
+// does not build the revision again.
+func revisionsFault(lines []string) bool {
 	for _, l := range lines {
-		if strings.Contains(l, "error:") || strings.Contains(l, "CMake Error") {
+		if strings.Contains(l, "error:") || strings.Contains(l, "CMake Error") || strings.Contains(l, "undefined reference") {
 			return true
 		}
 	}
 	return false
 }
 
-// failedPath is where a revision's build failure is remembered, so that the
-// next session does not build it again (delete the file to retry).
-func (b *Builder) failedPath(commit string) string {
-	return b.InstallDir(commit) + ".failed.json"
-}
-
-func (b *Builder) recordFailure(be *BuildError) {
+// failure records are kept beside the cache entry (delete the file to retry).
+func (b *Builder) recordFailure(prefix string, be *BuildError) {
 	rec := struct {
 		Step, Log, Err string
 		Lines          []string
 	}{be.Step, be.Log, be.Err.Error(), be.Lines}
 	if data, err := json.Marshal(rec); err == nil {
-		_ = os.MkdirAll(filepath.Dir(b.failedPath(be.Commit)), 0o755)
-		_ = os.WriteFile(b.failedPath(be.Commit), data, 0o644)
+		_ = os.MkdirAll(filepath.Dir(prefix), 0o755)
+		_ = os.WriteFile(prefix+".failed.json", data, 0o644)
 	}
 }
 
-func (b *Builder) cachedFailure(commit string) *BuildError {
-	data, err := os.ReadFile(b.failedPath(commit))
+func (b *Builder) cachedFailure(prefix, commit string) *BuildError {
+	data, err := os.ReadFile(prefix + ".failed.json")
 	if err != nil {
 		return nil
 	}
@@ -213,7 +458,7 @@ func (b *Builder) cachedFailure(commit string) *BuildError {
 		return nil
 	}
 	return &BuildError{Commit: commit, Step: rec.Step, Log: rec.Log, Lines: rec.Lines,
-		Err: fmt.Errorf("%s (remembered from an earlier session; delete %s to retry)", rec.Err, b.failedPath(commit))}
+		Err: fmt.Errorf("%s (remembered from an earlier session; delete %s to retry)", rec.Err, prefix+".failed.json")}
 }
 
 func (b *Builder) logf(format string, args ...any) {
@@ -222,14 +467,16 @@ func (b *Builder) logf(format string, args ...any) {
 	}
 }
 
-// run executes a command in its own process group, output to w, killed with the
-// group when ctx ends.
-func run(ctx context.Context, w io.Writer, env []string, name string, args ...string) error {
+// run executes a command in dir in its own process group, output to w, killed
+// with the group when ctx ends.
+func run(ctx context.Context, w io.Writer, env []string, dir, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.Env = env
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second // a child outside the group holding the output open
 	return cmd.Run()
 }
 
@@ -237,5 +484,8 @@ func run(ctx context.Context, w io.Writer, env []string, name string, args ...st
 // and CMake errors (at most 5), else the last 5 lines.
 func failureLines(path string) []string {
 	b, _ := os.ReadFile(path)
-	return excerpt.Lines(string(b), excerpt.Contains("error:", "CMake Error", "Error "), 5, 5)
+	return excerpt.Lines(string(b), excerpt.Contains("error:", "CMake Error", "Error ", "No space left", "Killed signal", "undefined reference"), 5, 5)
 }
+
+// sizeString is n bytes for people.
+func sizeString(n int64) string { return humanize.IBytes(uint64(max(n, 0))) }

@@ -10,9 +10,11 @@ import (
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // manifestFile records, inside a scratch source directory, which blob each path
@@ -29,9 +31,27 @@ type manifest struct {
 // repository's work tree, index or HEAD. Reusing dir across revisions rewrites only
 // the files whose content or mode changed and deletes files that are gone, so
 // unchanged files keep their timestamps and an incremental build recompiles only
-// what changed. Submodule entries are left empty (their checkout is not supported
-// yet). It returns the number of files written.
+// what changed. Submodules are checked out the same way, at the commit the tree
+// records, from the repository's .git/modules/<name> (or the user's checked-out
+// submodule); nothing is fetched. A gitlink that .gitmodules does not name is
+// left an empty directory, as git does. Errors: a submodule whose repository or
+// commit is not there (fetch it first: git submodule update --init). It
+// returns the number of files written, submodules' included.
 func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
+	var gitDir, workTree string
+	if fs, ok := repo.Storer.(*filesystem.Storage); ok {
+		gitDir = fs.Filesystem().Root()
+	}
+	if wt, err := repo.Worktree(); err == nil {
+		workTree = wt.Filesystem.Root()
+	}
+	return checkout(repo, gitDir, workTree, commit, dir)
+}
+
+// checkout is Checkout of the repository whose git directory is gitDir (for
+// its submodules' repositories under gitDir/modules) and whose work tree, if
+// any, is workTree.
+func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, error) {
 	c, err := repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return 0, fmt.Errorf("checkout %s: %w", commit, err)
@@ -49,7 +69,7 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 		name  string
 		entry object.TreeEntry
 	}
-	var files []file
+	var files, submodules []file
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()
 	for {
@@ -60,10 +80,12 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
 		}
-		if entry.Mode == filemode.Dir || entry.Mode == filemode.Submodule {
-			if entry.Mode == filemode.Submodule {
-				_ = os.MkdirAll(filepath.Join(dir, name), 0o755)
-			}
+		if entry.Mode == filemode.Submodule {
+			next.Files[name] = "submodule " + entry.Hash.String()
+			submodules = append(submodules, file{name, entry})
+			continue
+		}
+		if entry.Mode == filemode.Dir {
 			continue
 		}
 		next.Files[name] = entry.Hash.String() + " " + entry.Mode.String()
@@ -86,9 +108,13 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 	}
 	// Files that are gone go first: a path may turn from a file or a symlink
 	// into a directory.
-	for name := range old.Files {
+	for name, key := range old.Files {
 		if _, ok := next.Files[name]; !ok {
-			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+			if strings.HasPrefix(key, "submodule ") {
+				_ = os.RemoveAll(filepath.Join(dir, filepath.FromSlash(name)))
+			} else {
+				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+			}
 		}
 	}
 	written := 0
@@ -108,11 +134,98 @@ func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 		}
 		written++
 	}
+	if len(submodules) > 0 {
+		names := submoduleNames(tree)
+		for _, sm := range submodules {
+			name, ok := names[sm.name]
+			target := filepath.Join(dir, filepath.FromSlash(sm.name))
+			if err := clearPath(dir, sm.name+"/x"); err != nil {
+				return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
+			}
+			if !ok {
+				_ = os.MkdirAll(target, 0o755) // not a configured submodule: empty, as git leaves it
+				continue
+			}
+			sub, subGitDir, err := openSubmodule(gitDir, workTree, name, sm.name)
+			if err != nil {
+				return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
+			}
+			subWorkTree := ""
+			if workTree != "" {
+				subWorkTree = filepath.Join(workTree, filepath.FromSlash(sm.name))
+			}
+			if _, err := sub.CommitObject(sm.entry.Hash); err != nil {
+				return written, fmt.Errorf("checkout %s: submodule %s: commit %s is not in %s (fetch it in your repository: git submodule update --init %s; perfbisect does not fetch)",
+					commit, sm.name, sm.entry.Hash, subGitDir, sm.name)
+			}
+			n, err := checkout(sub, subGitDir, subWorkTree, sm.entry.Hash.String(), target)
+			written += n
+			if err != nil {
+				return written, err
+			}
+		}
+	}
 	b, _ := json.Marshal(next)
 	if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
 		return written, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	return written, nil
+}
+
+// submoduleNames maps each submodule path of tree to its name, from the
+// tree's .gitmodules (empty when there is none or it does not parse).
+func submoduleNames(tree *object.Tree) map[string]string {
+	out := map[string]string{}
+	f, err := tree.File(".gitmodules")
+	if err != nil {
+		return out
+	}
+	content, err := f.Contents()
+	if err != nil {
+		return out
+	}
+	m := config.NewModules()
+	if m.Unmarshal([]byte(content)) != nil {
+		return out
+	}
+	for name, sm := range m.Submodules {
+		out[strings.TrimSuffix(sm.Path, "/")] = name
+	}
+	return out
+}
+
+// openSubmodule opens the repository of submodule name (at path): gitDir/
+// modules/<name> as `git submodule update` leaves it, else the user's
+// checked-out submodule in the work tree. It returns the repository and its
+// git directory.
+func openSubmodule(gitDir, workTree, name, path string) (*git.Repository, string, error) {
+	var tried []string
+	if gitDir != "" {
+		d := filepath.Join(gitDir, "modules", filepath.FromSlash(name))
+		if st, err := os.Stat(filepath.Join(d, "objects")); err == nil && st.IsDir() {
+			r, err := git.PlainOpen(d)
+			if err == nil {
+				return r, d, nil
+			}
+			return nil, "", fmt.Errorf("open %s: %w", d, err)
+		}
+		tried = append(tried, d)
+	}
+	if workTree != "" {
+		d := filepath.Join(workTree, filepath.FromSlash(path))
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			r, err := git.PlainOpen(d)
+			if err == nil {
+				gd := filepath.Join(d, ".git")
+				if fs, ok := r.Storer.(*filesystem.Storage); ok {
+					gd = fs.Filesystem().Root()
+				}
+				return r, gd, nil
+			}
+		}
+		tried = append(tried, filepath.Join(d, ".git"))
+	}
+	return nil, "", fmt.Errorf("its repository is not here (looked in %s): run git submodule update --init %s in your repository; perfbisect does not fetch", strings.Join(tried, " and "), path)
 }
 
 func readManifest(dir string) manifest {

@@ -15,12 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	humanize "github.com/dustin/go-humanize"
@@ -28,6 +25,7 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/lru"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -180,8 +178,12 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if err != nil {
 		report(err)
 		var be *build.BuildError
-		if errors.As(err, &be) {
-			return nil, &bisect.UntestableError{Commit: commit, Reason: "build failed", Err: err}
+		if errors.As(err, &be) && !be.Machine {
+			reason := "build failed"
+			if be.TimedOut {
+				reason = "build timed out"
+			}
+			return nil, &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
 		}
 		return nil, err
 	}
@@ -266,72 +268,42 @@ func (m *Measurer) evictSnapshots() {
 	if budget == 0 {
 		budget = DefaultSnapshotBudget
 	}
-	type snap struct {
-		dir  string
-		used time.Time
-		size int64
-	}
 	inUse := map[string]bool{}
 	for _, r := range m.revs {
 		inUse[filepath.Dir(r.snapshot)] = true
 	}
 	dirs, _ := filepath.Glob(filepath.Join(m.cfg.StateDir, "datadirs", "*"))
-	var snaps []snap
+	var snaps []lru.Entry
 	var total int64
+	var sizer lru.Sizer
 	for _, d := range dirs {
 		st, err := os.Stat(filepath.Join(d, "complete"))
 		if err != nil {
 			continue // being prepared (or a failed preparation, kept as evidence)
 		}
-		sz := dirSize(d)
-		total += sz
-		snaps = append(snaps, snap{d, st.ModTime(), sz})
+		e := lru.Entry{Dir: d, Used: st.ModTime(), Bytes: sizer.Bytes(d)}
+		total += e.Bytes
+		snaps = append(snaps, e)
 	}
-	sort.Slice(snaps, func(i, j int) bool { return snaps[i].used.Before(snaps[j].used) })
-	for _, sn := range snaps {
-		if total <= budget {
-			return
-		}
-		if inUse[sn.dir] {
-			continue
-		}
+	keep := func(e lru.Entry) bool { return inUse[e.Dir] }
+	total = lru.Evict(snaps, budget, keep, func(sn lru.Entry) bool {
 		// Only marked datadirs are deleted (snapshots of perfbisect before the
 		// mark stay: remove them by hand).
-		if err := serverctl.RemoveDatadir(filepath.Join(sn.dir, "data")); err != nil {
-			m.logf("note: evict datadir snapshot %s: %v", sn.dir, err)
-			continue
+		if err := serverctl.RemoveDatadir(filepath.Join(sn.Dir, "data")); err != nil {
+			m.logf("note: evict datadir snapshot %s: %v", sn.Dir, err)
+			return false
 		}
-		if err := os.RemoveAll(sn.dir); err != nil {
-			m.logf("note: evict datadir snapshot %s: %v", sn.dir, err)
-			continue
+		if err := os.RemoveAll(sn.Dir); err != nil {
+			m.logf("note: evict datadir snapshot %s: %v", sn.Dir, err)
+			return false
 		}
-		total -= sn.size
 		m.logf("evicted datadir snapshot %s (%s, last used %s): snapshots over the %s budget",
-			filepath.Base(sn.dir), humanize.IBytes(uint64(sn.size)), sn.used.Format(time.DateTime), humanize.IBytes(uint64(budget)))
-	}
+			filepath.Base(sn.Dir), humanize.IBytes(uint64(sn.Bytes)), sn.Used.Format(time.DateTime), humanize.IBytes(uint64(budget)))
+		return true
+	})
 	if total > budget {
 		m.logf("note: the datadir snapshots this session uses take %s, over the %s budget (--snapshot-cache-size)", humanize.IBytes(uint64(total)), humanize.IBytes(uint64(budget)))
 	}
-}
-
-// dirSize is the disk space of the files under dir (allocated blocks, so that
-// sparse InnoDB files count as what they take).
-func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				n += st.Blocks * 512
-			} else {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // snapshotKey names a prepared datadir: the build (commit and recipe), the

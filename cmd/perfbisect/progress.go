@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/build"
 )
 
 // liveProgress is the one-line progress display of a measuring command on a
@@ -131,4 +133,39 @@ func (l liveMeasurer) Measure(ctx context.Context, commit string, runs int) ([]b
 		l.live.Run(commit)
 	}
 	return out, err
+}
+
+// Build shows a build in progress: "build 3f2c1a9d4e: build 45% (1m12s)" as
+// the bar's description.
+func (p *liveProgress) Build(bp build.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.Describe(buildProgressText(bp))
+	_ = p.bar.RenderBlank()
+}
+
+// buildProgressText is one build progress update in words.
+func buildProgressText(bp build.Progress) string {
+	s := fmt.Sprintf("build %.10s: %s", bp.Commit, bp.Step)
+	if bp.Percent >= 0 {
+		s += fmt.Sprintf(" %d%%", bp.Percent)
+	}
+	return s + fmt.Sprintf(" (%s)", bp.Elapsed.Truncate(time.Second))
+}
+
+// buildProgressLines returns a Builder.Progress that writes a progress line
+// to w each time the build step crosses a quarter (for logs, where a bar
+// cannot redraw).
+func buildProgressLines(w io.Writer) func(build.Progress) {
+	last := map[string]int{}
+	return func(bp build.Progress) {
+		if bp.Percent < 0 {
+			return
+		}
+		key := bp.Commit + " " + bp.Step
+		if q := bp.Percent / 25; q > last[key] {
+			last[key] = q
+			fmt.Fprintln(w, buildProgressText(bp))
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	humanize "github.com/dustin/go-humanize"
 	git "github.com/go-git/go-git/v5"
@@ -49,6 +50,7 @@ type setup struct {
 	snapshotBudget         int64 // --snapshot-cache-size, bytes
 	freshDatadir           bool  // --fresh-datadir
 	recipe                 build.Recipe
+	builds                 buildSettings  // the build flags
 	policy                 session.Config // decision settings, without endpoints and commits
 	stateDir               string
 	store                  *store.Store
@@ -96,9 +98,6 @@ func newSetup(c *cli.Context) (*setup, error) {
 			s.stdout = s.live.Writer(os.Stdout)
 		}
 	}
-	if c.Int("build-jobs") < 0 {
-		return nil, usageErr("--build-jobs %d: want a positive number of parallel build jobs (0 or none: one per CPU)", c.Int("build-jobs"))
-	}
 	runTime, err := parseSeconds("time", c.String("time"))
 	if err != nil {
 		return nil, err
@@ -111,11 +110,10 @@ func newSetup(c *cli.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmakeArgs, err := shellwords.Parse(c.String("cmake-args"))
-	if err != nil {
-		return nil, usageErr("--cmake-args %q: %v", c.String("cmake-args"), err)
+	if s.builds, err = parseBuildFlags(c); err != nil {
+		return nil, err
 	}
-	s.recipe = build.Recipe{CMakeArgs: cmakeArgs, Jobs: c.Int("build-jobs")}
+	s.recipe = s.builds.recipe
 	if f := c.String("my-cnf"); f != "" {
 		if err := serverctl.CheckOptionFile(f); err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
@@ -210,9 +208,6 @@ func newSetup(c *cli.Context) (*setup, error) {
 	if err := s.policy.Validate(); err != nil { // every command's decision flags, before anything is built
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if _, err := exec.LookPath("cmake"); err != nil {
-		return nil, &exitError{code: exitUsage, err: build.ErrNoCMake}
-	}
 	s.repo, err = bisect.OpenRepo(c.String("repo"))
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
@@ -277,7 +272,7 @@ func (s *setup) lockState(c *cli.Context) error {
 // measurer returns the real Measurer for this setup; its builds are recorded
 // in the store under the session id() returns (called at each build).
 func (s *setup) measurer(id func() int64) *measure.Measurer {
-	builder := &build.Builder{Repo: s.repo, StateDir: s.stateDir, Recipe: s.recipe, Log: s.progress}
+	builder := s.builds.builder(s.repo, s.stateDir, s.progress, s.live)
 	onBuild := func(b measure.BuildRecord) {
 		err := s.store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
 			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
@@ -424,4 +419,72 @@ func exitFor(err error, interrupted bool, stateDir, repoRoot string) error {
 	default:
 		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where)}
 	}
+}
+
+// buildSettings are the build flags, checked.
+type buildSettings struct {
+	recipe  build.Recipe
+	timeout time.Duration // --build-timeout, 0 none
+	budget  int64         // --build-cache-size, bytes
+	verbose bool          // -v: raw build output on stderr
+}
+
+// parseBuildFlags checks the build flags (a bad one is an exit-2 error naming
+// it) and that the tools they need are installed.
+func parseBuildFlags(c *cli.Context) (buildSettings, error) {
+	var b buildSettings
+	if c.Int("build-jobs") < 0 {
+		return b, usageErr("--build-jobs %d: want a positive number of parallel build jobs (0 or none: one per CPU)", c.Int("build-jobs"))
+	}
+	cmakeArgs, err := shellwords.Parse(c.String("cmake-args"))
+	if err != nil {
+		return b, usageErr("--cmake-args %q: %v", c.String("cmake-args"), err)
+	}
+	b.recipe = build.Recipe{Preset: c.String("preset"), CMakeArgs: cmakeArgs, Jobs: c.Int("build-jobs"),
+		BuildCmd: strings.TrimSpace(c.String("build-cmd")), InstallCmd: strings.TrimSpace(c.String("install-cmd")),
+		NoCcache: c.Bool("no-ccache"), DistccHosts: strings.TrimSpace(c.String("distcc-hosts"))}
+	if _, err := build.PresetFor(b.recipe.Preset, build.Tree{}); err != nil {
+		return b, usageErr("--preset: %v", err)
+	}
+	if b.recipe.BuildCmd != "" && (len(cmakeArgs) > 0 || c.IsSet("preset") && b.recipe.Preset != "none") {
+		return b, usageErr("--build-cmd replaces CMake: leave out --cmake-args and --preset (the command has JOBS, SRC, BUILD_DIR, PREFIX and DESTDIR in its environment)")
+	}
+	if b.recipe.BuildCmd == "" {
+		if _, err := exec.LookPath("cmake"); err != nil {
+			return b, &exitError{code: exitUsage, err: build.ErrNoCMake}
+		}
+	}
+	if b.recipe.DistccHosts != "" {
+		if _, err := exec.LookPath("distcc"); err != nil {
+			return b, usageErr("--distcc-hosts: distcc is not installed (apt-get install distcc)")
+		}
+	}
+	if t := c.String("build-timeout"); t != "" {
+		if b.timeout, err = parseSeconds("build-timeout", t); err != nil {
+			return b, err
+		}
+	}
+	size, err := humanize.ParseBytes(c.String("build-cache-size"))
+	if err != nil || size == 0 || size > 1<<62 {
+		return b, usageErr("--build-cache-size %q: want a size such as 20GiB or 500MB", c.String("build-cache-size"))
+	}
+	b.budget = int64(size)
+	b.verbose = c.Bool("verbose")
+	return b, nil
+}
+
+// builder returns the Builder for these settings: progress lines to log, the
+// build's percentage on the live bar when there is one (else a line per
+// quarter), raw output on stderr with -v.
+func (b buildSettings) builder(repo *git.Repository, stateDir string, log io.Writer, live *liveProgress) *build.Builder {
+	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget}
+	switch {
+	case b.verbose:
+		bl.Raw = os.Stderr
+	case live != nil:
+		bl.Progress = live.Build
+	case log != io.Discard:
+		bl.Progress = buildProgressLines(log)
+	}
+	return bl
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -27,7 +28,7 @@ import (
 // decision policy and the state directory.
 func measurementFlags() []cli.Flag {
 	d := bench.DefaultOptions() // sysbench 1.0's defaults
-	return []cli.Flag{
+	flags := []cli.Flag{
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
 		&cli.StringFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's)"},
 		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete"},
@@ -50,12 +51,30 @@ func measurementFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions"},
 		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
-		&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
-		&cli.IntFlag{Name: "build-jobs", DefaultText: "number of CPUs", Usage: "parallel build jobs"},
+	}
+	flags = append(flags, buildFlags()...)
+	return append(flags,
 		&cli.BoolFlag{Name: "fresh-datadir", Usage: "initialise a datadir and load the tables for every run instead of restoring the prepared snapshot (slower)"},
 		&cli.StringFlag{Name: "snapshot-cache-size", Value: "10GiB", Usage: "disk space the prepared datadirs may keep in the state directory across sessions (500MiB, 20GB); least recently used ones beyond it are deleted"},
 		&cli.StringFlag{Name: "state-dir", Usage: "builds, datadir snapshots, the store and logs (default: the user's cache dir, per repository)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
+	)
+}
+
+// buildFlags are the flags that say how revisions are built (start, run,
+// compare, scan, build).
+func buildFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "preset", Value: "auto", Usage: "built-in CMake recipe: auto (by the tree's flavor and version), none, " + strings.Join(build.PresetNames(), ", ")},
+		&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments after the preset's, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
+		&cli.StringFlag{Name: "build-cmd", Usage: "shell command that configures and builds instead of CMake, run in the build directory with SRC, BUILD_DIR, PREFIX, JOBS, DESTDIR set; it (or --install-cmd) installs into $DESTDIR$PREFIX"},
+		&cli.StringFlag{Name: "install-cmd", Usage: "shell command that installs into $DESTDIR$PREFIX instead of cmake --install"},
+		&cli.IntFlag{Name: "build-jobs", DefaultText: "number of CPUs", Usage: "parallel build jobs"},
+		&cli.StringFlag{Name: "build-timeout", Usage: "longest configure+build+install of one revision (90m, or seconds); past it the build is killed and the revision skipped (default: none)"},
+		&cli.StringFlag{Name: "build-cache-size", Value: "20GiB", Usage: "disk space installed builds may keep in the state directory (least recently used ones beyond it are deleted)"},
+		&cli.StringFlag{Name: "distcc-hosts", Usage: "compile on these distcc hosts (DISTCC_HOSTS syntax, \"localhost/2 build1/8\"); raise --build-jobs to match"},
+		&cli.BoolFlag{Name: "no-ccache", Usage: "do not use ccache even when installed"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show the build tools' raw output on stderr"},
 	}
 }
 

@@ -1,0 +1,210 @@
+package build
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perfbisect/perfbisect/internal/lru"
+)
+
+// notForRunning are the parts of an installed server tree that running and
+// initialising a server does not need (paths relative to the prefix; a
+// trailing "/" is a directory): the test suite and benchmarks (mysql-test is
+// ~230 MB for MariaDB 10.11), headers, static libraries, the embedded server,
+// documentation and test-only client programs. Cache entries drop them.
+var notForRunning = []string{
+	"mysql-test/", "share/mysql-test/", "mariadb-test/", "share/mariadb-test/", "sql-bench/", "share/sql-bench/",
+	"include/", "man/", "share/man/", "docs/", "share/doc/", "lib/pkgconfig/", "share/pkgconfig/",
+	"bin/mysqltest", "bin/mariadb-test", "bin/mysqltest_embedded", "bin/mariadb-test-embedded",
+	"bin/mysql_client_test", "bin/mariadb-client-test", "bin/mysql_client_test_embedded", "bin/mariadb-client-test-embedded",
+	"bin/mysql_embedded", "bin/mariadb-embedded", "bin/test-connect-t", "bin/mysqlxtest",
+}
+
+// CacheStats describes one cache entry: its files, the bytes they take, and
+// how many of those bytes are new (the rest are hard links to identical files
+// of another entry).
+type CacheStats struct {
+	Files       int
+	Bytes       int64 // apparent size of every file kept
+	NewBytes    int64 // bytes not shared with another entry
+	PrunedBytes int64 // bytes dropped as not needed for running (notForRunning, static libraries)
+}
+
+func (s CacheStats) String() string {
+	return fmt.Sprintf("%d files, %s cached (%s new, the rest hard-linked to identical files of an earlier build; %s of tests, headers and docs not kept)",
+		s.Files, sizeString(s.Bytes), sizeString(s.NewBytes), sizeString(s.PrunedBytes))
+}
+
+// store makes a freshly installed prefix a cache entry: it drops what running
+// the server does not need and hard-links each file identical to the same path
+// in the most recently used other entry of the same recipe.
+func (b *Builder) store(prefix string) (CacheStats, error) {
+	var st CacheStats
+	for _, rel := range notForRunning {
+		p := filepath.Join(prefix, filepath.FromSlash(strings.TrimSuffix(rel, "/")))
+		if fi, err := os.Lstat(p); err == nil {
+			st.PrunedBytes += treeBytes(p)
+			if fi.IsDir() {
+				if err := os.RemoveAll(p); err != nil {
+					return st, err
+				}
+			} else if err := os.Remove(p); err != nil {
+				return st, err
+			}
+		}
+	}
+	prev := b.previousEntry(prefix)
+	err := filepath.WalkDir(prefix, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(prefix, p)
+		if strings.HasSuffix(p, ".a") && strings.HasPrefix(rel, "lib"+string(filepath.Separator)) {
+			st.PrunedBytes += info.Size()
+			return os.Remove(p)
+		}
+		st.Files++
+		st.Bytes += info.Size()
+		if prev != "" {
+			old := filepath.Join(prev, rel)
+			if oi, err := os.Lstat(old); err == nil && oi.Mode().IsRegular() && oi.Size() == info.Size() && oi.Mode().Perm() == info.Mode().Perm() && sameContent(old, p) {
+				tmp := p + ".perfbisect-link"
+				if err := os.Link(old, tmp); err == nil {
+					if err := os.Rename(tmp, p); err != nil {
+						_ = os.Remove(tmp)
+						return err
+					}
+					return nil
+				}
+			}
+		}
+		st.NewBytes += info.Size()
+		return nil
+	})
+	return st, err
+}
+
+// previousEntry is the complete cache entry of the same recipe used last
+// (other than prefix), or "".
+func (b *Builder) previousEntry(prefix string) string {
+	entries, _ := filepath.Glob(filepath.Join(filepath.Dir(prefix), "*", completeMarker))
+	best, bestTime := "", time.Time{}
+	for _, m := range entries {
+		dir := filepath.Dir(m)
+		if dir == prefix {
+			continue
+		}
+		if fi, err := os.Stat(m); err == nil && fi.ModTime().After(bestTime) {
+			best, bestTime = dir, fi.ModTime()
+		}
+	}
+	return best
+}
+
+// sameContent reports whether two files hold the same bytes.
+func sameContent(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 256<<10), make([]byte, 256<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return ea == eb || (ea == io.ErrUnexpectedEOF || ea == io.EOF) && (eb == io.ErrUnexpectedEOF || eb == io.EOF)
+		}
+	}
+}
+
+// treeBytes is the apparent size of the regular files under p (or of p).
+func treeBytes(p string) int64 {
+	var n int64
+	_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// CacheEntries lists the complete cache entries under stateDir (every
+// recipe), each with its last use and the disk bytes it holds alone (a file
+// hard-linked into several entries is charged to the most recently used one).
+func CacheEntries(stateDir string) []lru.Entry {
+	markers, _ := filepath.Glob(filepath.Join(stateDir, "installs", "*", "*", completeMarker))
+	var entries []lru.Entry
+	for _, m := range markers {
+		if fi, err := os.Stat(m); err == nil {
+			entries = append(entries, lru.Entry{Dir: filepath.Dir(m), Used: fi.ModTime()})
+		}
+	}
+	// Newest first, so that shared files are charged to the entry that will
+	// be evicted last.
+	for i := 1; i < len(entries); i++ {
+		for j := i; j > 0 && entries[j].Used.After(entries[j-1].Used); j-- {
+			entries[j], entries[j-1] = entries[j-1], entries[j]
+		}
+	}
+	var sizer lru.Sizer
+	for i := range entries {
+		entries[i].Bytes = sizer.Bytes(entries[i].Dir)
+	}
+	return entries
+}
+
+// evict deletes least recently used cache entries until the cache fits
+// CacheBudget; the entries this Builder returned stay.
+func (b *Builder) evict() {
+	budget := b.CacheBudget
+	if budget == 0 {
+		budget = DefaultCacheBudget
+	}
+	entries := CacheEntries(b.StateDir)
+	var total int64
+	for _, e := range entries {
+		total += e.Bytes
+	}
+	total = lru.Evict(entries, budget, func(e lru.Entry) bool { return b.used[e.Dir] }, func(v lru.Entry) bool {
+		// The marker goes first: a half-deleted entry is never taken for a hit.
+		if err := os.Remove(filepath.Join(v.Dir, completeMarker)); err != nil {
+			b.logf("note: evict build %s: %v", v.Dir, err)
+			return false
+		}
+		if err := os.RemoveAll(v.Dir); err != nil {
+			b.logf("note: evict build %s: %v", v.Dir, err)
+			return false
+		}
+		b.logf("evicted build %.10s (%s, last used %s): installed builds over the %s budget (--build-cache-size)",
+			filepath.Base(v.Dir), sizeString(v.Bytes), v.Used.Format(time.DateTime), sizeString(budget))
+		return true
+	})
+	if total > budget {
+		b.logf("note: the builds this session uses take %s, over the %s budget (--build-cache-size)", sizeString(total), sizeString(budget))
+	}
+}

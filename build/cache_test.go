@@ -1,0 +1,339 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/internal/reap"
+)
+
+// project is a real git repository of a CMake C project with several
+// translation units, a data file, and parts that running a server does not
+// need (mysql-test/, include/, a static library).
+type project struct {
+	t     *testing.T
+	dir   string
+	git   func(args ...string) string
+	repo  *git.Repository
+	units int
+}
+
+func newProject(t *testing.T, units int) *project {
+	t.Helper()
+	if _, err := exec.LookPath("cmake"); err != nil {
+		t.Fatal("cmake is required (apt-get install cmake)")
+	}
+	p := &project{t: t, dir: t.TempDir(), units: units}
+	p.git = gitIn(t, p.dir)
+	p.git("init", "-q", "-b", "main")
+	var srcs, decls, calls strings.Builder
+	for i := 0; i < units; i++ {
+		fmt.Fprintf(&srcs, " u%d.c", i)
+		fmt.Fprintf(&decls, "int u%d(void);\n", i)
+		fmt.Fprintf(&calls, "+u%d()", i)
+		p.write(fmt.Sprintf("u%d.c", i), fmt.Sprintf("int u%d(void){return %d;}\n", i, i))
+	}
+	p.write("main.c", decls.String()+"int main(void){return (0"+calls.String()+")%7;}\n")
+	p.write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(p C)\n"+
+		"add_executable(mariadbd main.c"+srcs.String()+")\nadd_library(static STATIC u0.c)\n"+
+		"install(TARGETS mariadbd DESTINATION bin)\ninstall(TARGETS static DESTINATION lib)\n"+
+		"install(FILES data.txt DESTINATION share)\ninstall(FILES h.h DESTINATION include)\n"+
+		"install(FILES h.h DESTINATION mysql-test/t)\n")
+	p.write("data.txt", strings.Repeat("shared data\n", 1000))
+	p.write("h.h", "/* header */\n")
+	p.commit("v0")
+	var err error
+	if p.repo, err = git.PlainOpen(p.dir); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *project) write(name, content string) {
+	p.t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, name), []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *project) commit(msg string) string {
+	p.git("add", "-A")
+	p.git("commit", "-qm", msg)
+	return p.git("rev-parse", "HEAD")
+}
+
+// counter returns a compiler launcher that counts its compiler runs (one line
+// per run in the returned file) and the file.
+func counter(t *testing.T) (launcher, count string) {
+	dir := t.TempDir()
+	count = filepath.Join(dir, "count")
+	launcher = filepath.Join(dir, "launch.sh")
+	script := "#!/bin/sh\necho \"$*\" >> " + count + "\nexec \"$@\"\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return launcher, count
+}
+
+func compilerRuns(t *testing.T, count string) []string {
+	b, err := os.ReadFile(count)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, " -c ") { // a compile, not a link
+			runs = append(runs, l)
+		}
+	}
+	return runs
+}
+
+// The second revision's build recompiles only the translation unit that
+// changed, without configuring again; a revision in the cache runs no compiler
+// and returns the same prefix.
+func TestIncrementalBuildAndCacheHit(t *testing.T) {
+	p := newProject(t, 8)
+	v0 := p.git("rev-parse", "HEAD")
+	p.write("u5.c", "int u5(void){return 55;}\n")
+	v1 := p.commit("v1")
+	launcher, count := counter(t)
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true,
+		CMakeArgs: []string{"-DCMAKE_C_COMPILER_LAUNCHER=" + launcher}}}
+	ctx := context.Background()
+	p0, err := b.Build(ctx, v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(compilerRuns(t, count)); n != 10 { // main, 8 units, the static library's u0
+		t.Fatalf("clean build compiled %d units, want 10", n)
+	}
+	os.Remove(count)
+	p1, err := b.Build(ctx, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := compilerRuns(t, count)
+	if len(runs) != 1 || !strings.Contains(runs[0], "u5.c") {
+		t.Fatalf("incremental build compiled %d units, want only u5.c: %q", len(runs), runs)
+	}
+	log, _ := os.ReadFile(filepath.Join(b.StateDir, "logs", v1[:12]+"-build.log"))
+	if strings.Contains(string(log), "# configure") {
+		t.Error("the build directory was configured again")
+	}
+	// Cache hit: the same prefix, no compiler run, even from a new Builder (a
+	// later session).
+	os.Remove(count)
+	b2 := &Builder{Repo: p.repo, StateDir: b.StateDir, Recipe: b.Recipe}
+	for _, c := range []struct{ commit, prefix string }{{v0, p0}, {v1, p1}} {
+		got, err := b2.Build(ctx, c.commit)
+		if err != nil || got != c.prefix {
+			t.Fatalf("cached %s: %q, %v; want %s", c.commit, got, err, c.prefix)
+		}
+	}
+	if runs := compilerRuns(t, count); len(runs) != 0 {
+		t.Errorf("cache hits ran the compiler %d times", len(runs))
+	}
+	// The install went through DESTDIR into the cache entry; the compiled-in
+	// prefix was never created.
+	if _, err := os.Stat(filepath.Join(p1, "bin", "mariadbd")); err != nil {
+		t.Error(err)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(b.StateDir, "prefix-*")); len(ms) != 0 {
+		t.Errorf("the fixed install prefix exists: %v", ms)
+	}
+}
+
+// A cache entry keeps what running needs, drops tests, headers and static
+// libraries, and shares unchanged files with the previous entry by hard link.
+func TestCacheEntryIsPrunedAndShared(t *testing.T) {
+	p := newProject(t, 2)
+	v0 := p.git("rev-parse", "HEAD")
+	p.write("u1.c", "int u1(void){return 11;}\n")
+	v1 := p.commit("v1")
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	p0, err := b.Build(context.Background(), v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := b.Build(context.Background(), v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"mysql-test", "include", "lib/libstatic.a"} {
+		if _, err := os.Stat(filepath.Join(p1, gone)); err == nil {
+			t.Errorf("%s kept in the cache entry", gone)
+		}
+	}
+	inode := func(path string) uint64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	if inode(filepath.Join(p0, "share/data.txt")) != inode(filepath.Join(p1, "share/data.txt")) {
+		t.Error("an unchanged file is not shared with the previous entry")
+	}
+	if inode(filepath.Join(p0, "bin/mariadbd")) == inode(filepath.Join(p1, "bin/mariadbd")) {
+		t.Error("a changed binary is shared with the previous entry")
+	}
+	// Counted once: the two entries together hold less than twice one.
+	entries := CacheEntries(b.StateDir)
+	if len(entries) != 2 {
+		t.Fatalf("%d cache entries, want 2", len(entries))
+	}
+	if entries[0].Dir != p1 || entries[1].Bytes >= entries[0].Bytes {
+		t.Errorf("the older entry is charged %d bytes, the newer %d: shared files must be charged once, to the newer", entries[1].Bytes, entries[0].Bytes)
+	}
+}
+
+// Least recently used entries beyond the budget are deleted, never one the
+// Builder returned.
+func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	p := newProject(t, 1)
+	var commits []string
+	for i := 0; i < 3; i++ {
+		p.write("data.txt", strings.Repeat(fmt.Sprintf("revision %d\n", i), 40000)) // ~0.5 MB, new in each
+		commits = append(commits, p.commit(fmt.Sprint("r", i)))
+	}
+	state := t.TempDir()
+	ctx := context.Background()
+	var prefixes []string
+	for _, c := range commits {
+		// A new Builder per revision: a later session, which does not protect
+		// the earlier entries.
+		b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}, CacheBudget: 1 << 20}
+		pre, err := b.Build(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixes = append(prefixes, pre)
+		time.Sleep(20 * time.Millisecond) // distinct last-use times
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if exists(prefixes[0]) || !exists(prefixes[1]) || !exists(prefixes[2]) {
+		t.Errorf("after 3 builds of ~0.6 MB with a 1 MiB budget: r0 %v r1 %v r2 %v; want only r0 evicted", exists(prefixes[0]), exists(prefixes[1]), exists(prefixes[2]))
+	}
+	// One Builder keeps every entry it returned, even over budget.
+	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}, CacheBudget: 1}
+	for _, c := range commits {
+		if _, err := b.Build(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, pre := range prefixes {
+		if !exists(pre) {
+			t.Errorf("r%d evicted while in use", i)
+		}
+	}
+}
+
+// A build past the timeout is killed with every process it started, and is a
+// skip that is not remembered.
+func TestBuildTimeoutKillsProcessGroup(t *testing.T) {
+	p := newProject(t, 1)
+	state := reap.Canonical(t.TempDir())
+	b := &Builder{Repo: p.repo, StateDir: state, Timeout: 2 * time.Second,
+		Recipe: Recipe{BuildCmd: "sleep 301 & sleep 302 & wait"}}
+	_, err := b.Build(context.Background(), p.git("rev-parse", "HEAD"))
+	var be *BuildError
+	if !errors.As(err, &be) || !be.TimedOut || be.Machine {
+		t.Fatalf("want a timed-out BuildError, got %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(reap.Find(state)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := reap.Find(state); len(left) > 0 {
+		reap.Kill(left)
+		t.Fatalf("processes left after the timeout: %+v", left)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json")); len(ms) > 0 {
+		t.Errorf("a timed-out build was remembered as failed: %v", ms)
+	}
+}
+
+// A failure that is the machine's (a full disk) is not the revision's: it says
+// so (the session stops) and is not remembered; a compiler error is remembered.
+func TestBuildFailureKinds(t *testing.T) {
+	p := newProject(t, 1)
+	head := p.git("rev-parse", "HEAD")
+	for _, c := range []struct {
+		cmd               string
+		machine, remember bool
+	}{
+		{`echo "cc1: fatal error: u0.s: No space left on device"; exit 1`, true, false},
+		{`echo "u0.c:1:5: error: expected ';' before '}' token"; exit 1`, false, true},
+		{`echo "something odd"; exit 1`, false, false},
+	} {
+		state := t.TempDir()
+		b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{BuildCmd: c.cmd}}
+		_, err := b.Build(context.Background(), head)
+		var be *BuildError
+		if !errors.As(err, &be) {
+			t.Fatalf("%s: want a BuildError, got %v", c.cmd, err)
+		}
+		if be.Machine != c.machine || len(be.Lines) == 0 {
+			t.Errorf("%s: Machine %v (want %v), lines %q", c.cmd, be.Machine, c.machine, be.Lines)
+		}
+		ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json"))
+		if (len(ms) > 0) != c.remember {
+			t.Errorf("%s: remembered %v, want %v", c.cmd, len(ms) > 0, c.remember)
+		}
+	}
+}
+
+// --build-cmd/--install-cmd: the commands get the directories in their
+// environment and install into $DESTDIR$PREFIX.
+func TestBuildCommand(t *testing.T) {
+	p := newProject(t, 1)
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{
+		BuildCmd:   `test -f "$SRC/main.c" && cc -o prog "$SRC/main.c" "$SRC/u0.c" && echo "[ 50%] linked"`,
+		InstallCmd: `mkdir -p "$DESTDIR$PREFIX/bin" && cp prog "$DESTDIR$PREFIX/bin/mariadbd" && echo "$JOBS" > "$DESTDIR$PREFIX/jobs"`,
+		Jobs:       3}}
+	var pcts []int
+	b.Progress = func(pr Progress) {
+		if pr.Step == "build" && pr.Percent >= 0 {
+			pcts = append(pcts, pr.Percent)
+		}
+	}
+	prefix, err := b.Build(context.Background(), p.git("rev-parse", "HEAD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs, _ := os.ReadFile(filepath.Join(prefix, "jobs")); strings.TrimSpace(string(jobs)) != "3" {
+		t.Errorf("JOBS = %q", jobs)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "bin", "mariadbd")); err != nil {
+		t.Error(err)
+	}
+	if len(pcts) != 1 || pcts[0] != 50 {
+		t.Errorf("progress from the build output: %v, want [50]", pcts)
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for line, want := range map[string]int{
+		"[ 45%] Building C object CMakeFiles/x.dir/a.c.o": 45,
+		"[100%] Linking C executable mariadbd":            100,
+		"[12/345] Building CXX object sql/CMakeFiles/x.o": 3,
+		"[345/345] Linking CXX executable sql/mariadbd":   100,
+		"Scanning dependencies of target x":               -1,
+		"gcc -c a.c [ 45%]":                               -1,
+	} {
+		if got := Percent(line); got != want {
+			t.Errorf("Percent(%q) = %d, want %d", line, got, want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+)
+
+// The preset follows the tree's flavor and version, commit by commit, and
+// the user's --cmake-args come after it.
+func TestPresetByTree(t *testing.T) {
+	dir := t.TempDir()
+	g := gitIn(t, dir)
+	g("init", "-q", "-b", "main")
+	write := func(name, content string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func() string { g("add", "-A"); g("commit", "-qm", "c"); return g("rev-parse", "HEAD") }
+	write("CMakeLists.txt", "project(x C)\n")
+	plain := commit()
+	write("storage/maria/ha_maria.cc", "\n")
+	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=22\nMYSQL_VERSION_EXTRA=\n")
+	old := commit()
+	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=11\nMYSQL_VERSION_PATCH=18\nSERVER_MATURITY=stable\n")
+	cur := commit()
+	g("rm", "-rq", "storage/maria", "VERSION")
+	write("MYSQL_VERSION", "MYSQL_VERSION_MAJOR=8\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=36\n")
+	mysql := commit()
+	repo, _ := git.PlainOpen(dir)
+
+	b := &Builder{Repo: repo, Recipe: Recipe{CMakeArgs: []string{"-DWITH_SSL=bundled"}}}
+	cases := []struct {
+		commit, tree, preset string
+		has, hasNot          []string
+	}{
+		{plain, "not a MariaDB/MySQL tree", "", nil, []string{"-DWITH_UNIT_TESTS=OFF"}},
+		{old, "MariaDB 10.0.22", "mariadb", []string{"-DWITH_UNIT_TESTS=OFF", "-DCMAKE_CXX_FLAGS=-std=gnu++98 -Wno-error"}, []string{"-DWITH_SSL=system"}},
+		{cur, "MariaDB 10.11.18", "mariadb", []string{"-DPLUGIN_ROCKSDB=NO", "-DWITH_SSL=system"}, []string{"-DCMAKE_CXX_STANDARD=98"}},
+		{mysql, "MySQL 8.0.36", "mysql", []string{"-DWITH_ROUTER=OFF", "-DWITH_SSL=system"}, []string{"-DPLUGIN_ROCKSDB=NO"}},
+	}
+	hashes := map[string]bool{}
+	for _, c := range cases {
+		r, err := b.Resolve(c.commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tree.String() != c.tree || r.Preset != c.preset {
+			t.Errorf("%s: tree %q preset %q, want %q %q", c.tree, r.Tree, r.Preset, c.tree, c.preset)
+		}
+		for _, a := range c.has {
+			if !slices.Contains(r.Args, a) {
+				t.Errorf("%s: %s missing from %q", c.tree, a, r.Args)
+			}
+		}
+		for _, a := range c.hasNot {
+			if slices.Contains(r.Args, a) {
+				t.Errorf("%s: %s in %q", c.tree, a, r.Args)
+			}
+		}
+		if r.Args[len(r.Args)-1] != "-DWITH_SSL=bundled" {
+			t.Errorf("%s: the user's argument is not last: %q", c.tree, r.Args)
+		}
+		hashes[r.Hash] = true
+	}
+	if len(hashes) != len(cases) {
+		t.Errorf("%d build directories for %d different recipes", len(hashes), len(cases))
+	}
+	// --preset none and a named preset.
+	b.Recipe.Preset = "none"
+	if r, _ := b.Resolve(cur); r.Preset != "" || len(r.Args) != 1 {
+		t.Errorf("--preset none: %q %q", r.Preset, r.Args)
+	}
+	b.Recipe.Preset = "mysql"
+	if r, _ := b.Resolve(cur); r.Preset != "mysql" {
+		t.Errorf("--preset mysql on a MariaDB tree: %q", r.Preset)
+	}
+	b.Recipe.Preset = "percona"
+	if _, err := b.Resolve(cur); err == nil || !strings.Contains(err.Error(), "mariadb, mysql") {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
