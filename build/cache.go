@@ -37,8 +37,14 @@ type CacheStats struct {
 }
 
 func (s CacheStats) String() string {
-	return fmt.Sprintf("%d files, %s cached (%s new, the rest hard-linked to identical files of an earlier build; %s of tests, headers and docs not kept)",
-		s.Files, sizeString(s.Bytes), sizeString(s.NewBytes), sizeString(s.PrunedBytes))
+	out := fmt.Sprintf("%d files, %s cached", s.Files, sizeString(s.Bytes))
+	if s.NewBytes < s.Bytes {
+		out += fmt.Sprintf(" (%s new; the rest hard-linked to identical files of the previous build)", sizeString(s.NewBytes))
+	}
+	if s.PrunedBytes > 0 {
+		out += fmt.Sprintf("; %s of tests, headers and static libraries not kept", sizeString(s.PrunedBytes))
+	}
+	return out
 }
 
 // store makes a freshly installed prefix a cache entry: it drops what running

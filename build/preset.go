@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -32,7 +33,8 @@ func (t Tree) String() string {
 }
 
 // InspectTree reads the flavor and version of the source tree at commit:
-// MariaDB when the tree has storage/maria (Aria, MariaDB only), Percona when it
+// MariaDB when the tree has storage/maria (Aria, MariaDB only) or its major
+// version is 10 or more, Percona when it
 // has build-ps, MySQL otherwise; the version from VERSION or MYSQL_VERSION
 // (MYSQL_VERSION_MAJOR/MINOR/PATCH lines). A tree with neither file is not a
 // server tree (Tree.Flavor ""). Errors: the commit or its tree cannot be read.
@@ -59,8 +61,9 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 	}
 	var t Tree
 	has := func(dir string) bool { _, err := tree.Tree(dir); return err == nil }
+	major, _ := strconv.Atoi(vars["MYSQL_VERSION_MAJOR"])
 	switch {
-	case has("storage/maria"):
+	case has("storage/maria") || major >= 10: // MySQL went from 8.x to 9.x
 		t.Flavor = "MariaDB"
 	case has("build-ps"):
 		t.Flavor = "Percona"

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// perfbisect build fills the cache that start uses: each revision's prefix on
+// stdout, a cache hit the second time, a revision that does not compile is
+// "failed" with its compiler error and exit 1, and the progress lines come
+// from the build tool's percentages.
+func TestBuildCommandFillsTheCache(t *testing.T) {
+	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "4")
+	state := filepath.Join(t.TempDir(), "state")
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	good, bad := git("rev-parse", "good"), git("rev-parse", "bad")
+	r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, "good", "bad")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], good+"\t") || !strings.HasPrefix(lines[1], bad+"\t") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	prefix := strings.SplitN(lines[0], "\t", 2)[1]
+	if _, err := os.Stat(filepath.Join(prefix, "bin", "mariadbd")); err != nil {
+		t.Errorf("the printed prefix has no server: %v", err)
+	}
+	if !strings.Contains(r.stderr, "build: MariaDB 10.11.99; preset mariadb") || !strings.Contains(r.stderr, ": build 100%") {
+		t.Errorf("progress lines:\n%s", r.stderr)
+	}
+	again := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, good)
+	if again.code != 0 || strings.TrimSpace(again.stdout) != lines[0] || !strings.Contains(again.stderr, "cached in") {
+		t.Errorf("second build of good: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
+	}
+	broken := strings.Fields(git("rev-list", "--reverse", "good..bad"))[3] // --broken-pos 4
+	r = perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, broken)
+	if r.code != exitFailure || strings.TrimSpace(r.stdout) != broken+"\tfailed" || !strings.Contains(r.stderr, "error:") {
+		t.Errorf("broken revision: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Bad flags are usage errors naming the flag.
+	for flag, want := range map[string][]string{
+		"--preset=percona":        {"--preset", "mariadb, mysql"},
+		"--build-cache-size=lots": {"--build-cache-size"},
+		"--build-timeout=-3":      {"--build-timeout"},
+	} {
+		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, flag, "good")
+		for _, w := range want {
+			if r.code != exitUsage || !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: exit %d, %q", flag, r.code, r.stderr)
+			}
+		}
+	}
+}
