@@ -337,3 +337,27 @@ func TestPercent(t *testing.T) {
 		}
 	}
 }
+
+// --distcc-hosts: the compiles go through distcc (behind ccache when it is
+// installed, as the launcher without it). "localhost" makes distcc compile
+// locally, which is enough to see that it ran.
+func TestDistccIsWiredIn(t *testing.T) {
+	if _, err := exec.LookPath("distcc"); err != nil {
+		t.Fatal("distcc is required (apt-get install distcc)")
+	}
+	t.Setenv("DISTCC_VERBOSE", "1")
+	t.Setenv("DISTCC_DIR", t.TempDir())
+	t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile is a miss that reaches distcc
+	p := newProject(t, 2)
+	for _, noCcache := range []bool{false, true} {
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{DistccHosts: "localhost", NoCcache: noCcache}}
+		commit := p.git("rev-parse", "HEAD")
+		if _, err := b.Build(context.Background(), commit); err != nil {
+			t.Fatal(err)
+		}
+		log, _ := os.ReadFile(filepath.Join(b.StateDir, "logs", commit[:12]+"-build.log"))
+		if n := strings.Count(string(log), "distcc["); n == 0 {
+			t.Errorf("no ccache %v: distcc did not run:\n%s", noCcache, log)
+		}
+	}
+}

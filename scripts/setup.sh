@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
-# ccache, gcc, git, sysbench (the yardstick) and chromium (the HTML report's
+# ccache, gcc, git, sysbench (the yardstick), distcc (the build tests wire it in) and chromium (the HTML report's
 # tests load it headless). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
 set -euo pipefail
@@ -16,6 +16,7 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v distcc >/dev/null 2>&1 || need+=(distcc)
 
 if [ ${#need[@]} -gt 0 ]; then
 	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -26,7 +27,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench and chromium are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium and distcc are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then
