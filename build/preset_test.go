@@ -73,7 +73,6 @@ func TestPresetByTree(t *testing.T) {
 		hashes[r.Hash] = true
 	}
 	if len(hashes) != len(cases)-1 { // cur and noAria share one
-
 		t.Errorf("%d build directories for %d different recipes", len(hashes), len(cases))
 	}
 	// --preset none and a named preset.
