@@ -361,7 +361,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", err
 	}
 	_ = os.RemoveAll(tmp)
-	st, err := b.store(prefix)
+	st, err := b.store(prefix, r.Preset != "")
 	if err != nil {
 		return "", err
 	}

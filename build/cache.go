@@ -26,6 +26,16 @@ var notForRunning = []string{
 	"bin/mysql_embedded", "bin/mariadb-embedded", "bin/test-connect-t", "bin/mysqlxtest",
 }
 
+// runtimeBin are the programs of bin/ and sbin/ that running and initialising
+// a server needs: the server, the datadir initialiser (MariaDB and MySQL 5.6
+// and older) and the helpers the initialiser calls. With a preset (a known
+// server tree) every other program there (clients, aria_*/myisam* tools,
+// about 250 MB with debug info for MariaDB 10.11) is not kept.
+var runtimeBin = map[string]bool{
+	"mariadbd": true, "mysqld": true, "mariadb-install-db": true, "mysql_install_db": true,
+	"my_print_defaults": true, "mariadb-print-defaults": true, "resolveip": true, "mariadb-resolveip": true,
+}
+
 // CacheStats describes one cache entry: its files, the bytes they take, and
 // how many of those bytes are new (the rest are hard links to identical files
 // of another entry).
@@ -42,16 +52,34 @@ func (s CacheStats) String() string {
 		out += fmt.Sprintf(" (%s new; the rest hard-linked to identical files of the previous build)", sizeString(s.NewBytes))
 	}
 	if s.PrunedBytes > 0 {
-		out += fmt.Sprintf("; %s of tests, headers and static libraries not kept", sizeString(s.PrunedBytes))
+		out += fmt.Sprintf("; %s of tests, headers, static libraries and client programs not kept", sizeString(s.PrunedBytes))
 	}
 	return out
 }
 
 // store makes a freshly installed prefix a cache entry: it drops what running
-// the server does not need and hard-links each file identical to the same path
+// the server does not need (with lean, also every program of bin/ and sbin/
+// but runtimeBin), symlinks left pointing at nothing, and hard-links each file identical to the same path
 // in the most recently used other entry of the same recipe.
-func (b *Builder) store(prefix string) (CacheStats, error) {
+func (b *Builder) store(prefix string, lean bool) (CacheStats, error) {
 	var st CacheStats
+	if lean {
+		for _, dir := range []string{"bin", "sbin"} {
+			ents, _ := os.ReadDir(filepath.Join(prefix, dir))
+			for _, e := range ents {
+				if runtimeBin[e.Name()] {
+					continue
+				}
+				p := filepath.Join(prefix, dir, e.Name())
+				if e.Type().IsRegular() {
+					st.PrunedBytes += treeBytes(p)
+				}
+				if err := os.RemoveAll(p); err != nil {
+					return st, err
+				}
+			}
+		}
+	}
 	for _, rel := range notForRunning {
 		p := filepath.Join(prefix, filepath.FromSlash(strings.TrimSuffix(rel, "/")))
 		if fi, err := os.Lstat(p); err == nil {
@@ -69,6 +97,12 @@ func (b *Builder) store(prefix string) (CacheStats, error) {
 	err := filepath.WalkDir(prefix, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(p); err != nil {
+				return os.Remove(p) // it pointed to something not kept
+			}
+			return nil
 		}
 		if !d.Type().IsRegular() {
 			return nil

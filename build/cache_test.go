@@ -361,3 +361,30 @@ func TestDistccIsWiredIn(t *testing.T) {
 		}
 	}
 }
+
+// In a known server tree (a preset applies) the cache keeps the server and
+// the initialiser's helpers from bin/, not the client programs; symlinks to
+// what was dropped go too.
+func TestLeanEntryOfAServerTree(t *testing.T) {
+	p := newProject(t, 1)
+	p.write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=11\nMYSQL_VERSION_PATCH=18\n")
+	p.write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(p C)\n"+
+		"add_executable(mariadbd main.c u0.c)\nadd_executable(mariadb-dump main.c u0.c)\nadd_executable(my_print_defaults main.c u0.c)\n"+
+		"install(TARGETS mariadbd mariadb-dump my_print_defaults DESTINATION bin)\n"+
+		"install(CODE \"file(CREATE_LINK mariadb-dump \\$ENV{DESTDIR}\\${CMAKE_INSTALL_PREFIX}/bin/mysqldump SYMBOLIC)\")\n"+
+		"install(CODE \"file(CREATE_LINK mariadbd \\$ENV{DESTDIR}\\${CMAKE_INSTALL_PREFIX}/bin/mysqld SYMBOLIC)\")\n")
+	commit := p.commit("a server tree")
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	prefix, err := b.Build(context.Background(), commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(prefix, "bin"))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "mariadbd my_print_defaults mysqld" {
+		t.Errorf("bin/ keeps %q, want mariadbd my_print_defaults mysqld", names)
+	}
+}
