@@ -146,7 +146,7 @@ func measure(tmp, repoDir string, hashes []string, path []int, ccache bool, betw
 		sizes = append(sizes, fmt.Sprintf("%.0f", float64(e.Bytes)/1024))
 	}
 	fmt.Printf("  clean %.2f s, mean incremental step %.2f s over %d steps: ratio %.3f (target <= 0.15)\n", clean.Seconds(), mean.Seconds(), len(steps), mean.Seconds()/clean.Seconds())
-	fmt.Printf("  cache hit %.3f s (target < 1 s)\n", hit.Seconds())
+	fmt.Printf("  cache hit %.1f ms (target < 1 s)\n", float64(hit.Microseconds())/1000)
 	fmt.Printf("  disk per cache entry, KiB (shared files counted once): %s\n\n", strings.Join(sizes, " "))
 }
 
