@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -95,11 +96,14 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 	// every path of both trees with no content key, so that a checkout that
 	// follows an interrupted one rewrites every file and deletes every stray.
 	dirty := manifest{Commit: "(interrupted)", Files: map[string]string{}}
-	for n := range old.Files {
-		dirty.Files[n] = ""
-	}
-	for n := range next.Files {
-		dirty.Files[n] = ""
+	for _, m := range []manifest{old, next} {
+		for n, key := range m.Files {
+			if strings.HasPrefix(key, "submodule ") {
+				dirty.Files[n] = "submodule ?" // removed as a directory if it is gone
+			} else if _, ok := dirty.Files[n]; !ok {
+				dirty.Files[n] = ""
+			}
+		}
 	}
 	if b, err := json.Marshal(dirty); err == nil {
 		if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
@@ -189,6 +193,9 @@ func submoduleNames(tree *object.Tree) map[string]string {
 		return out
 	}
 	for name, sm := range m.Submodules {
+		if slices.Contains(strings.Split(name, "/"), "..") {
+			continue // git refuses such names too (CVE-2018-11235): never a path out of .git/modules
+		}
 		out[strings.TrimSuffix(sm.Path, "/")] = name
 	}
 	return out

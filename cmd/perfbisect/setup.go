@@ -480,7 +480,10 @@ func (b buildSettings) builder(repo *git.Repository, stateDir string, log io.Wri
 	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget}
 	switch {
 	case b.verbose:
-		bl.Raw = os.Stderr
+		bl.Raw = log // through the bar's writer when there is one
+		if log == nil || log == io.Discard {
+			bl.Raw = os.Stderr // -v wins over --quiet
+		}
 	case live != nil:
 		bl.Progress = live.Build
 	case log != io.Discard:
