@@ -13,6 +13,7 @@
 package build
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,8 +23,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +35,6 @@ import (
 	humanize "github.com/dustin/go-humanize"
 	git "github.com/go-git/go-git/v5"
 
-	"github.com/perfbisect/perfbisect/internal/excerpt"
 	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
@@ -136,16 +139,28 @@ type BuildError struct {
 	// machine may finish it).
 	TimedOut bool
 	// Machine: the failure is the machine's, not the revision's (a full disk,
-	// a compiler killed for memory): the session must stop, not skip.
+	// a compiler killed for memory, a missing tool or package): the session
+	// must stop, not skip.
 	Machine bool
+	// Remembered is the file that records a compiler or CMake error, so that
+	// later sessions skip the revision without building ("" when not
+	// remembered).
+	Remembered string
 }
 
 func (e *BuildError) Error() string {
 	what := ""
-	if e.Machine {
+	switch {
+	case e.Machine:
 		what = " (not the revision's fault: fix the machine, then resume)"
+	case e.Remembered != "":
+		what = " (remembered: later sessions skip it without building; delete " + e.Remembered + " to retry)"
 	}
-	return fmt.Sprintf("%s step of %.10s%s: %v (log %s): %s", e.Step, e.Commit, what, e.Err, e.Log, strings.Join(e.Lines, " | "))
+	s := fmt.Sprintf("%s step of %.10s%s: %v (log %s)", e.Step, e.Commit, what, e.Err, e.Log)
+	if len(e.Lines) > 0 {
+		s += ": " + strings.Join(e.Lines, " | ")
+	}
+	return s
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }
@@ -202,6 +217,22 @@ const completeMarker = ".perfbisect-complete"
 // configuredMarker in a build directory holds the configure arguments it was
 // configured with; a build directory without it is configured (again).
 const configuredMarker = ".perfbisect-configured"
+
+// cmakeInputs lists the checkout's files that CMake reads at configure time
+// (CMakeLists.txt, *.cmake, *.cmake.in, VERSION, MYSQL_VERSION) and its
+// submodules, with their blob hashes, sorted: one line per file.
+func cmakeInputs(m manifest) string {
+	var lines []string
+	for name, key := range m.Files {
+		base := path.Base(name)
+		if base == "CMakeLists.txt" || strings.HasSuffix(base, ".cmake") || strings.HasSuffix(base, ".cmake.in") ||
+			name == "VERSION" || name == "MYSQL_VERSION" || strings.HasPrefix(key, "submodule ") {
+			lines = append(lines, name+" "+key)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
 
 // Build returns the install prefix of commit, building it first unless the cache
 // already holds it. Errors: ErrNoCMake (wrapped) when cmake is missing; a
@@ -307,9 +338,16 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
 		}
 	} else {
+		// Configured once, with these arguments and these CMake inputs. When an
+		// input changed since, the cache starts afresh: CMake keeps a cached
+		// value (an option() default, a detected setting) over the new
+		// revision's, so a revision's result would depend on what was built
+		// before it. Objects whose flags did not change are still reused.
+		want := strings.Join(configure, "\n") + "\n" + cmakeInputs(readManifest(src))
 		configured, _ := os.ReadFile(filepath.Join(bdir, configuredMarker))
-		if string(configured) != strings.Join(configure, "\n") {
+		if string(configured) != want {
 			_ = os.Remove(filepath.Join(bdir, configuredMarker))
+			_ = os.Remove(filepath.Join(bdir, "CMakeCache.txt"))
 			steps = append(steps, step{"configure", append([]string{cmake}, configure...), env})
 		}
 		steps = append(steps, step{"build", []string{cmake, "--build", bdir, "-j", fmt.Sprint(jobs)}, env})
@@ -331,21 +369,24 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 				return "", ctx.Err()
 			}
 			logf.Sync()
-			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: failureLines(logPath), Err: err}
+			lines, kind := diagnose(logPath)
+			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: lines, Err: err}
 			switch {
 			case timedOut:
 				be.TimedOut = true
 				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
-			case machinesFault(be.Lines):
+			case kind == faultMachine:
 				be.Machine = true
-			case st.name != "install" && revisionsFault(be.Lines):
+			case kind == faultRevision && st.name != "install":
 				b.recordFailure(prefix, be) // a compiler or CMake error
+				be.Remembered = prefix + ".failed.json"
 			}
 			_ = os.RemoveAll(tmp)
+			b.logf("build %.10s: %v", commit, be)
 			return "", be
 		}
 		if st.name == "configure" {
-			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(strings.Join(configure, "\n")), 0o644)
+			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(strings.Join(configure, "\n")+"\n"+cmakeInputs(readManifest(src))), 0o644)
 		}
 	}
 	// DESTDIR holds the tree under the fixed prefix (or, for an install command
@@ -407,30 +448,96 @@ func (b *Builder) progress(commit, step string, pct int, start time.Time) {
 	}
 }
 
-// machinesFault reports whether a build log's failure lines blame the machine:
-// a full disk, missing memory, a compiler killed by a signal (the OOM killer).
-func machinesFault(lines []string) bool {
-	for _, l := range lines {
-		for _, s := range []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
-			"Killed signal terminated program", "terminated with signal 9", "Read-only file system"} {
-			if strings.Contains(l, s) {
-				return true
+// fault is whose a failed build is.
+type fault int
+
+const (
+	faultUnknown  fault = iota // skipped, not remembered
+	faultRevision              // a compiler or CMake error: skipped and remembered
+	faultMachine               // the machine's: the session stops
+)
+
+var (
+	// sourceQuote matches the source lines and carets compilers quote under a
+	// diagnostic ("   12 |   printf(...)", "      |   ^~~"): never a verdict.
+	sourceQuote = regexp.MustCompile(`^\s*\d*\s*\|`)
+	// compileError is a compiler's or linker's own error line.
+	compileError = regexp.MustCompile(`:\d+(:\d+)?: (fatal )?error: |^CMake Error|undefined reference to |error: ld returned|: error: linker command failed`)
+	// missingFile is a missing include: a header the revision removed, or a
+	// -dev package the machine lacks; perfbisect cannot tell, so it is not
+	// remembered.
+	missingFile = regexp.MustCompile(`fatal error: .*: No such file or directory`)
+)
+
+// machineSigns are the tools' messages that blame the machine: a full disk,
+// missing memory, a compiler killed by a signal (the OOM killer), a missing
+// build tool or system package.
+var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
+	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error: Killed",
+	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system",
+	"CMAKE_MAKE_PROGRAM is not set", "CMAKE_C_COMPILER not set", "CMAKE_CXX_COMPILER not set", "No CMAKE_C_COMPILER could be found",
+	"No CMAKE_CXX_COMPILER could be found", "Could NOT find ", ": command not found"}
+
+// diagnose reads a failed build's log (streaming: lines cut at 300 bytes)
+// and returns the lines that say why (the machine's signs, else the first 5
+// error lines, else the last 5 lines of output) and whose fault it is. The
+// quoted source lines under a compiler diagnostic are never read as one.
+func diagnose(path string) ([]string, fault) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, faultUnknown
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var machine, errs, tail []string
+	missing := false
+	for {
+		line, err := readLine(r, 300)
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "# ") && !sourceQuote.MatchString(line) {
+			for _, sign := range machineSigns {
+				if strings.Contains(line, sign) && len(machine) < 5 {
+					machine = append(machine, line)
+					break
+				}
+			}
+			if compileError.MatchString(line) && len(errs) < 5 {
+				errs = append(errs, line)
+				missing = missing || missingFile.MatchString(line)
+			}
+			if tail = append(tail, line); len(tail) > 5 {
+				tail = tail[1:]
 			}
 		}
-	}
-	return false
-}
-
-// revisionsFault reports whether a build log's failure lines are the source's
-// fault (a compiler or CMake error) and may be remembered: the next session
-// does not build the revision again.
-func revisionsFault(lines []string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, "error:") || strings.Contains(l, "CMake Error") || strings.Contains(l, "undefined reference") {
-			return true
+		if err != nil {
+			break
 		}
 	}
-	return false
+	switch {
+	case len(machine) > 0:
+		return machine, faultMachine
+	case missing:
+		return errs, faultUnknown
+	case len(errs) > 0:
+		return errs, faultRevision
+	}
+	return tail, faultUnknown
+}
+
+// readLine reads one line of r, keeping at most max bytes of it (the rest of
+// a longer line is read and dropped). err is io.EOF (or another read error)
+// at the end.
+func readLine(r *bufio.Reader, max int) (string, error) {
+	var keep []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(keep) < max {
+			keep = append(keep, chunk[:min(len(chunk), max-len(keep))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(keep), err
+	}
 }
 
 // failure records are kept beside the cache entry (delete the file to retry).
@@ -478,13 +585,6 @@ func run(ctx context.Context, w io.Writer, env []string, dir, name string, args 
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second // a child outside the group holding the output open
 	return cmd.Run()
-}
-
-// failureLines picks the lines of a build log that say why it failed: compiler
-// and CMake errors (at most 5), else the last 5 lines.
-func failureLines(path string) []string {
-	b, _ := os.ReadFile(path)
-	return excerpt.Lines(string(b), excerpt.Contains("error:", "CMake Error", "Error ", "No space left", "Killed signal", "undefined reference"), 5, 5)
 }
 
 // sizeString is n bytes for people.

@@ -276,6 +276,12 @@ func TestBuildFailureKinds(t *testing.T) {
 		{`echo "cc1: fatal error: u0.s: No space left on device"; exit 1`, true, false},
 		{`echo "u0.c:1:5: error: expected ';' before '}' token"; exit 1`, false, true},
 		{`echo "something odd"; exit 1`, false, false},
+		// Quoted source lines under a warning are not diagnostics.
+		{`printf 'w.c:3:4: warning: x\n    3 |   printf("error: No space left on device");\ncc: fatal error: Killed signal terminated program cc1\n'; exit 1`, true, false},
+		{`printf 'w.c:3:4: warning: x\n    3 |   printf("No space left on device: %%d");\nmain.c:1:1: error: expected ;\n'; exit 1`, false, true},
+		// A missing header may be a -dev package the machine lacks: not remembered.
+		{`echo "main.c:1:10: fatal error: pcre2.h: No such file or directory"; exit 1`, false, false},
+		{`echo "CMake Error at CMakeLists.txt:3: Could NOT find OpenSSL"; exit 1`, true, false},
 	} {
 		state := t.TempDir()
 		b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{BuildCmd: c.cmd}}
@@ -386,5 +392,42 @@ func TestLeanEntryOfAServerTree(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "mariadbd my_print_defaults mysqld" {
 		t.Errorf("bin/ keeps %q, want mariadbd my_print_defaults mysqld", names)
+	}
+}
+
+// A revision that changes an option()'s default gets it: the build directory's
+// CMake cache does not carry the earlier revision's value over.
+func TestChangedCMakeDefaultIsNotCarriedOver(t *testing.T) {
+	p := newProject(t, 1)
+	cm := func(def string) string {
+		return "cmake_minimum_required(VERSION 3.10)\nproject(p C)\noption(WITH_FAST \"fast\" " + def + ")\n" +
+			"if(WITH_FAST)\nadd_definitions(-DFAST)\nendif()\nadd_executable(mariadbd main.c)\ninstall(TARGETS mariadbd DESTINATION bin)\n"
+	}
+	p.write("main.c", "int main(void){\n#ifdef FAST\nreturn 7;\n#else\nreturn 0;\n#endif\n}\n")
+	p.write("CMakeLists.txt", cm("OFF"))
+	slow := p.commit("slow default")
+	p.write("CMakeLists.txt", cm("ON"))
+	fast := p.commit("fast default")
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	code := func(prefix string) int {
+		err := exec.Command(filepath.Join(prefix, "bin", "mariadbd")).Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	for _, c := range []struct {
+		commit string
+		want   int
+	}{{slow, 0}, {fast, 7}, {slow, 0}} {
+		os.RemoveAll(filepath.Join(b.StateDir, "installs")) // build again, in this order
+		prefix, err := b.Build(context.Background(), c.commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := code(prefix); got != c.want {
+			t.Errorf("%.7s: the server returns %d, want %d (the build directory's cached option won)", c.commit, got, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -73,23 +74,13 @@ func buildAction(c *cli.Context) error {
 	for _, p := range reap.Kill(reap.Find(dir)) {
 		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
 	}
-	var live *liveProgress
-	log := c.App.ErrWriter
-	if log == nil {
-		log = os.Stderr
+	// Plain progress lines (a line per quarter of each build step): the bar
+	// counts measured runs, which build has none of.
+	var log io.Writer = os.Stderr
+	if c.Bool("quiet") {
+		log = io.Discard
 	}
-	switch {
-	case c.Bool("quiet"):
-		log = nil
-	case isTerminal(os.Stderr) && !settings.verbose:
-		live = newLiveProgress(os.Stderr)
-		log = live.Writer(os.Stderr)
-		defer live.Close()
-	}
-	b := settings.builder(repo, dir, log, live)
-	if log == nil {
-		b.Log = nil
-	}
+	b := settings.builder(repo, dir, log, nil)
 	failed := 0
 	for _, commit := range commits {
 		prefix, err := b.Build(c.Context, commit)
@@ -109,7 +100,7 @@ func buildAction(c *cli.Context) error {
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d revisions did not build", failed, len(commits))}
+		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d revision(s) did not build", failed, len(commits))}
 	}
 	return nil
 }

@@ -486,7 +486,7 @@ func (b buildSettings) builder(repo *git.Repository, stateDir string, log io.Wri
 		}
 	case live != nil:
 		bl.Progress = live.Build
-	case log != io.Discard:
+	case log != nil && log != io.Discard:
 		bl.Progress = buildProgressLines(log)
 	}
 	return bl
