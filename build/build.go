@@ -375,6 +375,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			case timedOut:
 				be.TimedOut = true
 				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
+				reap.Kill(reap.Find(b.StateDir)) // also what left the process group (setsid)
 			case kind == faultMachine:
 				be.Machine = true
 			case kind == faultRevision && st.name != "install":
@@ -582,9 +583,20 @@ func run(ctx context.Context, w io.Writer, env []string, dir, name string, args 
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second // a child outside the group holding the output open
-	return cmd.Run()
+	// SIGTERM first, so that make deletes the target it was writing (a linker
+	// killed mid-write leaves a truncated binary that the next build would
+	// take as up to date); after WaitDelay the leader is killed, and the rest
+	// of the group below.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever the command left running
+	}
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		err = nil // it succeeded; a child it left running held the output open
+	}
+	return err
 }
 
 // sizeString is n bytes for people.

@@ -431,3 +431,32 @@ func TestChangedCMakeDefaultIsNotCarriedOver(t *testing.T) {
 		}
 	}
 }
+
+// A build that succeeds but leaves a child running (holding the output open)
+// is a success, and the child is ended; a timed-out build's children that left
+// the process group (setsid) are ended too.
+func TestBuildLeftovers(t *testing.T) {
+	p := newProject(t, 1)
+	head := p.git("rev-parse", "HEAD")
+	state := reap.Canonical(t.TempDir())
+	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{
+		BuildCmd: `sleep 303 & mkdir -p "$DESTDIR/bin" && cp /bin/true "$DESTDIR/bin/mariadbd"`}}
+	if _, err := b.Build(context.Background(), head); err != nil {
+		t.Fatalf("a build that left a child running: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := reap.Find(state); len(left) > 0 {
+		reap.Kill(left)
+		t.Errorf("left running after a successful build: %+v", left)
+	}
+	state2 := reap.Canonical(t.TempDir())
+	b2 := &Builder{Repo: p.repo, StateDir: state2, Timeout: time.Second, Recipe: Recipe{BuildCmd: `trap "" TERM; setsid sleep 304 & sleep 305`}}
+	if _, err := b2.Build(context.Background(), head); err == nil {
+		t.Fatal("want a timeout")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := reap.Find(state2); len(left) > 0 {
+		reap.Kill(left)
+		t.Errorf("left running after a timeout: %+v", left)
+	}
+}

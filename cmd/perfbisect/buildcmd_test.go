@@ -61,3 +61,18 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 		}
 	}
 }
+
+// A state directory inside the work tree (or around it) is refused before
+// anything is written.
+func TestStateDirInsideWorkTreeIsRefused(t *testing.T) {
+	repo, _ := makeFixture(t, "--commits", "4", "--culprit-pos", "2", "--broken-pos", "0")
+	for _, dir := range []string{repo, filepath.Join(repo, "sql"), filepath.Dir(repo)} {
+		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", dir, "good")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "overlaps the repository's work tree") {
+			t.Errorf("--state-dir %s: exit %d\n%s", dir, r.code, r.stderr)
+		}
+	}
+	if out, _ := exec.Command("git", "-C", repo, "status", "--porcelain", "--ignored").Output(); len(out) > 0 {
+		t.Errorf("the work tree changed:\n%s", out)
+	}
+}

@@ -239,10 +239,23 @@ func stateDirOf(c *cli.Context, repoRoot string) (string, error) {
 		}
 	}
 	dir, _ = filepath.Abs(dir)
+	// The state directory holds a scratch checkout (src/), build trees and
+	// logs: inside the work tree it would overwrite your files, around it
+	// its src/ could be yours.
+	canon, root := reap.Canonical(dir), reap.Canonical(repoRoot)
+	if within(canon, root) || within(root, canon) {
+		return "", usageErr("--state-dir %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", usageErr("--state-dir %s: %v", dir, err)
 	}
 	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
+}
+
+// within reports whether path is dir or below it (both absolute and clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // lockState takes the state directory's lock, ends processes an earlier,
