@@ -439,7 +439,11 @@ func (b *Builder) describe(r Resolved) {
 	case r.Preset != "":
 		b.logf("build: %s; preset %s (%s): %s", r.Tree, r.Preset, strings.Join(r.Notes, "; "), strings.Join(r.Args, " "))
 	default:
-		b.logf("build: %s; no preset; configure arguments: %s", r.Tree, strings.Join(r.Args, " "))
+		args := strings.Join(r.Args, " ")
+		if args == "" {
+			args = "(none)"
+		}
+		b.logf("build: %s; no preset; configure arguments: %s", r.Tree, args)
 	}
 }
 

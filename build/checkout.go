@@ -147,7 +147,10 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 				return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
 			}
 			if !ok {
-				_ = os.MkdirAll(target, 0o755) // not a configured submodule: empty, as git leaves it
+				// Not a configured submodule: empty, as git leaves it (also when an
+				// earlier revision checked one out there).
+				_ = os.RemoveAll(target)
+				_ = os.MkdirAll(target, 0o755)
 				continue
 			}
 			sub, subGitDir, err := openSubmodule(gitDir, workTree, name, sm.name)
@@ -159,8 +162,8 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 				subWorkTree = filepath.Join(workTree, filepath.FromSlash(sm.name))
 			}
 			if _, err := sub.CommitObject(sm.entry.Hash); err != nil {
-				return written, fmt.Errorf("checkout %s: submodule %s: commit %s is not in %s (fetch it in your repository: git submodule update --init %s; perfbisect does not fetch)",
-					commit, sm.name, sm.entry.Hash, subGitDir, sm.name)
+				return written, fmt.Errorf("checkout %s: submodule %s: commit %s is not in %s (fetch it in your repository: git submodule update --init --recursive; perfbisect does not fetch)",
+					commit, sm.name, sm.entry.Hash, subGitDir)
 			}
 			n, err := checkout(sub, subGitDir, subWorkTree, sm.entry.Hash.String(), target)
 			written += n
@@ -232,7 +235,7 @@ func openSubmodule(gitDir, workTree, name, path string) (*git.Repository, string
 		}
 		tried = append(tried, filepath.Join(d, ".git"))
 	}
-	return nil, "", fmt.Errorf("its repository is not here (looked in %s): run git submodule update --init %s in your repository; perfbisect does not fetch", strings.Join(tried, " and "), path)
+	return nil, "", fmt.Errorf("its repository is not here (looked in %s): run git submodule update --init --recursive in your repository; perfbisect does not fetch", strings.Join(tried, " and "))
 }
 
 func readManifest(dir string) manifest {

@@ -82,7 +82,7 @@ func TestCheckoutSubmodules(t *testing.T) {
 		t.Error("main.c was rewritten")
 	}
 	_, err = Checkout(repo, c3, dir)
-	if err == nil || !strings.Contains(err.Error(), "git submodule update --init extra/lib") || !strings.Contains(err.Error(), "1111111111") {
+	if err == nil || !strings.Contains(err.Error(), "git submodule update --init --recursive") || !strings.Contains(err.Error(), "1111111111") {
 		t.Fatalf("missing submodule commit: %v", err)
 	}
 }

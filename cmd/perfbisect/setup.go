@@ -476,10 +476,13 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 		if b.timeout, err = parseSeconds("build-timeout", t); err != nil {
 			return b, err
 		}
+		if b.timeout < time.Second {
+			return b, usageErr("--build-timeout %s: want at least one second (90m, 3600)", t)
+		}
 	}
 	size, err := humanize.ParseBytes(c.String("build-cache-size"))
-	if err != nil || size == 0 || size > 1<<62 {
-		return b, usageErr("--build-cache-size %q: want a size such as 20GiB or 500MB", c.String("build-cache-size"))
+	if err != nil || size < 1<<20 || size > 1<<62 {
+		return b, usageErr("--build-cache-size %q: want a size of at least 1MiB, such as 20GiB or 500MB", c.String("build-cache-size"))
 	}
 	b.budget = int64(size)
 	b.verbose = c.Bool("verbose")
