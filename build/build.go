@@ -90,7 +90,7 @@ func shortHash(parts ...string) string {
 //	StateDir/src/                       scratch checkout, reused across revisions
 //	StateDir/build-<recipe>/            out-of-tree build directory, reused (configured once)
 //	StateDir/installs/<recipe>/<sha>/   installed tree of one revision (the cache)
-//	StateDir/logs/<sha>-build.log       configure, build and install output
+//	StateDir/logs/<sha>-<recipe>-build.log  configure, build and install output
 //
 // where <recipe> is the effective recipe's hash (Resolved.Hash).
 type Builder struct {
@@ -112,8 +112,9 @@ type Builder struct {
 	// (never one this Builder returned). 0: DefaultCacheBudget.
 	CacheBudget int64
 
-	shown map[string]bool // effective recipes already described to the user
-	used  map[string]bool // cache entries returned by this Builder
+	shown  map[string]bool // effective recipes already described to the user
+	tidied bool            // interrupted installs of earlier sessions removed
+	used   map[string]bool // cache entries returned by this Builder
 }
 
 // DefaultCacheBudget is the disk space installed builds may take in a state
@@ -263,6 +264,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", ErrNoCMake
 	}
 	b.describe(r)
+	b.tidy()
 	src := filepath.Join(b.StateDir, "src")
 	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
 	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in, never created
@@ -273,7 +275,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return "", err
 	}
-	logPath := filepath.Join(logDir, commit[:min(12, len(commit))]+"-build.log")
+	logPath := filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return "", err
@@ -396,8 +398,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if _, err := os.Stat(installed); err != nil {
 		installed = tmp
 	}
-	if _, err := os.Stat(installed); err != nil {
-		return "", &BuildError{Commit: commit, Step: "install", Log: logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s", tmp)}
+	if treeBytes(installed) == 0 && !hasFile(installed) {
+		_ = os.RemoveAll(tmp)
+		return "", &BuildError{Commit: commit, Step: "install", Log: logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s (the install must write $DESTDIR$PREFIX)", tmp)}
 	}
 	if err := os.Rename(installed, prefix); err != nil {
 		return "", err

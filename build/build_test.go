@@ -29,6 +29,16 @@ func gitIn(t *testing.T, dir string) func(args ...string) string {
 	}
 }
 
+// buildLog is the path of commit's build log in stateDir (the only recipe's).
+func buildLog(t *testing.T, stateDir, commit string) string {
+	t.Helper()
+	ms, _ := filepath.Glob(filepath.Join(stateDir, "logs", commit[:12]+"-*-build.log"))
+	if len(ms) != 1 {
+		t.Fatalf("build logs of %.12s: %v", commit, ms)
+	}
+	return ms[0]
+}
+
 // gitRepo makes a real repository with three commits of a tiny CMake project:
 // v1, v2 (one source file changed), broken (does not compile). It returns the
 // repository path and the commit hashes.
@@ -94,7 +104,7 @@ func TestBuildRealCMake(t *testing.T) {
 		t.Fatalf("installed trees do not match their commits: %s=%d %s=%d", p1, exitCode(p1), p2, exitCode(p2))
 	}
 	// A cached revision is not rebuilt: its build log is not written again.
-	logPath := filepath.Join(b.StateDir, "logs", ids["v1"][:12]+"-build.log")
+	logPath := buildLog(t, b.StateDir, ids["v1"])
 	st, _ := os.Stat(logPath)
 	if p, err := b.Build(ctx, ids["v1"]); err != nil || p != p1 {
 		t.Fatal(p, err)
@@ -213,5 +223,25 @@ func TestCheckoutPathChangesType(t *testing.T) {
 	}
 	if st, err := os.Lstat(filepath.Join(dir, "lnk")); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("lnk is not a symlink again: %v", err)
+	}
+}
+
+// A tracked file that an in-source build modified is written again at the
+// next checkout, even when the next revision has the same content.
+func TestCheckoutRewritesFilesTheBuildChanged(t *testing.T) {
+	repoDir, ids := gitRepo(t)
+	repo, _ := git.PlainOpen(repoDir)
+	dir := t.TempDir()
+	if _, err := Checkout(repo, ids["v1"], dir); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "main.c"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("/* stamped by the build */\n")
+	f.Close()
+	if n, err := Checkout(repo, ids["v2"], dir); err != nil || n != 2 {
+		t.Fatalf("wrote %d files (%v), want util.c and the modified main.c", n, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "main.c")); strings.Contains(string(b), "stamped") {
+		t.Errorf("main.c keeps the build's change: %q", b)
 	}
 }

@@ -137,6 +137,42 @@ func (b *Builder) store(prefix string, lean bool) (CacheStats, error) {
 	return st, err
 }
 
+// hasFile reports whether the tree at p holds any file (an empty file
+// counts; directories do not).
+func hasFile(p string) bool {
+	found := false
+	_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// tidy removes, once per Builder, what interrupted builds of earlier
+// sessions left in the cache: DESTDIR trees (<sha>.tmp) and entries without
+// their completion marker. Call it holding the state directory's lock.
+func (b *Builder) tidy() {
+	if b.tidied {
+		return
+	}
+	b.tidied = true
+	dirs, _ := filepath.Glob(filepath.Join(b.StateDir, "installs", "*", "*"))
+	for _, d := range dirs {
+		if strings.HasSuffix(d, ".failed.json") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, completeMarker)); err == nil {
+			continue
+		}
+		if err := os.RemoveAll(d); err == nil {
+			b.logf("removed %s: an install interrupted in an earlier session", d)
+		}
+	}
+}
+
 // previousEntry is the complete cache entry of the same recipe used last
 // (other than prefix), or "".
 func (b *Builder) previousEntry(prefix string) string {
@@ -240,8 +276,9 @@ func (b *Builder) evict() {
 			b.logf("note: evict build %s: %v", v.Dir, err)
 			return false
 		}
-		b.logf("evicted build %.10s (%s, last used %s): installed builds over the %s budget (--build-cache-size)",
-			filepath.Base(v.Dir), sizeString(v.Bytes), v.Used.Format(time.DateTime), sizeString(budget))
+		_ = os.Remove(filepath.Dir(v.Dir)) // the recipe's directory, when it was the last entry
+		b.logf("evicted build %.10s of recipe %s (%s, last used %s): installed builds over the %s budget (--build-cache-size)",
+			filepath.Base(v.Dir), filepath.Base(filepath.Dir(v.Dir)), sizeString(v.Bytes), v.Used.Format(time.DateTime), sizeString(budget))
 		return true
 	})
 	if total > budget {

@@ -127,7 +127,7 @@ func TestIncrementalBuildAndCacheHit(t *testing.T) {
 	if len(runs) != 1 || !strings.Contains(runs[0], "u5.c") {
 		t.Fatalf("incremental build compiled %d units, want only u5.c: %q", len(runs), runs)
 	}
-	log, _ := os.ReadFile(filepath.Join(b.StateDir, "logs", v1[:12]+"-build.log"))
+	log, _ := os.ReadFile(buildLog(t, b.StateDir, v1))
 	if strings.Contains(string(log), "# configure") {
 		t.Error("the build directory was configured again")
 	}
@@ -361,7 +361,7 @@ func TestDistccIsWiredIn(t *testing.T) {
 		if _, err := b.Build(context.Background(), commit); err != nil {
 			t.Fatal(err)
 		}
-		log, _ := os.ReadFile(filepath.Join(b.StateDir, "logs", commit[:12]+"-build.log"))
+		log, _ := os.ReadFile(buildLog(t, b.StateDir, commit))
 		if n := strings.Count(string(log), "distcc["); n == 0 {
 			t.Errorf("no ccache %v: distcc did not run:\n%s", noCcache, log)
 		}
@@ -458,5 +458,25 @@ func TestBuildLeftovers(t *testing.T) {
 	if left := reap.Find(state2); len(left) > 0 {
 		reap.Kill(left)
 		t.Errorf("left running after a timeout: %+v", left)
+	}
+}
+
+// An install that writes nothing is a failure, not an empty cache entry; what
+// an interrupted earlier session left in the cache is removed.
+func TestEmptyInstallAndInterruptedLeftovers(t *testing.T) {
+	p := newProject(t, 1)
+	state := t.TempDir()
+	stale := filepath.Join(state, "installs", "0123456789ab", "deadbeef.tmp", "bin")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{BuildCmd: `mkdir -p "$DESTDIR$PREFIX/bin"`}}
+	_, err := b.Build(context.Background(), p.git("rev-parse", "HEAD"))
+	var be *BuildError
+	if !errors.As(err, &be) || be.Step != "install" || !strings.Contains(err.Error(), "nothing was installed") || strings.HasSuffix(err.Error(), ": ") {
+		t.Errorf("empty install: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(stale)); err == nil {
+		t.Error("an interrupted install of an earlier session was kept")
 	}
 }

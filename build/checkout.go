@@ -25,6 +25,31 @@ const manifestFile = ".perfbisect-manifest.json"
 type manifest struct {
 	Commit string            `json:"commit"`
 	Files  map[string]string `json:"files"` // path -> blob hash + mode
+	// Stamps is each file's size and mtime as written: a file whose stamp
+	// changed since (an in-source build wrote to it) is written again.
+	Stamps map[string]string `json:"stamps,omitempty"`
+}
+
+// stamp is the size and modification time of the file at p ("" when it
+// cannot be read).
+func stamp(p string) string {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d %v", fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
+}
+
+// writeManifest replaces dir's manifest with m, never through a symlink that
+// stands in its place.
+func writeManifest(dir string, m manifest) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, manifestFile)
+	_ = os.Remove(p)
+	return os.WriteFile(p, b, 0o644)
 }
 
 // Checkout writes the tree of commit from the git repository at repo into dir, a
@@ -65,7 +90,7 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 		return 0, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	old := readManifest(dir)
-	next := manifest{Commit: commit, Files: map[string]string{}}
+	next := manifest{Commit: commit, Files: map[string]string{}, Stamps: map[string]string{}}
 	type file struct {
 		name  string
 		entry object.TreeEntry
@@ -86,8 +111,8 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			submodules = append(submodules, file{name, entry})
 			continue
 		}
-		if entry.Mode == filemode.Dir {
-			continue
+		if entry.Mode == filemode.Dir || name == manifestFile {
+			continue // the tree's own file of the manifest's name is not checked out
 		}
 		next.Files[name] = entry.Hash.String() + " " + entry.Mode.String()
 		files = append(files, file{name, entry})
@@ -105,10 +130,8 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			}
 		}
 	}
-	if b, err := json.Marshal(dirty); err == nil {
-		if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
-			return 0, fmt.Errorf("checkout %s: %w", commit, err)
-		}
+	if err := writeManifest(dir, dirty); err != nil {
+		return 0, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	// Files that are gone go first: a path may turn from a file or a symlink
 	// into a directory.
@@ -129,13 +152,15 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 		key := next.Files[f.name]
 		target := filepath.Join(dir, filepath.FromSlash(f.name))
 		if old.Files[f.name] == key {
-			if _, err := os.Lstat(target); err == nil {
+			if st := stamp(target); st != "" && (old.Stamps[f.name] == "" || old.Stamps[f.name] == st) {
+				next.Stamps[f.name] = st
 				continue
 			}
 		}
 		if err := writeEntry(repo, f.entry.Hash, f.entry.Mode, target); err != nil {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
 		}
+		next.Stamps[f.name] = stamp(target)
 		written++
 	}
 	if len(submodules) > 0 {
@@ -172,8 +197,7 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			}
 		}
 	}
-	b, _ := json.Marshal(next)
-	if err := os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644); err != nil {
+	if err := writeManifest(dir, next); err != nil {
 		return written, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	return written, nil
