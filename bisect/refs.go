@@ -24,7 +24,9 @@ func OpenRepo(dir string) (*git.Repository, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("%w: repository %s: %v (pass the server's source tree with --repo)", ErrUsage, dir, err)
 	}
-	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	// EnableDotGitCommonDir: a linked worktree (git worktree add) keeps its
+	// objects and refs in the main repository.
+	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
 		abs, _ := filepath.Abs(dir)
 		return nil, fmt.Errorf("%w: repository %s: %v (pass the server's source tree with --repo)", ErrUsage, abs, err)

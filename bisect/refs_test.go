@@ -194,3 +194,17 @@ func TestRangeTimesAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// A linked worktree (git worktree add) keeps its objects and tags in the main
+// repository: refs resolve there too.
+func TestResolveInLinkedWorktree(t *testing.T) {
+	p, at := taggedRepo(t, "mariadb-10.0.22", "mariadb-10.0.26")
+	wt := filepath.Join(t.TempDir(), "wt")
+	p.git("worktree", "add", "-q", wt, "mariadb-10.0.22")
+	for ref, want := range map[string]string{"HEAD": at["mariadb-10.0.22"], "10.0.26": at["mariadb-10.0.26"], "main": at["HEAD"]} {
+		got, err := resolveIn(t, wt, ref)
+		if err != nil || got != want {
+			t.Errorf("%s in a linked worktree: %s, %v; want %s", ref, got, err, want)
+		}
+	}
+}

@@ -78,7 +78,8 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 }
 
 // readVersionFile parses NAME=VALUE lines (MariaDB's VERSION, MySQL's
-// MYSQL_VERSION), ignoring anything else.
+// MYSQL_VERSION) as a shell would read them (quotes, "export ", comments, a
+// byte-order mark), ignoring anything else.
 func readVersionFile(f *object.File) map[string]string {
 	vars := map[string]string{}
 	r, err := f.Reader()
@@ -88,10 +89,16 @@ func readVersionFile(f *object.File) map[string]string {
 	defer r.Close()
 	sc := bufio.NewScanner(io.LimitReader(r, 64<<10))
 	for sc.Scan() {
-		name, value, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if ok {
-			vars[strings.TrimSpace(name)] = strings.Trim(strings.TrimSpace(value), `"`)
+		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
+		name, value, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
 		}
+		if i := strings.Index(value, "#"); i >= 0 {
+			value = value[:i] // a shell comment
+		}
+		vars[strings.TrimSpace(name)] = strings.Trim(strings.TrimSpace(value), `"'`)
 	}
 	return vars
 }

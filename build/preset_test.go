@@ -26,7 +26,7 @@ func TestPresetByTree(t *testing.T) {
 	write("CMakeLists.txt", "project(x C)\n")
 	plain := commit()
 	write("storage/maria/ha_maria.cc", "\n")
-	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=22\nMYSQL_VERSION_EXTRA=\n")
+	write("VERSION", "\ufeffMYSQL_VERSION_MAJOR='10' # major\nexport MYSQL_VERSION_MINOR=0\r\nMYSQL_VERSION_PATCH=\"22\"\nMYSQL_VERSION_EXTRA=\n")
 	old := commit()
 	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=11\nMYSQL_VERSION_PATCH=18\nSERVER_MATURITY=stable\n")
 	cur := commit()
