@@ -38,7 +38,7 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 	if !strings.Contains(r.stderr, "build: MariaDB 10.11.99; preset mariadb") || !strings.Contains(r.stderr, ": build 100%") {
 		t.Errorf("progress lines:\n%s", r.stderr)
 	}
-	again := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, good)
+	again := perfbisect(t, nil, "build", good, "--repo", repo, "--state-dir", state) // flags after the revision
 	if again.code != 0 || strings.TrimSpace(again.stdout) != lines[0] || !strings.Contains(again.stderr, "cached in") {
 		t.Errorf("second build of good: exit %d\n%s\n%s", again.code, again.stdout, again.stderr)
 	}

@@ -42,14 +42,14 @@ func compareCommand() *cli.Command {
 	}
 }
 
-// flagsFirst moves the positional arguments of compare and scan after their
+// flagsFirst moves the positional arguments of compare, scan, report and build after their
 // flags, so
 // that "perfbisect compare origin/main HEAD --format markdown" works as users
 // write it (urfave/cli v2 stops parsing flags at the first argument). A flag's
 // value is the next argument unless the flag is boolean or written
 // --flag=value; everything after "--" stays positional.
 func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" {
+	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" && args[1] != "build" {
 		return args
 	}
 	var cmd *cli.Command
