@@ -111,6 +111,9 @@ type Builder struct {
 	// StateDir/installs; least recently used entries beyond it are deleted
 	// (never one this Builder returned). 0: DefaultCacheBudget.
 	CacheBudget int64
+	// RetryFailed builds revisions whose compiler or CMake error an earlier
+	// session remembered (--retry-failed-builds: after fixing the machine).
+	RetryFailed bool
 
 	shown  map[string]bool // effective recipes already described to the user
 	tidied bool            // interrupted installs of earlier sessions removed
@@ -254,6 +257,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		b.markUsed(prefix)
 		b.logf("build %.10s: cached in %s", commit, prefix)
 		return prefix, nil
+	}
+	if b.RetryFailed {
+		_ = os.Remove(prefix + ".failed.json")
 	}
 	if be := b.cachedFailure(prefix, commit); be != nil {
 		b.logf("build %.10s: failed in an earlier session (delete %s to retry)", commit, prefix+".failed.json")

@@ -47,6 +47,14 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 	if r.code != exitFailure || strings.TrimSpace(r.stdout) != broken+"\tfailed" || !strings.Contains(r.stderr, "error:") {
 		t.Errorf("broken revision: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	r = perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, broken)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "failed in an earlier session") {
+		t.Errorf("remembered failure: exit %d\n%s", r.code, r.stderr)
+	}
+	r = perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, "--retry-failed-builds", broken)
+	if r.code != exitFailure || strings.Contains(r.stderr, "failed in an earlier session") || !strings.Contains(r.stderr, "error:") {
+		t.Errorf("--retry-failed-builds did not build again: exit %d\n%s", r.code, r.stderr)
+	}
 	// Bad flags are usage errors naming the flag.
 	for flag, want := range map[string][]string{
 		"--preset=percona":        {"--preset", "mariadb, mysql"},

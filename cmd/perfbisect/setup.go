@@ -440,6 +440,8 @@ type buildSettings struct {
 	timeout time.Duration // --build-timeout, 0 none
 	budget  int64         // --build-cache-size, bytes
 	verbose bool          // -v: raw build output on stderr
+	// retryFailed: --retry-failed-builds.
+	retryFailed bool
 }
 
 // parseBuildFlags checks the build flags (a bad one is an exit-2 error naming
@@ -486,6 +488,7 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 	}
 	b.budget = int64(size)
 	b.verbose = c.Bool("verbose")
+	b.retryFailed = c.Bool("retry-failed-builds")
 	return b, nil
 }
 
@@ -493,7 +496,7 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 // build's percentage on the live bar when there is one (else a line per
 // quarter), raw output on stderr with -v.
 func (b buildSettings) builder(repo *git.Repository, stateDir string, log io.Writer, live *liveProgress) *build.Builder {
-	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget}
+	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget, RetryFailed: b.retryFailed}
 	switch {
 	case b.verbose:
 		bl.Raw = log // through the bar's writer when there is one

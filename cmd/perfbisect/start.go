@@ -74,6 +74,7 @@ func buildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "build-cache-size", Value: "20GiB", Usage: "disk space installed builds may keep in the state directory (least recently used ones beyond it are deleted)"},
 		&cli.StringFlag{Name: "distcc-hosts", Usage: "compile on these distcc hosts (DISTCC_HOSTS syntax, \"localhost/2 build1/8\"); raise --build-jobs to match"},
 		&cli.BoolFlag{Name: "no-ccache", Usage: "do not use ccache even when installed"},
+		&cli.BoolFlag{Name: "retry-failed-builds", Usage: "build again the revisions an earlier session found broken (after fixing what was missing on the machine)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show the build tools' raw output on stderr"},
 	}
 }
