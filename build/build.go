@@ -273,7 +273,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	b.tidy()
 	src := filepath.Join(b.StateDir, "src")
 	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
-	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in, never created
+	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in; installs go to DESTDIR
 	logDir := filepath.Join(b.StateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return "", err
