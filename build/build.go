@@ -340,6 +340,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		env  []string
 	}
 	var steps []step
+	var want string // the configure marker's content (CMake recipes)
 	if b.Recipe.BuildCmd != "" {
 		steps = append(steps, step{"build", []string{"sh", "-c", b.Recipe.BuildCmd}, env})
 		if b.Recipe.InstallCmd != "" {
@@ -351,7 +352,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		// value (an option() default, a detected setting) over the new
 		// revision's, so a revision's result would depend on what was built
 		// before it. Objects whose flags did not change are still reused.
-		want := strings.Join(configure, "\n") + "\n" + cmakeInputs(readManifest(src))
+		want = strings.Join(configure, "\n") + "\n" + cmakeInputs(readManifest(src))
 		configured, _ := os.ReadFile(filepath.Join(bdir, configuredMarker))
 		if string(configured) != want {
 			_ = os.Remove(filepath.Join(bdir, configuredMarker))
@@ -395,7 +396,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			return "", be
 		}
 		if st.name == "configure" {
-			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(strings.Join(configure, "\n")+"\n"+cmakeInputs(readManifest(src))), 0o644)
+			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(want), 0o644)
 		}
 	}
 	// DESTDIR holds the tree under the fixed prefix (or, for an install command
@@ -404,7 +405,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if _, err := os.Stat(installed); err != nil {
 		installed = tmp
 	}
-	if treeBytes(installed) == 0 && !hasFile(installed) {
+	if !hasFile(installed) {
 		_ = os.RemoveAll(tmp)
 		return "", &BuildError{Commit: commit, Step: "install", Log: logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s (the install must write $DESTDIR$PREFIX)", tmp)}
 	}

@@ -10,9 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/build"
-	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
 // buildCommand builds revisions into the state directory's build cache, as a
@@ -66,14 +64,11 @@ func buildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := measure.LockStateDir(dir)
+	unlock, err := lockAndReap(dir)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer unlock()
-	for _, p := range reap.Kill(reap.Find(dir)) {
-		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
-	}
 	// Plain progress lines (a line per quarter of each build step): the bar
 	// counts measured runs, which build has none of.
 	var log io.Writer = os.Stderr

@@ -252,6 +252,20 @@ func stateDirOf(c *cli.Context, repoRoot string) (string, error) {
 	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
 }
 
+// lockAndReap takes the state directory's lock and ends the processes an
+// earlier, killed perfbisect left working for it (holding the lock, any such
+// process is a leftover), saying so on stderr.
+func lockAndReap(dir string) (unlock func(), err error) {
+	unlock, err = measure.LockStateDir(dir)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	for _, p := range reap.Kill(reap.Find(dir)) {
+		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
+	}
+	return unlock, nil
+}
+
 // within reports whether path is dir or below it (both absolute and clean).
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
@@ -266,16 +280,11 @@ func (s *setup) lockState(c *cli.Context) error {
 		return err
 	}
 	s.stateDir = dir
-	unlock, err := measure.LockStateDir(dir)
+	unlock, err := lockAndReap(dir)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	s.unlock = unlock
-	// Holding the lock, any process still working for this state directory was
-	// left by an earlier perfbisect that was killed: end it.
-	for _, p := range reap.Kill(reap.Find(dir)) {
-		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
-	}
 	if s.store, err = store.Open(dir); err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
