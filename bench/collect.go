@@ -23,7 +23,16 @@ func latencyMicros(d time.Duration) int64 {
 // measured window [start, end]. Threads pass the time their event or failure
 // completed; the coordinator opens the window (begin) and closes it (finish)
 // under the same lock, so every report is either inside or outside, never both.
+//
+// Completed events wait in their thread's buffer (bufs) and are recorded in
+// batches: by the thread when its buffer is full, by the coordinator before it
+// closes intervals. A lock and two histograms shared by all threads, touched at
+// every event, kept moving their cache lines between CPUs: with two threads on
+// two CPUs that was 4% of the client's CPU per point select.
 type collector struct {
+	epoch time.Time // pending.at is since epoch
+	bufs  []*eventBuf
+
 	mu    sync.Mutex
 	pct   float64
 	start time.Time // zero during warm-up
@@ -38,6 +47,27 @@ type collector struct {
 	threadTime []time.Duration
 	perSecond  series
 	perReport  series // grouped by ReportInterval; step 0 when not wanted
+}
+
+// eventBatch is how many completed events a thread buffers before it records
+// them: 256 × 40 bytes per thread, recorded about 100 times a second per thread
+// at 25,000 events per second.
+const eventBatch = 256
+
+// pending is a completed event waiting in its thread's buffer.
+type pending struct {
+	at  time.Duration // completion, since the collector's epoch
+	lat time.Duration
+	c   counts
+}
+
+// eventBuf is one thread's buffer; mu is taken by the thread for every event
+// (uncontended but for the coordinator's drain once a second) and before the
+// collector's mu. The padding keeps two threads' buffers off one cache line.
+type eventBuf struct {
+	mu  sync.Mutex
+	evs []pending
+	_   [96]byte
 }
 
 // acc accumulates one span of time.
@@ -75,12 +105,17 @@ type series struct {
 
 func newCollector(o *Options) *collector {
 	c := &collector{
+		epoch:      time.Now(),
+		bufs:       make([]*eventBuf, o.Threads),
 		pct:        o.Percentile,
 		tot:        acc{hist: hdrhistogram.New(histLowest, histHighest, 3)},
 		ignoredBy:  map[uint16]int64{},
 		perThread:  make([]int64, o.Threads),
 		threadTime: make([]time.Duration, o.Threads),
 		perSecond:  series{step: time.Second},
+	}
+	for i := range c.bufs {
+		c.bufs[i] = &eventBuf{evs: make([]pending, 0, eventBatch)}
 	}
 	if o.ReportInterval > time.Second {
 		c.perReport = series{step: o.ReportInterval}
@@ -113,10 +148,43 @@ func (c *collector) each(t time.Time, do func(a *acc)) {
 }
 
 // event records an event of thread that completed at t after lat (its first
-// attempt's start to its commit), with its statements.
+// attempt's start to its commit), with its statements: into the thread's
+// buffer, and the buffer into the collector when it is full.
 func (c *collector) event(t time.Time, lat time.Duration, thread int, n counts) {
+	b := c.bufs[thread]
+	b.mu.Lock()
+	b.evs = append(b.evs, pending{at: t.Sub(c.epoch), lat: lat, c: n})
+	if len(b.evs) == cap(b.evs) {
+		c.drain(thread, b)
+	}
+	b.mu.Unlock()
+}
+
+// drain records the events of thread's buffer b and empties it. Call with b.mu
+// held and c.mu not.
+func (c *collector) drain(thread int, b *eventBuf) {
+	if len(b.evs) == 0 {
+		return
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	for _, p := range b.evs {
+		c.record(c.epoch.Add(p.at), p.lat, thread, p.c)
+	}
+	c.mu.Unlock()
+	b.evs = b.evs[:0]
+}
+
+// drainAll records what every thread's buffer holds. Call without c.mu.
+func (c *collector) drainAll() {
+	for i, b := range c.bufs {
+		b.mu.Lock()
+		c.drain(i, b)
+		b.mu.Unlock()
+	}
+}
+
+// record records an event (see event). Call with mu held.
+func (c *collector) record(t time.Time, lat time.Duration, thread int, n counts) {
 	if !c.inWindow(t) {
 		return
 	}
@@ -181,6 +249,7 @@ func (c *collector) begin(t time.Time) {
 // finish closes the window at t and every interval, and returns the report
 // intervals this closed (see flush).
 func (c *collector) finish(t time.Time) []Interval {
+	c.drainAll()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.end = t
@@ -190,6 +259,7 @@ func (c *collector) finish(t time.Time) []Interval {
 // flush closes the intervals that ended by now and returns the newly closed ones
 // of the report series (per-second when ReportInterval is 1s or 0).
 func (c *collector) flush(now time.Time) []Interval {
+	c.drainAll()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closeReported(now)
@@ -279,6 +349,7 @@ func (c *collector) interval(s *series, i int) Interval {
 // result builds the Result of a closed window. Call it once the threads have
 // stopped, so that events that completed just before the window's end are in.
 func (c *collector) result() *Result {
+	c.drainAll()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := c.end.Sub(c.start)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -92,24 +93,33 @@ func (s *connSet) closeAll() {
 const readBufferSize = 64 << 10
 
 // sockConn is a stream socket in non-blocking mode, read through a buffer,
-// waiting for the server in poll(2). Its file is an *os.File in the os
-// package's blocking mode (not on the runtime's poller), whose reference counting
-// makes Close safe while another goroutine is inside Read, Write or a wait (the
-// descriptor is released when they return, so its number cannot be reused under
-// them).
+// waiting for the server in poll(2). It holds the descriptor itself rather than
+// an *os.File: the os package's raw-connection calls take a closure, whose
+// captured results escape to the heap, and a lock per call, which was a third
+// of the client's allocations per point select.
+//
+// state counts the calls using fd (Read, Write, wait, Close's shutdown) and has
+// closedBit set once Close ran: the descriptor is closed by whoever leaves it
+// unused after that, so Close from another goroutine (connSet.closeAll) is safe
+// while the owner is inside a call, and the number cannot be reused under it.
 type sockConn struct {
-	f             *os.File
-	raw           syscall.RawConn
+	fd            int
+	state         atomic.Int64
+	pfd           [1]unix.PollFd // wait's argument, kept to spare an allocation per wait
 	r             *bufio.Reader
 	local, remote net.Addr
 	set           *connSet
 	once          sync.Once
 }
 
-// newSockConn takes nc's socket over: the descriptor is duplicated and nc closed
-// (its poller registration goes with it); the duplicate is non-blocking and
-// becomes a plain file. Socket options already set on nc (TCP_NODELAY) belong
-// to the socket and stay.
+const closedBit = 1 << 62
+
+// errConnClosed is what calls on a closed sockConn return.
+var errConnClosed = fmt.Errorf("use of closed connection: %w", net.ErrClosed)
+
+// newSockConn takes nc's socket over: the descriptor is duplicated (close-on-exec,
+// non-blocking) and nc closed (its poller registration goes with it). Socket
+// options already set on nc (TCP_NODELAY) belong to the socket and stay.
 func newSockConn(nc net.Conn) (*sockConn, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
@@ -124,7 +134,7 @@ func newSockConn(nc net.Conn) (*sockConn, error) {
 	dup := -1
 	var derr error
 	if err := raw.Control(func(fd uintptr) {
-		dup, derr = syscall.Dup(int(fd))
+		dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
 	}); err != nil {
 		derr = err
 	}
@@ -133,23 +143,33 @@ func newSockConn(nc net.Conn) (*sockConn, error) {
 	if derr != nil {
 		return nil, fmt.Errorf("take over connection to %s: %w", remote, derr)
 	}
-	syscall.CloseOnExec(dup)
-	// os.NewFile must see a blocking descriptor, or it puts it on the poller.
-	if err := syscall.SetNonblock(dup, false); err != nil {
-		syscall.Close(dup)
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
 		return nil, fmt.Errorf("connection to %s: %w", remote, err)
 	}
-	f := os.NewFile(uintptr(dup), "mysql "+remote.String())
-	c := &sockConn{f: f, local: local, remote: remote}
-	if c.raw, err = f.SyscallConn(); err == nil {
-		err = syscall.SetNonblock(dup, true)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("connection to %s: %w", remote, err)
-	}
+	c := &sockConn{fd: dup, local: local, remote: remote}
 	c.r = bufio.NewReaderSize(sockReader{c}, readBufferSize)
 	return c, nil
+}
+
+// acquire marks a call using the descriptor; false when the connection is closed.
+func (c *sockConn) acquire() bool {
+	for {
+		s := c.state.Load()
+		if s&closedBit != 0 {
+			return false
+		}
+		if c.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// release ends a call; the last one after Close closes the descriptor.
+func (c *sockConn) release() {
+	if c.state.Add(-1) == closedBit {
+		_ = unix.Close(c.fd)
+	}
 }
 
 // Read reads through the connection's buffer.
@@ -163,15 +183,13 @@ func (r sockReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	c := r.c
+	if !c.acquire() {
+		return 0, errConnClosed
+	}
+	defer c.release()
 	for {
-		var n int
-		var errno syscall.Errno
-		if err := r.c.raw.Read(func(fd uintptr) bool {
-			n, errno = recv(fd, b)
-			return true
-		}); err != nil {
-			return 0, err
-		}
+		n, errno := recv(c.fd, b)
 		switch errno {
 		case 0:
 			if n == 0 {
@@ -180,7 +198,7 @@ func (r sockReader) Read(b []byte) (int, error) {
 			return n, nil
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			if err := r.c.wait(unix.POLLIN); err != nil {
+			if err := c.wait(unix.POLLIN); err != nil {
 				return 0, err
 			}
 		default:
@@ -191,30 +209,27 @@ func (r sockReader) Read(b []byte) (int, error) {
 
 // recv is recvfrom(2) without an address, as libmysqlclient's recv. It never
 // blocks (the socket is non-blocking), so it is a raw system call.
-func recv(fd uintptr, b []byte) (int, syscall.Errno) {
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+func recv(fd int, b []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
 	return int(n), errno
 }
 
 // send is sendto(2) without an address and with MSG_NOSIGNAL (a closed peer is
 // EPIPE, not SIGPIPE), as libmysqlclient's send; raw like recv.
-func send(fd uintptr, b []byte) (int, syscall.Errno) {
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MSG_NOSIGNAL, 0, 0)
+func send(fd int, b []byte) (int, syscall.Errno) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), syscall.MSG_NOSIGNAL, 0, 0)
 	return int(n), errno
 }
 
 // Write writes all of b, waiting for POLLOUT when the socket's buffer is full.
 func (c *sockConn) Write(b []byte) (int, error) {
+	if !c.acquire() {
+		return 0, errConnClosed
+	}
+	defer c.release()
 	done := 0
 	for done < len(b) {
-		var n int
-		var errno syscall.Errno
-		if err := c.raw.Write(func(fd uintptr) bool {
-			n, errno = send(fd, b[done:])
-			return true
-		}); err != nil {
-			return done, err
-		}
+		n, errno := send(c.fd, b[done:])
 		switch errno {
 		case 0:
 			done += n
@@ -231,42 +246,36 @@ func (c *sockConn) Write(b []byte) (int, error) {
 }
 
 // wait blocks the calling OS thread in poll(2) until the socket has events (or
-// an error or hang-up, which the next read or write reports).
+// an error or hang-up, which the next read or write reports). Call inside
+// acquire/release.
 func (c *sockConn) wait(events int16) error {
-	var perr error
-	err := c.raw.Control(func(fd uintptr) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
-		for {
-			if _, perr = unix.Poll(fds, -1); perr != unix.EINTR {
-				return
-			}
+	c.pfd[0] = unix.PollFd{Fd: int32(c.fd), Events: events}
+	for {
+		_, err := unix.Poll(c.pfd[:], -1)
+		if err == nil {
+			return nil
 		}
-	})
-	if err != nil {
-		return err
+		if err != unix.EINTR {
+			return os.NewSyscallError("poll", err)
+		}
 	}
-	if perr != nil {
-		return os.NewSyscallError("poll", perr)
-	}
-	return nil
 }
 
 // Close shuts the socket down (waking a read or write blocked on it in another
-// goroutine), closes it and removes it from its set.
+// goroutine), closes it once no call uses it and removes it from its set.
 func (c *sockConn) Close() error {
-	var err error
 	c.once.Do(func() {
-		if raw, rerr := c.f.SyscallConn(); rerr == nil {
-			_ = raw.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
-		}
-		err = c.f.Close()
+		c.state.Add(1) // Close's own use: the descriptor stays open for the shutdown
+		c.state.Or(closedBit)
+		_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		c.release()
 		if c.set != nil {
 			c.set.mu.Lock()
 			delete(c.set.conns, c)
 			c.set.mu.Unlock()
 		}
 	})
-	return err
+	return nil
 }
 
 // LocalAddr is the local address of the socket.

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestSockConn runs a sockConn over a real Unix socket: a round trip, a Read
+// blocked in poll(2) that Close from another goroutine (a cancelled run's
+// closeAll) wakes, the descriptor released once the Read is out, and calls
+// after Close failing with net.ErrClosed.
+func TestSockConn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+		close(accepted)
+	}()
+	set := newConnSet()
+	nc, err := set.dial(context.Background(), "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nc.(*sockConn)
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	defer peer.Close()
+
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("peer read %q, %v", buf, err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the client's Read is waiting by then
+		peer.Write([]byte("pong"))
+	}()
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "pong" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(buf)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	set.closeAll()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Read on a closed connection returned no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read still blocked 5s after closeAll")
+	}
+	if s := c.state.Load(); s != closedBit {
+		t.Errorf("state after Close and the Read's return = %#x, want closedBit alone (descriptor closed)", s)
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Write after Close: %v, want net.ErrClosed", err)
+	}
+	if _, err := set.dial(context.Background(), "unix", path); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("dial after closeAll: %v, want net.ErrClosed", err)
+	}
+	if len(set.conns) != 0 {
+		t.Errorf("%d connections left in the set", len(set.conns))
+	}
+}
