@@ -106,6 +106,7 @@ type sockConn struct {
 	fd            int
 	state         atomic.Int64
 	pfd           [1]unix.PollFd // wait's argument, kept to spare an allocation per wait
+	sent          bool           // written to since the last read from the socket
 	r             *bufio.Reader
 	local, remote net.Addr
 	set           *connSet
@@ -188,6 +189,15 @@ func (r sockReader) Read(b []byte) (int, error) {
 		return 0, errConnClosed
 	}
 	defer c.release()
+	if c.sent {
+		// The first read after a command: the reply is almost never there yet,
+		// so wait before trying (libmysqlclient tries first, and pays a
+		// recvfrom(2) that fails with EAGAIN per statement).
+		c.sent = false
+		if err := c.wait(unix.POLLIN); err != nil {
+			return 0, err
+		}
+	}
 	for {
 		n, errno := recv(c.fd, b)
 		switch errno {
@@ -233,6 +243,7 @@ func (c *sockConn) Write(b []byte) (int, error) {
 		switch errno {
 		case 0:
 			done += n
+			c.sent = true
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			if err := c.wait(unix.POLLOUT); err != nil {
