@@ -26,7 +26,8 @@ import (
 // machine shared with mysqld that halved oltp_read_only's throughput. So a run's
 // connections are dialled normally (the context bounds the connect) and then
 // taken over (sockConn): read and written with plain system calls, waiting in
-// poll(2) like libmysqlclient. Not a blocking read(2): a reader blocked there is
+// poll(2) like libmysqlclient (but the first read after a command polls before
+// it reads, see sockReader.Read). Not a blocking read(2): a reader blocked there is
 // also woken each time the server consumes what the client sent (the socket's
 // write-space wake-up), which doubled the context switches per statement.
 //

@@ -21,8 +21,9 @@
 //
 // The client costs the server as little CPU as it can, since on a small machine
 // they share the cores: each thread owns a go-sql-driver connection (no
-// database/sql), waits for replies in poll(2) like libmysqlclient (dial.go), and
-// drains result sets without converting rows. RunSysbench runs real sysbench with
+// database/sql), waits for replies in poll(2) like libmysqlclient but without its
+// failed read before each wait (dial.go), drains result sets without converting
+// rows, and buffers completed events per thread (collect.go). RunSysbench runs real sysbench with
 // the same options and reads its report into the same Result (sysbench.go).
 //
 // bench knows a server only through a go-sql-driver DSN; it never starts, stops or
