@@ -21,12 +21,13 @@ func latencyMicros(d time.Duration) int64 {
 
 // collector gathers what threads report, keeping only what completes inside the
 // measured window [start, end]. Threads pass the time their event or failure
-// completed; the coordinator opens the window (begin) and closes it (finish)
-// under the same lock, so every report is either inside or outside, never both.
+// completed, and that time alone decides: a report is recorded under mu and
+// compared with the window's bounds there, which the coordinator sets under mu
+// (begin, finish), so every report is either inside or outside, never both.
 //
 // Completed events wait in their thread's buffer (bufs) and are recorded in
 // batches: by the thread when its buffer is full, by the coordinator before it
-// closes intervals. A lock and two histograms shared by all threads, touched at
+// closes intervals (after it set the end, in finish). A lock and two histograms shared by all threads, touched at
 // every event, kept moving their cache lines between CPUs: with two threads on
 // two CPUs that was 4% of the client's CPU per point select.
 type collector struct {
@@ -249,10 +250,14 @@ func (c *collector) begin(t time.Time) {
 // finish closes the window at t and every interval, and returns the report
 // intervals this closed (see flush).
 func (c *collector) finish(t time.Time) []Interval {
+	// The end first: the threads' buffers may already hold their last events,
+	// completed after t.
+	c.mu.Lock()
+	c.end = t
+	c.mu.Unlock()
 	c.drainAll()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.end = t
 	return c.closeReported(t)
 }
 

@@ -51,3 +51,23 @@ func TestCollectorDrainsThreadBuffers(t *testing.T) {
 		t.Errorf("intervals %+v, want 2 with 1 event in the second", r.Intervals)
 	}
 }
+
+// TestCollectorFinishExcludesLaterEvents: when the window closes, a thread's
+// buffer may already hold its last event, completed after the end; finish must
+// leave it out (it did not, when it drained the buffers before setting the end).
+func TestCollectorFinishExcludesLaterEvents(t *testing.T) {
+	o := DefaultOptions()
+	o.Threads = 2
+	c := newCollector(&o)
+	t0 := time.Now()
+	c.begin(t0)
+	one := counts{reads: 1}
+	c.event(t0.Add(500*time.Millisecond), time.Millisecond, 0, one)
+	c.event(t0.Add(time.Second+time.Millisecond), time.Millisecond, 0, one) // after the end
+	c.event(t0.Add(time.Second+2*time.Millisecond), time.Millisecond, 1, one)
+	c.finish(t0.Add(time.Second))
+	r := c.result()
+	if r.Events != 1 || r.ThreadEvents[0] != 1 || r.ThreadEvents[1] != 0 {
+		t.Errorf("%d events (per thread %v), want 1 ([1 0]): events after the window's end were counted", r.Events, r.ThreadEvents)
+	}
+}

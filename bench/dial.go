@@ -106,8 +106,8 @@ const readBufferSize = 64 << 10
 type sockConn struct {
 	fd            int
 	state         atomic.Int64
-	pfd           [1]unix.PollFd // wait's argument, kept to spare an allocation per wait
-	sent          bool           // written to since the last read from the socket
+	rpfd, wpfd    [1]unix.PollFd // wait's argument for Read and Write, kept to spare an allocation per wait
+	sent          atomic.Bool    // written to since the last read from the socket
 	r             *bufio.Reader
 	local, remote net.Addr
 	set           *connSet
@@ -190,12 +190,11 @@ func (r sockReader) Read(b []byte) (int, error) {
 		return 0, errConnClosed
 	}
 	defer c.release()
-	if c.sent {
+	if c.sent.Swap(false) {
 		// The first read after a command: the reply is almost never there yet,
 		// so wait before trying (libmysqlclient tries first, and pays a
 		// recvfrom(2) that fails with EAGAIN per statement).
-		c.sent = false
-		if err := c.wait(unix.POLLIN); err != nil {
+		if err := c.wait(&c.rpfd, unix.POLLIN); err != nil {
 			return 0, err
 		}
 	}
@@ -209,7 +208,7 @@ func (r sockReader) Read(b []byte) (int, error) {
 			return n, nil
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			if err := c.wait(unix.POLLIN); err != nil {
+			if err := c.wait(&c.rpfd, unix.POLLIN); err != nil {
 				return 0, err
 			}
 		default:
@@ -244,10 +243,10 @@ func (c *sockConn) Write(b []byte) (int, error) {
 		switch errno {
 		case 0:
 			done += n
-			c.sent = true
+			c.sent.Store(true)
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			if err := c.wait(unix.POLLOUT); err != nil {
+			if err := c.wait(&c.wpfd, unix.POLLOUT); err != nil {
 				return done, err
 			}
 		default:
@@ -258,12 +257,13 @@ func (c *sockConn) Write(b []byte) (int, error) {
 }
 
 // wait blocks the calling OS thread in poll(2) until the socket has events (or
-// an error or hang-up, which the next read or write reports). Call inside
-// acquire/release.
-func (c *sockConn) wait(events int16) error {
-	c.pfd[0] = unix.PollFd{Fd: int32(c.fd), Events: events}
+// an error or hang-up, which the next read or write reports). pfd is the
+// caller's own (Read's or Write's: a net.Conn may be read and written at once).
+// Call inside acquire/release.
+func (c *sockConn) wait(pfd *[1]unix.PollFd, events int16) error {
+	pfd[0] = unix.PollFd{Fd: int32(c.fd), Events: events}
 	for {
-		_, err := unix.Poll(c.pfd[:], -1)
+		_, err := unix.Poll(pfd[:], -1)
 		if err == nil {
 			return nil
 		}

@@ -84,3 +84,59 @@ func TestSockConn(t *testing.T) {
 		t.Errorf("%d connections left in the set", len(set.conns))
 	}
 }
+
+// TestSockConnConcurrentReadWrite reads and writes one sockConn from two
+// goroutines at once, as a net.Conn allows (run it with -race): the peer echoes
+// what it gets, in pieces large enough to fill the socket's buffers, so both
+// sides wait in poll(2) at times.
+func TestSockConnConcurrentReadWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		p, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer p.Close()
+		io.Copy(p, p) // echo
+	}()
+	set := newConnSet()
+	defer set.closeAll()
+	c, err := set.dial(context.Background(), "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 8 << 20
+	chunk := make([]byte, 300<<10)
+	for i := range chunk {
+		chunk[i] = byte(i)
+	}
+	werr := make(chan error, 1)
+	go func() {
+		for sent := 0; sent < total; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- nil
+	}()
+	got := make([]byte, total)
+	deadline := time.AfterFunc(time.Minute, func() { set.closeAll() })
+	defer deadline.Stop()
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("read the echo: %v", err)
+	}
+	if err := <-werr; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	for i, b := range got {
+		if b != byte(i%len(chunk)) {
+			t.Fatalf("byte %d of the echo is %d, want %d", i, b, byte(i%len(chunk)))
+		}
+	}
+}
