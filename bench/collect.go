@@ -27,9 +27,10 @@ func latencyMicros(d time.Duration) int64 {
 //
 // Completed events wait in their thread's buffer (bufs) and are recorded in
 // batches: by the thread when its buffer is full, by the coordinator before it
-// closes intervals (after it set the end, in finish). A lock and two histograms shared by all threads, touched at
-// every event, kept moving their cache lines between CPUs: with two threads on
-// two CPUs that was 4% of the client's CPU per point select.
+// closes intervals (after it set the end, in finish). A lock and two
+// histograms shared by all threads, touched at every event, kept moving their
+// cache lines between CPUs: with two threads on two CPUs that was 4% of the
+// client's CPU per point select.
 type collector struct {
 	epoch time.Time // pending.at is since epoch
 	bufs  []*eventBuf
