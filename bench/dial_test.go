@@ -15,12 +15,7 @@ import (
 // closeAll) wakes, the descriptor released once the Read is out, and calls
 // after Close failing with net.ErrClosed.
 func TestSockConn(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	path, ln := listenUnix(t)
 	accepted := make(chan net.Conn, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -90,12 +85,7 @@ func TestSockConn(t *testing.T) {
 // what it gets, in pieces large enough to fill the socket's buffers, so both
 // sides wait in poll(2) at times.
 func TestSockConnConcurrentReadWrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	path, ln := listenUnix(t)
 	go func() {
 		p, err := ln.Accept()
 		if err != nil {
@@ -139,4 +129,16 @@ func TestSockConnConcurrentReadWrite(t *testing.T) {
 			t.Fatalf("byte %d of the echo is %d, want %d", i, b, byte(i%len(chunk)))
 		}
 	}
+}
+
+// listenUnix listens on a Unix socket in a test directory, closed at the
+// test's end.
+func listenUnix(t *testing.T) (string, net.Listener) {
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return path, ln
 }
