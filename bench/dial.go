@@ -96,8 +96,8 @@ const readBufferSize = 64 << 10
 // sockConn is a stream socket in non-blocking mode, read through a buffer,
 // waiting for the server in poll(2). It holds the descriptor itself rather than
 // an *os.File: the os package's raw-connection calls take a closure, whose
-// captured results escape to the heap, and a lock per call, which was a third
-// of the client's allocations per point select.
+// captured results escape to the heap, and a lock per call: two thirds of the
+// client's allocations per point select.
 //
 // state counts the calls using fd (Read, Write, wait, Close's shutdown) and has
 // closedBit set once Close ran: the descriptor is closed by whoever leaves it
