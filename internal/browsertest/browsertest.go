@@ -99,6 +99,9 @@ func Load(t testing.TB, path, screenshot string) Page {
 		chromedp.NoSandbox, // root in CI
 		chromedp.DisableGPU,
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium leaves an empty org.chromium.Chromium.* directory in TMPDIR
+		// per start: keep it in the test's own.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.WindowSize(1280, 900),

@@ -11,8 +11,11 @@
 // transaction for each (SHOW GLOBAL STATUS deltas over each client process:
 // Com_select, Com_stmt_execute, Com_begin, Com_commit, Handler_read_key,
 // Handler_read_next, Bytes_received, Bytes_sent, per reported transaction),
-// client CPU seconds (user+system of the client process) and server CPU seconds (mysqld's, over the client's life)
-// per 1000 transactions, and the client's peak RSS. A last
+// client CPU seconds (user+system of the client process) and server CPU seconds
+// (mysqld's, over the client's life) per 1000 transactions, the client CPU ratio
+// built-in / sysbench per pair (median, min and max: pairs run side by side, so
+// the ratio survives the machine's drift better than the medians), and the
+// client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
 //	go run ./scripts/bench-vs-sysbench                  # the README table, ~17 minutes
@@ -175,10 +178,10 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 		in.Flavor, in.Version, host.CPUModel, host.CPUs, tableSize, pairs, runTime)
 
 	type row struct {
-		c        config
-		sb, bi   []sample
-		ratios   []float64
-		cpuRatio float64
+		c         config
+		sb, bi    []sample
+		ratios    []float64 // built-in tps / sysbench tps, per pair
+		cpuRatios []float64 // built-in / sysbench client CPU per transaction, per pair
 	}
 	var rows []row
 	for _, c := range cs {
@@ -204,18 +207,22 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 			}
 			r.sb, r.bi = append(r.sb, s), append(r.bi, b)
 			r.ratios = append(r.ratios, b.tps/s.tps)
-			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f)\n", c, p+1, s.tps, b.tps, b.tps/s.tps)
+			r.cpuRatios = append(r.cpuRatios, cpuPerK(b)/cpuPerK(s))
+			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f); client CPU per txn %.3f\n",
+				c, p+1, s.tps, b.tps, b.tps/s.tps, cpuPerK(b)/cpuPerK(s))
 		}
 		rows = append(rows, r)
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
+	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tCPU ratio (min-max)\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%s\t%s\t%.3f (%.3f-%.3f)\t%s\t%s\t%.1f\t%.1f\t\n",
 			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf),
 			stats.Median(r.ratios), slices.Min(r.ratios), slices.Max(r.ratios),
-			medianOf(r.sb, cpuPerK), medianOf(r.bi, cpuPerK), medianOf(r.sb, srvPerK), medianOf(r.bi, srvPerK),
+			sig3(medianOf(r.sb, cpuPerK)), sig3(medianOf(r.bi, cpuPerK)),
+			stats.Median(r.cpuRatios), slices.Min(r.cpuRatios), slices.Max(r.cpuRatios),
+			sig3(medianOf(r.sb, srvPerK)), sig3(medianOf(r.bi, srvPerK)),
 			medianOf(r.sb, rssMB), medianOf(r.bi, rssMB))
 	}
 	tw.Flush()
@@ -253,6 +260,11 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 	}
 	return nil
 }
+
+// sig3 formats a CPU time per 1000 transactions with three significant digits
+// (a point select costs about 0.0135 s per 1000: three decimals would round
+// away the difference between the clients).
+func sig3(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
 
 func tpsOf(s sample) float64   { return s.tps }
 func cpuPerK(s sample) float64 { return s.cpu.Seconds() * 1000 / float64(s.txns) }
