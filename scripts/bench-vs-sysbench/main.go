@@ -208,7 +208,7 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 			r.sb, r.bi = append(r.sb, s), append(r.bi, b)
 			r.ratios = append(r.ratios, b.tps/s.tps)
 			r.cpuRatios = append(r.cpuRatios, cpuPerK(b)/cpuPerK(s))
-			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f); client CPU per txn %.3f\n",
+			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f); client CPU per txn ratio %.3f\n",
 				c, p+1, s.tps, b.tps, b.tps/s.tps, cpuPerK(b)/cpuPerK(s))
 		}
 		rows = append(rows, r)
@@ -261,10 +261,10 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 	return nil
 }
 
-// sig3 formats a CPU time per 1000 transactions with three significant digits
-// (a point select costs about 0.0135 s per 1000: three decimals would round
-// away the difference between the clients).
-func sig3(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+// sig3 formats a CPU time per 1000 transactions with three significant digits,
+// trailing zeros kept (a point select costs about 0.0135 s per 1000: three
+// decimals would round away the difference between the clients).
+func sig3(v float64) string { return fmt.Sprintf("%#.3g", v) }
 
 func tpsOf(s sample) float64   { return s.tps }
 func cpuPerK(s sample) float64 { return s.cpu.Seconds() * 1000 / float64(s.txns) }
