@@ -150,23 +150,33 @@ var fastRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--wa
 
 func TestBisectFindsInjectedRegression(t *testing.T) {
 	// 24 commits, culprit at 14; the build breaks at 12 (the first midpoint) and
-	// is fixed at 13, so the bisect must skip a real build failure.
+	// is fixed at 13, so the bisect must skip a real build failure. perfbisect is
+	// killed (kill -9) after the endpoints and the first runs of a midpoint, and
+	// the session resumed (killAndResume): the answer and the JSON below are the
+	// resumed session's.
 	repo, culprit := makeFixture(t, "--commits", "24", "--culprit-pos", "14", "--broken-pos", "12")
 	broken := fixtureVar(t, repo, "BROKEN_SHA")
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
-	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
+	args := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--state-dir", state, "--json", out}, fastRun...)
+		"--state-dir", state, "--json", out}
+	for _, f := range fastRun {
+		if f != "--quiet" { // killAndResume counts the live run lines
+			args = append(args, f)
+		}
+	}
 	// Server and client on CPUs of their own, as MariaDB's CI benchmarks run.
 	serverCPUs, clientCPUs := "", ""
 	if runtime.NumCPU() >= 2 {
 		serverCPUs, clientCPUs = "1", "0"
 		args = append(args, "--server-cpus", serverCPUs, "--client-cpus", clientCPUs)
 	}
-	r := perfbisect(t, nil, args...)
+	// The endpoints take 12 runs at the default --repeats; 16 is part-way
+	// through the first midpoint that builds.
+	r := killAndResume(t, repo, state, args, 16)
 	if r.code != exitOK {
-		t.Fatalf("exit %d, want 0", r.code)
+		t.Fatalf("resume: exit %d, want 0", r.code)
 	}
 	if !strings.Contains(r.stdout, "first bad commit: "+culprit) {
 		t.Errorf("stdout does not name the culprit %s", culprit)
@@ -227,6 +237,7 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}
+	checkFinishedSession(t, repo, state, culprit, 1)
 }
 
 // fixtureVar reads a variable of the fixture's .git/perfbisect-fixture.env.
