@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,10 +68,24 @@ type result struct {
 	stdout, stderr string
 }
 
+// command returns exec.Command(binary, args...) set up so that perfbisect gets
+// SIGTERM, and stops its server, when the test process dies (a -timeout panic, a
+// killed go test) instead of bisecting on as an orphan with a mysqld. The
+// parent-death signal follows the OS thread that forks, so the test's goroutine
+// stays locked to its thread until the test ends.
+func command(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	cmd := exec.Command(binary, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	return cmd
+}
+
 // perfbisect runs the binary and returns its exit code and output.
 func perfbisect(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := command(t, args...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	cmd.Env = append(os.Environ(), env...)
@@ -376,7 +391,7 @@ func TestLeftoversOfAKilledSessionAreReaped(t *testing.T) {
 	state := filepath.Join(tmp, "state")
 	slowcc := filepath.Join(tmp, "slowcc")
 	os.WriteFile(slowcc, []byte("#!/bin/sh\nsleep 120\nexec \"$@\"\n"), 0o755)
-	cmd := exec.Command(binary, "start", "--quiet", "--repo", repo, "--good", "good", "--bad", "bad",
+	cmd := command(t, "start", "--quiet", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--state-dir", state, "--cmake-args", "-DCMAKE_C_COMPILER_LAUNCHER="+slowcc)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 // calls it: one bisection serves both tests.
 func killAndResume(t *testing.T, repo, state string, args []string, killAfter int) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := command(t, args...)
 	var first bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &first, &first
 	if err := cmd.Start(); err != nil {
@@ -167,7 +167,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "2", "--broken-pos", "0")
 	state := t.TempDir()
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
-	cmd := exec.Command(binary, args...)
+	cmd := command(t, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	// A different session may start now (and is killed at once: only its
 	// acceptance matters here).
 	other := append(append([]string(nil), args...), "--threshold", "7")
-	cmd = exec.Command(binary, other...)
+	cmd = command(t, other...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
