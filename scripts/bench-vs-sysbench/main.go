@@ -18,7 +18,7 @@
 // client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
-//	go run ./scripts/bench-vs-sysbench                  # the README table, ~17 minutes
+//	go run ./scripts/bench-vs-sysbench -pairs 7         # the README table, ~20 minutes (5 pairs: ~17)
 //	go run ./scripts/bench-vs-sysbench -pairs 3 -time 5s -configs oltp_read_only/2/uniform
 //
 // The numbers are only meaningful on an otherwise idle machine: run nothing
@@ -215,7 +215,7 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tCPU ratio (min-max)\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
+	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tclient CPU ratio (min-max)\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%s\t%s\t%.3f (%.3f-%.3f)\t%s\t%s\t%.1f\t%.1f\t\n",
 			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf),
@@ -262,8 +262,8 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 }
 
 // sig3 formats a CPU time per 1000 transactions with three significant digits,
-// trailing zeros kept (a point select costs about 0.0135 s per 1000: three
-// decimals would round away the difference between the clients).
+// trailing zeros kept (a point select costs 0.015 to 0.018 s per 1000 here:
+// three decimals would round away the difference between the clients).
 func sig3(v float64) string { return fmt.Sprintf("%#.3g", v) }
 
 func tpsOf(s sample) float64   { return s.tps }
