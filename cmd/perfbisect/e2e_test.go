@@ -163,6 +163,10 @@ func readJSON(t *testing.T, path string) jsonResult {
 // regressions are large), the demo's data shape.
 var fastRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5", "--quiet"}
 
+// shortRun are fastRun with 1 s windows, for the tests whose answer does not
+// depend on the noise of a run (a -95% regression; no regression at all).
+var shortRun = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--quiet"}
+
 func TestBisectFindsInjectedRegression(t *testing.T) {
 	// 24 commits, culprit at 14; the build breaks at 12 (the first midpoint) and
 	// is fixed at 13, so the bisect must skip a real build failure. perfbisect is
@@ -280,7 +284,7 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
-		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out}, fastRun...)
+		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out}, shortRun...)
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)
@@ -299,7 +303,7 @@ func TestNoRegressionReproduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_point_select", "--table-size", "10000", "--rand-type", "special",
-		"--max-repeats", "12", "--state-dir", t.TempDir(), "--json", out}, fastRun...)
+		"--max-repeats", "12", "--state-dir", t.TempDir(), "--json", out}, shortRun...)
 	r := perfbisect(t, nil, args...)
 	if r.code != exitNoRegression {
 		t.Fatalf("exit %d, want %d", r.code, exitNoRegression)
