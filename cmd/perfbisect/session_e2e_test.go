@@ -78,7 +78,8 @@ var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 // before the kill were used, not measured again (every live run line of the
 // resume is a run the store gained). args must not hold --quiet (the live run
 // lines are counted). It returns the resume's result. TestBisectFindsInjectedRegression
-// calls it: one bisection serves both tests.
+// calls it, so that one bisection serves its search checks and these (a
+// bisection costs minutes).
 func killAndResume(t *testing.T, repo, state string, args []string, killAfter int) result {
 	t.Helper()
 	cmd := command(t, args...)
