@@ -134,6 +134,7 @@ func TestSockConnConcurrentReadWrite(t *testing.T) {
 // listenUnix listens on a Unix socket in a test directory, closed at the
 // test's end.
 func listenUnix(t *testing.T) (string, net.Listener) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", path)
 	if err != nil {

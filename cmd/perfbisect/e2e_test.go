@@ -159,13 +159,21 @@ func readJSON(t *testing.T, path string) jsonResult {
 	return j
 }
 
-// fastRun are the measurement flags of the tests: short runs (the fixture's
-// regressions are large), the demo's data shape.
-var fastRun = []string{"--threads", "2", "--tables", "1", "--time", "1.5", "--warmup", "0.5", "--quiet"}
+// measureFlags are the measurement flags of the tests: short runs, a window of
+// window seconds after a 0.5 s warm-up (the fixture's regressions are large),
+// the demo's data shape, and --quiet unless the test reads the live run lines.
+func measureFlags(window string, quiet bool) []string {
+	f := []string{"--threads", "2", "--tables", "1", "--time", window, "--warmup", "0.5"}
+	if quiet {
+		f = append(f, "--quiet")
+	}
+	return f[:len(f):len(f)] // callers append to it: never into a shared array
+}
 
-// shortRun are fastRun with 1 s windows, for the tests whose answer does not
-// depend on the noise of a run (a -95% regression; no regression at all).
-var shortRun = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--quiet"}
+// fastRun measures with 1.5 s windows; shortRun with 1 s windows, for the
+// tests whose answer does not depend on the noise of a run (a -95% regression;
+// no regression at all).
+var fastRun, shortRun = measureFlags("1.5", true), measureFlags("1", true)
 
 func TestBisectFindsInjectedRegression(t *testing.T) {
 	// 24 commits, culprit at 14; the build breaks at 12 (the first midpoint) and
@@ -177,14 +185,9 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	broken := fixtureVar(t, repo, "BROKEN_SHA")
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
-	args := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--state-dir", state, "--json", out}
-	for _, f := range fastRun {
-		if f != "--quiet" { // killAndResume counts the live run lines
-			args = append(args, f)
-		}
-	}
+		"--state-dir", state, "--json", out}, measureFlags("1.5", false)...) // not quiet: killAndResume counts the live run lines
 	// Server and client on CPUs of their own, as MariaDB's CI benchmarks run.
 	serverCPUs, clientCPUs := "", ""
 	if runtime.NumCPU() >= 2 {

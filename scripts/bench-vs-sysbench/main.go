@@ -129,6 +129,7 @@ func parseConfigs(s string) ([]config, error) {
 
 func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads int, prefix string) error {
 	ctx := context.Background()
+	began := time.Now()
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		return fmt.Errorf("sysbench is needed: apt-get install sysbench")
 	}
@@ -206,23 +207,25 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 				}
 			}
 			r.sb, r.bi = append(r.sb, s), append(r.bi, b)
-			r.ratios = append(r.ratios, b.tps/s.tps)
-			r.cpuRatios = append(r.cpuRatios, cpuPerK(b)/cpuPerK(s))
+			ratio, cpuRatio := b.tps/s.tps, cpuPerK(b)/cpuPerK(s)
+			r.ratios = append(r.ratios, ratio)
+			r.cpuRatios = append(r.cpuRatios, cpuRatio)
 			fmt.Fprintf(os.Stderr, "%s pair %d: sysbench %.1f tps, built-in %.1f tps (%.3f); client CPU per txn ratio %.3f\n",
-				c, p+1, s.tps, b.tps, b.tps/s.tps, cpuPerK(b)/cpuPerK(s))
+				c, p+1, s.tps, b.tps, ratio, cpuRatio)
 		}
 		rows = append(rows, r)
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
 	fmt.Fprintln(tw, "workload\tthreads\trand\tsysbench tps\tbuilt-in tps\tratio (min-max)\tclient CPU s/1000 txn sysbench\tbuilt-in\tclient CPU ratio (min-max)\tserver CPU s/1000 txn sysbench\tbuilt-in\tpeak RSS MB sysbench\tbuilt-in\t")
+	// CPU per 1000 transactions with three significant digits, trailing zeros
+	// kept (%#.3g): a point select costs 0.015 to 0.018 s per 1000 here, and three
+	// decimals would round away the difference between the clients.
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.3f (%.3f-%.3f)\t%s\t%s\t%.3f (%.3f-%.3f)\t%s\t%s\t%.1f\t%.1f\t\n",
-			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf),
-			stats.Median(r.ratios), slices.Min(r.ratios), slices.Max(r.ratios),
-			sig3(medianOf(r.sb, cpuPerK)), sig3(medianOf(r.bi, cpuPerK)),
-			stats.Median(r.cpuRatios), slices.Min(r.cpuRatios), slices.Max(r.cpuRatios),
-			sig3(medianOf(r.sb, srvPerK)), sig3(medianOf(r.bi, srvPerK)),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%s\t%#.3g\t%#.3g\t%s\t%#.3g\t%#.3g\t%.1f\t%.1f\t\n",
+			r.c.workload, r.c.threads, r.c.rand, medianOf(r.sb, tpsOf), medianOf(r.bi, tpsOf), spread(r.ratios),
+			medianOf(r.sb, cpuPerK), medianOf(r.bi, cpuPerK), spread(r.cpuRatios),
+			medianOf(r.sb, srvPerK), medianOf(r.bi, srvPerK),
 			medianOf(r.sb, rssMB), medianOf(r.bi, rssMB))
 	}
 	tw.Flush()
@@ -258,13 +261,14 @@ func run(cs []config, pairs int, runTime time.Duration, tableSize, rssThreads in
 		fmt.Printf("\nPeak RSS at %d threads (oltp_read_only, %s): sysbench %.1f MB, built-in %.1f MB\n",
 			rssThreads, o.Time, rssMB(s), rssMB(b))
 	}
+	fmt.Printf("\nThe whole run took %s.\n", time.Since(began).Round(time.Second))
 	return nil
 }
 
-// sig3 formats a CPU time per 1000 transactions with three significant digits,
-// trailing zeros kept (a point select costs 0.015 to 0.018 s per 1000 here:
-// three decimals would round away the difference between the clients).
-func sig3(v float64) string { return fmt.Sprintf("%#.3g", v) }
+// spread formats per-pair ratios as "median (min-max)".
+func spread(xs []float64) string {
+	return fmt.Sprintf("%.3f (%.3f-%.3f)", stats.Median(xs), slices.Min(xs), slices.Max(xs))
+}
 
 func tpsOf(s sample) float64   { return s.tps }
 func cpuPerK(s sample) float64 { return s.cpu.Seconds() * 1000 / float64(s.txns) }
