@@ -1,8 +1,7 @@
 package main
 
 // End-to-end tests of the stored session (resume after SIGKILL, status, log,
-// reset: helpers that TestBisectFindsInjectedRegression uses, and reset of an
-// unfinished session) and of git bisect run, with real builds and real servers.
+// reset) and of git bisect run, with real builds and real servers.
 
 import (
 	"bytes"
@@ -77,9 +76,7 @@ var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 // is unfinished; then it resumes the session and checks that the runs stored
 // before the kill were used, not measured again (every live run line of the
 // resume is a run the store gained). args must not hold --quiet (the live run
-// lines are counted). It returns the resume's result. TestBisectFindsInjectedRegression
-// calls it, so that one bisection serves its search checks and these (a
-// bisection costs minutes).
+// lines are counted). It returns the resume's result.
 func killAndResume(t *testing.T, repo, state string, args []string, killAfter int) result {
 	t.Helper()
 	cmd := command(t, args...)
@@ -132,6 +129,19 @@ func killAndResume(t *testing.T, repo, state string, args []string, killAfter in
 		t.Errorf("resume did not say it reuses stored runs")
 	}
 	return r
+}
+
+func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
+	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
+	state := t.TempDir()
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
+	// The endpoints take 12 runs at the default --repeats: 16 is part-way
+	// through the first midpoint.
+	r := killAndResume(t, repo, state, args, 16)
+	if r.code != exitOK || !strings.Contains(r.stdout, "first bad commit: "+culprit) {
+		t.Fatalf("resumed session: exit %d, want 0 naming %s", r.code, culprit)
+	}
+	checkFinishedSession(t, repo, state, culprit, 0)
 }
 
 // checkFinishedSession checks what a finished session that found culprit
