@@ -13,7 +13,6 @@
 package build
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,9 +22,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -146,15 +143,19 @@ type BuildError struct {
 	// a compiler killed for memory, a missing tool or package): the session
 	// must stop, not skip.
 	Machine bool
-	// Remembered is the file that records a compiler or CMake error, so that
-	// later sessions skip the revision without building ("" when not
-	// remembered).
+	// Remembered is the file that records a compiler error, so that later
+	// sessions skip the revision without building ("" when not remembered).
 	Remembered string
+	// Packages are the Debian packages that provide what the build reports
+	// missing (from DebianPackages; none when unknown).
+	Packages []string
 }
 
 func (e *BuildError) Error() string {
 	what := ""
 	switch {
+	case e.Machine && len(e.Packages) > 0:
+		what = " (not the revision's fault: install " + strings.Join(e.Packages, " ") + " (apt-get install " + strings.Join(e.Packages, " ") + "), then resume)"
 	case e.Machine:
 		what = " (not the revision's fault: fix the machine, then resume)"
 	case e.Remembered != "":
@@ -228,9 +229,7 @@ const configuredMarker = ".perfbisect-configured"
 func cmakeInputs(m manifest) string {
 	var lines []string
 	for name, key := range m.Files {
-		base := path.Base(name)
-		if base == "CMakeLists.txt" || strings.HasSuffix(base, ".cmake") || strings.HasSuffix(base, ".cmake.in") ||
-			name == "VERSION" || name == "MYSQL_VERSION" || strings.HasPrefix(key, "submodule ") {
+		if isCMakeInput(name, key) {
 			lines = append(lines, name+" "+key)
 		}
 	}
@@ -339,6 +338,27 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		cmd  []string
 		env  []string
 	}
+	// The build directory builds this revision incrementally only when that
+	// gives what a clean build gives (reuse.go); otherwise it starts empty.
+	recipeLine := strings.Join(configure, "\n")
+	if b.Recipe.BuildCmd != "" {
+		recipeLine = "build: " + b.Recipe.BuildCmd + "\ninstall: " + b.Recipe.InstallCmd
+	}
+	files := readManifest(src).Files
+	prev := readBuilt(bdir)
+	if why := reuseVerdict(bdir, prev, recipeLine, files); why == "" {
+		fmt.Fprintf(logf, "# incremental build in %s after %s\n", bdir, prev.Commit)
+	} else if prev != nil || !emptyDir(bdir) {
+		b.logf("build %.10s: fresh build directory: %s", commit, why)
+		fmt.Fprintf(logf, "# fresh build directory %s: %s\n", bdir, why)
+		if err := freshBuildDir(bdir); err != nil {
+			return "", err
+		}
+	}
+	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: recipeLine, Files: files}); err != nil {
+		return "", err
+	}
+
 	var steps []step
 	var want string // the configure marker's content (CMake recipes)
 	if b.Recipe.BuildCmd != "" {
@@ -378,17 +398,20 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 				return "", ctx.Err()
 			}
 			logf.Sync()
-			lines, kind := diagnose(logPath)
-			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: lines, Err: err}
+			d := diagnose(logPath)
+			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: d.Lines, Err: err, Packages: d.Packages}
 			switch {
 			case timedOut:
 				be.TimedOut = true
 				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
 				reap.Kill(reap.Find(b.StateDir)) // also what left the process group (setsid)
-			case kind == faultMachine:
+			case d.Fault == faultMachine:
 				be.Machine = true
-			case kind == faultRevision && st.name != "install":
-				b.recordFailure(prefix, be) // a compiler or CMake error
+			case d.Fault == faultRevision && st.name == "build":
+				// A compiler error. A configure error is not remembered: it
+				// may be the preset's or a package's, and configuring again
+				// costs little.
+				b.recordFailure(prefix, be)
 				be.Remembered = prefix + ".failed.json"
 			}
 			_ = os.RemoveAll(tmp)
@@ -398,6 +421,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		if st.name == "configure" {
 			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(want), 0o644)
 		}
+	}
+	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: recipeLine, Files: files, Finished: true}); err != nil {
+		return "", err
 	}
 	// DESTDIR holds the tree under the fixed prefix (or, for an install command
 	// that ignores PREFIX, directly): move it into place.
@@ -460,98 +486,6 @@ func (b *Builder) describe(r Resolved) {
 func (b *Builder) progress(commit, step string, pct int, start time.Time) {
 	if b.Progress != nil {
 		b.Progress(Progress{Commit: commit, Step: step, Percent: pct, Elapsed: time.Since(start)})
-	}
-}
-
-// fault is whose a failed build is.
-type fault int
-
-const (
-	faultUnknown  fault = iota // skipped, not remembered
-	faultRevision              // a compiler or CMake error: skipped and remembered
-	faultMachine               // the machine's: the session stops
-)
-
-var (
-	// sourceQuote matches the source lines and carets compilers quote under a
-	// diagnostic ("   12 |   printf(...)", "      |   ^~~"): never a verdict.
-	sourceQuote = regexp.MustCompile(`^\s*\d*\s*\|`)
-	// compileError is a compiler's or linker's own error line.
-	compileError = regexp.MustCompile(`:\d+(:\d+)?: (fatal )?error: |^CMake Error|undefined reference to |error: ld returned|: error: linker command failed`)
-	// missingFile is a missing include: a header the revision removed, or a
-	// -dev package the machine lacks; perfbisect cannot tell, so it is not
-	// remembered.
-	missingFile = regexp.MustCompile(`fatal error: .*: No such file or directory`)
-)
-
-// machineSigns are the tools' messages that blame the machine: a full disk,
-// missing memory, a compiler killed by a signal (the OOM killer), a missing
-// build tool or system package.
-var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
-	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error: Killed",
-	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system",
-	"CMAKE_MAKE_PROGRAM is not set", "CMAKE_C_COMPILER not set", "CMAKE_CXX_COMPILER not set", "No CMAKE_C_COMPILER could be found",
-	"No CMAKE_CXX_COMPILER could be found", "Could NOT find ", ": command not found"}
-
-// diagnose reads a failed build's log (streaming: lines cut at 300 bytes)
-// and returns the lines that say why (the machine's signs, else the first 5
-// error lines, else the last 5 lines of output) and whose fault it is. The
-// quoted source lines under a compiler diagnostic are never read as one.
-func diagnose(path string) ([]string, fault) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, faultUnknown
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	var machine, errs, tail []string
-	missing := false
-	for {
-		line, err := readLine(r, 300)
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "# ") && !sourceQuote.MatchString(line) {
-			for _, sign := range machineSigns {
-				if strings.Contains(line, sign) && len(machine) < 5 {
-					machine = append(machine, line)
-					break
-				}
-			}
-			if compileError.MatchString(line) && len(errs) < 5 {
-				errs = append(errs, line)
-				missing = missing || missingFile.MatchString(line)
-			}
-			if tail = append(tail, line); len(tail) > 5 {
-				tail = tail[1:]
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	switch {
-	case len(machine) > 0:
-		return machine, faultMachine
-	case missing:
-		return errs, faultUnknown
-	case len(errs) > 0:
-		return errs, faultRevision
-	}
-	return tail, faultUnknown
-}
-
-// readLine reads one line of r, keeping at most max bytes of it (the rest of
-// a longer line is read and dropped). err is io.EOF (or another read error)
-// at the end.
-func readLine(r *bufio.Reader, max int) (string, error) {
-	var keep []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(keep) < max {
-			keep = append(keep, chunk[:min(len(chunk), max-len(keep))]...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return string(keep), err
 	}
 }
 

@@ -133,15 +133,27 @@ var Presets = map[string]Preset{
 			"-DPLUGIN_MROONGA=NO", "-DPLUGIN_ROCKSDB=NO", "-DPLUGIN_SPIDER=NO", "-DPLUGIN_CONNECT=NO",
 			"-DPLUGIN_S3=NO", "-DPLUGIN_COLUMNSTORE=NO", "-DPLUGIN_OQGRAPH=NO", "-DPLUGIN_SPHINX=NO",
 			"-DPLUGIN_TOKUDB=NO", "-DPLUGIN_CASSANDRA=NO", "-DPLUGIN_HASHICORP_KEY_MANAGEMENT=NO",
-			"-DPLUGIN_AUTH_PAM=NO", "-DPLUGIN_AUTH_PAM_V1=NO", "-DPLUGIN_AUTH_GSSAPI=NO",
-			"-DWITH_PCRE=system", "-DWITH_ZLIB=system"},
+			"-DPLUGIN_AUTH_PAM=NO", "-DPLUGIN_AUTH_PAM_V1=NO", "-DPLUGIN_AUTH_GSSAPI=NO"},
 			Note: "lean server-only RelWithDebInfo build"},
+		// 10.5 moved to PCRE2, which its "bundled" setting downloads at build
+		// time; 10.0-10.4 carry PCRE 1 in pcre/ and want libpcre3-dev for
+		// "system" (a 10.0.22 configure failed so on Debian 12).
+		{Versions: ">= 10.5", Args: []string{"-DWITH_PCRE=system", "-DWITH_ZLIB=system"}, Note: "system PCRE2 and zlib"},
+		{Versions: "< 10.5", Args: []string{"-DWITH_PCRE=bundled", "-DWITH_ZLIB=system"}, Note: "the tree's own PCRE 1 (pcre/), system zlib"},
 		{Versions: ">= 10.6.5", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: ">= 10.5.13, < 10.6", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: ">= 10.4.22, < 10.5", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: ">= 10.3.32, < 10.4", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: ">= 10.2.41, < 10.3", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: "< 10.2.41", Args: []string{"-DWITH_SSL=bundled"}, Note: "bundled SSL: this version predates OpenSSL 3 support"},
+		// 10.0 and 10.1 keep TokuDB, Mroonga and the others in the build for
+		// PLUGIN_X=NO (TokuDB then needs C++11 against the gnu++98 below);
+		// they honour WITHOUT_X. Their libmysql's linker-script check fails
+		// under CMake 3.25 ("Either switch to GNU ld ..."), as 10.0.26 did.
+		{Versions: "< 10.2", Args: []string{"-DWITHOUT_TOKUDB=1", "-DWITHOUT_MROONGA=1", "-DWITHOUT_CONNECT=1",
+			"-DWITHOUT_SPIDER=1", "-DWITHOUT_OQGRAPH=1", "-DWITHOUT_CASSANDRA=1", "-DWITHOUT_SPHINX=1",
+			"-DDISABLE_LIBMYSQLCLIENT_SYMBOL_VERSIONING=TRUE"},
+			Note: "WITHOUT_X for the engines (10.0/10.1 ignore PLUGIN_X=NO for them), no libmysqlclient symbol versioning"},
 		{Versions: "< 10.2", Args: []string{"-DCMAKE_CXX_STANDARD=98", "-DCMAKE_CXX_FLAGS=-std=gnu++98 -Wno-error", "-DCMAKE_C_FLAGS=-fcommon -Wno-error"},
 			Note: "C++98 and -fcommon: the tree predates gcc 10/11 defaults (its release tarball carries the generated parser, so bison 3.8 is not needed)"},
 	}},

@@ -1,0 +1,211 @@
+package build
+
+import (
+	"bufio"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// fault is whose a failed build is.
+type fault int
+
+const (
+	faultUnknown  fault = iota // skipped, not remembered
+	faultRevision              // a compiler or CMake error: skipped (a compiler error is remembered)
+	faultMachine               // the machine's: the session stops
+)
+
+var (
+	// sourceQuote matches the source lines and carets compilers quote under a
+	// diagnostic ("   12 |   printf(...)", "      |   ^~~"): never a verdict.
+	sourceQuote = regexp.MustCompile(`^\s*\d*\s*\|`)
+	// errorLine is a compiler's, linker's or CMake's own error line.
+	errorLine = regexp.MustCompile(`:\d+(:\d+)?: (fatal )?error: |^CMake Error|undefined reference to |error: ld returned|: error: linker command failed|^make(\[\d+\])?: \*\*\* No rule to make target`)
+	// missingFile is a missing include: a header the revision removed, or a
+	// -dev package the machine lacks; perfbisect cannot tell, so it is not
+	// remembered.
+	missingFile = regexp.MustCompile(`fatal error: (.*): No such file or directory`)
+	// stepHeader starts a step's output in the build log ("# build: cmake --build ...").
+	stepHeader = regexp.MustCompile(`^# (configure|build|install): `)
+)
+
+// machineSigns are the tools' messages that blame the machine wherever they
+// appear in the failing step: a full disk, missing memory, a compiler killed
+// by a signal (the OOM killer), a missing tool.
+var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
+	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error: Killed",
+	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found"}
+
+// missingSigns blame the machine only inside the error that stopped the
+// build: CMake prints "Could NOT find Boost" as a notice for every optional
+// package it looks for, and only a required one ends in a CMake Error.
+var missingSigns = []string{"Could NOT find ", "CMAKE_MAKE_PROGRAM is not set", "CMAKE_C_COMPILER not set", "CMAKE_CXX_COMPILER not set",
+	"No CMAKE_C_COMPILER could be found", "No CMAKE_CXX_COMPILER could be found", "is not found or unusable",
+	"required but not found", "not found. Please install", "is required to build"}
+
+// DebianPackages maps what a failed build reports missing (a regular expression
+// over its error, case-insensitive) to the Debian package that provides it,
+// in order: the first match wins for one error. They are Debian 12's names
+// (tested against apt-cache where the package lists are there).
+var DebianPackages = []struct {
+	Missing string // regular expression over the error
+	Package string
+}{
+	{`pcre2`, "libpcre2-dev"},
+	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
+	{`\bzlib\b|zlib\.h`, "zlib1g-dev"},
+	{`openssl|ssl\.h`, "libssl-dev"},
+	{`gnutls`, "libgnutls28-dev"},
+	{`curses|ncurses|\bterm\.h`, "libncurses-dev"},
+	{`readline`, "libreadline-dev"},
+	{`libaio`, "libaio-dev"},
+	{`liburing`, "liburing-dev"},
+	{`systemd`, "libsystemd-dev"},
+	{`\bpam\b|pam_appl\.h`, "libpam0g-dev"},
+	{`boost`, "libboost-dev"},
+	{`\blz4\b|lz4\.h`, "liblz4-dev"},
+	{`zstd`, "libzstd-dev"},
+	{`snappy`, "libsnappy-dev"},
+	{`libxml|libxml2`, "libxml2-dev"},
+	{`\bcurl\b`, "libcurl4-openssl-dev"},
+	{`krb5|gssapi`, "libkrb5-dev"},
+	{`\bjni\b|jni\.h`, "default-jdk-headless"},
+	{`\bbison\b`, "bison"},
+	{`\bflex\b`, "flex"},
+	{`pkgconfig|pkg-config`, "pkg-config"},
+	{`CMAKE_CXX_COMPILER|c\+\+: command not found|g\+\+`, "g++"},
+	{`CMAKE_C_COMPILER|cc: command not found`, "gcc"},
+	{`CMAKE_MAKE_PROGRAM|make: command not found`, "make"},
+}
+
+var packageRes = func() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range DebianPackages {
+		out = append(out, regexp.MustCompile(`(?i)`+p.Missing))
+	}
+	return out
+}()
+
+// packagesFor returns the Debian package that provides what text says is
+// missing: the first entry of DebianPackages that matches (none when none
+// does).
+func packagesFor(text string) []string {
+	for i, re := range packageRes {
+		if re.MatchString(text) {
+			return []string{DebianPackages[i].Package}
+		}
+	}
+	return nil
+}
+
+// diagnosis is what a failed build's log says.
+type diagnosis struct {
+	// Lines says why: the error that stopped the build first (a CMake error
+	// with its message), then up to four more; or the machine's signs; or
+	// the last lines of output.
+	Lines []string
+	Fault fault
+	// Packages are the Debian packages that provide what is missing.
+	Packages []string
+}
+
+// diagnose reads a failed build's log (streaming: lines cut at 300 bytes) and
+// says why the failing step (the log's last) failed and whose fault it is,
+// from that step's first error: a configure-time notice earlier in the log
+// ("Could NOT find Boost") is never the verdict. The quoted source lines
+// under a compiler diagnostic are never read as one.
+func diagnose(path string) diagnosis {
+	f, err := os.Open(path)
+	if err != nil {
+		return diagnosis{}
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var machine, errs, tail []string
+	var block []string // the CMake error being read, with its message lines
+	endBlock := func() {
+		if len(block) > 0 && len(errs) < 5 {
+			errs = append(errs, cut(strings.Join(block, " "), 400))
+		}
+		block = nil
+	}
+	for {
+		raw, err := readLine(r, 300)
+		raw = strings.TrimRight(raw, "\r\n")
+		line := strings.TrimSpace(raw)
+		switch {
+		case stepHeader.MatchString(raw):
+			machine, errs, tail, block = nil, nil, nil, nil // only the last step failed
+		case line == "" || strings.HasPrefix(line, "# ") || sourceQuote.MatchString(line):
+			endBlock()
+		case len(block) > 0 && raw != line && !strings.HasPrefix(line, "Call Stack"):
+			block = append(block, line) // an indented message line of a CMake error
+		default:
+			endBlock()
+			for _, sign := range machineSigns {
+				if strings.Contains(line, sign) && len(machine) < 5 {
+					machine = append(machine, line)
+					break
+				}
+			}
+			if errorLine.MatchString(line) {
+				if strings.HasPrefix(line, "CMake Error") {
+					block = []string{line}
+				} else if len(errs) < 5 {
+					errs = append(errs, line)
+				}
+			}
+		}
+		if line != "" && !strings.HasPrefix(line, "# ") && !sourceQuote.MatchString(line) {
+			if tail = append(tail, line); len(tail) > 5 {
+				tail = tail[1:]
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	endBlock()
+	switch {
+	case len(machine) > 0:
+		return diagnosis{Lines: machine, Fault: faultMachine, Packages: packagesFor(strings.Join(machine, "\n"))}
+	case len(errs) == 0:
+		return diagnosis{Lines: tail, Fault: faultUnknown}
+	}
+	first := errs[0]
+	for _, sign := range missingSigns {
+		if strings.Contains(first, sign) {
+			return diagnosis{Lines: errs, Fault: faultMachine, Packages: packagesFor(first)}
+		}
+	}
+	if m := missingFile.FindStringSubmatch(first); m != nil {
+		return diagnosis{Lines: errs, Fault: faultUnknown, Packages: packagesFor(m[1])}
+	}
+	return diagnosis{Lines: errs, Fault: faultRevision}
+}
+
+// cut shortens s to at most n bytes, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// readLine reads one line of r, keeping at most max bytes of it (the rest of
+// a longer line is read and dropped). err is io.EOF (or another read error)
+// at the end.
+func readLine(r *bufio.Reader, max int) (string, error) {
+	var keep []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(keep) < max {
+			keep = append(keep, chunk[:min(len(chunk), max-len(keep))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(keep), err
+	}
+}

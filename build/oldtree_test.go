@@ -1,0 +1,147 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// oldMariaDB is a tree that configures as MariaDB 10.0.22-10.0.26's did on
+// Debian 12 (gcc 12, CMake 3.25) for the switches perfbisect's preset sets:
+// "system" PCRE wants PCRE 1, which the machine lacks; PLUGIN_TOKUDB=NO does
+// not keep TokuDB out (WITHOUT_TOKUDB does), and TokuDB needs C++11; the
+// libmysql linker-script check fails unless symbol versioning is disabled;
+// and, as every real configure does, it prints notices of optional packages
+// it did not find.
+const oldMariaDB = `cmake_minimum_required(VERSION 3.10)
+project(MySQL C)
+message(STATUS "Could NOT find Boost")
+message(STATUS "Could NOT find JNI (missing: JAVA_AWT_LIBRARY JAVA_JVM_LIBRARY)")
+if(WITH_PCRE STREQUAL "system")
+  message(FATAL_ERROR "system pcre is not found or unusable")
+endif()
+if(NOT DISABLE_LIBMYSQLCLIENT_SYMBOL_VERSIONING)
+  message(FATAL_ERROR "Version script check failed. Either switch to GNU ld or run cmake with -DDISABLE_LIBMYSQLCLIENT_SYMBOL_VERSIONING=TRUE")
+endif()
+set(SRCS sql/mysqld.c)
+if(NOT WITHOUT_TOKUDB)
+  list(APPEND SRCS storage/tokudb/ha_tokudb.c)
+endif()
+add_executable(mysqld ${SRCS})
+install(TARGETS mysqld DESTINATION bin)
+`
+
+func oldTree(t *testing.T) (*project, string) {
+	p := newProject(t, 1)
+	for _, d := range []string{"sql", "storage/tokudb", "storage/maria"} {
+		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.write("CMakeLists.txt", oldMariaDB)
+	p.write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=22\n")
+	p.write("sql/mysqld.c", "int main(void){return 0;}\n")
+	p.write("storage/tokudb/ha_tokudb.c", "#error This file requires compiler and library support for the ISO C++ 2011 standard\n")
+	p.write("storage/maria/ha_maria.c", "\n")
+	return p, p.commit("mariadb-10.0.22")
+}
+
+// A 10.0 tree builds with no arguments but the preset's; each switch the
+// preset sets for it, taken back with --cmake-args, fails as the real tree
+// did, and the failure names the error that stopped the build (not the
+// configure notices before it), blames the machine only for a missing
+// package (naming the Debian package), and remembers only a compiler error.
+func TestOldMariaDBTreeBuildsWithThePreset(t *testing.T) {
+	p, commit := oldTree(t)
+	ctx := context.Background()
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	prefix, err := b.Build(ctx, commit)
+	if err != nil {
+		t.Fatalf("MariaDB 10.0.22 with the default preset: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "bin", "mysqld")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg, step, line string
+		machine, remember bool
+		packages          []string
+	}{
+		{"-DWITH_PCRE=system", "configure", "system pcre is not found or unusable", true, false, []string{"libpcre3-dev"}},
+		{"-DDISABLE_LIBMYSQLCLIENT_SYMBOL_VERSIONING=FALSE", "configure", "Either switch to GNU ld", false, false, nil},
+		{"-DWITHOUT_TOKUDB=0", "build", "#error This file requires", false, true, nil},
+	} {
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true, CMakeArgs: []string{c.arg}}}
+		_, err := b.Build(ctx, commit)
+		var be *BuildError
+		if !errors.As(err, &be) {
+			t.Fatalf("%s: want a build error, got %v", c.arg, err)
+		}
+		if be.Step != c.step || len(be.Lines) == 0 || !strings.Contains(be.Lines[0], c.line) {
+			t.Errorf("%s: %s step, first line %q; want the %s step naming %q", c.arg, be.Step, be.Lines, c.step, c.line)
+		}
+		if strings.Contains(err.Error(), "Could NOT find") {
+			t.Errorf("%s: a configure notice in the diagnosis: %v", c.arg, err)
+		}
+		if be.Machine != c.machine || !slices.Equal(be.Packages, c.packages) {
+			t.Errorf("%s: machine %v packages %q, want %v %q", c.arg, be.Machine, be.Packages, c.machine, c.packages)
+		}
+		if c.packages != nil && !strings.Contains(err.Error(), "apt-get install "+strings.Join(c.packages, " ")) {
+			t.Errorf("%s: the error does not say what to install: %v", c.arg, err)
+		}
+		if (be.Remembered != "") != c.remember {
+			t.Errorf("%s: remembered %q, want %v", c.arg, be.Remembered, c.remember)
+		}
+	}
+}
+
+// Every package the diagnosis may name is one Debian has (where the machine
+// has its package lists).
+func TestDebianPackagesExist(t *testing.T) {
+	if out, err := exec.Command("apt-cache", "show", "bash").CombinedOutput(); err != nil || len(out) == 0 {
+		t.Skip("no apt package lists on this machine (apt-get update)")
+	}
+	seen := map[string]bool{}
+	for _, p := range DebianPackages {
+		if seen[p.Package] {
+			continue
+		}
+		seen[p.Package] = true
+		if out, err := exec.Command("apt-cache", "show", "--no-all-versions", p.Package).CombinedOutput(); err != nil || !strings.Contains(string(out), "Package: "+p.Package) {
+			t.Errorf("%s (for %q) is not a Debian package here: %v %s", p.Package, p.Missing, err, out)
+		}
+	}
+}
+
+// The diagnosis reads the failing step's first error: a notice of an
+// optional package before it is not the cause; a CMake error's indented
+// message is part of it.
+func TestDiagnoseFirstErrorOfTheFailingStep(t *testing.T) {
+	for _, c := range []struct {
+		log      string
+		fault    fault
+		first    string
+		packages []string
+	}{
+		{"# configure: cmake\n-- Could NOT find Boost\n-- Configuring done\n# build: cmake --build\nx.c:1:2: error: expected ';'\n", faultRevision, "x.c:1:2: error: expected ';'", nil},
+		{"# configure: cmake\n-- Could NOT find JNI\nCMake Error at libmysql/CMakeLists.txt:12 (MESSAGE):\n  Version script check failed.  Either switch to GNU ld\nCall Stack (most recent call first):\n  CMakeLists.txt:3\n", faultRevision, "CMake Error at libmysql/CMakeLists.txt:12 (MESSAGE): Version script check failed.  Either switch to GNU ld", nil},
+		{"# configure: cmake\nCMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)\n", faultMachine, "CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message): Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)", []string{"zlib1g-dev"}},
+		{"# build: cmake --build\nsql/x.cc:3:10: fatal error: pcre2.h: No such file or directory\n", faultUnknown, "sql/x.cc:3:10: fatal error: pcre2.h: No such file or directory", []string{"libpcre2-dev"}},
+		// An error of an earlier, finished step (make -k) is not this step's.
+		{"# configure: cmake\nCMake Error: stale\n# build: cmake --build\nld: cannot open output file: No space left on device\n", faultMachine, "ld: cannot open output file: No space left on device", nil},
+	} {
+		path := filepath.Join(t.TempDir(), "build.log")
+		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := diagnose(path)
+		if d.Fault != c.fault || len(d.Lines) == 0 || d.Lines[0] != c.first || !slices.Equal(d.Packages, c.packages) {
+			t.Errorf("%q:\n got %v %q %q\nwant %v %q %q", c.log, d.Fault, d.Lines, d.Packages, c.fault, c.first, c.packages)
+		}
+	}
+}
