@@ -68,7 +68,7 @@ func TestOldMariaDBTreeBuildsWithThePreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		arg, step, line string
+		arg, step, line   string
 		machine, remember bool
 		packages          []string
 	}{
