@@ -99,6 +99,49 @@ type session struct {
 	// legacy are oltp_legacy's statements on its one table (nil otherwise).
 	legacy []driver.Stmt
 	args   [4]driver.NamedValue // arguments of the statement being executed
+	// emulated names the statements the server refused to prepare, which
+	// are sent as text instead (textStmt).
+	emulated []string
+}
+
+// erUnsupportedPS is the server's error for a statement its prepared
+// statement protocol does not take: ER_UNSUPPORTED_PS, 1295 ("This command
+// is not supported in the prepared statement protocol yet"), which MariaDB
+// 10.0 and MySQL 5.x give for BEGIN.
+const erUnsupportedPS = 1295
+
+// textStmt is a statement without parameters that the server refused to
+// prepare (erUnsupportedPS), executed as text (COM_QUERY) every time: what
+// sysbench 1.0 does for such a statement (its client-side emulation of
+// prepared statements).
+type textStmt struct {
+	conn driver.Conn
+	q    string
+}
+
+func (s *textStmt) Close() error  { return nil }
+func (s *textStmt) NumInput() int { return 0 }
+
+func (s *textStmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), nil)
+}
+
+func (s *textStmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), nil)
+}
+
+func (s *textStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	}
+	return s.conn.(driver.ExecerContext).ExecContext(ctx, s.q, nil)
+}
+
+func (s *textStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	}
+	return s.conn.(driver.QueryerContext).QueryContext(ctx, s.q, nil)
 }
 
 // openSession opens a connection with connector and prepares kinds on each of
@@ -120,6 +163,11 @@ func openSession(ctx context.Context, connector driver.Connector, thread, tables
 	}
 	prepare := func(name, q string) (driver.Stmt, error) {
 		st, err := conn.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == erUnsupportedPS && !strings.Contains(q, "?") {
+			s.emulated = append(s.emulated, name)
+			return &textStmt{conn: conn, q: q}, nil
+		}
 		if err != nil {
 			s.close(true)
 			return nil, &StatementError{Thread: thread, Statement: name, SQL: q, Prepare: true, Err: err}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -91,6 +92,9 @@ func (r *Result) WriteSummary(w io.Writer, o Options) error {
 	p.f("%-41s%-6d (%.2f per sec.)\n", "    queries:", total, rate(total))
 	p.f("%-41s%-6d (%.2f per sec.)\n", "    ignored errors:", r.IgnoredErrors, rate(r.IgnoredErrors))
 	p.f("%-41s%-6d (%.2f per sec.)\n", "    reconnects:", r.Reconnects, rate(r.Reconnects))
+	if len(r.Emulated) > 0 {
+		p.f("%-41s%s (the server does not prepare them)\n", "    sent as text:", strings.Join(r.Emulated, ", "))
+	}
 	p.f("\nGeneral statistics:\n")
 	p.f("%-41s%.4fs\n", "    total time:", sec)
 	p.f("%-41s%d\n", "    total number of events:", r.Events)

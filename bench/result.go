@@ -51,6 +51,11 @@ type Result struct {
 	// Reconnects counts lost connections that were re-opened (the event was then
 	// retried).
 	Reconnects int64
+	// Emulated names the statements the server refused to prepare
+	// (ER_UNSUPPORTED_PS, 1295: BEGIN on MariaDB 10.0 and MySQL 5.x), which
+	// were sent as text (COM_QUERY) at every execution instead, as sysbench
+	// 1.0 does; sorted, nil when every statement was prepared.
+	Emulated []string
 
 	// ThreadEvents is the number of events each thread completed, by thread
 	// number (sysbench's "threads fairness").
@@ -97,6 +102,7 @@ type Interval struct {
 //	 "latency_ms": {"min": 0.5, "avg": 0.66, "max": 12.1, "percentile": 95, "pct": 0.83,
 //	                "p95": 0.83, "p99": 1.2, "sum": 19800.1},
 //	 "ignored_errors": 0, "ignored_by_code": {"1213": 0}, "reconnects": 0,
+//	 "sent_as_text": ["BEGIN"], (statements the server would not prepare; omitted when none)
 //	 "thread_events": [15000, 15000],
 //	 "intervals": [{"at_s": 1, "length_s": 1, "tps": ..., "qps": ..., "reads_ps": ...,
 //	                "writes_ps": ..., "other_ps": ..., "pct_ms": ..., "ignored_errors_ps": ...,
@@ -142,6 +148,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		IgnoredErrors int64            `json:"ignored_errors"`
 		IgnoredByCode map[uint16]int64 `json:"ignored_by_code,omitempty"`
 		Reconnects    int64            `json:"reconnects"`
+		Emulated      []string         `json:"sent_as_text,omitempty"`
 		ThreadEvents  []int64          `json:"thread_events,omitempty"`
 		Intervals     []interval       `json:"intervals"`
 	}{
@@ -151,6 +158,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Latency: latency{ms(r.LatencyMin), ms(r.LatencyAvg), ms(r.LatencyMax), r.Percentile, ms(r.LatencyPct),
 			ms(r.LatencyP95), ms(r.LatencyP99), ms(r.LatencySum)},
 		IgnoredErrors: r.IgnoredErrors, IgnoredByCode: r.IgnoredByCode, Reconnects: r.Reconnects,
-		ThreadEvents: r.ThreadEvents, Intervals: ivs,
+		Emulated: r.Emulated, ThreadEvents: r.ThreadEvents, Intervals: ivs,
 	})
 }

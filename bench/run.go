@@ -203,7 +203,11 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 		return nil, fmt.Errorf("%s: after the measured window: %w", o.Workload, err)
 	default:
 	}
-	return r.col.result(), nil
+	res := r.col.result()
+	r.mu.Lock()
+	res.Emulated = slices.Sorted(maps.Keys(r.emulated))
+	r.mu.Unlock()
+	return res, nil
 }
 
 // runner is the state a Run shares between its threads.
@@ -218,6 +222,9 @@ type runner struct {
 
 	mu   sync.Mutex
 	live map[int]int64 // server connection id of each thread's session, unless closed cleanly
+	// emulated are the statements the server refused to prepare, sent as
+	// text (Result.Emulated).
+	emulated map[string]bool
 }
 
 // open gives t a new session and records its server connection id.
@@ -233,6 +240,12 @@ func (r *runner) open(ctx context.Context, t *thread) error {
 	t.sess = s
 	r.mu.Lock()
 	r.live[t.id] = s.connID
+	for _, name := range s.emulated {
+		if r.emulated == nil {
+			r.emulated = map[string]bool{}
+		}
+		r.emulated[name] = true
+	}
 	r.mu.Unlock()
 	return nil
 }

@@ -505,3 +505,42 @@ func killConnectionsOf(db *sql.DB, schema string) int {
 	}
 	return n
 }
+
+// TestUnpreparableStatementSentAsText: a statement the server refuses to
+// prepare (ER_UNSUPPORTED_PS, as MariaDB 10.0 refuses BEGIN; here a PREPARE,
+// which no server prepares) is sent as text at every execution, as sysbench
+// does, the rest stay prepared, and the result names it.
+func TestUnpreparableStatementSentAsText(t *testing.T) {
+	const refused = "PREPARE pb_begin FROM 'SELECT 1'"
+	defer bench.SetBeginSQL(refused)()
+	db := admin(t)
+	o := bench.DefaultOptions()
+	o.Threads = 2
+	o.Time = 300 * time.Millisecond
+	r := loggedRun(t, db, o)
+	if len(r.Emulated) != 1 || r.Emulated[0] != refused {
+		t.Errorf("Result.Emulated = %q, want [%q]", r.Emulated, refused)
+	}
+	var asText, executed int64
+	if err := db.QueryRow(`SELECT COALESCE(SUM(command_type = 'Query' AND argument = ?), 0),
+		COALESCE(SUM(command_type = 'Execute' AND argument LIKE 'SELECT%FROM sbtest%'), 0) FROM mysql.general_log`, refused).Scan(&asText, &executed); err != nil {
+		t.Fatal(err)
+	}
+	if asText < r.Events {
+		t.Errorf("the refused statement was sent as text %d times for %d events", asText, r.Events)
+	}
+	if executed < 14*r.Events {
+		t.Errorf("%d prepared SELECT executions for %d events: the other statements are not prepared any more", executed, r.Events)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text, o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "sent as text:") || !strings.Contains(text.String(), refused) {
+		t.Errorf("the report does not say what was sent as text:\n%s", text.String())
+	}
+	js, _ := r.MarshalJSON()
+	if !strings.Contains(string(js), `"sent_as_text":["PREPARE pb_begin`) {
+		t.Errorf("JSON: %s", js)
+	}
+}

@@ -89,9 +89,13 @@ func (k stmtKind) String() string { return catalogue[k].name }
 // sql returns the statement's text for table n.
 func (k stmtKind) sql(n int) string { return fmt.Sprintf(catalogue[k].sql, n) }
 
-// Plain statements, sent as text like sysbench does (MySQL cannot prepare BEGIN).
+// sqlBegin and sqlCommit are prepared, as sysbench 1.0 prepares them; a
+// server that refuses to prepare one (BEGIN on MariaDB 10.0, MySQL 5.x) gets
+// it as text (textStmt). sqlBegin is a variable so that a test can make a
+// current server refuse it. sqlRollback is always sent as text.
+var sqlBegin = "BEGIN"
+
 const (
-	sqlBegin    = "BEGIN"
 	sqlCommit   = "COMMIT"
 	sqlRollback = "ROLLBACK"
 )

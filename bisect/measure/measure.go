@@ -82,6 +82,8 @@ type Measurer struct {
 	host map[string]string // HostFacts, read at the first run
 	// overrideNoted: the user's overridden settings have been shown once.
 	overrideNoted bool
+	// emulatedNoted: statements the server would not prepare have been named once.
+	emulatedNoted bool
 }
 
 type revision struct {
@@ -489,6 +491,14 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
+	if len(res.Emulated) > 0 {
+		r.Facts["sent_as_text"] = strings.Join(res.Emulated, "; ")
+		if !m.emulatedNoted {
+			m.emulatedNoted = true
+			m.logf("note: %s %s refuses to prepare %s (error 1295): sent as text in every transaction, as sysbench does",
+				rev.install.Flavor, rev.install.Version, strings.Join(res.Emulated, ", "))
+		}
+	}
 	if statusErr == nil && status1 != nil {
 		r.Status = serverctl.StatusDelta(status0, status1)
 	} else if statusErr != nil {
