@@ -111,6 +111,11 @@ type Builder struct {
 	// RetryFailed builds revisions whose compiler or CMake error an earlier
 	// session remembered (--retry-failed-builds: after fixing the machine).
 	RetryFailed bool
+	// Lock, when set, is held around each configure, build and install step
+	// (what: "building 3f2c1a9: build"): the machine-wide lock that keeps a
+	// build step out of every measured window on the machine. It returns the
+	// function that releases it, or ctx's error.
+	Lock func(ctx context.Context, what string) (unlock func(), err error)
 
 	shown  map[string]bool // effective recipes already described to the user
 	tidied bool            // interrupted installs of earlier sessions removed
@@ -286,11 +291,6 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", err
 	}
 	defer logf.Close()
-	if b.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
-		defer cancel()
-	}
 
 	b.progress(commit, "checkout", -1, start)
 	b.logf("build %.10s: checkout", commit)
@@ -386,15 +386,33 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			steps = append(steps, step{"install", []string{cmake, "--install", bdir}, env})
 		}
 	}
+	var spent time.Duration // in the steps, for --build-timeout
 	for _, st := range steps {
 		b.logf("build %.10s: %s", commit, st.name)
 		b.progress(commit, st.name, -1, start)
 		fmt.Fprintf(logf, "\n# %s: %s\n", st.name, strings.Join(st.cmd, " "))
 		out := &lineWriter{log: logf, raw: b.Raw, last: -1, onPercent: func(p int) { b.progress(commit, st.name, p, start) }}
-		err := run(ctx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
+		unlock := func() {}
+		if b.Lock != nil {
+			var err error
+			if unlock, err = b.Lock(ctx, fmt.Sprintf("building %.10s: %s", commit, st.name)); err != nil {
+				return "", err
+			}
+		}
+		// --build-timeout bounds the steps' own time, not the waits for the
+		// lock between them.
+		stepCtx, cancel := ctx, context.CancelFunc(func() {})
+		if b.Timeout > 0 {
+			stepCtx, cancel = context.WithTimeout(ctx, b.Timeout-spent)
+		}
+		began := time.Now()
+		err := run(stepCtx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
+		spent += time.Since(began)
+		timedOut := err != nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) && b.Timeout > 0
+		cancel()
+		unlock()
 		if err != nil {
-			timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) && b.Timeout > 0
-			if ctx.Err() != nil && !timedOut {
+			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
 			logf.Sync()

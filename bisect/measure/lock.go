@@ -3,6 +3,7 @@ package measure
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,9 @@ import (
 )
 
 // LockPath is the machine-wide measurement lock: a measured window of one
-// perfbisect process never overlaps another's (two servers on a small machine
-// make each other's numbers meaningless). Builds do not take it.
+// perfbisect process never overlaps another's window or build step (two
+// servers, or a server and a compiler, on a small machine make each other's
+// numbers meaningless). See MachineLock.
 var LockPath = filepath.Join(os.TempDir(), "perfbisect-measure.lock")
 
 // StateLockFile, in a state directory, is held for a whole session: two sessions
@@ -35,10 +37,26 @@ func LockStateDir(dir string) (func(), error) {
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// lock takes the measurement lock (flock(2) on LockPath), waiting while another
-// process holds it, until ctx ends. The returned function releases it. The
-// kernel releases it too when the process dies.
+// lock takes the machine lock for a measured window or a datadir's
+// preparation (see MachineLock).
 func (m *Measurer) lock(ctx context.Context) (func(), error) {
+	return MachineLock(ctx, "measuring", m.cfg.StateDir, m.cfg.Log)
+}
+
+// MachineLock takes the machine-wide lock (flock(2) on LockPath) for activity
+// ("measuring", "building 3f2c1a9: build"), waiting while another process
+// holds it, until ctx ends; while waiting it says every 30 s on log (may be
+// nil) who holds it. The returned function releases it; the kernel releases it
+// too when the process dies. Measured windows and build steps of every
+// perfbisect on the machine take it, so that no window overlaps another
+// perfbisect's window or compiler. Errors: the lock file cannot be opened;
+// ctx's error.
+func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) (func(), error) {
+	logf := func(format string, args ...any) {
+		if log != nil {
+			fmt.Fprintf(log, format+"\n", args...)
+		}
+	}
 	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		// Another user's lock file that we may only read still locks.
@@ -53,10 +71,10 @@ func (m *Measurer) lock(ctx context.Context) (func(), error) {
 		if err == nil {
 			// Say who holds it, for those who wait.
 			if err := f.Truncate(0); err == nil {
-				_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, since %s\n", os.Getpid(), m.cfg.StateDir, time.Now().Format("15:04:05"))), 0)
+				_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
 			}
 			if !waitingSince.IsZero() {
-				m.logf("got the measurement lock after %s", time.Since(waitingSince).Round(time.Second))
+				logf("got the measurement lock after %s", time.Since(waitingSince).Round(time.Second))
 			}
 			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 		}
@@ -69,8 +87,8 @@ func (m *Measurer) lock(ctx context.Context) (func(), error) {
 		}
 		if time.Since(told) >= 30*time.Second {
 			holder, _ := os.ReadFile(LockPath)
-			m.logf("waiting for the measurement lock %s (%s so far): another perfbisect is measuring: %s", LockPath,
-				time.Since(waitingSince).Round(time.Second), strings.TrimSpace(string(holder)))
+			logf("waiting for the measurement lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
+				time.Since(waitingSince).Round(time.Second), activity, strings.TrimSpace(string(holder)))
 			told = time.Now()
 		}
 		select {

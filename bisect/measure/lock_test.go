@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/build"
 )
 
 func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
@@ -45,4 +50,88 @@ func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
 		t.Errorf("the holder did not write itself into the lock file: %q", b)
 	}
 	unlock()
+}
+
+type oneCommitRepo struct {
+	repo *git.Repository
+	head string
+}
+
+// gitRepoWithCommit is a real git repository with one empty commit.
+func gitRepoWithCommit(t *testing.T) oneCommitRepo {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "one"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oneCommitRepo{repo, head.Hash().String()}
+}
+
+// A build step waits while another perfbisect measures (holds the machine
+// lock), and holds the lock while it runs: a window waits for it. The wait is
+// not counted against --build-timeout.
+func TestBuildStepsTakeTheMachineLock(t *testing.T) {
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	defer func() { LockPath = old }()
+	repo := gitRepoWithCommit(t)
+	state := t.TempDir()
+	marks := filepath.Join(t.TempDir(), "marks")
+	b := &build.Builder{Repo: repo.repo, StateDir: state, Timeout: time.Second, Recipe: build.Recipe{BuildCmd: `echo start >> ` + marks + `; sleep 0.5; ` +
+		`mkdir -p "$DESTDIR$PREFIX/bin" && cp /bin/true "$DESTDIR$PREFIX/bin/mariadbd"; echo end >> ` + marks}}
+	var log strings.Builder
+	New(Config{Builder: b, StateDir: state, Log: &log}) // wires the lock into the builder
+	// Another process measures (a second open file description of the lock).
+	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := b.Build(context.Background(), repo.head); done <- err }()
+	time.Sleep(1500 * time.Millisecond) // longer than --build-timeout
+	if m, _ := os.ReadFile(marks); len(m) > 0 {
+		t.Fatalf("the build step ran while another perfbisect measured: %q", m)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	// While the step runs, the lock is the build's.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m, _ := os.ReadFile(marks); strings.HasPrefix(string(m), "start") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the build did not start after the lock was released")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	holder, _ := os.ReadFile(LockPath)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		if m, _ := os.ReadFile(marks); !strings.Contains(string(m), "end") {
+			t.Error("a window could start while a build step ran")
+		}
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("build after the wait: %v (the wait counted against --build-timeout?)", err)
+	}
+	if !strings.Contains(string(holder), "building ") {
+		t.Errorf("the lock file does not say a build holds it: %q", holder)
+	}
 }

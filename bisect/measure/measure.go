@@ -96,6 +96,13 @@ func New(cfg Config) *Measurer {
 	if cfg.Retries == 0 {
 		cfg.Retries = 2
 	}
+	if b := cfg.Builder; b != nil && b.Lock == nil {
+		// Build steps wait for other perfbisects' measured windows, and
+		// theirs for ours.
+		b.Lock = func(ctx context.Context, what string) (func(), error) {
+			return MachineLock(ctx, what, cfg.StateDir, cfg.Log)
+		}
+	}
 	return &Measurer{cfg: cfg, revs: map[string]*revision{}}
 }
 
@@ -222,14 +229,16 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	}
 	_ = os.RemoveAll(snap)
 	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir}
-	if err := serverctl.Initialize(ctx, o); err != nil {
-		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
-	}
+	// The bootstrap and the load are heavy work: not during another
+	// perfbisect's measured window.
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := serverctl.Initialize(ctx, o); err != nil {
+		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
+	}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
 		return nil, m.serverFailure(ctx, commit, "server did not start", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -505,7 +506,10 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 // build's percentage on the live bar when there is one (else a line per
 // quarter), raw output on stderr with -v.
 func (b buildSettings) builder(repo *git.Repository, stateDir string, log io.Writer, live *liveProgress) *build.Builder {
-	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget, RetryFailed: b.retryFailed}
+	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.recipe, Log: log, Timeout: b.timeout, CacheBudget: b.budget, RetryFailed: b.retryFailed,
+		Lock: func(ctx context.Context, what string) (func(), error) {
+			return measure.MachineLock(ctx, what, stateDir, log)
+		}}
 	switch {
 	case b.verbose:
 		bl.Raw = log // through the bar's writer when there is one
