@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // StatusCounters are the SHOW GLOBAL STATUS counters kept with every run as
@@ -199,4 +202,54 @@ func FilesystemType(dir string) string {
 		return n
 	}
 	return fmt.Sprintf("0x%x", st.Type)
+}
+
+// MachineBusy returns the CPU time all CPUs of the machine have spent busy
+// since boot (user, nice, system, irq, softirq and steal of /proc/stat's cpu
+// line; not idle or iowait), at the kernel's 10 ms resolution: the difference
+// over a window, less the CPU time of the server and of perfbisect, is what
+// other processes took from it. Errors: /proc/stat cannot be read or parsed.
+func MachineBusy() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil // USER_HZ is 100 on Linux
+}
+
+// SelfCPU returns the CPU time (user and system) this process's threads have
+// used. Errors: getrusage(2) failed.
+func SelfCPU() (time.Duration, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// LoadAverage returns the machine's 1-minute load average (/proc/loadavg).
+// Errors: the file cannot be read or parsed.
+func LoadAverage() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("/proc/loadavg: empty")
+	}
+	return strconv.ParseFloat(f[0], 64)
 }

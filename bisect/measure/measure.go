@@ -415,14 +415,17 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 	var cpuErr error
 	var status0, status1 map[string]int64
 	var statusErr error
+	var load loadProbe
 	hooks := bench.Hooks{
 		MeasureStart: func() {
 			cpu0, cpuErr = srv.CPUTime()
+			load.begin()
 			status0, statusErr = srv.GlobalStatus(ctx)
 		},
 		MeasureEnd: func() {
 			c, err := srv.CPUTime()
 			cpu1 = c
+			load.end()
 			if cpuErr == nil {
 				cpuErr = err
 			}
@@ -500,6 +503,16 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
+	if other, loadavg, ok := load.other(cpu1 - cpu0); ok {
+		r.Facts["other_cpu_s"] = fmt.Sprintf("%.2f", other.Seconds())
+		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
+		// More than a tenth of a CPU over the window: the machine was not
+		// idle (the sysbench driver's own CPU time is counted here too).
+		if other > res.Window/10 && m.cfg.Driver != "sysbench" {
+			m.logf("note: run %.10s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
+				commit, other.Seconds(), res.Window.Seconds(), loadavg)
+		}
+	}
 	if len(res.Emulated) > 0 {
 		r.Facts["sent_as_text"] = strings.Join(res.Emulated, "; ")
 		if !m.emulatedNoted {
@@ -546,3 +559,40 @@ func (m *Measurer) logf(format string, args ...any) {
 		fmt.Fprintf(m.cfg.Log, format+"\n", args...)
 	}
 }
+
+// loadProbe measures what other processes did to a run's window: the
+// machine's busy CPU time less this process's and the server's, and the load
+// average at its end.
+type loadProbe struct {
+	busy0, self0, busy1, self1 time.Duration
+	loadavg                    float64
+	err                        error
+}
+
+func (p *loadProbe) begin() {
+	var err1, err2 error
+	p.busy0, err1 = serverctl.MachineBusy()
+	p.self0, err2 = serverctl.SelfCPU()
+	p.err = errors.Join(err1, err2)
+}
+
+func (p *loadProbe) end() {
+	var err1, err2, err3 error
+	p.busy1, err1 = serverctl.MachineBusy()
+	p.self1, err2 = serverctl.SelfCPU()
+	p.loadavg, err3 = serverctl.LoadAverage()
+	p.err = errors.Join(p.err, err1, err2, err3)
+}
+
+// other returns the CPU time processes other than perfbisect and the server
+// (which used server of CPU over the window) took during the window, at the
+// kernel's 10 ms resolution (never below 0), and the load average; ok false
+// when something could not be read.
+func (p *loadProbe) other(server time.Duration) (other time.Duration, loadavg float64, ok bool) {
+	if p.err != nil || p.busy1 == 0 {
+		return 0, 0, false
+	}
+	other = (p.busy1 - p.busy0) - (p.self1 - p.self0) - server
+	return max(other, 0), p.loadavg, true
+}
+
