@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	version "github.com/hashicorp/go-version"
 )
 
 // Setting is one option line of an option file as the server's reader returns
@@ -371,6 +373,14 @@ func unquote(v string) string {
 // [mariadbd-X.Y] (10.4.6+). The order does not matter: settings are read in
 // file order whatever group they are in.
 func ServerGroups(in *Install) []string {
+	return GroupsFor(in.Flavor, in.Version)
+}
+
+// GroupsFor returns the option groups a server of flavor and version v (nil:
+// unknown) reads, as ServerGroups does for an installed server: for a source
+// tree before it is built.
+func GroupsFor(flavor Flavor, v *version.Version) []string {
+	in := &Install{Flavor: flavor, Version: v}
 	xy := ""
 	if in.Version != nil {
 		s := in.Version.Segments()

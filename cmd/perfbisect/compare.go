@@ -137,6 +137,9 @@ func compareAction(c *cli.Context) error {
 	if base == head {
 		return usageErr("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", c.Args().Get(0), c.Args().Get(1), base)
 	}
+	if err := su.checkSettings(base, head); err != nil {
+		return err
+	}
 	cfg := su.policy
 	cfg.Good, cfg.Bad = base, head
 	if len(threads) > 1 {

@@ -317,6 +317,12 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(badCnf, []byte("[mysqld]\ninnodb_mtflush_threads=16\n"), 0o644)
 	orphanCnf := filepath.Join(tmp, "orphan.cnf")
 	os.WriteFile(orphanCnf, []byte("# copied from a report\ninnodb_buffer_pool_size=1G\n[mysqld]\n"), 0o644)
+	pathBasename := filepath.Join(tmp, "basename.cnf")
+	os.WriteFile(pathBasename, []byte("[mysqld]\ninnodb_buffer_pool_size=64M\nlog-basename=/var/log/x\n"), 0o644)
+	// The fixture's trees are MariaDB 10.11: [mariadb-10.11] is theirs.
+	abbrev := filepath.Join(tmp, "abbrev.cnf")
+	os.WriteFile(abbrev, []byte("[mysqld]\n[mariadb-10.11]\nsecure-file-pr=/tmp\n"), 0o644)
+	cnfState := filepath.Join(tmp, "cnf-state") // no build may start
 	notRepo := t.TempDir()
 	base := []string{"start", "--quiet", "--time", "1", "--warmup", "0"}
 	cases := []struct {
@@ -345,6 +351,8 @@ func TestBadInput(t *testing.T) {
 		{"option the server rejects", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", badCnf, "--state-dir", filepath.Join(tmp, "state")},
 			[]string{"good endpoint", "innodb_mtflush_threads", "bad.cnf:2", "loose-innodb_mtflush_threads"}},
 		{"option file syntax", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", orphanCnf}, []string{"--my-cnf", "orphan.cnf:2", "innodb_buffer_pool_size", "[mysqld]"}},
+		{"log-basename with a path", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", pathBasename, "--state-dir", cnfState}, []string{"--my-cnf", "basename.cnf:3", "log-basename=/var/log/x"}},
+		{"abbreviated option in the version's group", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", abbrev, "--state-dir", cnfState}, []string{"--my-cnf", "abbrev.cnf:3", "secure-file-pr"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,6 +370,9 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+	if logs, _ := filepath.Glob(filepath.Join(cnfState, "logs", "*")); len(logs) > 0 {
+		t.Errorf("an option file refused before building: build logs exist: %v", logs)
 	}
 	// A legacy sysbench line in --workload-options is read (its notes printed)
 	// before anything else is checked.

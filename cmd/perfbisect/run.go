@@ -257,6 +257,9 @@ func runWork(c *cli.Context) error {
 	good, bad := bs.endpoints(su.repo)
 	fmt.Fprintf(su.stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
 		cand, bisect.Subject(su.repo, cand), bs.termGood, good, bs.termBad, bad)
+	if err := su.checkSettings(cand, good, bad); err != nil {
+		return err
+	}
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
 		if errors.Is(err, bisect.ErrUsage) {

@@ -80,6 +80,9 @@ func scanAction(c *cli.Context) error {
 	if from == to {
 		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
 	}
+	if err := su.checkSettings(from, to); err != nil {
+		return err
+	}
 	commits, err := bisect.Range(su.repo, from, to)
 	if err != nil {
 		code := exitFailure

@@ -122,10 +122,9 @@ func newSetup(c *cli.Context) (*setup, error) {
 		s.optionFile, _ = filepath.Abs(f)
 		// Read it as the server will, before anything is built: a syntax error
 		// stops here with its line; what the server would skip silently is said.
+		// Its settings are checked once the revisions are known
+		// (checkSettings).
 		set, err := serverctl.ReadUserOptionFile(s.optionFile, nil)
-		if err == nil {
-			err = serverctl.CheckSettings(set)
-		}
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
 		}
@@ -500,6 +499,44 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 	b.verbose = c.Bool("verbose")
 	b.retryFailed = c.Bool("retry-failed-builds")
 	return b, nil
+}
+
+// checkSettings reads the user's option file as the servers of commits (the
+// endpoints, or the revisions measured) will read it, before anything is
+// built: with the option groups of each tree's flavor and version (read from
+// the tree; a tree that states neither is read as a MariaDB one's), and
+// refuses with the file and line what no server option can fix
+// (serverctl.CheckSettings): exit 2. Nothing without --my-cnf.
+func (s *setup) checkSettings(commits ...string) error {
+	if s.optionFile == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	var groups []string
+	for _, c := range commits {
+		t, err := build.InspectTree(s.repo, c)
+		if err != nil {
+			return err
+		}
+		flavor := serverctl.Flavor(t.Flavor)
+		if flavor == "" {
+			flavor = serverctl.MariaDB
+		}
+		for _, g := range serverctl.GroupsFor(flavor, t.Version) {
+			if !seen[g] {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	set, err := serverctl.ReadUserOptionFile(s.optionFile, groups)
+	if err == nil {
+		err = serverctl.CheckSettings(set)
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
+	}
+	return nil
 }
 
 // builder returns the Builder for these settings: progress lines to log, the

@@ -173,6 +173,9 @@ func startAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--bad: %w", err)}
 	}
+	if err := su.checkSettings(good, bad); err != nil {
+		return err
+	}
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
 		code := exitFailure
