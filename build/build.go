@@ -31,8 +31,10 @@ import (
 
 	humanize "github.com/dustin/go-humanize"
 	git "github.com/go-git/go-git/v5"
+	"github.com/google/renameio/v2"
 
 	"github.com/perfbisect/perfbisect/internal/reap"
+	"github.com/perfbisect/perfbisect/internal/syncfs"
 )
 
 // ErrNoCMake is returned (wrapped) when cmake is not installed: a machine
@@ -461,7 +463,12 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+	// The entry's files reach the disk before the marker that says they are
+	// complete (a crash must not leave a marked entry with truncated files).
+	if err := syncfs.Dir(prefix); err != nil {
+		return "", err
+	}
+	if err := renameio.WriteFile(filepath.Join(prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 		return "", err
 	}
 	b.markUsed(prefix)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/google/renameio/v2"
 )
 
 // A build directory builds the next revision incrementally only when that is
@@ -65,12 +67,7 @@ func writeBuilt(bdir string, s builtState) error {
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(bdir, builtFile)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return renameio.WriteFile(filepath.Join(bdir, builtFile), b, 0o644)
 }
 
 // parserExt are the sources of generated code (bison, flex): a change of one

@@ -21,11 +21,13 @@ import (
 	"time"
 
 	humanize "github.com/dustin/go-humanize"
+	"github.com/google/renameio/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/lru"
+	"github.com/perfbisect/perfbisect/internal/syncfs"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -258,7 +260,12 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if serr != nil {
 		return nil, m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
 	}
-	if err := os.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
+	// The snapshot's files reach the disk before the marker that says it is
+	// complete.
+	if err := syncfs.Dir(snap); err != nil {
+		return nil, err
+	}
+	if err := renameio.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	m.revs[commit] = rev
@@ -595,4 +602,3 @@ func (p *loadProbe) other(server time.Duration) (other time.Duration, loadavg fl
 	other = (p.busy1 - p.busy0) - (p.self1 - p.self0) - server
 	return max(other, 0), p.loadavg, true
 }
-

@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/stats"
@@ -341,19 +343,9 @@ func WriteFile(path string, b []byte) error {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp.Close()
-	_ = os.Chmod(tmp.Name(), mode)
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	// renameio writes a temporary file beside path, fsyncs it and renames it
+	// over path: a crash leaves the old file or the new one, never half.
+	if err := renameio.WriteFile(path, b, mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -130,11 +130,52 @@ func Open(stateDir string) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store %s is damaged: %v (move it away to start afresh; builds and datadir snapshots stay usable)", path, err)
 	}
-	if _, err := db.Exec(schema); err != nil {
+	if err := migrate(db, path); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store %s: %w (a damaged store can be moved away; builds and snapshots stay usable)", path, err)
+		return nil, err
 	}
 	return &Store{db: db, path: path}, nil
+}
+
+// SchemaVersion is the layout of the store's tables this perfbisect writes,
+// kept in the database's user_version. Version 1 is the layout of every
+// store written before the version was kept (user_version 0 with tables).
+const SchemaVersion = 1
+
+// migrations[v] takes a store of version v to v+1; migrations[0] creates
+// version 1 (on an empty file, or over the unversioned tables of version 1).
+var migrations = []string{schema}
+
+// migrate brings the store at path to SchemaVersion in one transaction, or
+// refuses a store a newer perfbisect wrote.
+func migrate(db *sql.DB, path string) error {
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("store %s: schema version: %w", path, err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("store %s has schema version %d, written by a newer perfbisect (this one reads up to %d): upgrade perfbisect, or pass another --state-dir", path, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("store %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	for ; v < SchemaVersion; v++ {
+		if _, err := tx.Exec(migrations[v]); err != nil {
+			return fmt.Errorf("store %s: migrate schema version %d to %d: %w (a damaged store can be moved away; builds and snapshots stay usable)", path, v, v+1, err)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return fmt.Errorf("store %s: %w", path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store %s: migrate: %w", path, err)
+	}
+	return nil
 }
 
 // Path is the store's file.

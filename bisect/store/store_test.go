@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -369,5 +370,70 @@ func TestServerOptionsPerCommit(t *testing.T) {
 	commits, options, err := st.ServerOptions(x.ID)
 	if err != nil || strings.Join(commits, ",") != "b,g" || strings.Join(options, ",") != "--port=3,--port=2" {
 		t.Errorf("ServerOptions: %v %q %q, want b,g with --port=3,--port=2", err, commits, options)
+	}
+}
+
+// A store written before the schema was versioned (user_version 0) opens as
+// version 1 with its sessions; one a newer perfbisect wrote is refused,
+// naming the file and what to do, and left as it is.
+func TestSchemaVersion(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := st.Begin(KindStart, "k1", []string{"start"}, "/tmp", "g", "b", nil)
+	r := bisect.Run{Commit: "g", TPS: 321}
+	if err := st.Append(a.ID, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	p := filepath.Join(dir, FileName)
+	setVersion := func(v int) {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func() int {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var v int
+		if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := version(); v != SchemaVersion {
+		t.Fatalf("a new store has schema version %d, want %d", v, SchemaVersion)
+	}
+	setVersion(0) // as every store before the version was kept
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatalf("unversioned store: %v", err)
+	}
+	if ev, _ := st.Events(a.ID); len(ev) != 1 || ev[0].Run.TPS != 321 {
+		t.Errorf("the unversioned store's run after opening: %+v", ev)
+	}
+	st.Close()
+	if v := version(); v != SchemaVersion {
+		t.Errorf("after opening an unversioned store: schema version %d, want %d", v, SchemaVersion)
+	}
+	setVersion(SchemaVersion + 1)
+	_, err = Open(dir)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "newer perfbisect") || !strings.Contains(err.Error(), "--state-dir") {
+		t.Errorf("a newer store: %v", err)
+	}
+	if v := version(); v != SchemaVersion+1 {
+		t.Errorf("a refused newer store was changed: version %d", v)
 	}
 }
