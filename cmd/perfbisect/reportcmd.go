@@ -58,6 +58,11 @@ func reportAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
+	for i, s := range all {
+		if all[i], err = endRunSession(st, s); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+	}
 	if c.Bool("list") {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "session\tkind\tstate\toutcome\tstarted\trevisions\n")

@@ -286,8 +286,14 @@ func runWork(c *cli.Context) error {
 	identity := su.identity(good, bad, map[string]string{"repo": su.repoRoot})
 	k := key(identity)
 	sess, err := st.ByKey(store.KindRun, k)
+	if err == nil {
+		sess, err = endRunSession(st, sess)
+	}
 	if err != nil {
 		return err
+	}
+	if sess != nil && sess.State != store.Running {
+		sess = nil // that bisection ended: this is a new one
 	}
 	var events, steps int
 	var endpointsDone bool

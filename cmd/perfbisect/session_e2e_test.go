@@ -241,6 +241,14 @@ func TestGitBisectRunFindsTheCulprit(t *testing.T) {
 	if n := strings.Count(string(out), "measured by an earlier call"); n < 2 {
 		t.Errorf("endpoints reused by %d later calls, want every later call (>= 2)", n)
 	}
+	// git named the culprit: the run session ends, as status and report show.
+	st := perfbisect(t, nil, "status", "--state-dir", state)
+	if !strings.Contains(st.stdout, "done (found)") || !strings.Contains(st.stdout, "first bad commit: "+culprit) {
+		t.Errorf("status after git bisect run:\n%s", st.stdout)
+	}
+	if rep := perfbisect(t, nil, "report", "--state-dir", state, "--format", "json"); !strings.Contains(rep.stdout, `"first_bad":"`+culprit+`"`) {
+		t.Errorf("report after git bisect run: exit %d\n%s", rep.code, tail(rep.stdout, 5))
+	}
 	git("bisect", "reset")
 	if git("rev-parse", "HEAD") != headBefore || git("status", "--porcelain", "--ignored") != statusBefore {
 		t.Errorf("the work tree changed: perfbisect must build outside it")

@@ -179,6 +179,9 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	if err != nil {
 		return nil, "", &exitError{code: exitFailure, err: err}
 	}
+	if sess, err = endRunSession(st, sess); err != nil {
+		return nil, "", &exitError{code: exitFailure, err: err}
+	}
 	if sess == nil {
 		return nil, dir, nil
 	}
@@ -241,7 +244,7 @@ func statusAction(c *cli.Context) error {
 			state = "running (a perfbisect is working on it now)"
 		}
 	}
-	if x.Kind == store.KindRun {
+	if x.Kind == store.KindRun && x.State == store.Running {
 		state = "git bisect run bisection (perfbisect run; git bisect log shows git's side)"
 	}
 	fmt.Fprintf(w, "session %d: %s", x.ID, state)
@@ -265,7 +268,7 @@ func statusAction(c *cli.Context) error {
 		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, decisionN(st), st.Reason)
 	}
 	switch {
-	case x.Kind == store.KindRun:
+	case x.Kind == store.KindRun && x.State == store.Running:
 	case x.State == store.Running:
 		if s.repo != nil {
 			if search, err := replaySearch(s.repo, x.Good, x.Bad, firstParent(x), s.steps); err == nil {
@@ -279,7 +282,7 @@ func statusAction(c *cli.Context) error {
 		}
 		where := whereFlag(dir, repoOf(x))
 		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
-	case x.State == store.Done, x.State == store.Failed:
+	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
 		var doc struct {
 			FirstBad *string  `json:"first_bad"`
 			Range    []string `json:"range"`

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// firstBadLine is what git bisect writes into BISECT_LOG when it has named
+// the first bad commit ("# first bad commit: [sha] subject"; with other
+// terms "# first new commit: ...").
+var firstBadLine = regexp.MustCompile(`^# first ([A-Za-z0-9_.-]+) commit: \[([0-9a-f]{40})\]`)
+
+// gitBisectEnd reads how the git bisection of repo stands: the first bad
+// commit git named (from BISECT_LOG, for the bad term of BISECT_TERMS; ""
+// when it has not named one), and whether a bisection is still going on
+// (BISECT_LOG exists).
+func gitBisectEnd(repo *git.Repository) (firstBad string, bisecting bool) {
+	fs, ok := repo.Storer.(*filesystem.Storage)
+	if !ok {
+		return "", false
+	}
+	gitDir := fs.Filesystem().Root()
+	termBad := "bad"
+	if b, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
+		var good string
+		fmt.Sscan(string(b), &termBad, &good)
+	}
+	f, err := os.Open(filepath.Join(gitDir, "BISECT_LOG"))
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := firstBadLine.FindStringSubmatch(sc.Text()); m != nil && m[1] == termBad {
+			firstBad = m[2]
+		}
+	}
+	return firstBad, true
+}
+
+// endRunSession ends sess, an unfinished perfbisect run session (a call
+// cannot know it is the last), once git's side says how the bisection ended:
+// done (found) when BISECT_LOG names the first bad commit, with a document of
+// the session's stored decisions and runs; abandoned (state reset) when
+// BISECT_LOG is gone without it (git bisect reset). It returns the session as
+// stored afterwards (sess itself when nothing changed). Sessions of other
+// kinds or states, or whose repository cannot be opened, are returned as
+// they are.
+func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error) {
+	if sess == nil || sess.Kind != store.KindRun || sess.State != store.Running {
+		return sess, nil
+	}
+	var id map[string]string
+	_ = json.Unmarshal(sess.Config, &id)
+	repo, err := git.PlainOpen(id["repo"])
+	if err != nil {
+		return sess, nil
+	}
+	firstBad, bisecting := gitBisectEnd(repo)
+	switch {
+	case firstBad != "":
+		doc, err := runDocument(st, sess, repo, firstBad, id["metric"])
+		if err != nil {
+			return sess, err
+		}
+		if err := st.End(sess.ID, store.Done, string(session.Found), doc); err != nil {
+			return sess, err
+		}
+	case !bisecting:
+		if err := st.End(sess.ID, store.Reset, "abandoned", report.Document{Result: "abandoned", Good: sess.Good, Bad: sess.Bad,
+			Why: "git bisect was reset before it named a first bad commit", Tested: []report.TestedCommit{}, Steps: []report.StepDoc{}}); err != nil {
+			return sess, err
+		}
+	default:
+		return sess, nil
+	}
+	return st.Session(sess.ID)
+}
+
+// runDocument is the document of a finished perfbisect run session: git's
+// first bad commit and the decisions and runs the session stored.
+func runDocument(st *store.Store, sess *store.Session, repo *git.Repository, firstBad, metric string) (report.Document, error) {
+	res := &session.Result{Outcome: session.Found, FirstBad: firstBad, Runs: map[string][]bisect.Run{},
+		Verdicts: map[string]string{}, Skipped: map[string]string{},
+		Why: "git bisect run named it (.git/BISECT_LOG) from perfbisect run's verdicts"}
+	steps, err := st.Steps(sess.ID)
+	if err != nil {
+		return report.Document{}, err
+	}
+	for _, s := range steps {
+		var x session.Step
+		if err := json.Unmarshal(s.Evidence, &x); err != nil {
+			return report.Document{}, fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err)
+		}
+		res.Steps = append(res.Steps, x)
+		if x.Role == session.RoleMidpoint {
+			res.Verdicts[x.Commit] = x.Verdict
+			if x.Verdict == "skip" {
+				res.Skipped[x.Commit] = x.Reason
+			}
+		}
+	}
+	events, err := st.Events(sess.ID)
+	if err != nil {
+		return report.Document{}, err
+	}
+	for _, e := range events {
+		if e.Run != nil {
+			res.Runs[e.Commit] = append(res.Runs[e.Commit], *e.Run)
+			res.Measured++
+		}
+	}
+	res.Verdicts[sess.Good], res.Verdicts[sess.Bad] = "good", "bad"
+	if metric == "" {
+		metric = string(session.TPS)
+	}
+	doc := report.NewDocument(res, session.Metric(metric), func(h string) string { return bisect.Subject(repo, h) })
+	doc.Good, doc.Bad = sess.Good, sess.Bad
+	return doc, nil
+}
