@@ -8,9 +8,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	version "github.com/hashicorp/go-version"
 )
 
@@ -31,8 +34,29 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		abs, _ := filepath.Abs(dir)
 		return nil, fmt.Errorf("%w: repository %s: %v (pass the server's source tree with --repo)", ErrUsage, abs, err)
 	}
+	// The same git directory with bounded caches: go-git's default object
+	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
+	// resident for the whole build that followed.
+	if fs, ok := r.Storer.(*filesystem.Storage); ok {
+		st := filesystem.NewStorageWithOptions(fs.Filesystem(), cache.NewObjectLRU(objectCacheSize),
+			filesystem.Options{LargeObjectThreshold: largeObject})
+		var wt billy.Filesystem
+		if w, err := r.Worktree(); err == nil {
+			wt = w.Filesystem
+		}
+		if bounded, err := git.Open(st, wt); err == nil {
+			r = bounded
+		}
+	}
 	return r, nil
 }
+
+// objectCacheSize bounds go-git's cache of decoded objects per repository;
+// objects larger than largeObject are streamed from the pack, not held.
+const (
+	objectCacheSize = 16 * cache.MiByte
+	largeObject     = 1 << 20
+)
 
 // versionTagPrefixes are the tag spellings of a bare version in the trees of the
 // field: MariaDB mariadb-10.0.22, MySQL mysql-5.7.22, Percona

@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -300,6 +301,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	debug.FreeOSMemory() // what the checkout used is not held through the compile
 	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n# %s\n", commit, n, src, r.Tree)
 
 	jobs := b.Recipe.Jobs

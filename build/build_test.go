@@ -245,3 +245,40 @@ func TestCheckoutRewritesFilesTheBuildChanged(t *testing.T) {
 		t.Errorf("main.c keeps the build's change: %q", b)
 	}
 }
+
+// A checkout is what git gives: the content of every file as git archive
+// writes it, and no directory the revision no longer has (a CMake
+// IF(EXISTS dir) must not see it); with and without git installed (go-git).
+func TestCheckoutIsGitsTree(t *testing.T) {
+	p := newProject(t, 2)
+	if err := os.MkdirAll(filepath.Join(p.dir, "storage", "gone", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.write("storage/gone/sub/f.c", "int f;\n")
+	p.write("storage/gone/g.c", "int g;\n")
+	p.write("bin.dat", "\x00\x01binary\xff")
+	with := p.commit("with")
+	os.RemoveAll(filepath.Join(p.dir, "storage"))
+	p.write("u1.c", "int u1(void){return 11;}\n")
+	without := p.commit("without")
+	for _, noGit := range []bool{false, true} {
+		if noGit {
+			t.Setenv("PATH", t.TempDir())
+		}
+		dir := t.TempDir()
+		for _, c := range []string{with, without} {
+			if _, err := Checkout(p.repo, c, dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "storage")); err == nil {
+			t.Errorf("no git %v: a directory the revision removed is still there", noGit)
+		}
+		want := map[string]string{"u1.c": "int u1(void){return 11;}\n", "bin.dat": "\x00\x01binary\xff", "data.txt": strings.Repeat("shared data\n", 1000)}
+		for name, content := range want {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != content {
+				t.Errorf("no git %v: %s = %q, %v", noGit, name, b, err)
+			}
+		}
+	}
+}

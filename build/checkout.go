@@ -1,11 +1,13 @@
 package build
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -142,9 +144,17 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			} else {
 				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
 			}
+			// As git does, a directory left empty goes too (a CMake
+			// IF(EXISTS dir) must not see a directory the revision removed).
+			for d := path.Dir(name); d != "."; d = path.Dir(d) {
+				if os.Remove(filepath.Join(dir, filepath.FromSlash(d))) != nil {
+					break // not empty, or gone already
+				}
+			}
 		}
 	}
 	written := 0
+	var blobs blobSource // opened at the first file that changed
 	for _, f := range files {
 		if err := clearPath(dir, f.name); err != nil {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
@@ -157,7 +167,11 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 				continue
 			}
 		}
-		if err := writeEntry(repo, f.entry.Hash, f.entry.Mode, target); err != nil {
+		if blobs == nil {
+			blobs = openBlobs(repo, gitDir)
+			defer blobs.close()
+		}
+		if err := writeEntry(blobs, f.entry.Hash, f.entry.Mode, target); err != nil {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
 		}
 		next.Stamps[f.name] = stamp(target)
@@ -301,26 +315,17 @@ func clearPath(dir, name string) error {
 	return nil
 }
 
-func writeEntry(repo *git.Repository, h plumbing.Hash, mode filemode.FileMode, target string) error {
-	blob, err := repo.BlobObject(h)
-	if err != nil {
-		return err
-	}
-	r, err := blob.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func writeEntry(blobs blobSource, h plumbing.Hash, mode filemode.FileMode, target string) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
 	_ = os.Remove(target)
 	if mode == filemode.Symlink {
-		b, err := io.ReadAll(r)
-		if err != nil {
+		var b bytes.Buffer
+		if err := blobs.copyBlob(h, &b); err != nil {
 			return err
 		}
-		return os.Symlink(strings.TrimRight(string(b), "\x00"), target)
+		return os.Symlink(strings.TrimRight(b.String(), "\x00"), target)
 	}
 	perm := os.FileMode(0o644)
 	if mode == filemode.Executable {
@@ -330,7 +335,7 @@ func writeEntry(repo *git.Repository, h plumbing.Hash, mode filemode.FileMode, t
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
+	if err := blobs.copyBlob(h, f); err != nil {
 		f.Close()
 		return err
 	}
