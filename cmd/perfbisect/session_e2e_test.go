@@ -132,7 +132,9 @@ func killAndResume(t *testing.T, repo, state string, args []string, killAfter in
 }
 
 func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
-	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
+	// 4 commits: the kill and the resume need one midpoint after the
+	// endpoints, not a long search.
+	repo, culprit := makeFixture(t, "-n", "4", "--culprit-pos", "3", "--broken-pos", "0")
 	state := t.TempDir()
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
 	// The endpoints take 12 runs at the default --repeats: 16 is part-way
