@@ -205,29 +205,31 @@ func FilesystemType(dir string) string {
 }
 
 // MachineBusy returns the CPU time all CPUs of the machine have spent busy
-// since boot (user, nice, system, irq, softirq and steal of /proc/stat's cpu
-// line; not idle or iowait), at the kernel's 10 ms resolution: the difference
-// over a window, less the CPU time of the server and of perfbisect, is what
-// other processes took from it. Errors: /proc/stat cannot be read or parsed.
-func MachineBusy() (time.Duration, error) {
+// since boot (user, nice, system, irq and softirq of /proc/stat's cpu line;
+// not idle or iowait) and the time a hypervisor ran something else while they
+// wanted to run (steal), at the kernel's 10 ms resolution: the busy
+// difference over a window, less the CPU time of the server and of
+// perfbisect, is what other processes took from it. Errors: /proc/stat cannot
+// be read or parsed.
+func MachineBusy() (busy, steal time.Duration, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
 	}
-	var ticks int64
+	var ticks [9]int64
 	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
-		n, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+		if ticks[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * (time.Second / 100), nil // USER_HZ is 100 on Linux
+	const tick = time.Second / 100 // USER_HZ is 100 on Linux
+	busy = time.Duration(ticks[1]+ticks[2]+ticks[3]+ticks[6]+ticks[7]) * tick
+	return busy, time.Duration(ticks[8]) * tick, nil
 }
 
 // SelfCPU returns the CPU time (user and system) this process's threads have

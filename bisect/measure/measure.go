@@ -510,14 +510,19 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
-	if other, loadavg, ok := load.other(cpu1 - cpu0); ok {
+	if other, steal, loadavg, ok := load.other(cpu1 - cpu0); ok {
 		r.Facts["other_cpu_s"] = fmt.Sprintf("%.2f", other.Seconds())
+		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (the sysbench driver's own CPU time is counted here too).
 		if other > res.Window/10 && m.cfg.Driver != "sysbench" {
 			m.logf("note: run %.10s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
 				commit, other.Seconds(), res.Window.Seconds(), loadavg)
+		}
+		if steal > res.Window/10 {
+			m.logf("note: run %.10s: the hypervisor took %.2fs of CPU time from this machine during the %.1fs window (steal): its numbers vary with the host's load",
+				commit, steal.Seconds(), res.Window.Seconds())
 		}
 	}
 	if len(res.Emulated) > 0 {
@@ -571,21 +576,21 @@ func (m *Measurer) logf(format string, args ...any) {
 // machine's busy CPU time less this process's and the server's, and the load
 // average at its end.
 type loadProbe struct {
-	busy0, self0, busy1, self1 time.Duration
-	loadavg                    float64
-	err                        error
+	busy0, steal0, self0, busy1, steal1, self1 time.Duration
+	loadavg                                    float64
+	err                                        error
 }
 
 func (p *loadProbe) begin() {
 	var err1, err2 error
-	p.busy0, err1 = serverctl.MachineBusy()
+	p.busy0, p.steal0, err1 = serverctl.MachineBusy()
 	p.self0, err2 = serverctl.SelfCPU()
 	p.err = errors.Join(err1, err2)
 }
 
 func (p *loadProbe) end() {
 	var err1, err2, err3 error
-	p.busy1, err1 = serverctl.MachineBusy()
+	p.busy1, p.steal1, err1 = serverctl.MachineBusy()
 	p.self1, err2 = serverctl.SelfCPU()
 	p.loadavg, err3 = serverctl.LoadAverage()
 	p.err = errors.Join(p.err, err1, err2, err3)
@@ -593,12 +598,12 @@ func (p *loadProbe) end() {
 
 // other returns the CPU time processes other than perfbisect and the server
 // (which used server of CPU over the window) took during the window, at the
-// kernel's 10 ms resolution (never below 0), and the load average; ok false
-// when something could not be read.
-func (p *loadProbe) other(server time.Duration) (other time.Duration, loadavg float64, ok bool) {
+// kernel's 10 ms resolution (never below 0), the time the hypervisor took
+// (steal), and the load average; ok false when something could not be read.
+func (p *loadProbe) other(server time.Duration) (other, steal time.Duration, loadavg float64, ok bool) {
 	if p.err != nil || p.busy1 == 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	other = (p.busy1 - p.busy0) - (p.self1 - p.self0) - server
-	return max(other, 0), p.loadavg, true
+	return max(other, 0), p.steal1 - p.steal0, p.loadavg, true
 }
