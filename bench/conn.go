@@ -123,10 +123,16 @@ func (s *textStmt) Close() error  { return nil }
 func (s *textStmt) NumInput() int { return 0 }
 
 func (s *textStmt) Exec(args []driver.Value) (driver.Result, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	}
 	return s.ExecContext(context.Background(), nil)
 }
 
 func (s *textStmt) Query(args []driver.Value) (driver.Rows, error) {
+	if len(args) > 0 {
+		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	}
 	return s.QueryContext(context.Background(), nil)
 }
 

@@ -157,6 +157,8 @@ type BuildError struct {
 	// Packages are the Debian packages that provide what the build reports
 	// missing (from DebianPackages; none when unknown).
 	Packages []string
+
+	fault fault // whose, as the log says
 }
 
 func (e *BuildError) Error() string {
@@ -166,6 +168,8 @@ func (e *BuildError) Error() string {
 		what = " (not the revision's fault: install " + strings.Join(e.Packages, " ") + " (apt-get install " + strings.Join(e.Packages, " ") + "), then resume)"
 	case e.Machine:
 		what = " (not the revision's fault: fix the machine, then resume)"
+	case len(e.Packages) > 0:
+		what = " (if the machine lacks " + strings.Join(e.Packages, " ") + ", apt-get install " + strings.Join(e.Packages, " ") + " and resume)"
 	case e.Remembered != "":
 		what = " (remembered: later sessions skip it without building; delete " + e.Remembered + " to retry)"
 	}
@@ -277,6 +281,16 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", ErrNoCMake
 	}
 	b.describe(r)
+	// The whole build (checkout, compile, install, the cache's bookkeeping)
+	// holds the machine lock: no other perfbisect's measured window runs
+	// beside it.
+	if b.Lock != nil {
+		unlock, err := b.Lock(ctx, fmt.Sprintf("building %.10s", commit))
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+	}
 	b.tidy()
 	src := filepath.Join(b.StateDir, "src")
 	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
@@ -337,112 +351,49 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	}
 	configure = append(configure, r.Args...)
 
-	type step struct {
-		name string
-		cmd  []string
-		env  []string
-	}
 	// The build directory builds this revision incrementally only when that
-	// gives what a clean build gives (reuse.go); otherwise it starts empty.
+	// gives what a clean build gives (reuse.go); otherwise it starts empty. A
+	// compiler error of an incremental build is checked in a fresh build
+	// directory before it is blamed on the revision (and remembered).
 	recipeLine := strings.Join(configure, "\n")
 	if b.Recipe.BuildCmd != "" {
 		recipeLine = "build: " + b.Recipe.BuildCmd + "\ninstall: " + b.Recipe.InstallCmd
 	}
 	files := readManifest(src).Files
-	prev := readBuilt(bdir)
-	if why := reuseVerdict(bdir, prev, recipeLine, files); why == "" {
-		fmt.Fprintf(logf, "# incremental build in %s after %s\n", bdir, prev.Commit)
-	} else if prev != nil || !emptyDir(bdir) {
-		b.logf("build %.10s: fresh build directory: %s", commit, why)
-		fmt.Fprintf(logf, "# fresh build directory %s: %s\n", bdir, why)
-		if err := freshBuildDir(bdir); err != nil {
+	var spent time.Duration // in the steps, for --build-timeout
+	for attempt := 0; ; attempt++ {
+		incremental, be, err := b.steps(ctx, stepsIn{commit: commit, cmake: cmake, jobs: jobs, configure: configure, env: env, src: src, bdir: bdir,
+			recipeLine: recipeLine, files: files, logf: logf, logPath: logPath, start: start, forceFresh: attempt > 0}, &spent)
+		if err != nil {
 			return "", err
 		}
+		if be == nil {
+			break
+		}
+		if incremental && !be.TimedOut && !be.Machine && attempt == 0 {
+			b.logf("build %.10s: %s step failed in the reused build directory; building again in a fresh one before blaming the revision", commit, be.Step)
+			fmt.Fprintf(logf, "\n# the %s step failed in the reused build directory: building again in a fresh one\n", be.Step)
+			continue
+		}
+		if be.TimedOut {
+			reap.Kill(reap.Find(b.StateDir)) // also what left the process group (setsid)
+		}
+		if !be.TimedOut && !be.Machine && be.Step == "build" && be.fault == faultRevision {
+			// A compiler error of a fresh build directory. A configure error
+			// is not remembered: it may be the preset's or a package's, and
+			// configuring again costs little.
+			b.recordFailure(prefix, be)
+			be.Remembered = prefix + ".failed.json"
+		}
+		_ = os.RemoveAll(tmp)
+		b.logf("build %.10s: %v", commit, be)
+		return "", be
 	}
-	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: recipeLine, Files: files}); err != nil {
+	// The build directory's files reach the disk before the record that says
+	// its last build finished (a crash must not leave truncated objects that
+	// the next build would trust).
+	if err := syncfs.Dir(bdir); err != nil {
 		return "", err
-	}
-
-	var steps []step
-	var want string // the configure marker's content (CMake recipes)
-	if b.Recipe.BuildCmd != "" {
-		steps = append(steps, step{"build", []string{"sh", "-c", b.Recipe.BuildCmd}, env})
-		if b.Recipe.InstallCmd != "" {
-			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
-		}
-	} else {
-		// Configured once, with these arguments and these CMake inputs. When an
-		// input changed since, the cache starts afresh: CMake keeps a cached
-		// value (an option() default, a detected setting) over the new
-		// revision's, so a revision's result would depend on what was built
-		// before it. Objects whose flags did not change are still reused.
-		want = strings.Join(configure, "\n") + "\n" + cmakeInputs(readManifest(src))
-		configured, _ := os.ReadFile(filepath.Join(bdir, configuredMarker))
-		if string(configured) != want {
-			_ = os.Remove(filepath.Join(bdir, configuredMarker))
-			_ = os.Remove(filepath.Join(bdir, "CMakeCache.txt"))
-			steps = append(steps, step{"configure", append([]string{cmake}, configure...), env})
-		}
-		steps = append(steps, step{"build", []string{cmake, "--build", bdir, "-j", fmt.Sprint(jobs)}, env})
-		if b.Recipe.InstallCmd != "" {
-			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
-		} else {
-			steps = append(steps, step{"install", []string{cmake, "--install", bdir}, env})
-		}
-	}
-	var spent time.Duration // in the steps, for --build-timeout
-	for _, st := range steps {
-		b.logf("build %.10s: %s", commit, st.name)
-		b.progress(commit, st.name, -1, start)
-		fmt.Fprintf(logf, "\n# %s: %s\n", st.name, strings.Join(st.cmd, " "))
-		out := &lineWriter{log: logf, raw: b.Raw, last: -1, onPercent: func(p int) { b.progress(commit, st.name, p, start) }}
-		unlock := func() {}
-		if b.Lock != nil {
-			var err error
-			if unlock, err = b.Lock(ctx, fmt.Sprintf("building %.10s: %s", commit, st.name)); err != nil {
-				return "", err
-			}
-		}
-		// --build-timeout bounds the steps' own time, not the waits for the
-		// lock between them.
-		stepCtx, cancel := ctx, context.CancelFunc(func() {})
-		if b.Timeout > 0 {
-			stepCtx, cancel = context.WithTimeout(ctx, b.Timeout-spent)
-		}
-		began := time.Now()
-		err := run(stepCtx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
-		spent += time.Since(began)
-		timedOut := err != nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) && b.Timeout > 0
-		cancel()
-		unlock()
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			logf.Sync()
-			d := diagnose(logPath)
-			be := &BuildError{Commit: commit, Step: st.name, Log: logPath, Lines: d.Lines, Err: err, Packages: d.Packages}
-			switch {
-			case timedOut:
-				be.TimedOut = true
-				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
-				reap.Kill(reap.Find(b.StateDir)) // also what left the process group (setsid)
-			case d.Fault == faultMachine:
-				be.Machine = true
-			case d.Fault == faultRevision && st.name == "build":
-				// A compiler error. A configure error is not remembered: it
-				// may be the preset's or a package's, and configuring again
-				// costs little.
-				b.recordFailure(prefix, be)
-				be.Remembered = prefix + ".failed.json"
-			}
-			_ = os.RemoveAll(tmp)
-			b.logf("build %.10s: %v", commit, be)
-			return "", be
-		}
-		if st.name == "configure" {
-			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(want), 0o644)
-		}
 	}
 	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: recipeLine, Files: files, Finished: true}); err != nil {
 		return "", err
@@ -477,6 +428,116 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	b.logf("build %.10s: installed in %.1fs: %s", commit, time.Since(start).Seconds(), st)
 	b.evict()
 	return prefix, nil
+}
+
+// step is one command of a build.
+type step struct {
+	name string
+	cmd  []string
+	env  []string
+}
+
+// stepsIn is what one attempt at building a checked-out revision needs.
+type stepsIn struct {
+	commit, cmake  string
+	jobs           int
+	configure, env []string
+	src, bdir      string
+	recipeLine     string
+	files          map[string]string // the checkout's manifest
+	logf           *os.File
+	logPath        string
+	start          time.Time
+	forceFresh     bool // empty the build directory whatever reuseVerdict says
+}
+
+// steps configures (when needed), builds and installs the checkout in its
+// build directory, first emptied unless an incremental build gives what a
+// clean one gives (reuseVerdict). It returns whether the build directory was
+// reused, the failure of a step (nil when every step succeeded), or an error
+// that is neither (ctx's, I/O). spent accumulates the steps' time for
+// --build-timeout.
+func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (incremental bool, be *BuildError, err error) {
+	commit, bdir, logf := in.commit, in.bdir, in.logf
+	prev := readBuilt(bdir)
+	why := reuseVerdict(bdir, prev, in.recipeLine, in.files)
+	if in.forceFresh {
+		why = "the build failed in the reused build directory"
+	}
+	if why == "" {
+		incremental = true
+		fmt.Fprintf(logf, "# incremental build in %s after %s\n", bdir, prev.Commit)
+	} else if prev != nil || !emptyDir(bdir) {
+		b.logf("build %.10s: fresh build directory: %s", commit, why)
+		fmt.Fprintf(logf, "# fresh build directory %s: %s\n", bdir, why)
+		if err := freshBuildDir(bdir); err != nil {
+			return false, nil, err
+		}
+	}
+	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: in.recipeLine, Files: in.files}); err != nil {
+		return false, nil, err
+	}
+	env := in.env
+	var steps []step
+	var want string // the configure marker's content (CMake recipes)
+	if b.Recipe.BuildCmd != "" {
+		steps = append(steps, step{"build", []string{"sh", "-c", b.Recipe.BuildCmd}, env})
+		if b.Recipe.InstallCmd != "" {
+			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
+		}
+	} else {
+		// Configured once per build directory, with these arguments and these
+		// CMake inputs (a changed input empties the build directory first:
+		// reuse.go).
+		want = strings.Join(in.configure, "\n") + "\n" + cmakeInputs(readManifest(in.src))
+		configured, _ := os.ReadFile(filepath.Join(bdir, configuredMarker))
+		if string(configured) != want {
+			_ = os.Remove(filepath.Join(bdir, configuredMarker))
+			_ = os.Remove(filepath.Join(bdir, "CMakeCache.txt"))
+			steps = append(steps, step{"configure", append([]string{in.cmake}, in.configure...), env})
+		}
+		steps = append(steps, step{"build", []string{in.cmake, "--build", bdir, "-j", fmt.Sprint(in.jobs)}, env})
+		if b.Recipe.InstallCmd != "" {
+			steps = append(steps, step{"install", []string{"sh", "-c", b.Recipe.InstallCmd}, env})
+		} else {
+			steps = append(steps, step{"install", []string{in.cmake, "--install", bdir}, env})
+		}
+	}
+	for _, st := range steps {
+		b.logf("build %.10s: %s", commit, st.name)
+		b.progress(commit, st.name, -1, in.start)
+		fmt.Fprintf(logf, "\n# %s: %s\n", st.name, strings.Join(st.cmd, " "))
+		out := &lineWriter{log: logf, raw: b.Raw, last: -1, onPercent: func(p int) { b.progress(commit, st.name, p, in.start) }}
+		stepCtx, cancel := ctx, context.CancelFunc(func() {})
+		if b.Timeout > 0 {
+			stepCtx, cancel = context.WithTimeout(ctx, b.Timeout-*spent)
+		}
+		began := time.Now()
+		err := run(stepCtx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
+		*spent += time.Since(began)
+		timedOut := err != nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) && b.Timeout > 0
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return incremental, nil, ctx.Err()
+			}
+			logf.Sync()
+			d := diagnose(in.logPath)
+			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages, fault: d.Fault}
+			switch {
+			case timedOut:
+				be.TimedOut = true
+				be.Err = fmt.Errorf("killed after --build-timeout %s", b.Timeout)
+			case d.Fault == faultMachine:
+				be.Machine = true
+			}
+			return incremental, be, nil
+		}
+		if st.name == "configure" {
+			_ = os.WriteFile(filepath.Join(bdir, configuredMarker), []byte(want), 0o644)
+		}
+	}
+	return incremental, nil, nil
 }
 
 func (b *Builder) markUsed(prefix string) {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // gitIn returns a function that runs git in dir with a fixed identity and
@@ -280,5 +282,40 @@ func TestCheckoutIsGitsTree(t *testing.T) {
 				t.Errorf("no git %v: %s = %q, %v", noGit, name, b, err)
 			}
 		}
+	}
+}
+
+// A checkout whose write fails part-way through a large blob (a full disk)
+// returns the error instead of hanging on git cat-file.
+func TestCheckoutWriteFailureDoesNotHang(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	p := newProject(t, 1)
+	p.write("big.dat", strings.Repeat("0123456789abcdef", 1<<18)) // 4 MiB
+	head := p.commit("big")
+	c, err := newCatFile("git", filepath.Join(p.dir, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, _ := p.repo.CommitObject(plumbing.NewHash(head))
+	f, err := tree.File("big.dat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	done := make(chan error, 1)
+	go func() { err := c.copyBlob(f.Hash, full); c.close(); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("writing to a full disk succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("git cat-file hung after a failed write")
 	}
 }

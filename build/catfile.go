@@ -89,6 +89,7 @@ func (c *catFile) copyBlob(h plumbing.Hash, w io.Writer) error {
 	}
 	header, err := c.out.ReadString('\n')
 	if err != nil {
+		c.close() // git is gone: its message is complete once it is waited for
 		return fmt.Errorf("git cat-file %s: %w: %s", h, err, strings.TrimSpace(c.stderr.String()))
 	}
 	f := strings.Fields(header)
@@ -111,7 +112,14 @@ func (c *catFile) copyBlob(h plumbing.Hash, w io.Writer) error {
 	return nil
 }
 
+// close ends the process. It may be in the middle of writing a blob that a
+// failed write left unread (a full disk): it is killed, not waited for to
+// finish.
 func (c *catFile) close() {
+	if c.cmd.ProcessState != nil {
+		return // closed already
+	}
 	c.in.Close()
+	_ = c.cmd.Process.Kill()
 	_ = c.cmd.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -37,12 +38,24 @@ var machineSigns = []string{"No space left on device", "Disk quota exceeded", "C
 	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error: Killed",
 	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found"}
 
+// shNotFound is dash's (Debian's /bin/sh) "command not found": "sh: 1: bison: not found".
+var shNotFound = regexp.MustCompile(`^(/bin/)?(ba|da)?sh: (line )?\d+: .*: not found$`)
+
 // missingSigns blame the machine only inside the error that stopped the
 // build: CMake prints "Could NOT find Boost" as a notice for every optional
 // package it looks for, and only a required one ends in a CMake Error.
 var missingSigns = []string{"Could NOT find ", "CMAKE_MAKE_PROGRAM is not set", "CMAKE_C_COMPILER not set", "CMAKE_CXX_COMPILER not set",
 	"No CMAKE_C_COMPILER could be found", "No CMAKE_CXX_COMPILER could be found", "is not found or unusable",
-	"required but not found", "not found. Please install", "is required to build"}
+	"required but not found", "not found. Please install", "is required to build", "Cannot find appropriate system libraries",
+	"set to NOTFOUND", "library not found", "not found. Install"}
+
+// noRule is make's missing prerequisite: often a system file an upgrade
+// removed (an absolute library path the configure found), so not the
+// revision's for sure.
+var noRule = regexp.MustCompile(`No rule to make target`)
+
+// spaces are runs of blanks: CMake puts two after a period.
+var spaces = regexp.MustCompile(`\s+`)
 
 // DebianPackages maps what a failed build reports missing (a regular expression
 // over its error, case-insensitive) to the Debian package that provides it,
@@ -55,7 +68,7 @@ var DebianPackages = []struct {
 	{`pcre2`, "libpcre2-dev"},
 	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
 	{`\bzlib\b|zlib\.h`, "zlib1g-dev"},
-	{`openssl|ssl\.h`, "libssl-dev"},
+	{`openssl|ssl\.h|\bssl\b`, "libssl-dev"},
 	{`gnutls`, "libgnutls28-dev"},
 	{`curses|ncurses|\bterm\.h`, "libncurses-dev"},
 	{`readline`, "libreadline-dev"},
@@ -74,9 +87,9 @@ var DebianPackages = []struct {
 	{`\bbison\b`, "bison"},
 	{`\bflex\b`, "flex"},
 	{`pkgconfig|pkg-config`, "pkg-config"},
-	{`CMAKE_CXX_COMPILER|c\+\+: command not found|g\+\+`, "g++"},
-	{`CMAKE_C_COMPILER|cc: command not found`, "gcc"},
-	{`CMAKE_MAKE_PROGRAM|make: command not found`, "make"},
+	{`CMAKE_CXX_COMPILER|c\+\+: (command )?not found|g\+\+`, "g++"},
+	{`CMAKE_C_COMPILER|\bcc: (command )?not found`, "gcc"},
+	{`CMAKE_MAKE_PROGRAM|\bmake: (command )?not found`, "make"},
 }
 
 var packageRes = func() []*regexp.Regexp {
@@ -133,7 +146,7 @@ func diagnose(path string) diagnosis {
 	for {
 		raw, err := readLine(r, 300)
 		raw = strings.TrimRight(raw, "\r\n")
-		line := strings.TrimSpace(raw)
+		line := spaces.ReplaceAllString(strings.TrimSpace(raw), " ")
 		switch {
 		case stepHeader.MatchString(raw):
 			machine, errs, tail, block = nil, nil, nil, nil // only the last step failed
@@ -148,6 +161,9 @@ func diagnose(path string) diagnosis {
 					machine = append(machine, line)
 					break
 				}
+			}
+			if shNotFound.MatchString(line) && len(machine) < 5 && !slices.Contains(machine, line) {
+				machine = append(machine, line)
 			}
 			if errorLine.MatchString(line) {
 				if strings.HasPrefix(line, "CMake Error") {
@@ -181,6 +197,9 @@ func diagnose(path string) diagnosis {
 	}
 	if m := missingFile.FindStringSubmatch(first); m != nil {
 		return diagnosis{Lines: errs, Fault: faultUnknown, Packages: packagesFor(m[1])}
+	}
+	if noRule.MatchString(first) {
+		return diagnosis{Lines: errs, Fault: faultUnknown}
 	}
 	return diagnosis{Lines: errs, Fault: faultRevision}
 }

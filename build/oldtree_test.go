@@ -129,7 +129,7 @@ func TestDiagnoseFirstErrorOfTheFailingStep(t *testing.T) {
 		packages []string
 	}{
 		{"# configure: cmake\n-- Could NOT find Boost\n-- Configuring done\n# build: cmake --build\nx.c:1:2: error: expected ';'\n", faultRevision, "x.c:1:2: error: expected ';'", nil},
-		{"# configure: cmake\n-- Could NOT find JNI\nCMake Error at libmysql/CMakeLists.txt:12 (MESSAGE):\n  Version script check failed.  Either switch to GNU ld\nCall Stack (most recent call first):\n  CMakeLists.txt:3\n", faultRevision, "CMake Error at libmysql/CMakeLists.txt:12 (MESSAGE): Version script check failed.  Either switch to GNU ld", nil},
+		{"# configure: cmake\n-- Could NOT find JNI\nCMake Error at libmysql/CMakeLists.txt:12 (MESSAGE):\n  Version script check failed.  Either switch to GNU ld\nCall Stack (most recent call first):\n  CMakeLists.txt:3\n", faultRevision, "CMake Error at libmysql/CMakeLists.txt:12 (MESSAGE): Version script check failed. Either switch to GNU ld", nil},
 		{"# configure: cmake\nCMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)\n", faultMachine, "CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message): Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)", []string{"zlib1g-dev"}},
 		{"# build: cmake --build\nsql/x.cc:3:10: fatal error: pcre2.h: No such file or directory\n", faultUnknown, "sql/x.cc:3:10: fatal error: pcre2.h: No such file or directory", []string{"libpcre2-dev"}},
 		// An error of an earlier, finished step (make -k) is not this step's.
@@ -142,6 +142,30 @@ func TestDiagnoseFirstErrorOfTheFailingStep(t *testing.T) {
 		d := diagnose(path)
 		if d.Fault != c.fault || len(d.Lines) == 0 || d.Lines[0] != c.first || !slices.Equal(d.Packages, c.packages) {
 			t.Errorf("%q:\n got %v %q %q\nwant %v %q %q", c.log, d.Fault, d.Lines, d.Packages, c.fault, c.first, c.packages)
+		}
+	}
+}
+
+// CMake's two spaces after a period, dash's "not found", make's missing
+// prerequisite: each is read for what it is.
+func TestDiagnoseMessagesOfTheTools(t *testing.T) {
+	for _, c := range []struct {
+		log      string
+		fault    fault
+		packages []string
+	}{
+		{"# configure: cmake\nCMake Error at cmake/readline.cmake:85 (MESSAGE):\n  Curses library not found.  Please install appropriate package,\n", faultMachine, []string{"libncurses-dev"}},
+		{"# configure: cmake\nCMake Error at cmake/ssl.cmake:230 (MESSAGE):\n  Cannot find appropriate system libraries for SSL.  Make sure you've\n", faultMachine, []string{"libssl-dev"}},
+		{"# build: sh -c make\nsh: 1: make: not found\n", faultMachine, []string{"make"}},
+		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
+	} {
+		path := filepath.Join(t.TempDir(), "build.log")
+		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := diagnose(path)
+		if d.Fault != c.fault || !slices.Equal(d.Packages, c.packages) || len(d.Lines) == 0 {
+			t.Errorf("%q: got %v %q %q, want %v %q", c.log, d.Fault, d.Packages, d.Lines, c.fault, c.packages)
 		}
 	}
 }

@@ -79,6 +79,12 @@ var parserExt = map[string]bool{".y": true, ".yy": true, ".l": true, ".ll": true
 var unitExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true,
 	".s": true, ".S": true, ".asm": true}
 
+// headerExt are included files: one added may stand before another of the
+// same name on the include path, which the compiler's dependency files of
+// the last build do not know.
+var headerExt = map[string]bool{".h": true, ".hh": true, ".hpp": true, ".hxx": true, ".h++": true, ".H": true,
+	".ic": true, ".i": true, ".inc": true, ".inl": true, ".ipp": true, ".tcc": true, ".def": true}
+
 // isCMakeInput reports whether the checkout's path name (with manifest key
 // key) is read by CMake at configure time: CMakeLists.txt, *.cmake,
 // *.cmake.in, VERSION, MYSQL_VERSION, or a submodule.
@@ -129,6 +135,8 @@ func reuseVerdict(bdir string, prev *builtState, recipe string, next map[string]
 			return fmt.Sprintf("%s changed (a parser or lexer source: generated code)", name)
 		case prev.Files[name] == "" && unitExt[path.Ext(name)]:
 			return fmt.Sprintf("%s was added (a source file that a glob may pick up only at configure time)", name)
+		case prev.Files[name] == "" && headerExt[path.Ext(name)]:
+			return fmt.Sprintf("%s was added (a header that may shadow another of the same name: make's dependencies name the old one)", name)
 		}
 		// A file of the same path in the build directory is a copy or a
 		// product of the source file that the build may not refresh (a

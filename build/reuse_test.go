@@ -29,6 +29,7 @@ if(NOT EXISTS ${CMAKE_BINARY_DIR}/gen.c)
   configure_file(${CMAKE_SOURCE_DIR}/gen.c ${CMAKE_BINARY_DIR}/gen.c COPYONLY)
 endif()
 file(GLOB EXTRAS ${CMAKE_SOURCE_DIR}/extra/*.c)
+include_directories(${CMAKE_SOURCE_DIR}/inc2 ${CMAKE_SOURCE_DIR}/inc1)
 add_executable(mariadbd main.c unit.c ${CMAKE_BINARY_DIR}/gen.c ${EXTRAS})
 install(TARGETS mariadbd DESTINATION bin)
 `
@@ -53,15 +54,19 @@ func exitCode(t *testing.T, prefix string) int {
 // the code does) and the same code digest (what was compiled), across C
 // edits (built incrementally), a changed pre-generated file that the build
 // directory holds a copy of, a changed option() default, files added to and
-// removed from a glob, and a failed build and its fix (each of these built in
+// removed from a glob, a header added before another of its name on the
+// include path, and a failed build and its fix (each of these built in
 // a fresh build directory, saying why).
 func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 	p := newProject(t, 1)
-	if err := os.MkdirAll(filepath.Join(p.dir, "extra"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"extra", "inc1", "inc2"} {
+		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p.write("CMakeLists.txt", reuseCMake("OFF"))
-	p.write("opt.h", "#define OPT 10\n")
+	p.write("inc1/opt.h", "#define OPT 10\n")
+	p.write("inc2/README", "headers that win over inc1's\n")
 	p.write("gen.c", "int gen(void){return 1;}\n")
 	p.write("unit.c", "int unit(void){return 3;}\n")
 	p.write("main.c", "#include \"opt.h\"\nint gen(void);\nint unit(void);\nint main(void){return gen()+OPT+unit()+FAST;}\n")
@@ -77,14 +82,15 @@ func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 		revs = append(revs, rev{name, p.commit(name), want, why})
 	}
 	add("unit edit", 15, "", func() { p.write("unit.c", "int unit(void){return 4;}\n") })
-	add("header edit", 25, "", func() { p.write("opt.h", "#define OPT 20\n") })
+	add("header edit", 25, "", func() { p.write("inc1/opt.h", "#define OPT 20\n") })
 	add("new parser", 26, "gen.c", func() { p.write("gen.c", "int gen(void){return 2;}\n") })
 	add("fast default", 126, "CMakeLists.txt", func() { p.write("CMakeLists.txt", reuseCMake("ON")) })
 	add("extra added", 126, "extra/e2.c", func() { p.write("extra/e2.c", "int e2(void){return 12;}\n") })
 	add("extra removed", 126, "extra/e1.c", func() { os.Remove(filepath.Join(p.dir, "extra", "e1.c")) })
+	add("shadowing header", 136, "inc2/opt.h", func() { p.write("inc2/opt.h", "#define OPT 30\n") })
 	add("broken", -1, "", func() { p.write("unit.c", "int unit(void){return 4}\n") })
-	add("fixed", 127, "did not finish", func() { p.write("unit.c", "int unit(void){return 5;}\n") })
-	add("readme", 127, "", func() { p.write("README", "docs\n") })
+	add("fixed", 137, "did not finish", func() { p.write("unit.c", "int unit(void){return 5;}\n") })
+	add("readme", 137, "", func() { p.write("README", "docs\n") })
 
 	state := t.TempDir()
 	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
@@ -183,5 +189,42 @@ func TestCodeDigest(t *testing.T) {
 	}
 	if _, err := CodeDigest(filepath.Join(dir, "a.c")); err == nil {
 		t.Error("a C source has a code digest")
+	}
+}
+
+// A build that fails in a reused build directory (here an object file a
+// crash left truncated, newer than its source) is built again in a fresh one
+// before the revision is blamed: it builds, and nothing is remembered.
+func TestFailedIncrementalBuildIsRetriedFresh(t *testing.T) {
+	p := newProject(t, 2)
+	v0 := p.git("rev-parse", "HEAD")
+	p.write("u1.c", "int u1(void){return 11;}\n")
+	v1 := p.commit("v1")
+	state := t.TempDir()
+	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
+	ctx := context.Background()
+	if _, err := b.Build(ctx, v0); err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := filepath.Glob(filepath.Join(state, "build-*", "CMakeFiles", "mariadbd.dir", "u0.c.o"))
+	if len(objs) != 1 {
+		t.Fatalf("object of u0.c: %v", objs)
+	}
+	if err := os.WriteFile(objs[0], []byte("truncated"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix, err := b.Build(ctx, v1)
+	if err != nil {
+		t.Fatalf("a revision that builds clean was blamed: %v", err)
+	}
+	if got := exitCode(t, prefix); got != (0+11+0)%7 { // main returns (u0()+u1()+...)%7
+		t.Errorf("the server exits %d", got)
+	}
+	log, _ := os.ReadFile(buildLog(t, state, v1))
+	if !strings.Contains(string(log), "building again in a fresh one") {
+		t.Errorf("no fresh retry in the log:\n%s", log)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json")); len(ms) > 0 {
+		t.Errorf("the failure of the reused build directory was remembered: %v", ms)
 	}
 }
