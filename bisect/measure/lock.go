@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -65,37 +66,81 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		}
 	}
 	_ = f.Chmod(0o666) // every user of the machine shares it (umask would narrow it)
-	var waitingSince, told time.Time
+	fd := int(f.Fd())
+	took := func(waited time.Duration) (func(), error) {
+		// Say who holds it, for those who wait.
+		if err := f.Truncate(0); err == nil {
+			_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
+		}
+		if waited > 0 {
+			logf("got the measurement lock after %s", waited.Round(time.Second))
+		}
+		return func() { _ = syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
+	}
+	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return took(0)
+	}
+	if err != syscall.EWOULDBLOCK {
+		f.Close()
+		return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
+	}
+	// Wait in the kernel (a blocking flock is woken when the holder lets go;
+	// polling would lose every time to a holder that takes it again at once).
+	since := time.Now()
+	say := func() {
+		holder, _ := os.ReadFile(LockPath)
+		logf("waiting for the measurement lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
+			time.Since(since).Round(time.Second), activity, strings.TrimSpace(string(holder)))
+	}
+	say()
+	got := make(chan error, 1)
+	var mu sync.Mutex // abandoned, and the hand-over through got
+	abandoned := false
+	go func() {
+		var err error
+		for {
+			if err = syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned { // the caller gave up: let go at once
+			if err == nil {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+			}
+			f.Close()
+			return
+		}
+		got <- err
+	}()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			// Say who holds it, for those who wait.
-			if err := f.Truncate(0); err == nil {
-				_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
-			}
-			if !waitingSince.IsZero() {
-				logf("got the measurement lock after %s", time.Since(waitingSince).Round(time.Second))
-			}
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if err != syscall.EWOULDBLOCK {
-			f.Close()
-			return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
-		}
-		if waitingSince.IsZero() {
-			waitingSince = time.Now()
-		}
-		if time.Since(told) >= 30*time.Second {
-			holder, _ := os.ReadFile(LockPath)
-			logf("waiting for the measurement lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
-				time.Since(waitingSince).Round(time.Second), activity, strings.TrimSpace(string(holder)))
-			told = time.Now()
-		}
 		select {
+		case err := <-got:
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
+			}
+			return took(time.Since(since))
+		case <-tick.C:
+			say()
 		case <-ctx.Done():
-			f.Close()
+			mu.Lock()
+			abandoned = true
+			// The waiting goroutine may have got it just now.
+			select {
+			case err := <-got:
+				if err == nil {
+					_ = syscall.Flock(fd, syscall.LOCK_UN)
+				}
+				f.Close()
+			default:
+			}
+			mu.Unlock()
 			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

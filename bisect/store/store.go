@@ -12,6 +12,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -147,34 +148,50 @@ const SchemaVersion = 1
 var migrations = []string{schema}
 
 // migrate brings the store at path to SchemaVersion in one transaction, or
-// refuses a store a newer perfbisect wrote.
+// refuses a store a newer perfbisect wrote. The version is read again inside
+// the (immediate: write-locked) transaction, so two processes opening an old
+// store do not both migrate it.
 func migrate(db *sql.DB, path string) error {
 	var v int
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
 		return fmt.Errorf("store %s: schema version: %w", path, err)
 	}
-	if v > SchemaVersion {
-		return fmt.Errorf("store %s has schema version %d, written by a newer perfbisect (this one reads up to %d): upgrade perfbisect, or pass another --state-dir", path, v, SchemaVersion)
-	}
 	if v == SchemaVersion {
 		return nil
 	}
-	tx, err := db.Begin()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", path, err)
 	}
-	defer tx.Rollback()
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return fmt.Errorf("store %s: migrate: %w", path, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = conn.ExecContext(ctx, `ROLLBACK`)
+		}
+	}()
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("store %s: schema version: %w", path, err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("store %s has schema version %d, written by a newer perfbisect (this one reads up to %d): upgrade perfbisect, or pass another --state-dir", path, v, SchemaVersion)
+	}
 	for ; v < SchemaVersion; v++ {
-		if _, err := tx.Exec(migrations[v]); err != nil {
+		if _, err := conn.ExecContext(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("store %s: migrate schema version %d to %d: %w (a damaged store can be moved away; builds and snapshots stay usable)", path, v, v+1, err)
 		}
 	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
 		return fmt.Errorf("store %s: %w", path, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
 		return fmt.Errorf("store %s: migrate: %w", path, err)
 	}
+	committed = true
 	return nil
 }
 

@@ -22,40 +22,53 @@ import (
 // terms "# first new commit: ...").
 var firstBadLine = regexp.MustCompile(`^# first ([A-Za-z0-9_.-]+) commit: \[([0-9a-f]{40})\]`)
 
-// gitBisectEnd reads how the git bisection of repo stands: the first bad
-// commit git named (from BISECT_LOG, for the bad term of BISECT_TERMS; ""
-// when it has not named one), and whether a bisection is still going on
-// (BISECT_LOG exists).
-func gitBisectEnd(repo *git.Repository) (firstBad string, bisecting bool) {
+// gitBisection is what BISECT_LOG says of the git bisection of a repository.
+type gitBisection struct {
+	bisecting bool   // BISECT_LOG exists
+	good, bad string // the first good and bad commits it marked (its endpoints)
+	firstBad  string // the first bad commit git named; "" until it has
+}
+
+// readGitBisection reads BISECT_LOG (and BISECT_TERMS for the terms) of repo.
+func readGitBisection(repo *git.Repository) gitBisection {
+	var b gitBisection
 	fs, ok := repo.Storer.(*filesystem.Storage)
 	if !ok {
-		return "", false
+		return b
 	}
 	gitDir := fs.Filesystem().Root()
-	termBad := "bad"
-	if b, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
-		var good string
-		fmt.Sscan(string(b), &termBad, &good)
+	termBad, termGood := "bad", "good"
+	if t, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
+		fmt.Sscan(string(t), &termBad, &termGood)
 	}
 	f, err := os.Open(filepath.Join(gitDir, "BISECT_LOG"))
 	if err != nil {
-		return "", false
+		return b
 	}
 	defer f.Close()
+	b.bisecting = true
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if m := firstBadLine.FindStringSubmatch(sc.Text()); m != nil && m[1] == termBad {
-			firstBad = m[2]
+			b.firstBad = m[2]
+		} else if m := logMark.FindStringSubmatch(sc.Text()); m != nil {
+			switch {
+			case m[1] == termBad && b.bad == "":
+				b.bad = m[2]
+			case m[1] == termGood && b.good == "":
+				b.good = m[2]
+			}
 		}
 	}
-	return firstBad, true
+	return b
 }
 
 // endRunSession ends sess, an unfinished perfbisect run session (a call
 // cannot know it is the last), once git's side says how the bisection ended:
 // done (found) when BISECT_LOG names the first bad commit, with a document of
 // the session's stored decisions and runs; abandoned (state reset) when
-// BISECT_LOG is gone without it (git bisect reset). It returns the session as
+// BISECT_LOG is gone (git bisect reset) or is another bisection's (other
+// endpoints) before perfbisect saw an end. It returns the session as
 // stored afterwards (sess itself when nothing changed). Sessions of other
 // kinds or states, or whose repository cannot be opened, are returned as
 // they are.
@@ -69,19 +82,23 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 	if err != nil {
 		return sess, nil
 	}
-	firstBad, bisecting := gitBisectEnd(repo)
+	gb := readGitBisection(repo)
+	// BISECT_LOG of another bisection (other endpoints) means this one was
+	// reset before its end was seen.
+	ours := gb.bisecting && gb.good == sess.Good && gb.bad == sess.Bad
 	switch {
-	case firstBad != "":
-		doc, err := runDocument(st, sess, repo, firstBad, id["metric"])
+	case ours && gb.firstBad != "":
+		doc, err := runDocument(st, sess, repo, gb.firstBad, id["metric"])
 		if err != nil {
 			return sess, err
 		}
 		if err := st.End(sess.ID, store.Done, string(session.Found), doc); err != nil {
 			return sess, err
 		}
-	case !bisecting:
+	case !ours:
 		if err := st.End(sess.ID, store.Reset, "abandoned", report.Document{Result: "abandoned", Good: sess.Good, Bad: sess.Bad,
-			Why: "git bisect was reset before it named a first bad commit", Tested: []report.TestedCommit{}, Steps: []report.StepDoc{}}); err != nil {
+			Why:    "git bisect was reset before perfbisect saw its outcome (git bisect log, or perfbisect status before git bisect reset, records it)",
+			Tested: []report.TestedCommit{}, Steps: []report.StepDoc{}}); err != nil {
 			return sess, err
 		}
 	default:

@@ -13,9 +13,9 @@ import (
 )
 
 // A perfbisect run session ends when git's side says so: found when
-// BISECT_LOG names the first bad commit (with the stored decisions and runs),
-// abandoned when BISECT_LOG is gone without it; while git bisects it stays
-// running.
+// BISECT_LOG of its bisection names the first bad commit (with the stored
+// decisions and runs), abandoned when BISECT_LOG is gone without it or is
+// another bisection's; while git bisects it stays running.
 func TestRunSessionEndsWithGitBisect(t *testing.T) {
 	repo := t.TempDir()
 	g := func(args ...string) string {
@@ -81,5 +81,14 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 	}
 	if err := json.Unmarshal(x.Result, &doc); err != nil || doc.FirstBad == nil || *doc.FirstBad != shas[1] || len(doc.Steps) != 1 || len(doc.Tested) != 1 || doc.Tested[0].Verdict != "bad" {
 		t.Errorf("document: %s (%v)", x.Result, err)
+	}
+	// Another bisection's log (other endpoints) does not end a session as
+	// found: that session's bisection was reset unseen.
+	s = begin()
+	g("bisect", "reset")
+	g("bisect", "start", shas[3], shas[1])
+	g("bisect", "bad", shas[2])
+	if x, _ := endRunSession(st, s); x.State != store.Reset || x.Outcome != "abandoned" {
+		t.Errorf("with another bisection's log: %s (%s), want reset (abandoned)", x.State, x.Outcome)
 	}
 }

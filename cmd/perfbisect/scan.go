@@ -80,9 +80,6 @@ func scanAction(c *cli.Context) error {
 	if from == to {
 		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
 	}
-	if err := su.checkSettings(from, to); err != nil {
-		return err
-	}
 	commits, err := bisect.Range(su.repo, from, to)
 	if err != nil {
 		code := exitFailure
@@ -107,6 +104,9 @@ func scanAction(c *cli.Context) error {
 	var points []string
 	for _, p := range picked {
 		points = append(points, p.Hash)
+	}
+	if err := su.checkSettings(append([]string{from, to}, points...)...); err != nil {
+		return err
 	}
 	metric := su.policy.Metric
 	fmt.Fprintf(su.progress, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, c.Int("runs"), su.stateDir)

@@ -173,9 +173,6 @@ func startAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--bad: %w", err)}
 	}
-	if err := su.checkSettings(good, bad); err != nil {
-		return err
-	}
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
 		code := exitFailure
@@ -183,6 +180,13 @@ func startAction(c *cli.Context) error {
 			code = exitUsage
 		}
 		return &exitError{code: code, err: err}
+	}
+	revs := []string{good, bad}
+	for _, c := range commits {
+		revs = append(revs, c.Hash)
+	}
+	if err := su.checkSettings(revs...); err != nil {
+		return err
 	}
 	cfg := su.policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
