@@ -83,17 +83,7 @@ func TestBuildRealCMake(t *testing.T) {
 	}
 	b := &Builder{Repo: repo, StateDir: t.TempDir()}
 	ctx := context.Background()
-	exitCode := func(prefix string) int {
-		err := exec.Command(filepath.Join(prefix, "bin/hello")).Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	}
+	exitCode := func(prefix string) int { return exitOf(t, filepath.Join(prefix, "bin", "hello")) }
 	p1, err := b.Build(ctx, ids["v1"])
 	if err != nil {
 		t.Fatal(err)

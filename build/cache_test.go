@@ -409,14 +409,7 @@ func TestChangedCMakeDefaultIsNotCarriedOver(t *testing.T) {
 	p.write("CMakeLists.txt", cm("ON"))
 	fast := p.commit("fast default")
 	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
-	code := func(prefix string) int {
-		err := exec.Command(filepath.Join(prefix, "bin", "mariadbd")).Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		return 0
-	}
+	code := func(prefix string) int { return exitCode(t, prefix) }
 	for _, c := range []struct {
 		commit string
 		want   int

@@ -38,7 +38,13 @@ install(TARGETS mariadbd DESTINATION bin)
 // exitCode runs the installed server of prefix and returns its exit code.
 func exitCode(t *testing.T, prefix string) int {
 	t.Helper()
-	err := exec.Command(filepath.Join(prefix, "bin", "mariadbd")).Run()
+	return exitOf(t, filepath.Join(prefix, "bin", "mariadbd"))
+}
+
+// exitOf runs the program at path and returns its exit code.
+func exitOf(t *testing.T, path string) int {
+	t.Helper()
+	err := exec.Command(path).Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode()

@@ -3,14 +3,10 @@ package measure
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
@@ -20,20 +16,11 @@ import (
 // the revision untestable (skipped); a full disk is the machine's fault and
 // stops the session (returned as is).
 func TestBuildFailuresSkipOrStop(t *testing.T) {
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "one"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, _ := repo.Head()
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock") // not another perfbisect's on this machine
+	defer func() { LockPath = old }()
+	r := gitRepoWithCommit(t)
+	repo, head := r.repo, r.head
 	for _, c := range []struct {
 		cmd        string
 		timeout    time.Duration
@@ -48,7 +35,7 @@ func TestBuildFailuresSkipOrStop(t *testing.T) {
 		b := &build.Builder{Repo: repo, StateDir: state, Timeout: c.timeout, Recipe: build.Recipe{BuildCmd: c.cmd}}
 		var recorded []BuildRecord
 		m := New(Config{Builder: b, StateDir: state, OnBuild: func(r BuildRecord) { recorded = append(recorded, r) }})
-		_, err := m.Measure(context.Background(), head.Hash().String(), 1)
+		_, err := m.Measure(context.Background(), head, 1)
 		var ue *bisect.UntestableError
 		var be *build.BuildError
 		switch {
