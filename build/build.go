@@ -1,9 +1,11 @@
 // Package build turns a commit of a server's source repository into an installed
 // server tree. It checks the source out into a scratch directory owned by
 // perfbisect (never the user's work tree; submodules from the repository's
-// .git/modules), configures it once per recipe into a persistent out-of-tree
-// CMake build directory (ccache as compiler launcher when installed, distcc
-// behind it when configured), builds incrementally with `cmake --build`,
+// .git/modules), configures it into an out-of-tree CMake build directory per
+// recipe (ccache as compiler launcher when installed, distcc behind it when
+// configured), builds with `cmake --build` incrementally where that gives
+// what a clean build gives and in an emptied build directory otherwise
+// (reuse.go),
 // installs with DESTDIR into a per-commit cache entry keyed by (commit,
 // recipe), keeps only what running the server needs (hard-linking files that
 // did not change since the previous entry), and evicts least recently used
@@ -373,6 +375,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		if incremental && !be.TimedOut && !be.Machine && attempt == 0 {
 			b.logf("build %.10s: %s step failed in the reused build directory; building again in a fresh one before blaming the revision", commit, be.Step)
 			fmt.Fprintf(logf, "\n# the %s step failed in the reused build directory: building again in a fresh one\n", be.Step)
+			if err := os.RemoveAll(tmp); err != nil { // nothing of the failed install may stay
+				return "", err
+			}
 			continue
 		}
 		if be.TimedOut {
