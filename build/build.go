@@ -465,7 +465,7 @@ type stepsIn struct {
 func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (incremental bool, be *BuildError, err error) {
 	commit, bdir, logf := in.commit, in.bdir, in.logf
 	prev := readBuilt(bdir)
-	why := reuseVerdict(bdir, prev, in.recipeLine, in.files)
+	why := reuseVerdict(bdir, in.src, prev, in.recipeLine, in.files)
 	if in.forceFresh {
 		why = "the build failed in the reused build directory"
 	}

@@ -95,9 +95,10 @@ func isCMakeInput(name, key string) bool {
 }
 
 // reuseVerdict says whether the build directory bdir, which last built prev
-// (nil: no record), may build the checkout next with recipe incrementally:
-// "" when it may, otherwise why not, in words for the build log.
-func reuseVerdict(bdir string, prev *builtState, recipe string, next map[string]string) string {
+// (nil: no record), may build the checkout in src next with recipe
+// incrementally: "" when it may, otherwise why not, in words for the build
+// log.
+func reuseVerdict(bdir, src string, prev *builtState, recipe string, next map[string]string) string {
 	switch {
 	case prev == nil:
 		return "no record of what the build directory last built"
@@ -141,11 +142,18 @@ func reuseVerdict(bdir string, prev *builtState, recipe string, next map[string]
 		// A file of the same path in the build directory is a copy or a
 		// product of the source file that the build may not refresh (a
 		// configure-time copy such as COPY_BISON_OUTPUT's, a configure_file
-		// of x.in).
+		// of x.in) — unless it is the checkout's file itself, reached through
+		// a symbolic link (a build directory that links to the source's
+		// mysql-test/, say).
 		for _, cand := range []string{name, strings.TrimSuffix(name, ".in")} {
-			if _, err := os.Lstat(filepath.Join(bdir, filepath.FromSlash(cand))); err == nil {
-				return fmt.Sprintf("%s changed and the build directory holds %s (a copy or a generated file, which the build may not refresh)", name, cand)
+			p := filepath.Join(bdir, filepath.FromSlash(cand))
+			if _, err := os.Lstat(p); err != nil {
+				continue
 			}
+			if real, err := filepath.EvalSymlinks(p); err == nil && within(real, src) {
+				continue
+			}
+			return fmt.Sprintf("%s changed and the build directory holds %s (a copy or a generated file, which the build may not refresh)", name, cand)
 		}
 	}
 	return ""
@@ -169,4 +177,14 @@ func freshBuildDir(bdir string) error {
 func emptyDir(dir string) bool {
 	ents, err := os.ReadDir(dir)
 	return err != nil || len(ents) == 0
+}
+
+// within reports whether path p is dir or below it (both as the filesystem
+// resolves them).
+func within(p, dir string) bool {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -30,6 +30,7 @@ if(NOT EXISTS ${CMAKE_BINARY_DIR}/gen.c)
 endif()
 file(GLOB EXTRAS ${CMAKE_SOURCE_DIR}/extra/*.c)
 include_directories(${CMAKE_SOURCE_DIR}/inc2 ${CMAKE_SOURCE_DIR}/inc1)
+file(CREATE_LINK ${CMAKE_SOURCE_DIR}/tests ${CMAKE_BINARY_DIR}/tests SYMBOLIC)
 add_executable(mariadbd main.c unit.c ${CMAKE_BINARY_DIR}/gen.c ${EXTRAS})
 install(TARGETS mariadbd DESTINATION bin)
 `
@@ -62,10 +63,11 @@ func exitOf(t *testing.T, path string) int {
 // directory holds a copy of, a changed option() default, files added to and
 // removed from a glob, a header added before another of its name on the
 // include path, and a failed build and its fix (each of these built in
-// a fresh build directory, saying why).
+// a fresh build directory, saying why); a file the build directory reaches
+// through a link to the source is no copy (built incrementally).
 func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 	p := newProject(t, 1)
-	for _, d := range []string{"extra", "inc1", "inc2"} {
+	for _, d := range []string{"extra", "inc1", "inc2", "tests"} {
 		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +79,7 @@ func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 	p.write("unit.c", "int unit(void){return 3;}\n")
 	p.write("main.c", "#include \"opt.h\"\nint gen(void);\nint unit(void);\nint main(void){return gen()+OPT+unit()+FAST;}\n")
 	p.write("extra/e1.c", "int e1(void){return 11;}\n")
+	p.write("tests/x.test", "SELECT 1;\n") // linked from the build directory, as a test suite may be
 	type rev struct {
 		name, commit string
 		want         int    // exit code
@@ -97,6 +100,7 @@ func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 	add("broken", -1, "", func() { p.write("unit.c", "int unit(void){return 4}\n") })
 	add("fixed", 137, "did not finish", func() { p.write("unit.c", "int unit(void){return 5;}\n") })
 	add("readme", 137, "", func() { p.write("README", "docs\n") })
+	add("test edit", 137, "", func() { p.write("tests/x.test", "SELECT 2;\n") })
 
 	state := t.TempDir()
 	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
