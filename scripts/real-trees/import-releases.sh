@@ -5,7 +5,7 @@
 # upstream branch of Debian's packaging repositories does).
 #
 # usage: import-releases.sh SOURCE_GIT_DIR BRANCH OUT_DIR VERSION...
-#   e.g. import-releases.sh mariadb-10.3.git upstream /work/trees/mariadb-10.0 10.0.22 10.0.23 10.0.26
+#   e.g. import-releases.sh mariadb-10.3.git upstream mariadb-10.0 10.0.22 10.0.23 10.0.26
 #
 # The releases are committed in the order given, each the child of the one
 # before (so that good..bad is a range). Blobs the source repository does not
