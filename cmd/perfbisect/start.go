@@ -182,8 +182,8 @@ func startAction(c *cli.Context) error {
 		return &exitError{code: code, err: err}
 	}
 	revs := []string{good, bad}
-	for _, c := range commits {
-		revs = append(revs, c.Hash)
+	for _, cm := range commits {
+		revs = append(revs, cm.Hash)
 	}
 	if err := su.checkSettings(revs...); err != nil {
 		return err
