@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -161,19 +158,8 @@ type bisectState struct {
 var logMark = regexp.MustCompile(`^# ([A-Za-z0-9_.-]+): \[([0-9a-f]{40})\]`)
 
 func readBisectState(r *git.Repository) (*bisectState, error) {
-	st := &bisectState{termBad: "bad", termGood: "good"}
-	var gitDir string
-	if fs, ok := r.Storer.(*filesystem.Storage); ok {
-		gitDir = fs.Filesystem().Root()
-	}
-	if gitDir != "" {
-		if b, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
-			lines := strings.Fields(string(b))
-			if len(lines) >= 2 {
-				st.termBad, st.termGood = lines[0], lines[1]
-			}
-		}
-	}
+	gb := readGitBisection(r)
+	st := &bisectState{termBad: gb.termBad, termGood: gb.termGood, firstBad: gb.bad, firstGood: gb.good}
 	refs, err := r.References()
 	if err != nil {
 		return nil, err
@@ -189,25 +175,9 @@ func readBisectState(r *git.Repository) (*bisectState, error) {
 		return nil
 	})
 	sort.Strings(st.goods)
-	if gitDir != "" {
-		if f, err := os.Open(filepath.Join(gitDir, "BISECT_LOG")); err == nil {
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				m := logMark.FindStringSubmatch(sc.Text())
-				switch {
-				case m == nil:
-				case m[1] == st.termBad && st.firstBad == "":
-					st.firstBad = m[2]
-				case m[1] == st.termGood && st.firstGood == "":
-					st.firstGood = m[2]
-				}
-			}
-			f.Close()
-		}
-	}
 	if st.bad == "" || len(st.goods) == 0 {
 		return nil, usageErr("not bisecting with a %s and a %s commit in %s (no refs/bisect/%s or refs/bisect/%s-*): run git bisect start BAD GOOD first, then git bisect run perfbisect run ...",
-			st.termBad, st.termGood, gitDir, st.termBad, st.termGood)
+			st.termBad, st.termGood, gb.gitDir, st.termBad, st.termGood)
 	}
 	return st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -24,24 +25,28 @@ var firstBadLine = regexp.MustCompile(`^# first ([A-Za-z0-9_.-]+) commit: \[([0-
 
 // gitBisection is what BISECT_LOG says of the git bisection of a repository.
 type gitBisection struct {
-	bisecting bool   // BISECT_LOG exists
-	good, bad string // the first good and bad commits it marked (its endpoints)
-	firstBad  string // the first bad commit git named; "" until it has
+	gitDir            string // "" when the repository is not on disk
+	termBad, termGood string // BISECT_TERMS, or bad and good
+	bisecting         bool   // BISECT_LOG exists
+	good, bad         string // the first good and bad commits it marked (its endpoints)
+	firstBad          string // the first bad commit git named; "" until it has
 }
 
-// readGitBisection reads BISECT_LOG (and BISECT_TERMS for the terms) of repo.
+// readGitBisection reads BISECT_TERMS and BISECT_LOG of repo: the one
+// reader of git's bisection files (readBisectState adds the refs).
 func readGitBisection(repo *git.Repository) gitBisection {
-	var b gitBisection
+	b := gitBisection{termBad: "bad", termGood: "good"}
 	fs, ok := repo.Storer.(*filesystem.Storage)
 	if !ok {
 		return b
 	}
-	gitDir := fs.Filesystem().Root()
-	termBad, termGood := "bad", "good"
-	if t, err := os.ReadFile(filepath.Join(gitDir, "BISECT_TERMS")); err == nil {
-		fmt.Sscan(string(t), &termBad, &termGood)
+	b.gitDir = fs.Filesystem().Root()
+	if t, err := os.ReadFile(filepath.Join(b.gitDir, "BISECT_TERMS")); err == nil {
+		if f := strings.Fields(string(t)); len(f) >= 2 {
+			b.termBad, b.termGood = f[0], f[1]
+		}
 	}
-	f, err := os.Open(filepath.Join(gitDir, "BISECT_LOG"))
+	f, err := os.Open(filepath.Join(b.gitDir, "BISECT_LOG"))
 	if err != nil {
 		return b
 	}
@@ -49,13 +54,13 @@ func readGitBisection(repo *git.Repository) gitBisection {
 	b.bisecting = true
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if m := firstBadLine.FindStringSubmatch(sc.Text()); m != nil && m[1] == termBad {
+		if m := firstBadLine.FindStringSubmatch(sc.Text()); m != nil && m[1] == b.termBad {
 			b.firstBad = m[2]
 		} else if m := logMark.FindStringSubmatch(sc.Text()); m != nil {
 			switch {
-			case m[1] == termBad && b.bad == "":
+			case m[1] == b.termBad && b.bad == "":
 				b.bad = m[2]
-			case m[1] == termGood && b.good == "":
+			case m[1] == b.termGood && b.good == "":
 				b.good = m[2]
 			}
 		}
