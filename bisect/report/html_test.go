@@ -25,7 +25,7 @@ func simulated(t *testing.T) (report.Document, []string) {
 	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.8}, CV: 0.03,
 		Untestable: map[string]string{hs[11]: "build failed"}, Rand: rand.New(rand.NewPCG(5, 7))}
 	cfg := session.Config{Good: hs[0], Bad: hs[30], Commits: cs, Repeats: 5, MaxRepeats: 15,
-		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS, Search: session.SearchClassic}
 	s, err := session.New(cfg, m)
 	if err != nil {
 		t.Fatal(err)

@@ -113,6 +113,32 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 	if res.Why != "" {
 		fmt.Fprintf(w, "%s\n", res.Why)
 	}
+	writePosterior(w, res, subjects)
+}
+
+// writePosterior prints a probabilistic search's posterior: the measured
+// commits and any other holding at least 1% of it, oldest first, with the
+// probability of being the first bad commit, of being bad, the position
+// between good (0) and bad (1) with its interval, and the runs.
+func writePosterior(w io.Writer, res *session.Result, subjects Subjects) {
+	if len(res.Posterior) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "posterior (oldest first):\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  commit\tP(first bad)\tP(bad)\tposition [95%%]\truns\tsubject\n")
+	for i := len(res.Posterior) - 1; i >= 0; i-- {
+		p := res.Posterior[i]
+		if p.Runs == 0 && p.First < 0.01 {
+			continue
+		}
+		pos := "-"
+		if !math.IsNaN(p.Position) {
+			pos = fmt.Sprintf("%.2f [%.2f, %.2f]", p.Position, p.Lo, p.Hi)
+		}
+		fmt.Fprintf(tw, "  %.10s\t%.3f\t%.3f\t%s\t%d\t%s\n", p.Commit, p.First, p.Bad, pos, p.Runs, trunc(subjects(p.Commit), 40))
+	}
+	tw.Flush()
 }
 
 // Document is the --json output.
@@ -143,6 +169,30 @@ type Document struct {
 	EstimatedRuns int       `json:"estimated_runs,omitempty"`
 	Runs          int       `json:"runs"`
 	Finished      time.Time `json:"finished"`
+	// Search is the search strategy of a bisection: "bayes" (probabilistic)
+	// or "classic"; empty for documents of other commands and of sessions
+	// stored before it was recorded.
+	Search string `json:"search,omitempty"`
+	// Posterior is a probabilistic search's posterior at its end: every
+	// candidate with runs or a probability of being the first bad commit of
+	// at least 0.001, newest first.
+	Posterior []PosteriorDoc `json:"posterior,omitempty"`
+}
+
+// PosteriorDoc is one candidate of a probabilistic search's posterior.
+type PosteriorDoc struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	// PFirstBad is the posterior probability that it is the first bad
+	// commit; PBad that it is bad (the first bad commit is it or an ancestor).
+	PFirstBad float64 `json:"p_first_bad"`
+	PBad      float64 `json:"p_bad"`
+	// Position is where its runs sit between good (0) and bad (1), the median
+	// of its drift-corrected runs, with a 95% interval; null without runs.
+	Position *float64 `json:"position,omitempty"`
+	Lo       *float64 `json:"position_lo,omitempty"`
+	Hi       *float64 `json:"position_hi,omitempty"`
+	Runs     int      `json:"runs"`
 }
 
 // TestedCommit is one measured commit with its runs.
@@ -250,6 +300,16 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 			}
 		}
 		d.Steps = append(d.Steps, sd)
+	}
+	for _, p := range res.Posterior {
+		if p.Runs == 0 && p.First < 0.001 {
+			continue
+		}
+		pd := PosteriorDoc{Commit: p.Commit, Subject: subjects(p.Commit), PFirstBad: p.First, PBad: p.Bad, Runs: p.Runs}
+		if !math.IsNaN(p.Position) {
+			pd.Position, pd.Lo, pd.Hi = ptr(p.Position), ptr(p.Lo), ptr(p.Hi)
+		}
+		d.Posterior = append(d.Posterior, pd)
 	}
 	return d
 }

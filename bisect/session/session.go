@@ -92,6 +92,21 @@ type Config struct {
 	// perfbisect simulate compares the sequential one with.
 	Fixed bool `json:",omitempty"`
 
+	// Search is the search strategy: SearchBayes (probabilistic bisection,
+	// the default when empty) or SearchClassic (one sequential decision per
+	// midpoint, then the confirmation against the parent).
+	Search string `json:",omitempty"`
+	// MaxRuns bounds the runs of a probabilistic search (the endpoints'
+	// included): at the limit it answers with the smallest set of commits
+	// that holds the confidence. 0 sets it from the pre-flight estimate
+	// (BudgetRuns).
+	MaxRuns int `json:",omitempty"`
+	// BuildRuns is what building a commit costs, in runs (a build's time over
+	// a run's), for the probabilistic search's choice between a commit already
+	// built and a new one; 0 measures it (the time Prepare takes), assuming
+	// 10 until a build has been timed.
+	BuildRuns float64 `json:"-"`
+
 	// Decided is the number of midpoint decisions an earlier process of this
 	// bisection took (perfbisect run: one process per commit), so that the
 	// error budget (stats.Budget.MidpointAlpha) counts them.
@@ -139,6 +154,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: --confidence %.4g: must be between 0.5 and 1", bisect.ErrUsage, c.Confidence)
 	case c.Jobs < 0 || c.Jobs > 16:
 		return fmt.Errorf("%w: --jobs %d: want 1 to 16 commits per round", bisect.ErrUsage, c.Jobs)
+	case c.Search != "" && c.Search != SearchBayes && c.Search != SearchClassic:
+		return fmt.Errorf("%w: --search %q: want bayes or classic", bisect.ErrUsage, c.Search)
+	case c.MaxRuns < 0:
+		return fmt.Errorf("%w: --max-runs %d: want 0 (from the estimate) or a number of runs", bisect.ErrUsage, c.MaxRuns)
 	case !slices.Contains(Metrics, c.Metric):
 		return fmt.Errorf("%w: --metric %q: want tps, qps, p95, p99 or cpu-per-txn", bisect.ErrUsage, c.Metric)
 	}
@@ -202,6 +221,9 @@ type Result struct {
 	// Improvement is set when the session looked for a speed-up (git bisect's
 	// old/new terms: FirstBad is then the first new commit).
 	Improvement bool
+	// Posterior is the probabilistic search's posterior at its end, one entry
+	// per candidate (newest first); empty for the classic search.
+	Posterior []Posterior `json:"-"`
 }
 
 // EndpointError is an endpoint that cannot be measured: the session stops with
@@ -233,6 +255,10 @@ type Event struct {
 	Run    *bisect.Run `json:",omitempty"`
 	Reason string      `json:",omitempty"` // bisect.UntestableError.Reason
 	Err    string      `json:",omitempty"` // its evidence, as text
+	// Took is how long a prepare took (the build, the datadir): the
+	// probabilistic search weighs builds by it, so a resumed session needs
+	// the stored time to choose as the interrupted one did.
+	Took time.Duration `json:",omitempty"`
 }
 
 // untestable turns an event's stored failure back into the error the session
@@ -267,7 +293,20 @@ type Session struct {
 	decided   int          // midpoint decisions taken (tests made), for Budget.MidpointAlpha
 	runs      int          // runs measured so far, for the estimate
 	wall      time.Duration
+	trail     []trailRun    // every run's metric, in the order measured (for the probabilistic search)
+	bayes     *bayes        // the probabilistic search, once started
+	builds    int           // prepares timed (replayed or live), for the cost of a build
+	building  time.Duration // their time
 }
+
+// trailRun is one run's metric value in measuring order.
+type trailRun struct {
+	commit string
+	v      float64
+}
+
+// probabilistic reports whether the session runs the probabilistic search.
+func (c *Config) probabilistic() bool { return c.Search == "" || c.Search == SearchBayes }
 
 // New prepares a session; it validates cfg and the commit range.
 func New(cfg Config, m bisect.Measurer) (*Session, error) {
@@ -281,6 +320,16 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 	n := len(search.Candidates())
 	if cfg.Jobs > n {
 		cfg.Jobs = n // more points per round than candidates would spend the budget on nothing
+	}
+	if cfg.probabilistic() && !cfg.Fixed {
+		// Two decisions share the error: the endpoints' comparison (is there
+		// a change to look for) and the posterior's answer.
+		b := stats.Budget{Confidence: cfg.Confidence, Steps: 2, Looks: stats.Looks(cfg.Repeats, max(cfg.MaxRepeats, bayesEndsMax), cfg.Repeats)}
+		ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: max(cfg.MaxRepeats, bayesEndsMax), Alpha: b.StepAlpha()}
+		return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
+			Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
+			Improvement: cfg.Improvement,
+		}}, nil
 	}
 	b := stats.Budget{Confidence: cfg.Confidence, Steps: expectedDecisions(n, cfg.Jobs),
 		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
@@ -369,6 +418,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return s.res, nil
 	}
 	s.res.Verdicts[c.Bad] = "bad"
+	if c.probabilistic() && !c.Fixed {
+		if err := s.bayesSearch(ctx, cmp); err != nil {
+			return s.res, err
+		}
+		return s.res, nil
+	}
 	s.Plan(cmp)
 
 	// 2. Midpoints, one per step (or Jobs per round).
@@ -632,6 +687,9 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 	}
 	s.res.Runs[commit] = append(s.res.Runs[commit], r)
 	s.runs++
+	if v := s.cfg.Metric.Value(r); v > 0 && !math.IsInf(v, 0) {
+		s.trail = append(s.trail, trailRun{commit, v})
+	}
 	s.wall += r.Wall
 	v := s.cfg.Metric.Value(r)
 	if !(v > 0) || math.IsInf(v, 0) {
@@ -982,13 +1040,18 @@ func (s *Session) prepare(ctx context.Context, commit string) error {
 		return nil
 	}
 	if e, ok := s.replayed(EventPrepare, commit); ok {
+		s.prepared(e.Took)
 		return e.untestable()
 	}
+	start := time.Now()
 	err := p.Prepare(ctx, commit)
+	took := time.Since(start)
+	s.prepared(took)
 	e, ok := untestableEvent(EventPrepare, commit, err)
+	e.Took = took
 	switch {
 	case err == nil:
-		return s.record(Event{Kind: EventPrepare, Commit: commit})
+		return s.record(Event{Kind: EventPrepare, Commit: commit, Took: took})
 	case ok:
 		if rerr := s.record(e); rerr != nil {
 			return rerr

@@ -11,9 +11,11 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
+// config is the classic search's policy of these tests (bayes_test.go tests
+// the probabilistic search).
 func config(cs []bisect.Commit, hs []string) Config {
 	return Config{Good: hs[0], Bad: hs[len(hs)-1], Commits: cs, Repeats: 6, MaxRepeats: 18,
-		Threshold: 0.05, Confidence: 0.95, Metric: TPS}
+		Threshold: 0.05, Confidence: 0.95, Metric: TPS, Search: SearchClassic}
 }
 
 func TestFindsCulpritWithSkipAndDrift(t *testing.T) {
@@ -120,6 +122,8 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Confidence = 1 },
 		func(c *Config) { c.Metric = "latency" },
 		func(c *Config) { c.Repeats, c.MaxRepeats = 2, 4 }, // can never reach the budget's alpha
+		func(c *Config) { c.Search = "binary" },
+		func(c *Config) { c.Search, c.MaxRuns = SearchBayes, -1 },
 	}
 	for i, f := range bad {
 		c := config(cs, hs)
@@ -443,8 +447,7 @@ func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
 func TestAdjacentEndpointsAreNotConfirmedTwice(t *testing.T) {
 	cs, hs := sim.Chain(1)
 	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
-	cfg := Config{Good: hs[0], Bad: hs[1], Commits: cs, Repeats: 6, MaxRepeats: 18, Threshold: 0.05, Confidence: 0.95, Metric: TPS}
-	s, err := New(cfg, m)
+	s, err := New(config(cs, hs), m)
 	if err != nil {
 		t.Fatal(err)
 	}

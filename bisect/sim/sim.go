@@ -28,7 +28,9 @@ type Measurer struct {
 	Rand        *rand.Rand
 	// Noise is the shape of the per-run noise, of scale CV: NoiseLogNormal
 	// (the default), NoiseNormal, NoiseT3 (Student's t with 3 degrees of
-	// freedom: heavy tails) or NoiseOutliers (log-normal, and one run in 20 a
+	// freedom: heavy tails), NoiseBimodal (log-normal, and one run in five
+	// 15% slow, as a real server showed after restarts) or NoiseOutliers
+	// (log-normal, and one run in 20 a
 	// hiccup 20-50% slower).
 	Noise string
 	// StepAt, when positive, changes the machine's speed by StepFactor from
@@ -64,7 +66,7 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	}
 	f := 1.0
 	for c, cf := range m.Culprits {
-		if m.contains(commit, c) {
+		if m.Contains(commit, c) {
 			f *= cf
 		}
 	}
@@ -104,6 +106,7 @@ const (
 	NoiseNormal    = "normal"
 	NoiseT3        = "t3"
 	NoiseOutliers  = "outliers"
+	NoiseBimodal   = "bimodal"
 )
 
 // noise returns one run's multiplicative noise factor.
@@ -121,6 +124,12 @@ func (m *Measurer) noise() float64 {
 		}
 		t := z / math.Sqrt(chi/3)
 		return math.Exp(t / math.Sqrt(3) * m.CV)
+	case NoiseBimodal:
+		f := math.Exp(m.Rand.NormFloat64() * m.CV)
+		if m.Rand.Float64() < 0.2 {
+			f *= 0.85
+		}
+		return f
 	case NoiseOutliers:
 		f := math.Exp(m.Rand.NormFloat64() * m.CV)
 		if m.Rand.Float64() < 0.05 {
@@ -132,8 +141,8 @@ func (m *Measurer) noise() float64 {
 	}
 }
 
-// contains reports whether culprit is commit or one of its ancestors in the range.
-func (m *Measurer) contains(commit, culprit string) bool {
+// Contains reports whether culprit is commit or one of its ancestors in the range.
+func (m *Measurer) Contains(commit, culprit string) bool {
 	parents := map[string][]string{}
 	for _, c := range m.Commits {
 		parents[c.Hash] = c.Parents
@@ -166,5 +175,35 @@ func Chain(n int) ([]bisect.Commit, []string) {
 		cs = append(cs, bisect.Commit{Hash: h, Subject: fmt.Sprintf("commit %d", i), Parents: []string{hs[i-1]}})
 		hs = append(hs, h)
 	}
+	return cs, hs
+}
+
+// Merges makes a history of n commits after a root with side branches: every
+// fifth commit of the mainline is a merge of a branch of two commits forked
+// from the mainline commit four before it (the branch commits count in n).
+// It returns the commits and the hashes in creation order: hashes[0] the
+// root (good), hashes[n] the last mainline commit (bad); hashes[i] descends
+// from hashes[j] only if j < i. Hashes are i in 40 decimal digits.
+func Merges(n int) ([]bisect.Commit, []string) {
+	var cs []bisect.Commit
+	hs := []string{fmt.Sprintf("%040d", 0)}
+	main := []string{hs[0]} // the mainline so far
+	add := func(parents ...string) string {
+		h := fmt.Sprintf("%040d", len(hs))
+		cs = append(cs, bisect.Commit{Hash: h, Subject: fmt.Sprintf("commit %d", len(hs)), Parents: parents, Time: int64(len(hs))})
+		hs = append(hs, h)
+		return h
+	}
+	for len(hs) <= n {
+		if len(main)%5 == 0 && len(main) >= 5 && len(hs)+3 <= n+1 {
+			fork := main[len(main)-4]
+			b1 := add(fork)
+			b2 := add(b1)
+			main = append(main, add(main[len(main)-1], b2))
+			continue
+		}
+		main = append(main, add(main[len(main)-1]))
+	}
+	// The last commit must be on the mainline: it is bad.
 	return cs, hs
 }

@@ -31,12 +31,19 @@ type Scenario struct {
 	// Culprit2Pos and Factor2 add a second, usually smaller, culprit (0: none).
 	Culprit2Pos int
 	Factor2     float64
+	// RandomPos draws the culprit's position per session, uniformly from 1
+	// to Commits (CulpritPos is then ignored, except that 0 still means
+	// nothing regressed).
+	RandomPos bool
+	// Merges makes the history one with side branches (sim.Merges) instead
+	// of a line.
+	Merges bool
 }
 
 // Summary counts the outcomes of many sessions of a scenario.
 type Summary struct {
 	Sessions     int
-	Correct      int // named a culprit (either one, with two), or, without one, said no regression
+	Correct      int // named the culprit (with two, the first on the path from good), or, without one, said no regression
 	WrongCulprit int // named a commit that is not a culprit (a false culprit when there is none)
 	NoRegression int // said no regression although there was one (a miss; an improvement, Factor > 1, always ends here)
 	Ambiguous    int // answered with a range (with a culprit in the history)
@@ -44,11 +51,14 @@ type Summary struct {
 	Errors       int
 	FirstError   string // the first session error, for a message
 	RangeHolds   int    // ambiguous answers whose range contains a culprit (the others are wrong answers)
-	Second       int    // with two culprits: named the second one
+	Second       int    // with two culprits: named the second one (counted as a wrong culprit)
 
 	MeanRuns, P95Runs   float64 // runs per session (failed runs included)
 	MeanBuilt, P95Built float64 // distinct commits prepared (built) per session
-	Retried             int     // runs retried after a flaky failure, over all sessions
+	// MeanCost is the mean of runs + builds x SimBuildRuns per session: what
+	// a session costs in runs when a build takes SimBuildRuns runs' time.
+	MeanCost float64
+	Retried  int // runs retried after a flaky failure, over all sessions
 	// Estimated is the number of sessions that made a pre-flight estimate;
 	// EstWithin of them spent within a factor 1.5 of it, and EstRatio is the
 	// median of spent/estimated runs.
@@ -65,9 +75,12 @@ func (s Summary) Rate(n int) float64 { return float64(n) / float64(s.Sessions) }
 
 // String renders the summary as one line of rates.
 func (s Summary) String() string {
-	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f",
+	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f; cost (runs + %d per build) mean %.0f",
 		s.Sessions, 100*s.Rate(s.Correct), 100*s.Rate(s.WrongCulprit), 100*s.Rate(s.FalseAlarm), 100*s.Rate(s.NoRegression),
-		100*s.Rate(s.Ambiguous), s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built)
+		100*s.Rate(s.Ambiguous), s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built, SimBuildRuns, s.MeanCost)
+	if s.Second > 0 {
+		out += fmt.Sprintf("; named the second culprit %d times", s.Second)
+	}
 	if s.Estimated > 0 {
 		out += fmt.Sprintf("; runs spent / pre-flight estimate: median %.2f, within 1.5x in %.1f%%", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
 	}
@@ -100,6 +113,11 @@ const (
 	kError
 )
 
+// SimBuildRuns is what a simulated build costs in runs (a real tree builds in
+// minutes, a run takes about one): the probabilistic search weighs it when it
+// chooses between a commit already built and a new one.
+const SimBuildRuns = 10
+
 // MaxSessions bounds the sessions of one run (memory: a few dozen bytes each).
 const MaxSessions = 1000000
 
@@ -118,16 +136,26 @@ func RunParallel(sc Scenario, cfg session.Config, sessions int, seed uint64, wor
 func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) (Summary, error) {
 	sessions = min(sessions, MaxSessions)
 	commits, hashes := sim.Chain(sc.Commits)
+	if sc.Merges {
+		commits, hashes = sim.Merges(sc.Commits)
+	}
 	cfg.Good, cfg.Bad, cfg.Commits = hashes[0], hashes[sc.Commits], commits
 	cfg.Logf, cfg.OnStep, cfg.Record = nil, nil, nil
-	culprit, second := "", ""
-	if sc.CulpritPos > 0 {
-		culprit = hashes[sc.CulpritPos]
-	}
-	if sc.Culprit2Pos > 0 {
-		second = hashes[sc.Culprit2Pos]
+	if cfg.BuildRuns == 0 {
+		cfg.BuildRuns = SimBuildRuns
 	}
 	one := func(i int) outcome {
+		culprit, second := "", ""
+		if sc.CulpritPos > 0 {
+			pos := sc.CulpritPos
+			if sc.RandomPos {
+				pos = 1 + rand.New(rand.NewPCG(seed^0x5eed, uint64(i))).IntN(sc.Commits)
+			}
+			culprit = hashes[pos]
+		}
+		if sc.Culprit2Pos > 0 {
+			second = hashes[sc.Culprit2Pos]
+		}
 		m := &sim.Measurer{Commits: commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
 			StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky,
 			Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(seed, uint64(i)))}
@@ -144,6 +172,21 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 		for _, b := range sc.Broken {
 			m.Untestable[hashes[b]] = "build failed"
 		}
+		// With two culprits the right answer is the first one on the path
+		// from good (the ancestor of the other); when neither is an
+		// ancestor of the other, either is.
+		either := false
+		if culprit != "" && second != "" && second != culprit {
+			switch {
+			case m.Contains(culprit, second):
+				culprit, second = second, culprit
+			case !m.Contains(second, culprit):
+				either = true
+			}
+		}
+		if second == culprit {
+			second = ""
+		}
 		s, err := session.New(cfg, m)
 		if err != nil {
 			return outcome{err: err, kind: kError}
@@ -157,14 +200,15 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 		if err == nil {
 			o.estimated = res.EstimatedRuns
 		}
+		right := func(h string) bool { return h != "" && (h == culprit || either && h == second) }
 		isCulprit := func(h string) bool { return h != "" && (h == culprit || h == second) }
 		switch {
 		case err != nil:
 			o.kind = kError
-		case res.Outcome == session.Found && isCulprit(res.FirstBad):
-			o.kind, o.second = kCorrect, res.FirstBad == second && second != culprit
+		case res.Outcome == session.Found && right(res.FirstBad):
+			o.kind = kCorrect
 		case res.Outcome == session.Found:
-			o.kind = kWrongCulprit
+			o.kind, o.second = kWrongCulprit, res.FirstBad == second
 		case res.Outcome == session.NoRegression && culprit == "" && second == "":
 			o.kind = kCorrect
 		case res.Outcome == session.NoRegression:
@@ -238,11 +282,11 @@ func summarize(outs []outcome) Summary {
 		switch o.kind {
 		case kCorrect:
 			sum.Correct++
+		case kWrongCulprit:
+			sum.WrongCulprit++
 			if o.second {
 				sum.Second++
 			}
-		case kWrongCulprit:
-			sum.WrongCulprit++
 		case kNoRegression:
 			sum.NoRegression++
 		case kFalseAlarm:
@@ -256,6 +300,12 @@ func summarize(outs []outcome) Summary {
 	}
 	sum.MeanRuns, sum.P95Runs = meanP95(runs)
 	sum.MeanBuilt, sum.P95Built = meanP95(built)
+	for i := range runs {
+		sum.MeanCost += runs[i] + SimBuildRuns*built[i]
+	}
+	if len(runs) > 0 {
+		sum.MeanCost /= float64(len(runs))
+	}
 	if len(ratios) > 0 {
 		sort.Float64s(ratios)
 		sum.EstRatio = ratios[len(ratios)/2]

@@ -9,7 +9,7 @@ import (
 )
 
 func policy() session.Config {
-	return session.Config{Repeats: 6, MaxRepeats: 18, Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
+	return session.Config{Repeats: 6, MaxRepeats: 18, Threshold: 0.05, Confidence: 0.95, Metric: session.TPS, Search: session.SearchClassic}
 }
 
 // TestTargets checks the targets on the README grid's scenarios with
@@ -39,7 +39,11 @@ func TestTargets(t *testing.T) {
 		if allowed := map[bool]float64{true: 0.005}[sc.Flaky > 0]; s.Rate(s.Errors) > allowed {
 			t.Errorf("%s: %d sessions failed: %s", name, s.Errors, s.FirstError)
 		}
-		if w := s.Rate(s.Wrong()); w > 0.01 {
+		// The classic search places a midpoint between the two culprits
+		// with the good side (it is nearer good than bad) and names the
+		// larger, second culprit: wrong by the grid's rule, which is why
+		// the probabilistic search (TestProbabilisticTargets) is the default.
+		if w := s.Rate(s.Wrong()); w > 0.01 && sc.Culprit2Pos == 0 {
 			t.Errorf("%s: wrong answer in %.1f%% of sessions (target <= 1%%)", name, 100*w)
 		}
 		if sc.CulpritPos == 0 {

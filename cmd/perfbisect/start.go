@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
-		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions"},
+		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions (start with --search bayes: 0.99 unless set)"},
 		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 	}
@@ -89,9 +90,11 @@ func startCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "good", Aliases: []string{"old"}, Usage: "(required) a revision without the change (tag, branch, hash, HEAD~3, or a version such as 10.0.22)"},
 			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Usage: "(required) a revision with the change"},
-			&cli.BoolFlag{Name: "no-confirm", Usage: "do not confirm the first bad commit against its parent"},
+			&cli.BoolFlag{Name: "no-confirm", Usage: "classic search: do not confirm the first bad commit against its parent (the probabilistic search's answer always rests on both)"},
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
+			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence (default: 4x the pre-flight estimate, 300 to 4000)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),
 		}, measurementFlags()...),
@@ -192,6 +195,10 @@ func startAction(c *cli.Context) error {
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = c.Bool("no-confirm")
 	cfg.FirstParent, cfg.Jobs = c.Bool("first-parent"), c.Int("jobs")
+	cfg.Search, cfg.MaxRuns = c.String("search"), c.Int("max-runs")
+	if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
+		cfg.Confidence = bayesConfidence
+	}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -201,14 +208,22 @@ func startAction(c *cli.Context) error {
 	progress := su.progress
 
 	// The store: resume the unfinished session when it is this one.
-	identity := su.identity(good, bad, map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": su.repoRoot,
-		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)})
-	k := key(identity)
 	st := su.store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
+	if sess != nil && legacySearch(sess.Config) && !c.IsSet("search") {
+		// Begun by a perfbisect without the probabilistic search: it
+		// resumes as it was started (the classic search, its confidence).
+		cfg.Search = session.SearchClassic
+		if !c.IsSet("confidence") {
+			cfg.Confidence = su.policy.Confidence
+		}
+	}
+	identity := su.identity(good, bad, startIdentity(cfg, su.repoRoot))
+	identity["confidence"] = fmt.Sprint(cfg.Confidence)
+	k := key(identity)
 	if sess != nil && sess.Key != k && resuming {
 		return usageErr("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
 			su.stateDir, identityDiff(sess.Config, identity), strings.Join(sess.Args, " "))
@@ -252,6 +267,7 @@ func startAction(c *cli.Context) error {
 	_, runErr := run.Run(ctx)
 	doc := report.NewDocument(res, cfg.Metric, subjects)
 	doc.Place(good, bad, commits)
+	doc.Search = cfg.Search
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
@@ -284,6 +300,35 @@ func startAction(c *cli.Context) error {
 	default:
 		return &exitError{code: exitAmbiguous}
 	}
+}
+
+// bayesConfidence is start's default --confidence with the probabilistic
+// search: the simulation grid (docs/statistics.md) names a wrong culprit in
+// at most 1% of sessions in every row at it.
+const bayesConfidence = 0.99
+
+// startIdentity is what start adds to the session identity: the search and
+// its settings. The classic search adds no "search" entry, so that a session
+// begun before the probabilistic search existed has the same identity.
+func startIdentity(cfg session.Config, repoRoot string) map[string]string {
+	id := map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": repoRoot,
+		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)}
+	if cfg.Search != session.SearchClassic {
+		id["search"] = cfg.Search
+		id["max-runs"] = fmt.Sprint(cfg.MaxRuns)
+	}
+	return id
+}
+
+// legacySearch reports whether a stored start session's identity predates
+// the search setting (it was a classic search).
+func legacySearch(identity []byte) bool {
+	var id map[string]string
+	if json.Unmarshal(identity, &id) != nil {
+		return false
+	}
+	_, ok := id["search"]
+	return !ok
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.

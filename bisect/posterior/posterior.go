@@ -1,0 +1,370 @@
+// Package posterior is probabilistic (Bayesian) bisection: a posterior
+// distribution over which commit of a range is the first bad one, updated by
+// every run, and the choice of the next commit to run by the information a
+// run there is expected to give per unit of cost.
+//
+// The method is Horstein's (1963) noisy bisection, which Ben-Or and Hassidim
+// ("The Bayesian learner is optimal for noisy binary search", FOCS 2008)
+// showed optimal and Karp and Kleinberg ("Noisy binary search and its
+// applications", SODA 2007) analysed for monotone noisy comparisons, adapted
+// to what a performance bisection sees:
+//
+//   - A run does not answer "good" or "bad": it is a number. Its likelihood
+//     under a hypothesis is a Student-t density (heavy tails, so that one
+//     hiccup run cannot carry a verdict) around the level the hypothesis
+//     gives its commit: the good level, the bad level, or a level between.
+//   - The levels and the noise are estimated, robustly (medians, the median
+//     absolute deviation), from the reference runs of the good and the bad
+//     revision that the session keeps interleaving with the candidates; a
+//     slow drift of the machine is followed by a kernel smoother over the
+//     references in run order, so that a machine that slows down does not
+//     look like a culprit.
+//   - Hypotheses: "commit k is the first bad commit" for each candidate k (a
+//     commit is bad when k is it or one of its ancestors: the commit graph,
+//     not a line); "the change is split over two commits" j then k (commits
+//     with j and without k sit at an intermediate level, estimated on a grid);
+//     and "no culprit in the range" (the bad revision is at the good level).
+//     The first bad commit of a split is j, the first one on the path from
+//     good.
+//   - Commits never measured are only told apart by the commits that were:
+//     hypotheses whose culprits are contained by the same measured commits
+//     have one likelihood, so the posterior is computed over those groups
+//     (a handful), not over every commit.
+//
+// The package is pure: it sees commits, run values and which commits cannot
+// be measured; the session (package session) measures.
+package posterior
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+
+	"github.com/perfbisect/perfbisect/bisect"
+)
+
+// Priors: the prior probability of "no culprit in the range" and of "the
+// change is split over two commits"; the rest is spread evenly over the
+// candidates as the single first bad commit.
+const (
+	PriorNone  = 0.02
+	PriorSplit = 0.10
+)
+
+// Nu is the degrees of freedom of the Student-t likelihood of a run: heavy
+// enough tails that a run far from both levels (a hiccup, a slow restart)
+// weighs about as much for one as for the other.
+const Nu = 4
+
+// DriftBandwidth is the standard deviation, in runs, of the Gaussian kernel
+// that smooths the reference runs into the machine's drift.
+const DriftBandwidth = 24.0
+
+// Model is the posterior over the first bad commit of a range. Add runs with
+// Observe and ObserveReference, mark commits that cannot be measured with
+// Untestable; Posterior, Next and Answer read it. Values are natural logs of
+// the metric (any direction: the levels are estimated). Not safe for
+// concurrent use.
+type Model struct {
+	cands []string       // candidate order of bisect.Search.Candidates (newest first; cands[0] is bad)
+	index map[string]int // position in cands
+	anc   []bitset       // anc[i]: candidates reachable from i over parents in the range (itself included)
+	desc  []bitset       // desc[i]: candidates that reach i (itself included)
+	chain bool           // the candidates are one line: cands[i+1] is the parent of cands[i]
+
+	runs       map[int][]obs // candidate runs by candidate
+	good, bad  []obs         // reference runs
+	untestable bitset
+	t          int // runs seen, the time axis of the drift
+
+	cache *state // posterior of the current data, nil when stale
+}
+
+type obs struct {
+	t int     // sequence number of the run
+	v float64 // log of the metric
+}
+
+// New makes the model of the range of bisect.NewSearchOptions(commits, good,
+// bad, opts): the same candidates (in first-parent mode, bad's first-parent
+// chain, whose merges stand for their side branches). It returns that
+// function's errors.
+func New(commits []bisect.Commit, good, bad string, opts bisect.Options) (*Model, error) {
+	s, err := bisect.NewSearchOptions(commits, []string{good}, bad, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cands: s.Candidates(), index: map[string]int{}, runs: map[int][]obs{}}
+	n := len(m.cands)
+	for i, h := range m.cands {
+		m.index[h] = i
+	}
+	parents := map[string][]string{}
+	for _, c := range commits {
+		parents[c.Hash] = c.Parents
+		if opts.FirstParent && len(c.Parents) > 1 {
+			parents[c.Hash] = c.Parents[:1]
+		}
+	}
+	// Candidates are newest first, so a parent comes after its children:
+	// ancestors are built from the oldest.
+	m.anc, m.desc = make([]bitset, n), make([]bitset, n)
+	for i := range m.cands {
+		m.anc[i], m.desc[i] = newBitset(n), newBitset(n)
+	}
+	m.untestable = newBitset(n)
+	m.chain = true
+	for i := n - 1; i >= 0; i-- {
+		m.anc[i].set(i)
+		inRange := 0
+		for _, p := range parents[m.cands[i]] {
+			if j, ok := m.index[p]; ok {
+				m.anc[i].or(m.anc[j])
+				inRange++
+				if j != i+1 {
+					m.chain = false
+				}
+			}
+		}
+		if inRange > 1 || inRange == 0 && i != n-1 {
+			m.chain = false
+		}
+	}
+	for i := range m.cands {
+		for j := range m.anc[i].each() {
+			m.desc[j].set(i)
+		}
+	}
+	return m, nil
+}
+
+// Candidates returns the commits that may be the first bad commit, in git
+// rev-list order (newest first: the bad revision comes first).
+func (m *Model) Candidates() []string { return slices.Clone(m.cands) }
+
+// Observe adds a run of candidate commit (value: log of the metric). Runs of
+// the good or bad revision go to ObserveReference; a commit outside the range
+// is an error.
+func (m *Model) Observe(commit string, value float64) error {
+	i, ok := m.index[commit]
+	if !ok {
+		return fmt.Errorf("posterior: %.10s is not a candidate of the range", commit)
+	}
+	if i == 0 {
+		m.bad = append(m.bad, obs{m.t, value})
+	} else {
+		m.runs[i] = append(m.runs[i], obs{m.t, value})
+	}
+	m.t++
+	m.cache = nil
+	return nil
+}
+
+// ObserveReference adds a run of the good revision (bad false) or of the bad
+// one (bad true).
+func (m *Model) ObserveReference(bad bool, value float64) {
+	if bad {
+		m.bad = append(m.bad, obs{m.t, value})
+	} else {
+		m.good = append(m.good, obs{m.t, value})
+	}
+	m.t++
+	m.cache = nil
+}
+
+// Untestable marks a candidate that cannot be measured (it does not build, its
+// server does not start): it is never proposed, and its posterior mass stays
+// with the commits it cannot be told apart from.
+func (m *Model) Untestable(commit string) {
+	if i, ok := m.index[commit]; ok {
+		m.untestable.set(i)
+		m.cache = nil
+	}
+}
+
+// Levels are the estimated levels of the runs (natural logs of the metric):
+// Good and Bad at the start of the session (run 0), Scale the noise of one run
+// (the median absolute deviation scaled to a normal standard deviation), and
+// the references each side.
+type Levels struct {
+	Good, Bad, Scale float64
+	NGood, NBad      int
+	drift            []float64 // by run number: the machine's change since run 0
+	weight           []float64 // by run number: the references' kernel weight in the drift there (0: no smoothing)
+}
+
+// levelVar is the variance of the estimated level at run t, in units of
+// Scale squared: a median of the fewer side's references (1.57/n) and, when
+// the drift is smoothed, the kernel's average at t (1/weight).
+func (l Levels) levelVar(t int) float64 {
+	v := 1.57 / float64(max(min(l.NGood, l.NBad), 1))
+	if t >= 0 && t < len(l.weight) && l.weight[t] > 0 {
+		v += 1 / l.weight[t]
+	}
+	return v
+}
+
+// Shift is the bad level's change from the good one, relative (-0.05 = 5% lower).
+func (l Levels) Shift() float64 { return math.Expm1(l.Bad - l.Good) }
+
+// Effect is the shift in units of the noise of one run (|bad-good|/scale).
+func (l Levels) Effect() float64 { return math.Abs(l.Bad-l.Good) / l.Scale }
+
+// Drift is the machine's estimated change of level at run t since run 0 (log scale).
+func (l Levels) Drift(t int) float64 {
+	if t >= 0 && t < len(l.drift) {
+		return l.drift[t]
+	}
+	return 0
+}
+
+// levels estimates the levels from the reference runs: medians each side,
+// the drift as a Gaussian-kernel smooth of the references' residuals in run
+// order (only when there are enough references to smooth: at least 12), and
+// the scale as the pooled median absolute deviation of the residuals.
+func (m *Model) levels() Levels {
+	l := Levels{NGood: len(m.good), NBad: len(m.bad), drift: make([]float64, m.t)}
+	if len(m.good) == 0 || len(m.bad) == 0 {
+		l.Scale = math.NaN()
+		return l
+	}
+	vals := func(xs []obs, drift []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = x.v - drift[x.t]
+		}
+		return out
+	}
+	refs := append(slices.Clone(m.good), m.bad...)
+	smooth := len(refs) >= 12
+	for iter := 0; iter < 3; iter++ {
+		l.Good, l.Bad = median(vals(m.good, l.drift)), median(vals(m.bad, l.drift))
+		if !smooth {
+			break
+		}
+		// Residuals of the references from their own level, before drift.
+		res := make([]float64, len(refs))
+		for i, x := range refs {
+			lv := l.Good
+			if i >= len(m.good) {
+				lv = l.Bad
+			}
+			res[i] = x.v - lv
+		}
+		sc := 1.4826 * mad(res)
+		l.weight = make([]float64, m.t)
+		for t := range l.drift {
+			var w, s float64
+			for i, x := range refs {
+				d := float64(x.t-t) / DriftBandwidth
+				k := math.Exp(-d * d / 2)
+				// Huber weights: a hiccup run does not move the drift.
+				if sc > 0 && math.Abs(res[i]) > 2*sc {
+					k *= 2 * sc / math.Abs(res[i])
+				}
+				w += k
+				s += k * res[i]
+			}
+			if w > 0 {
+				l.drift[t] = s / w
+			}
+			l.weight[t] = w
+		}
+		// The drift is relative to run 0's level: anchor at the mean so that
+		// the levels stay the medians of the references.
+		mean := 0.0
+		for _, x := range refs {
+			mean += l.drift[x.t]
+		}
+		mean /= float64(len(refs))
+		for t := range l.drift {
+			l.drift[t] -= mean
+		}
+	}
+	var res []float64
+	for _, x := range m.good {
+		res = append(res, x.v-l.drift[x.t]-l.Good)
+	}
+	for _, x := range m.bad {
+		res = append(res, x.v-l.drift[x.t]-l.Bad)
+	}
+	l.Scale = 1.4826 * mad(res)
+	// Few references: the MAD of a handful underestimates; never below a
+	// tenth of the shift or 0.1% (identical runs would make any gap decisive).
+	n := float64(len(res))
+	l.Scale *= 1 + 1/n
+	l.Scale = math.Max(l.Scale, math.Max(math.Abs(l.Bad-l.Good)/10, 0.001))
+	return l
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func mad(xs []float64) float64 {
+	md := median(xs)
+	d := make([]float64, len(xs))
+	for i, x := range xs {
+		d[i] = math.Abs(x - md)
+	}
+	return median(d)
+}
+
+// logT is the log density, up to a constant, of a Student-t with Nu degrees
+// of freedom and scale s at r.
+func logT(r, s float64) float64 {
+	z := r / s
+	return -(Nu + 1) / 2.0 * math.Log1p(z*z/Nu)
+}
+
+// bitset is a set of candidate positions.
+type bitset []uint64
+
+func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) or(c bitset) {
+	for k := range b {
+		b[k] |= c[k]
+	}
+}
+func (b bitset) andCount(c bitset) int {
+	n := 0
+	for k := range b {
+		n += bits.OnesCount64(b[k] & c[k])
+	}
+	return n
+}
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// each yields the positions in the set, in increasing order.
+func (b bitset) each() func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for k, w := range b {
+			for w != 0 {
+				i := bits.TrailingZeros64(w)
+				if !yield(k*64 + i) {
+					return
+				}
+				w &= w - 1
+			}
+		}
+	}
+}

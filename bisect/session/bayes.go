@@ -1,0 +1,345 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/posterior"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Search strategies (Config.Search).
+const (
+	SearchBayes   = "bayes"   // probabilistic bisection: every run updates a posterior over the first bad commit
+	SearchClassic = "classic" // one sequential decision per midpoint, then the confirmation against the parent
+)
+
+// Probabilistic search policy.
+const (
+	// bayesEndsMax is the endpoints' run limit per side in a probabilistic
+	// search: their comparison only says whether there is a change to look
+	// for, and every one of its runs also sets the levels the search uses.
+	bayesEndsMax = 100
+	// candidatesPerReference is how many candidate runs come between two
+	// reference runs (good and bad in turn): enough references to follow the
+	// machine's drift and keep the levels estimated, most runs on candidates.
+	candidatesPerReference = 2
+	// refsPerCandidateRun: the fewer reference side keeps at least this many
+	// runs per run of the candidate measured next.
+	refsPerCandidateRun = 1
+	// minRuns is the fewest runs the first bad commit and the commit below it
+	// must have before the posterior's answer stands: one run of a hiccup must
+	// never name a commit alone.
+	minRuns = 2
+	// defaultBuildRuns is the cost of a build in runs until one is timed.
+	defaultBuildRuns = 10
+)
+
+// Posterior is one candidate in a probabilistic search's answer.
+type Posterior struct {
+	Commit string
+	// First is the posterior probability that the commit is the first bad
+	// commit; Bad that it is bad (the first bad commit is it or an ancestor).
+	First, Bad float64
+	// Position is where its runs sit between the good level (0) and the bad
+	// one (1), with a 95% interval [Lo, Hi]; NaN without runs.
+	Position, Lo, Hi float64
+	Runs             int
+}
+
+// bayes is a probabilistic search in progress.
+type bayes struct {
+	model    *posterior.Model
+	fed      int // entries of Session.trail given to the model
+	prepared map[string]bool
+}
+
+// BudgetRuns is the run limit of a probabilistic search that sets none: three
+// times the pre-flight estimate, at least 300 and at most 4000.
+func BudgetRuns(estimate int) int { return min(max(4*estimate, 300), 4000) }
+
+// bayesSearch runs the probabilistic search after endpoints that differ (cmp):
+// it fills the result and returns errors of the tool or the machine (and a
+// reference that fails).
+func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
+	c := s.cfg
+	model, err := posterior.New(c.Commits, c.Good, c.Bad, bisect.Options{FirstParent: c.FirstParent})
+	if err != nil {
+		return err
+	}
+	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}}
+	s.bayes = b
+	s.feed()
+	est := s.bayesEstimate(cmp)
+	budget := c.MaxRuns
+	if budget == 0 {
+		budget = BudgetRuns(est)
+	}
+	s.logf("probabilistic search: %d candidates; at most %d runs", len(model.Candidates()), budget)
+	jobs := max(c.Jobs, 1)
+	sinceRef, nextRef := 0, false
+	for {
+		ans := model.Answer(c.Confidence)
+		if ans.Done && s.evidenceStands(ans) {
+			return s.bayesEnd(ans, true)
+		}
+		if s.runs >= budget {
+			s.logf("run limit %d reached", budget)
+			return s.bayesEnd(ans, false)
+		}
+		pts := model.NextK(jobs, posterior.Cost{Built: func(h string) bool { return b.prepared[h] }, BuildRuns: s.buildRuns()})
+		if len(pts) == 0 {
+			s.logf("no candidate left to measure")
+			return s.bayesEnd(model.Answer(c.Confidence), false)
+		}
+		// A reference run every candidatesPerReference candidate runs (the
+		// drift), and whenever the fewer side has fewer runs than the
+		// candidate about to run: the levels' error is shared by all of a
+		// commit's runs, so a commit's evidence can never outgrow the
+		// references'.
+		nref := min(len(s.res.Runs[c.Good]), len(s.res.Runs[c.Bad]))
+		if sinceRef >= candidatesPerReference || nref < refsPerCandidateRun*len(s.res.Runs[pts[0]]) {
+			ref := c.Good
+			if len(s.res.Runs[c.Bad]) < len(s.res.Runs[c.Good]) || len(s.res.Runs[c.Bad]) == len(s.res.Runs[c.Good]) && nextRef {
+				ref = c.Bad
+			}
+			nextRef = !nextRef
+			if _, err := s.measure(ctx, ref, false, referenceTries); err != nil {
+				if bisect.IsUntestable(err) {
+					return fmt.Errorf("reference %.10s failed during the search: %w", ref, err)
+				}
+				return err
+			}
+			s.feed()
+			sinceRef = 0
+			continue
+		}
+		for _, h := range pts {
+			if !b.prepared[h] {
+				err := s.prepare(ctx, h)
+				b.prepared[h] = true
+				var u *bisect.UntestableError
+				switch {
+				case errors.As(err, &u):
+					s.bayesUntestable(h, u)
+					continue
+				case err != nil:
+					return err
+				}
+			}
+			_, err := s.measure(ctx, h, true, candidateTries)
+			var u *bisect.UntestableError
+			switch {
+			case errors.As(err, &u):
+				s.bayesUntestable(h, u)
+				continue
+			case err != nil:
+				return err
+			}
+			s.feed()
+			sinceRef++
+		}
+	}
+}
+
+// prepared counts a prepare's time (stored or live) for buildRuns.
+func (s *Session) prepared(took time.Duration) {
+	s.builds++
+	s.building += took
+}
+
+// buildRuns is the cost of a build in runs: Config.BuildRuns, else the
+// builds timed so far over the time per run, else defaultBuildRuns.
+func (s *Session) buildRuns() float64 {
+	if s.cfg.BuildRuns > 0 {
+		return s.cfg.BuildRuns
+	}
+	if s.builds == 0 || s.runs == 0 || s.wall <= 0 {
+		return defaultBuildRuns
+	}
+	return (s.building.Seconds() / float64(s.builds)) / (s.wall.Seconds() / float64(s.runs))
+}
+
+// feed gives the model the runs measured since the last call, in order.
+func (s *Session) feed() {
+	b := s.bayes
+	for ; b.fed < len(s.trail); b.fed++ {
+		r := s.trail[b.fed]
+		v := math.Log(r.v)
+		switch r.commit {
+		case s.cfg.Good:
+			b.model.ObserveReference(false, v)
+		case s.cfg.Bad:
+			b.model.ObserveReference(true, v)
+		default:
+			_ = b.model.Observe(r.commit, v) // only candidates are measured
+		}
+	}
+}
+
+// bayesUntestable records a candidate that cannot be measured.
+func (s *Session) bayesUntestable(h string, u *bisect.UntestableError) {
+	s.bayes.model.Untestable(h)
+	why := u.Reason
+	if u.Err != nil {
+		why += ": " + u.Err.Error()
+	}
+	s.res.Skipped[h] = why
+	s.res.Verdicts[h] = bisect.Skip.String()
+	s.logf("%.10s untestable: %s", h, why)
+}
+
+// evidenceStands reports whether the posterior's answer rests on at least
+// minRuns runs of the first bad commit and of each of its parents in the
+// range (the boundary), so that no single run carries it.
+func (s *Session) evidenceStands(ans posterior.Answer) bool {
+	if len(ans.Commits) == 0 {
+		return false
+	}
+	top := ans.Commits[0]
+	if top != s.cfg.Bad && len(s.res.Runs[top]) < minRuns {
+		return false
+	}
+	in := map[string]bool{}
+	for _, h := range ans.Commits {
+		in[h] = true
+	}
+	for _, h := range ans.Commits {
+		for _, p := range s.parentsOf(h) {
+			if in[p] || p == s.cfg.Good || s.res.Skipped[p] != "" {
+				continue
+			}
+			if len(s.res.Runs[p]) < minRuns && s.isCandidate(p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Session) isCandidate(h string) bool {
+	for _, c := range s.bayes.model.Candidates() {
+		if c == h {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) parentsOf(h string) []string {
+	for _, c := range s.cfg.Commits {
+		if c.Hash == h {
+			if s.cfg.FirstParent && len(c.Parents) > 1 {
+				return c.Parents[:1]
+			}
+			return c.Parents
+		}
+	}
+	return nil
+}
+
+// bayesEnd sets the result from the posterior's answer: Found when one commit
+// holds the confidence (done), Ambiguous with the range otherwise; one step
+// per measured commit gives its posterior and the verdict the posterior
+// takes at the confidence.
+func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
+	c := s.cfg
+	w := s.words()
+	pts, lv, pNone, pSplit := s.bayes.model.Posterior()
+	s.res.Posterior = nil
+	for _, p := range pts {
+		s.res.Posterior = append(s.res.Posterior, Posterior{Commit: p.Commit, First: p.First, Bad: p.Bad,
+			Position: p.Position, Lo: p.Lo, Hi: p.Hi, Runs: p.Runs})
+	}
+	for i := len(pts) - 1; i >= 0; i-- { // oldest first
+		p := pts[i]
+		if p.Commit == c.Bad || p.Runs == 0 {
+			continue
+		}
+		// The verdict the posterior takes at the confidence; a commit it
+		// leaves in doubt is a skip for git (git bisect replay of the log
+		// then arrives where the posterior did).
+		verdict := bisect.Skip.String()
+		switch {
+		case p.Bad >= c.Confidence:
+			verdict = bisect.Bad.String()
+		case 1-p.Bad >= c.Confidence:
+			verdict = bisect.Good.String()
+		case s.res.Skipped[p.Commit] == "":
+			s.res.Skipped[p.Commit] = fmt.Sprintf("left undecided by the posterior: P(bad) %.3g after %d runs", p.Bad, p.Runs)
+		}
+		s.res.Verdicts[p.Commit] = verdict
+		s.step(Step{Role: RoleMidpoint, Commit: p.Commit, Against: c.Good, Verdict: verdict,
+			Reason: fmt.Sprintf("posterior: P(%s) %.3g, P(%s) %.3g; position %.2f [%.2f, %.2f] between %s and %s over %d runs",
+				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, p.Runs),
+			Looks: p.Runs})
+	}
+	levels := fmt.Sprintf("levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
+		w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
+	s.logf("%s", levels)
+	switch {
+	case done && len(ans.Commits) == 1:
+		s.res.Outcome, s.res.FirstBad = Found, ans.Commits[0]
+		s.res.Why = fmt.Sprintf("%s with posterior probability %.4g (confidence %g); %s", w.first, ans.Mass, c.Confidence, levels)
+	case done:
+		s.res.Outcome, s.res.Range = Ambiguous, ans.Commits
+		s.res.Why = fmt.Sprintf("untestable commits border the %s: it is one of %d commits (posterior probability %.4g); %s", w.first, len(ans.Commits), ans.Mass, levels)
+	default:
+		s.res.Outcome, s.res.Range = Ambiguous, ans.Commits
+		s.res.Why = fmt.Sprintf("the run limit came first: the %s is one of these %d commits with posterior probability %.3g; %s", w.first, len(ans.Commits), ans.Mass, levels)
+	}
+	return nil
+}
+
+// bayesEstimate is the probabilistic search's pre-flight estimate from the
+// endpoints' comparison: the information needed (the log of the candidates
+// and of the error allowed, in nats) over the information of one run at the
+// posterior median (posterior's binary channel at the measured effect), plus
+// the references between candidate runs and the runs taken so far. It sets
+// Result.Estimate and EstimatedRuns and returns the estimate.
+func (s *Session) bayesEstimate(cmp stats.Comparison) int {
+	shift := math.Abs(math.Log1p(cmp.Shift.Est))
+	noise := cmp.Noise
+	n := len(s.bayes.model.Candidates())
+	if !(noise > 0) || shift == 0 || math.IsNaN(shift) {
+		return s.runs + 10*n
+	}
+	effect := shift / noise
+	need := math.Log(float64(max(n, 2))) + math.Log(1/(1-s.cfg.Confidence)) + 1
+	perRun := posterior.Information(effect)
+	cand := need / perRun
+	runs := cand * (1 + 1.0/candidatesPerReference)
+	est := s.runs + int(math.Ceil(runs))
+	builds := math.Ceil(math.Log2(float64(max(n, 2)))) + 2
+	var per time.Duration
+	if s.runs > 0 {
+		per = s.wall / time.Duration(s.runs)
+	}
+	s.res.EstimatedRuns = est
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates) and %.0f builds, %s at %.1fs per run (plus builds)",
+		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
+	if effect < 0.5 {
+		s.res.Advice = fmt.Sprintf("the shift is under half the noise of one run: the search will take many runs. A longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps) or CPU pinning would make it cheaper")
+		s.res.Estimate += "; " + s.res.Advice
+	}
+	s.logf("estimate: %s", s.res.Estimate)
+	if s.cfg.OnEstimate != nil {
+		s.cfg.OnEstimate(est)
+	}
+	return est
+}
+
+// terms are git bisect's words for a session: good/bad, or old/new when it
+// looks for an improvement.
+type terms struct{ good, bad, first string }
+
+func (s *Session) words() terms {
+	if s.cfg.Improvement {
+		return terms{"old", "new", "first new commit"}
+	}
+	return terms{"good", "bad", "first bad commit"}
+}
