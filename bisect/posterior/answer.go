@@ -130,23 +130,33 @@ func (m *Model) NextK(k int, c Cost) []string {
 	taken := map[int]bool{}
 	for i := 1; i <= k; i++ {
 		q := float64(i) / float64(k+1)
-		best, bestScore := -1, 0.0
+		// The information of a run grows with how evenly it splits the
+		// posterior (binaryInfo is increasing in split up to one half), so
+		// only the best split among built commits and among unbuilt ones
+		// need their information weighed against the cost.
+		bestBuilt, bestNew := -1, -1
+		var splitBuilt, splitNew float64
 		for x := 1; x < len(m.cands); x++ {
 			if m.untestable.has(x) || taken[x] {
 				continue
 			}
-			p := st.pBad[x]
-			// Distance to the quantile as a probability of the split.
-			split := 0.5 - math.Abs(p-q)
+			split := 0.5 - math.Abs(st.pBad[x]-q)
 			if split <= 0 {
 				continue
 			}
-			score := binaryInfo(split, effect)
-			if c.Built == nil || !c.Built(m.cands[x]) && len(m.runs[x]) == 0 {
-				score /= 1 + c.BuildRuns/kexp
+			if c.Built != nil && c.Built(m.cands[x]) || len(m.runs[x]) > 0 {
+				if split > splitBuilt {
+					bestBuilt, splitBuilt = x, split
+				}
+			} else if split > splitNew {
+				bestNew, splitNew = x, split
 			}
-			if score > bestScore {
-				best, bestScore = x, score
+		}
+		best := bestBuilt
+		if bestNew >= 0 {
+			scoreNew := binaryInfo(splitNew, effect) / (1 + c.BuildRuns/kexp)
+			if bestBuilt < 0 || scoreNew > binaryInfo(splitBuilt, effect) {
+				best = bestNew
 			}
 		}
 		if best < 0 {
@@ -204,3 +214,12 @@ func (m *Model) Measured() []string {
 // good-bad shift is effect noise units: the mutual information of the binary
 // channel with normal noise.
 func Information(effect float64) float64 { return binaryInfo(0.5, effect) }
+
+// Contains reports whether candidate ancestor is commit or one of its
+// ancestors in the range (in first-parent mode, along first parents): whether
+// commit carries ancestor's change. False for commits outside the candidates.
+func (m *Model) Contains(commit, ancestor string) bool {
+	i, ok := m.index[commit]
+	j, ok2 := m.index[ancestor]
+	return ok && ok2 && m.anc[i].has(j)
+}

@@ -87,11 +87,11 @@ func (m *Model) compute() *state {
 			lvar += st.lv.levelVar(r.t)
 		}
 		lvar /= float64(len(rs))
-		scale := st.lv.Scale * math.Sqrt(1+float64(len(rs))*lvar)
+		infl := math.Sqrt(1 + float64(len(rs))*lvar)
 		for li, f := range st.fracs {
 			var s float64
 			for _, r := range rs {
-				s += logT(r.v-(st.lv.Good+st.lv.Drift(r.t)+f*delta), scale)
+				s += st.lv.noise.at(r.v-(st.lv.Good+st.lv.Drift(r.t)+f*delta), infl)
 			}
 			st.ll[mi][li] = s
 		}
@@ -180,7 +180,7 @@ func (m *Model) compute() *state {
 	none := levelLL(func(int) int { return 0 })
 	for _, b := range m.bad {
 		lvl := st.lv.Good + st.lv.Drift(b.t)
-		none += logT(b.v-lvl, st.lv.Scale) - logT(b.v-(lvl+delta), st.lv.Scale)
+		none += st.lv.noise.at(b.v-lvl, 1) - st.lv.noise.at(b.v-(lvl+delta), 1)
 	}
 	if len(m.good) == 0 || len(m.bad) == 0 {
 		none = 0
@@ -293,6 +293,10 @@ func sigKey(b bitset) string {
 // can tell apart: those contained by the same testable commits (an untestable
 // commit goes with the commits around it that carry its change).
 func (m *Model) answerGroups() (groupOf []int, members [][]int) {
+	if u := m.untestable.count(); u == m.agFor {
+		return m.agOf, m.agMembers
+	}
+	defer func() { m.agOf, m.agMembers, m.agFor = groupOf, members, m.untestable.count() }()
 	n := len(m.cands)
 	groupOf = make([]int, n)
 	byKey := map[string]int{}

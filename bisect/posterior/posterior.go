@@ -80,6 +80,10 @@ type Model struct {
 	t          int // runs seen, the time axis of the drift
 
 	cache *state // posterior of the current data, nil when stale
+	// answer groups (answerGroups), for the untestable commits so far
+	agOf      []int
+	agMembers [][]int
+	agFor     int // untestable count they were made for; -1: none yet
 }
 
 type obs struct {
@@ -96,7 +100,7 @@ func New(commits []bisect.Commit, good, bad string, opts bisect.Options) (*Model
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cands: s.Candidates(), index: map[string]int{}, runs: map[int][]obs{}}
+	m := &Model{cands: s.Candidates(), index: map[string]int{}, runs: map[int][]obs{}, agFor: -1}
 	n := len(m.cands)
 	for i, h := range m.cands {
 		m.index[h] = i
@@ -191,8 +195,15 @@ func (m *Model) Untestable(commit string) {
 type Levels struct {
 	Good, Bad, Scale float64
 	NGood, NBad      int
-	drift            []float64 // by run number: the machine's change since run 0
-	weight           []float64 // by run number: the references' kernel weight in the drift there (0: no smoothing)
+	// noise is the density of one run's deviation from its level, estimated
+	// from the references (see noiseDensity).
+	noise density
+	// Steps are the runs where the machine's speed stepped (another tenant,
+	// a thermal limit), found in the references: the drift is smoothed on
+	// each side of a step, never across it.
+	Steps  []int
+	drift  []float64 // by run number: the machine's change since run 0
+	weight []float64 // by run number: the references' kernel weight in the drift there (0: no smoothing)
 }
 
 // levelVar is the variance of the estimated level at run t, in units of
@@ -239,7 +250,7 @@ func (m *Model) levels() Levels {
 	}
 	refs := append(slices.Clone(m.good), m.bad...)
 	smooth := len(refs) >= 12
-	for iter := 0; iter < 3; iter++ {
+	for iter := 0; iter < 2; iter++ {
 		l.Good, l.Bad = median(vals(m.good, l.drift)), median(vals(m.bad, l.drift))
 		if !smooth {
 			break
@@ -253,25 +264,9 @@ func (m *Model) levels() Levels {
 			}
 			res[i] = x.v - lv
 		}
-		sc := 1.4826 * mad(res)
-		l.weight = make([]float64, m.t)
-		for t := range l.drift {
-			var w, s float64
-			for i, x := range refs {
-				d := float64(x.t-t) / DriftBandwidth
-				k := math.Exp(-d * d / 2)
-				// Huber weights: a hiccup run does not move the drift.
-				if sc > 0 && math.Abs(res[i]) > 2*sc {
-					k *= 2 * sc / math.Abs(res[i])
-				}
-				w += k
-				s += k * res[i]
-			}
-			if w > 0 {
-				l.drift[t] = s / w
-			}
-			l.weight[t] = w
-		}
+		sc := diffScale(refs, res)
+		l.Steps = steps(refs, res, sc)
+		l.drift, l.weight = smoothDrift(refs, res, sc, m.t, l.Steps)
 		// The drift is relative to run 0's level: anchor at the mean so that
 		// the levels stay the medians of the references.
 		mean := 0.0
@@ -296,7 +291,241 @@ func (m *Model) levels() Levels {
 	n := float64(len(res))
 	l.Scale *= 1 + 1/n
 	l.Scale = math.Max(l.Scale, math.Max(math.Abs(l.Bad-l.Good)/10, 0.001))
+	l.noise = noiseDensity(res, l.Scale)
 	return l
+}
+
+// density is a run's noise density on a grid: log f at lo, lo+step, ...;
+// beyond the grid only its Student-t part counts.
+type density struct {
+	lo, step float64
+	logf     []float64
+	scale    float64 // of the Student-t part
+	wT       float64 // weight of the Student-t part
+}
+
+// Noise density grid: 241 points over +-12 scales.
+const (
+	densityHalfWidth = 12.0
+	densityPoints    = 241
+)
+
+// tConst is the normalising constant of the Student-t density with Nu = 4
+// degrees of freedom: Gamma(5/2) / (sqrt(4 pi) Gamma(2)).
+const tConst = 0.375
+
+// noiseDensity estimates the noise of one run from the references'
+// residuals: a mixture of their kernel density (Gaussian kernel, Silverman's
+// bandwidth 0.9 scale n^-1/5) and a Student-t of the scale, the kernel's
+// weight n/(n+20) of 0.9 (so that with few references the t carries it, and
+// where the references put no run the t's tails still do). The references
+// show the noise's shape, a bimodal one included (a fifth of the runs 15%
+// slow after a restart): runs are then judged against the shape the good and
+// the bad revision really have, not a bell.
+func noiseDensity(res []float64, scale float64) density {
+	n := float64(len(res))
+	d := density{lo: -densityHalfWidth * scale, step: 2 * densityHalfWidth * scale / (densityPoints - 1), scale: scale,
+		logf: make([]float64, densityPoints)}
+	wK := 0.9 * n / (n + 20)
+	d.wT = 1 - wK
+	f := make([]float64, densityPoints)
+	if n > 0 {
+		h := 0.9 * scale * math.Pow(n, -0.2)
+		norm := wK / (n * h * math.Sqrt(2*math.Pi))
+		for _, r := range res {
+			k0 := int(math.Ceil((r - 4*h - d.lo) / d.step))
+			k1 := int(math.Floor((r + 4*h - d.lo) / d.step))
+			for k := max(k0, 0); k <= min(k1, densityPoints-1); k++ {
+				z := (d.lo + float64(k)*d.step - r) / h
+				f[k] += norm * math.Exp(-z*z/2)
+			}
+		}
+	}
+	for k := range f {
+		x := d.lo + float64(k)*d.step
+		d.logf[k] = math.Log(f[k] + d.wT*tDensity(x, scale))
+	}
+	return d
+}
+
+// tDensity is the Student-t density (Nu degrees of freedom, scale s) at r.
+func tDensity(r, s float64) float64 {
+	z := r / s
+	return tConst / s * math.Pow(1+z*z/Nu, -(Nu+1)/2.0)
+}
+
+// at is the log density of a deviation r when the runs' spread is infl times
+// the references' (the level's own error widens it; see compute).
+func (d density) at(r, infl float64) float64 {
+	x := r / infl
+	pos := (x - d.lo) / d.step
+	k := int(math.Floor(pos))
+	if len(d.logf) == 0 || k < 0 || k >= len(d.logf)-1 {
+		return math.Log(d.wT*tDensity(x, d.scale)) - math.Log(infl)
+	}
+	f := pos - float64(k)
+	return d.logf[k]*(1-f) + d.logf[k+1]*f - math.Log(infl)
+}
+
+// driftStep is the spacing, in runs, of the points where the drift is
+// smoothed; between them it is interpolated linearly (the kernel is four
+// times wider, so nothing is lost).
+const driftStep = 4
+
+// smoothDrift is the Gaussian-kernel smooth (bandwidth DriftBandwidth, cut
+// at three bandwidths) of the references' residuals res (refs[i]'s, in any
+// order) at every run 0..t-1, with Huber weights beyond 2 scale so that a
+// hiccup does not move it, and the kernel's total weight there. The kernel
+// does not cross the steps (run numbers, increasing).
+func smoothDrift(refs []obs, res []float64, scale float64, t int, steps []int) (drift, weight []float64) {
+	drift, weight = make([]float64, t), make([]float64, t)
+	bounds := append(append([]int{0}, steps...), t)
+	for s := 0; s+1 < len(bounds); s++ {
+		t0, t1 := bounds[s], bounds[s+1]
+		var sr []obs
+		var sres []float64
+		for i, x := range refs {
+			if x.t >= t0 && x.t < t1 {
+				sr = append(sr, x)
+				sres = append(sres, res[i])
+			}
+		}
+		smoothSegment(sr, sres, scale, t0, t1, drift, weight)
+	}
+	return drift, weight
+}
+
+// smoothSegment fills drift and weight for runs t0..t1-1 from the references
+// of that stretch.
+func smoothSegment(refs []obs, res []float64, scale float64, t0, t1 int, drift, weight []float64) {
+	if t1 <= t0 || len(refs) == 0 {
+		return
+	}
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
+	const cut = 3 * DriftBandwidth
+	var gridT []int
+	for x := t0; x < t1; x += driftStep {
+		gridT = append(gridT, x)
+	}
+	if gridT[len(gridT)-1] != t1-1 {
+		gridT = append(gridT, t1-1)
+	}
+	gd, gw := make([]float64, len(gridT)), make([]float64, len(gridT))
+	lo := 0
+	for g, x := range gridT {
+		for lo < len(order) && float64(x-refs[order[lo]].t) > cut {
+			lo++
+		}
+		var w, sum float64
+		for k := lo; k < len(order); k++ {
+			i := order[k]
+			d := float64(refs[i].t-x) / DriftBandwidth
+			if d > 3 {
+				break
+			}
+			kw := math.Exp(-d * d / 2)
+			if scale > 0 && math.Abs(res[i]) > 2*scale {
+				kw *= 2 * scale / math.Abs(res[i])
+			}
+			w += kw
+			sum += kw * res[i]
+		}
+		if w > 0 {
+			gd[g] = sum / w
+		}
+		gw[g] = w
+	}
+	if len(gridT) == 1 {
+		drift[gridT[0]], weight[gridT[0]] = gd[0], gw[0]
+		return
+	}
+	for g := 0; g+1 < len(gridT); g++ {
+		a, b := gridT[g], gridT[g+1]
+		for x := a; x <= b; x++ {
+			f := float64(x-a) / float64(b-a)
+			drift[x] = gd[g]*(1-f) + gd[g+1]*f
+			weight[x] = gw[g]*(1-f) + gw[g+1]*f
+		}
+	}
+}
+
+// diffScale is a scale of the references' noise that a step or a drift does
+// not inflate: the median absolute difference of residuals neighbouring in
+// run order, over sqrt 2, scaled to a normal standard deviation.
+func diffScale(refs []obs, res []float64) float64 {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
+	var d []float64
+	for k := 1; k < len(order); k++ {
+		d = append(d, math.Abs(res[order[k]]-res[order[k-1]]))
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	return 1.4826 * median(d) / math.Sqrt2 // |a-b| of two normals has median 0.6745*sqrt(2)*sigma
+}
+
+// Step detection: a stretch of at least stepMinRefs references on each side
+// whose mean residuals (clipped at 2 scale) differ by more than stepZ
+// standard errors is a step; binary segmentation finds up to maxSteps.
+const (
+	stepMinRefs = 8
+	stepZ       = 5.0
+	maxSteps    = 4
+)
+
+// steps returns the run numbers where the references' level stepped,
+// increasing.
+func steps(refs []obs, res []float64, scale float64) []int {
+	if scale <= 0 || len(refs) < 2*stepMinRefs {
+		return nil
+	}
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
+	y := make([]float64, len(order))
+	for k, i := range order {
+		y[k] = math.Max(-2*scale, math.Min(2*scale, res[i]))
+	}
+	prefix := make([]float64, len(y)+1)
+	for k, v := range y {
+		prefix[k+1] = prefix[k] + v
+	}
+	var cuts []int
+	var split func(a, b int)
+	split = func(a, b int) {
+		if b-a < 2*stepMinRefs || len(cuts) >= maxSteps {
+			return
+		}
+		best, bestZ := -1, stepZ
+		for k := a + stepMinRefs; k <= b-stepMinRefs; k++ {
+			n1, n2 := float64(k-a), float64(b-k)
+			m1 := (prefix[k] - prefix[a]) / n1
+			m2 := (prefix[b] - prefix[k]) / n2
+			z := math.Abs(m1-m2) / (scale * math.Sqrt(1/n1+1/n2))
+			if z > bestZ {
+				best, bestZ = k, z
+			}
+		}
+		if best < 0 {
+			return
+		}
+		cuts = append(cuts, refs[order[best]].t)
+		split(a, best)
+		split(best, b)
+	}
+	split(0, len(y))
+	slices.Sort(cuts)
+	return cuts
 }
 
 func median(xs []float64) float64 {

@@ -58,6 +58,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdictLine": verdictLine,
 	"pctOf":       func(x float64) float64 { return 100 * x },
 	"inc":         func(i int) int { return i + 1 },
+	"interval": func(x, lo, hi *float64) string {
+		if x == nil || lo == nil || hi == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f [%.2f, %.2f]", *x, *lo, *hi)
+	},
 	"runsOf": func(sc *ScanDoc) int {
 		n := 0
 		for _, p := range sc.Points {
@@ -202,6 +208,9 @@ func WriteHTML(w io.Writer, p Page) error {
 		}
 		bands := refBands(m, []string{good, bad}, names, runsOf)
 		all = append(all, pathChart(doc, m))
+		if len(doc.Posterior) > 0 {
+			all = append(all, posteriorChart(doc))
+		}
 		for i, tc := range doc.Tested {
 			c := runsChart(fmt.Sprintf("runs-%d", i), tc.Commit, tc.Subject, tc.Runs, m, bands, verdictClass(tc.Verdict))
 			all = append(all, c)
@@ -341,6 +350,47 @@ func pathChart(d *Document, m session.Metric) chart {
 	}
 	c.Lines = []series{line}
 	return c
+}
+
+// posteriorChart plots a probabilistic search's posterior over the range:
+// x is the commit's place after good, one line the probability that it is
+// the first bad commit, the other that it is bad; measured commits are
+// marked with their position between good (0) and bad (1).
+func posteriorChart(d *Document) chart {
+	c := chart{ID: "posterior", Kind: "posterior", Title: "posterior over the range", X: "commits after good (oldest first)",
+		Y: "probability; position between good (0) and bad (1)", XMax: float64(d.Commits)}
+	first := series{Label: "P(first bad commit)", Class: "bad", Axis: "y", Points: []point{}}
+	bad := series{Label: "P(bad)", Class: "path", Axis: "y", Dashed: true, Points: []point{}}
+	if d.Improvement {
+		first.Label, bad.Label = "P(first new commit)", "P(new)"
+	}
+	ps := append([]PosteriorDoc(nil), d.Posterior...)
+	sort.SliceStable(ps, func(i, j int) bool { return gen(ps[i]) < gen(ps[j]) })
+	for _, p := range ps {
+		x := float64(gen(p))
+		label := fmt.Sprintf("%.10s %s: P(first) %.3g, P(bad) %.3g, %d runs", p.Commit, trunc(p.Subject, 50), p.PFirstBad, p.PBad, p.Runs)
+		first.Points = append(first.Points, point{X: x, Y: p.PFirstBad, Label: label})
+		bad.Points = append(bad.Points, point{X: x, Y: p.PBad, Label: label})
+		if p.Position != nil {
+			class := "untested"
+			switch {
+			case p.PBad >= d.Confidence:
+				class = "bad"
+			case 1-p.PBad >= d.Confidence:
+				class = "good"
+			}
+			c.Points = append(c.Points, point{X: x, Y: *p.Position, Class: class, Label: label + fmt.Sprintf(", position %.2f", *p.Position)})
+		}
+	}
+	c.Lines = []series{first, bad}
+	return c
+}
+
+func gen(p PosteriorDoc) int {
+	if p.Generation == nil {
+		return 0
+	}
+	return *p.Generation
 }
 
 // seriesChart plots a scan: x is the commit's index in the series (oldest

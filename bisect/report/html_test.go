@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -303,3 +304,45 @@ func TestHTMLSessionsWithoutRunsAndImprovements(t *testing.T) {
 }
 
 func sha40(c byte) string { return strings.Repeat(string(c), 40) }
+
+// TestHTMLPosterior: a probabilistic search's page has the posterior chart,
+// drawn, and its table names the culprit with its probability.
+func TestHTMLPosterior(t *testing.T) {
+	cs, hs := sim.Chain(30)
+	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 8))}
+	cfg := session.Config{Good: hs[0], Bad: hs[30], Commits: cs, Repeats: 5, MaxRepeats: 60, Threshold: 0.02, Confidence: 0.99, Metric: session.TPS}
+	s, err := session.New(cfg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil || res.FirstBad != hs[19] {
+		t.Fatalf("simulated session: %v, first bad %q (%s)", err, res.FirstBad, res.Why)
+	}
+	d := report.NewDocument(res, session.TPS, func(h string) string { return "subject " + h[36:] })
+	d.Place(hs[0], hs[30], cs)
+	var culprit *report.PosteriorDoc
+	for i := range d.Posterior {
+		if d.Posterior[i].Commit == hs[19] {
+			culprit = &d.Posterior[i]
+		}
+	}
+	if culprit == nil || culprit.PFirstBad < 0.99 || culprit.Generation == nil || *culprit.Generation != 19 || culprit.Position == nil {
+		t.Fatalf("posterior entry of the culprit: %+v", culprit)
+	}
+	path := render(t, "p.html", report.Page{Title: "t", Bisect: &d})
+	got := browsertest.Load(t, path, "")
+	if len(got.Errors) > 0 {
+		t.Errorf("console errors %q", got.Errors)
+	}
+	drawn := false
+	for _, c := range got.Canvases {
+		if c.ID == "posterior" && c.Chart {
+			drawn = true
+		}
+	}
+	raw, _ := os.ReadFile(path)
+	if !drawn || !strings.Contains(string(raw), "<h2>Posterior</h2>") || !strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)) {
+		t.Errorf("posterior chart drawn %v; table with P(first bad) %.3g: %v", drawn, culprit.PFirstBad, strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)))
+	}
+}

@@ -183,6 +183,9 @@ type Document struct {
 type PosteriorDoc struct {
 	Commit  string `json:"commit"`
 	Subject string `json:"subject"`
+	// Generation is the commit's place after good, as TestedCommit.Position
+	// (see Document.Place); null when not known.
+	Generation *int `json:"generation,omitempty"`
 	// PFirstBad is the posterior probability that it is the first bad
 	// commit; PBad that it is bad (the first bad commit is it or an ancestor).
 	PFirstBad float64 `json:"p_first_bad"`
@@ -347,6 +350,12 @@ func (d *Document) Place(good, bad string, commits []bisect.Commit) {
 		if _, in := parents[h]; in || h == good {
 			p := of(h)
 			d.Tested[i].Position = &p
+		}
+	}
+	for i := range d.Posterior {
+		if _, in := parents[d.Posterior[i].Commit]; in {
+			g := of(d.Posterior[i].Commit)
+			d.Posterior[i].Generation = &g
 		}
 	}
 	if _, in := parents[bad]; in {

@@ -20,10 +20,12 @@ const (
 
 // Probabilistic search policy.
 const (
-	// bayesEndsMax is the endpoints' run limit per side in a probabilistic
-	// search: their comparison only says whether there is a change to look
-	// for, and every one of its runs also sets the levels the search uses.
-	bayesEndsMax = 100
+	// BayesEndpointRuns is the default --max-repeats of a probabilistic
+	// search: the endpoints' run limit per side. Their comparison only says
+	// whether there is a change to look for, and every one of its runs also
+	// sets the levels the search uses, so a change of one noise unit must
+	// get through it.
+	BayesEndpointRuns = 100
 	// candidatesPerReference is how many candidate runs come between two
 	// reference runs (good and bad in turn): enough references to follow the
 	// machine's drift and keep the levels estimated, most runs on candidates.
@@ -84,14 +86,20 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	sinceRef, nextRef := 0, false
 	for {
 		ans := model.Answer(c.Confidence)
-		if ans.Done && s.evidenceStands(ans) {
-			return s.bayesEnd(ans, true)
+		var missing string
+		if ans.Done {
+			if missing = s.missingEvidence(ans); missing == "" {
+				return s.bayesEnd(ans, true)
+			}
 		}
 		if s.runs >= budget {
 			s.logf("run limit %d reached", budget)
 			return s.bayesEnd(ans, false)
 		}
 		pts := model.NextK(jobs, posterior.Cost{Built: func(h string) bool { return b.prepared[h] }, BuildRuns: s.buildRuns()})
+		if missing != "" {
+			pts = []string{missing} // the answer's boundary, measured on both sides
+		}
 		if len(pts) == 0 {
 			s.logf("no candidate left to measure")
 			return s.bayesEnd(model.Answer(c.Confidence), false)
@@ -193,16 +201,22 @@ func (s *Session) bayesUntestable(h string, u *bisect.UntestableError) {
 	s.logf("%.10s untestable: %s", h, why)
 }
 
-// evidenceStands reports whether the posterior's answer rests on at least
-// minRuns runs of the first bad commit and of each of its parents in the
-// range (the boundary), so that no single run carries it.
-func (s *Session) evidenceStands(ans posterior.Answer) bool {
+// missingEvidence returns the commit that must be run before the
+// posterior's answer stands, or "" when it stands: the answer's newest commit
+// (the first bad commit) needs minRuns runs of its own, and each parent of
+// the answer's commits minRuns runs of one commit that carries the parent's
+// change and not the culprit's (the parent itself, or a descendant of it
+// beside the culprit). The boundary is measured on both sides, and no single
+// run carries it. The good revision needs none; an untestable parent cannot
+// be run (the answer is then a range that holds it).
+func (s *Session) missingEvidence(ans posterior.Answer) string {
 	if len(ans.Commits) == 0 {
-		return false
+		return ""
 	}
+	model := s.bayes.model
 	top := ans.Commits[0]
-	if top != s.cfg.Bad && len(s.res.Runs[top]) < minRuns {
-		return false
+	if top != s.cfg.Bad && len(s.res.Runs[top]) < minRuns && s.res.Skipped[top] == "" {
+		return top
 	}
 	in := map[string]bool{}
 	for _, h := range ans.Commits {
@@ -210,24 +224,22 @@ func (s *Session) evidenceStands(ans posterior.Answer) bool {
 	}
 	for _, h := range ans.Commits {
 		for _, p := range s.parentsOf(h) {
-			if in[p] || p == s.cfg.Good || s.res.Skipped[p] != "" {
-				continue
+			if in[p] || !model.Contains(p, p) || s.res.Skipped[p] != "" {
+				continue // inside the answer, not a candidate (good or its ancestors), or untestable
 			}
-			if len(s.res.Runs[p]) < minRuns && s.isCandidate(p) {
-				return false
+			ok := false
+			for x, runs := range s.res.Runs {
+				if len(runs) >= minRuns && x != s.cfg.Good && model.Contains(x, p) && !model.Contains(x, top) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return p
 			}
 		}
 	}
-	return true
-}
-
-func (s *Session) isCandidate(h string) bool {
-	for _, c := range s.bayes.model.Candidates() {
-		if c == h {
-			return true
-		}
-	}
-	return false
+	return ""
 }
 
 func (s *Session) parentsOf(h string) []string {

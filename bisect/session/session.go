@@ -324,8 +324,12 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 	if cfg.probabilistic() && !cfg.Fixed {
 		// Two decisions share the error: the endpoints' comparison (is there
 		// a change to look for) and the posterior's answer.
-		b := stats.Budget{Confidence: cfg.Confidence, Steps: 2, Looks: stats.Looks(cfg.Repeats, max(cfg.MaxRepeats, bayesEndsMax), cfg.Repeats)}
-		ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: max(cfg.MaxRepeats, bayesEndsMax), Alpha: b.StepAlpha()}
+		b := stats.Budget{Confidence: cfg.Confidence, Steps: 2, Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
+		ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
+		if !ends.CanDecide() {
+			return nil, fmt.Errorf("%w: --repeats %d to --max-repeats %d cannot reach p <= %.2g at any look of the endpoints' comparison: use --max-repeats %d or more",
+				bisect.ErrUsage, cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
+		}
 		return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 			Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 			Improvement: cfg.Improvement,

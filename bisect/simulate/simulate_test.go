@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -114,3 +115,81 @@ func TestRunContextStops(t *testing.T) {
 		t.Error("Fill with a cancelled context: no error")
 	}
 }
+
+// TestProbabilisticTargets checks the small-regressions targets on the
+// Targets grid with the default search (bayes, --confidence 0.99) at
+// --threshold 1%, 300 sessions per row, the culprit drawn per session: a
+// wrong culprit in at most 1% of sessions in every row (no regression, noise
+// shapes, drift, a step, flaky runs, merges, two culprits where naming the
+// second is wrong); -5% at 3% noise exact in >= 95% with mean runs <= 250 and
+// p95 <= 2.5x the mean; -3% exact in >= 90% with mean runs <= 600; -40% in
+// <= 80 runs; builds <= ceil(log2 40) + 3 on average, and the 1,000-commit
+// row as exact with at most 4 more.
+func TestProbabilisticTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the simulation grid takes a minute")
+	}
+	const sessions = 300
+	cfg := session.Config{Repeats: 6, MaxRepeats: session.BayesEndpointRuns, Threshold: 0.01, Confidence: 0.99, Metric: session.TPS}
+	rows := Targets(40)
+	if err := Fill(context.Background(), rows, cfg, sessions, 11, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	var exact40 float64
+	var built40 float64
+	for _, r := range rows {
+		s, sc := r.Summary, r.Scenario
+		name := r.Group + ", " + r.Name
+		t.Logf("%s: %s", name, s)
+		if s.Errors > 0 && sc.Flaky == 0 {
+			t.Errorf("%s: %d sessions failed: %s", name, s.Errors, s.FirstError)
+		}
+		if w := s.Rate(s.Wrong()); w > 0.01 {
+			t.Errorf("%s: wrong answer in %.1f%% (target <= 1%%)", name, 100*w)
+		}
+		plain := sc.Noise == "" && sc.DriftPerRun == 0 && sc.StepAt == 0 && sc.Flaky == 0 && !sc.Merges && sc.Culprit2Pos == 0 && len(sc.Broken) == 0
+		if sc.CulpritPos > 0 && sc.Commits == 40 && s.MeanBuilt > math.Ceil(math.Log2(40))+3 {
+			t.Errorf("%s: %.1f commits built on average (target <= %g)", name, s.MeanBuilt, math.Ceil(math.Log2(40))+3)
+		}
+		switch {
+		case plain && sc.CV == 0.03 && near(sc.Factor, 0.95):
+			exact40, built40 = s.Rate(s.Correct), s.MeanBuilt
+			if s.Rate(s.Correct) < 0.95 || s.MeanRuns > 250 || s.P95Runs > 2.5*s.MeanRuns {
+				t.Errorf("%s: exact %.1f%%, runs mean %.0f p95 %.0f (targets >= 95%%, <= 250, p95 <= 2.5x)", name, 100*s.Rate(s.Correct), s.MeanRuns, s.P95Runs)
+			}
+		case plain && sc.CV == 0.03 && near(sc.Factor, 0.97):
+			if s.Rate(s.Correct) < 0.90 || s.MeanRuns > 600 {
+				t.Errorf("%s: exact %.1f%%, runs mean %.0f (targets >= 90%%, <= 600)", name, 100*s.Rate(s.Correct), s.MeanRuns)
+			}
+		case plain && near(sc.Factor, 0.60):
+			if s.Rate(s.Correct) < 0.99 || s.MeanRuns > 80 {
+				t.Errorf("%s: exact %.1f%%, runs mean %.0f (targets >= 99%%, <= 80)", name, 100*s.Rate(s.Correct), s.MeanRuns)
+			}
+		case sc.Commits == 1000:
+			if s.Rate(s.Correct) < exact40-0.02 || s.MeanBuilt > built40+4 {
+				t.Errorf("%s: exact %.1f%% with %.1f builds; 40 commits: %.1f%% with %.1f (want as exact, at most 4 more builds)",
+					name, 100*s.Rate(s.Correct), s.MeanBuilt, 100*exact40, built40)
+			}
+		case sc.CulpritPos == 0 && s.Rate(s.WrongCulprit) > 0.01:
+			t.Errorf("%s: a culprit named in %.1f%% (target <= 1%%)", name, 100*s.Rate(s.WrongCulprit))
+		}
+	}
+}
+
+// TestConfidenceBoundsTheWrongAnswers: at a lower confidence the
+// probabilistic search may err more, never more than 1 - confidence.
+func TestConfidenceBoundsTheWrongAnswers(t *testing.T) {
+	cfg := session.Config{Repeats: 6, MaxRepeats: session.BayesEndpointRuns, Threshold: 0.01, Confidence: 0.90, Metric: session.TPS}
+	for _, sc := range []Scenario{
+		{Commits: 40, CulpritPos: 1, RandomPos: true, Factor: 0.95, CV: 0.03},
+		{Commits: 40, CulpritPos: 1, RandomPos: true, Factor: 0.95, CV: 0.03, Noise: "bimodal"},
+	} {
+		s := RunParallel(sc, cfg, 300, 5, 2)
+		t.Logf("%+v: %s", sc, s)
+		if w := s.Rate(s.Wrong()); w > 1-cfg.Confidence {
+			t.Errorf("%s noise: wrong in %.1f%% at --confidence %g", sc.Noise, 100*w, cfg.Confidence)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }

@@ -21,6 +21,119 @@ type Row struct {
 	// not reached by 40.
 	FixedN int
 	Fixed  Summary
+	// Classic is the classic search's summary of the same scenario, when the
+	// table compares the two designs (Compare).
+	Classic *Summary
+}
+
+// Targets is the small-regressions grid: every row with --threshold 1% and
+// the culprit's position drawn uniformly per session, over commits commits
+// with 3% log-normal noise unless the row says otherwise: the effect sizes
+// users report, the noise shapes (normal, t3, one-in-20 outliers, one run in
+// five 15% slow), drift, a step change, flaky runs, two culprits (the first,
+// 2x the noise at 1/5, is the right answer), a broken parent of the culprit,
+// a history with merges, and a 1,000-commit range.
+func Targets(commits int) []Row {
+	type row struct {
+		group, name string
+		sc          Scenario
+	}
+	base := func(change, cv float64) Scenario {
+		sc := Scenario{Commits: commits, CV: cv, RandomPos: true}
+		if change != 0 {
+			sc.CulpritPos, sc.Factor = 1, 1+change
+		}
+		return sc
+	}
+	name := func(sc Scenario) string {
+		if sc.CulpritPos == 0 {
+			return "no regression"
+		}
+		return fmt.Sprintf("%+.1f%% (%.2gx noise)", 100*(sc.Factor-1), -math.Log(sc.Factor)/sc.CV)
+	}
+	var rows []Row
+	add := func(group string, sc Scenario) {
+		rows = append(rows, Row{Group: group, Name: name(sc), Scenario: sc})
+	}
+	for _, x := range []struct{ change, cv float64 }{{0, 0.03}, {-0.05, 0.02}, {-0.05, 0.03}, {-0.03, 0.03}, {-0.03, 0.015}, {-0.022, 0.01}, {-0.10, 0.05}, {-0.40, 0.03}} {
+		add(fmt.Sprintf("log-normal noise %g%%", 100*x.cv), base(x.change, x.cv))
+	}
+	for _, noise := range []string{"normal", "t3", "outliers", "bimodal"} {
+		sc := base(-0.05, 0.03)
+		sc.Noise = noise
+		add(noise+" noise 3%", sc)
+	}
+	variants := []struct {
+		group string
+		set   func(*Scenario)
+	}{
+		{"drift -10% over 150 runs", func(s *Scenario) { s.DriftPerRun = -0.10 / 150 }},
+		{"step -10% at run 60", func(s *Scenario) { s.StepAt, s.StepFactor = 60, 0.90 }},
+		{"2% of runs fail", func(s *Scenario) { s.Flaky = 0.02 }},
+		{"merges (branches of 2)", func(s *Scenario) { s.Merges = true }},
+	}
+	for _, v := range variants {
+		for _, change := range []float64{0, -0.05} {
+			sc := base(change, 0.03)
+			v.set(&sc)
+			add(v.group+", noise 3%", sc)
+		}
+	}
+	// Fixed positions: the culprit at 3/5 with a first, smaller culprit at
+	// 1/5, or with a parent that does not build.
+	pos := max(commits*3/5, 2)
+	two := Scenario{Commits: commits, CV: 0.03, CulpritPos: pos, Factor: 0.90, Culprit2Pos: max(commits/5, 1), Factor2: Shift(2, 0.03)}
+	add(fmt.Sprintf("two culprits: %+.1f%% at %d, first %+.1f%% at %d, noise 3%%", -10.0, pos, 100*(two.Factor2-1), two.Culprit2Pos), two)
+	broken := Scenario{Commits: commits, CV: 0.03, CulpritPos: pos, Factor: 0.95, Broken: []int{pos - 1}}
+	add("culprit's parent does not build, noise 3%", broken)
+	big := base(-0.05, 0.03)
+	big.Commits = 1000
+	add("1000 commits, noise 3%", big)
+	return rows
+}
+
+// Compare fills every row with the probabilistic search's policy cfg and the
+// classic search's cl (Search is set to each), as Fill.
+func Compare(ctx context.Context, rows []Row, cfg, cl session.Config, sessions int, seed uint64, workers int) error {
+	cfg.Search, cl.Search = session.SearchBayes, session.SearchClassic
+	for i := range rows {
+		var err error
+		if rows[i].Summary, err = RunContext(ctx, rows[i].Scenario, cfg, sessions, seed, workers); err != nil {
+			return err
+		}
+		c, err := RunContext(ctx, rows[i].Scenario, cl, sessions, seed, workers)
+		if err != nil {
+			return err
+		}
+		rows[i].Classic = &c
+	}
+	return nil
+}
+
+// CompareMarkdown renders rows filled by Compare: per design, correct,
+// wrong, range, runs (mean, p95), commits built (mean) and the cost (runs +
+// SimBuildRuns per build).
+func CompareMarkdown(rows []Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| scenario | change | bayes: exact | wrong | range / missed | runs mean / p95 | built | cost | classic: exact | wrong | range / missed | runs mean / p95 | built | cost |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	cells := func(s Summary, culprit bool) string {
+		miss := pct(s.Rate(s.NoRegression))
+		rng := pct(s.Rate(s.Ambiguous))
+		if !culprit {
+			miss, rng = "–", pct(s.Rate(s.FalseAlarm))
+		}
+		return fmt.Sprintf("%s | %s | %s / %s | %.0f / %.0f | %.1f | %.0f", pct(s.Rate(s.Correct)), pct(s.Rate(s.Wrong())), rng, miss,
+			s.MeanRuns, s.P95Runs, s.MeanBuilt, s.MeanCost)
+	}
+	for _, r := range rows {
+		cl := "– | – | – | – | – | –"
+		if r.Classic != nil {
+			cl = cells(*r.Classic, r.Scenario.CulpritPos > 0)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Group, r.Name, cells(r.Summary, r.Scenario.CulpritPos > 0), cl)
+	}
+	return b.String()
 }
 
 // Shift is the culprit's throughput factor for a good-bad shift of r times the

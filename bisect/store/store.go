@@ -140,12 +140,14 @@ func Open(stateDir string) (*Store, error) {
 
 // SchemaVersion is the layout of the store's tables this perfbisect writes,
 // kept in the database's user_version. Version 1 is the layout of every
-// store written before the version was kept (user_version 0 with tables).
-const SchemaVersion = 1
+// store written before the version was kept (user_version 0 with tables);
+// version 2 adds events.took_ns, the time a prepare took (the probabilistic
+// search weighs builds by it, so a resumed session must see it again).
+const SchemaVersion = 2
 
 // migrations[v] takes a store of version v to v+1; migrations[0] creates
 // version 1 (on an empty file, or over the unversioned tables of version 1).
-var migrations = []string{schema}
+var migrations = []string{schema, `ALTER TABLE events ADD COLUMN took_ns INTEGER NOT NULL DEFAULT 0`}
 
 // migrate brings the store at path to SchemaVersion in one transaction, or
 // refuses a store a newer perfbisect wrote. The version is read again inside
@@ -328,8 +330,8 @@ func (s *Store) Append(id int64, seq int, e session.Event) error {
 		run, _ = json.Marshal(e.Run)
 		options = e.Run.ServerOptions
 	}
-	_, err := s.db.Exec(`INSERT INTO events (session, seq, kind, commit_hash, reason, error, run, options, created) VALUES (?,?,?,?,?,?,?,?,?)`,
-		id, seq, e.Kind, e.Commit, e.Reason, e.Err, string(run), options, now())
+	_, err := s.db.Exec(`INSERT INTO events (session, seq, kind, commit_hash, reason, error, run, options, created, took_ns) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		id, seq, e.Kind, e.Commit, e.Reason, e.Err, string(run), options, now(), int64(e.Took))
 	if err != nil {
 		return fmt.Errorf("store %s: event %d of session %d: %w", s.path, seq, id, err)
 	}
@@ -339,7 +341,7 @@ func (s *Store) Append(id int64, seq int, e session.Event) error {
 
 // Events returns a session's events in order (event i has seq i).
 func (s *Store) Events(id int64) ([]session.Event, error) {
-	rows, err := s.db.Query(`SELECT seq, kind, commit_hash, reason, error, run, options FROM events WHERE session = ? ORDER BY seq`, id)
+	rows, err := s.db.Query(`SELECT seq, kind, commit_hash, reason, error, run, options, took_ns FROM events WHERE session = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -349,9 +351,11 @@ func (s *Store) Events(id int64) ([]session.Event, error) {
 		var e session.Event
 		var seq int
 		var run, options string
-		if err := rows.Scan(&seq, &e.Kind, &e.Commit, &e.Reason, &e.Err, &run, &options); err != nil {
+		var took int64
+		if err := rows.Scan(&seq, &e.Kind, &e.Commit, &e.Reason, &e.Err, &run, &options, &took); err != nil {
 			return nil, err
 		}
+		e.Took = time.Duration(took)
 		if seq != len(out) {
 			return nil, fmt.Errorf("store %s: session %d: event %d missing", s.path, id, len(out))
 		}

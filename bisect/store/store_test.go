@@ -416,13 +416,32 @@ func TestSchemaVersion(t *testing.T) {
 	if v := version(); v != SchemaVersion {
 		t.Fatalf("a new store has schema version %d, want %d", v, SchemaVersion)
 	}
-	setVersion(0) // as every store before the version was kept
+	// As every store before the version was kept: version 1's tables
+	// (no events.took_ns) and user_version 0.
+	func() {
+		db, err := sql.Open("sqlite", "file:"+p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec("ALTER TABLE events DROP COLUMN took_ns"); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	setVersion(0)
 	st, err = Open(dir)
 	if err != nil {
 		t.Fatalf("unversioned store: %v", err)
 	}
 	if ev, _ := st.Events(a.ID); len(ev) != 1 || ev[0].Run.TPS != 321 {
 		t.Errorf("the unversioned store's run after opening: %+v", ev)
+	}
+	// Version 2 keeps how long a prepare took.
+	if err := st.Append(a.ID, 1, session.Event{Kind: session.EventPrepare, Commit: "b", Took: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if ev, _ := st.Events(a.ID); len(ev) != 2 || ev[1].Took != 1500*time.Millisecond || ev[0].Took != 0 {
+		t.Errorf("events after migrating: %+v", ev)
 	}
 	st.Close()
 	if v := version(); v != SchemaVersion {

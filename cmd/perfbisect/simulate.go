@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,8 @@ func simulateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "sessions", Value: 500, Usage: "simulated sessions"},
 			&cli.IntFlag{Name: "commits", Value: 40, Usage: "commits between good and bad"},
-			&cli.IntFlag{Name: "culprit-pos", Value: 24, Usage: "position of the culprit (0: nothing regressed)"},
+			&cli.StringFlag{Name: "culprit-pos", Value: "24", Usage: "position of the culprit (0: nothing regressed), or random: drawn uniformly from 1 to --commits per session"},
+			&cli.BoolFlag{Name: "merges", Usage: "a history with side branches (every fifth mainline commit merges a branch of two) instead of a line"},
 			&cli.Float64Flag{Name: "change", Value: -40, Usage: "the culprit's change of tps, in percent"},
 			&cli.Float64Flag{Name: "cv", Value: 5, Usage: "per-run noise (coefficient of variation), in percent"},
 			&cli.Float64Flag{Name: "drift", Value: 0, Usage: "machine drift per run, in percent (e.g. -0.05)"},
@@ -29,15 +31,18 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "repeats", Value: 6, Usage: "as for start"},
 			&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "as for start"},
 			&cli.StringFlag{Name: "threshold", Value: "5", Usage: "as for start, in percent"},
-			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "as for start"},
-			&cli.StringFlag{Name: "noise", Value: "lognormal", Usage: "shape of the noise: lognormal, normal, t3 (heavy tails) or outliers (one run in 20 a 20-50% slower hiccup)"},
+			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "as for start (with --search bayes: 0.99 unless set)"},
+			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "as for start: bayes or classic"},
+			&cli.IntFlag{Name: "max-runs", Usage: "as for start"},
+			&cli.StringFlag{Name: "noise", Value: "lognormal", Usage: "shape of the noise: lognormal, normal, t3 (heavy tails), outliers (one run in 20 a 20-50% slower hiccup) or bimodal (one run in five 15% slow)"},
 			&cli.IntFlag{Name: "step-at", Usage: "from this run on the machine is --step-factor times as fast (0: never)"},
 			&cli.Float64Flag{Name: "step-factor", Value: 0.9, Usage: "see --step-at"},
 			&cli.Float64Flag{Name: "flaky", Usage: "share of runs that fail through no fault of the revision, in percent (each attempt independently)"},
 			&cli.IntFlag{Name: "second-pos", Usage: "position of a second culprit (0: none)"},
 			&cli.Float64Flag{Name: "second-change", Value: -10, Usage: "the second culprit's change of tps, in percent"},
-			&cli.BoolFlag{Name: "table", Usage: "run the README's grid of scenarios (effect size x noise, noise shapes, drift, flaky runs, two culprits) and print it as a markdown table"},
-			&cli.BoolFlag{Name: "fixed", Usage: "with --table: also find the fixed-sample design of equal accuracy for the 6x and 10x rows at 5% log-normal noise (slow)"},
+			&cli.BoolFlag{Name: "table", Usage: "run a grid of scenarios and print it as a markdown table (see --grid)"},
+			&cli.StringFlag{Name: "grid", Value: "targets", Usage: "with --table: targets (small regressions with random culprit positions, noise shapes, drift, merges, two culprits, 1000 commits; both searches side by side) or noise (effect size x noise, for --search alone)"},
+			&cli.BoolFlag{Name: "fixed", Usage: "with --table --grid noise --search classic: also find the fixed-sample design of equal accuracy for the 6x and 10x rows at 5% log-normal noise (slow)"},
 			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "goroutines (results do not depend on it)"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -53,6 +58,16 @@ func simulateCommand() *cli.Command {
 				noise = ""
 			}
 			commits := c.Int("commits")
+			random := c.String("culprit-pos") == "random"
+			culpritPos := 0
+			if !random {
+				var err error
+				if culpritPos, err = strconv.Atoi(c.String("culprit-pos")); err != nil {
+					return usageErr("--culprit-pos %q: want a position from 0 (nothing regressed) to --commits %d, or random (see perfbisect simulate --help)", c.String("culprit-pos"), commits)
+				}
+			} else {
+				culpritPos = 1
+			}
 			finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 			// One check per flag, in flag order: the first bad one is named
 			// with what it must be.
@@ -63,15 +78,16 @@ func simulateCommand() *cli.Command {
 			}{
 				{"sessions", c.Int("sessions") >= 1 && c.Int("sessions") <= simulate.MaxSessions, fmt.Sprintf("1 to %d", simulate.MaxSessions)},
 				{"commits", commits >= 1 && commits <= 100000, "1 to 100000"},
-				{"culprit-pos", c.Int("culprit-pos") >= 0 && c.Int("culprit-pos") <= commits || c.Bool("table") && !c.IsSet("culprit-pos"), fmt.Sprintf("0 (nothing regressed) to --commits %d", commits)},
+				{"culprit-pos", culpritPos >= 0 && culpritPos <= commits || c.Bool("table") && !c.IsSet("culprit-pos"), fmt.Sprintf("0 (nothing regressed) to --commits %d, or random", commits)},
 				{"change", finite(c.Float64("change")) && c.Float64("change") > -100 && c.Float64("change") <= 1000, "a percentage above -100 and at most 1000"},
 				{"cv", finite(c.Float64("cv")) && c.Float64("cv") >= 0 && c.Float64("cv") <= 100, "a percentage from 0 to 100"},
 				{"drift", finite(c.Float64("drift")) && c.Float64("drift") > -1 && c.Float64("drift") < 1, "a percentage per run between -1 and 1"},
-				{"noise", noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers, "lognormal, normal, t3 or outliers"},
+				{"noise", noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers || noise == sim.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
+				{"grid", c.String("grid") == "targets" || c.String("grid") == "noise", "targets or noise"},
 				{"step-at", c.Int("step-at") >= 0, "a run number, or 0 for no step"},
 				{"step-factor", finite(c.Float64("step-factor")) && c.Float64("step-factor") > 0 && c.Float64("step-factor") <= 10, "a factor above 0 and at most 10"},
 				{"flaky", finite(c.Float64("flaky")) && c.Float64("flaky") >= 0 && c.Float64("flaky") <= 50, "a percentage from 0 to 50"},
-				{"second-pos", c.Int("second-pos") >= 0 && c.Int("second-pos") <= commits && (c.Int("second-pos") == 0 || c.Int("second-pos") != c.Int("culprit-pos")),
+				{"second-pos", c.Int("second-pos") >= 0 && c.Int("second-pos") <= commits && (c.Int("second-pos") == 0 || c.Int("second-pos") != culpritPos || random),
 					fmt.Sprintf("0 (none) to --commits %d, not --culprit-pos (one culprit's change is --change)", commits)},
 				{"second-change", finite(c.Float64("second-change")) && c.Float64("second-change") > -100 && c.Float64("second-change") <= 1000, "a percentage above -100 and at most 1000"},
 				{"workers", c.Int("workers") >= 1 && c.Int("workers") <= 256, "1 to 256"},
@@ -80,7 +96,7 @@ func simulateCommand() *cli.Command {
 					return usageErr("--%s %s: want %s (see perfbisect simulate --help)", ck.flag, c.String(ck.flag), ck.want)
 				}
 			}
-			sc := simulate.Scenario{Commits: commits, CulpritPos: c.Int("culprit-pos"), Factor: 1 + c.Float64("change")/100,
+			sc := simulate.Scenario{Commits: commits, CulpritPos: culpritPos, RandomPos: random, Merges: c.Bool("merges"), Factor: 1 + c.Float64("change")/100,
 				CV: c.Float64("cv") / 100, Noise: noise, DriftPerRun: c.Float64("drift") / 100, Broken: c.IntSlice("broken"),
 				StepAt: c.Int("step-at"), StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky") / 100,
 				Culprit2Pos: c.Int("second-pos"), Factor2: 1 + c.Float64("second-change")/100}
@@ -89,12 +105,12 @@ func simulateCommand() *cli.Command {
 					return usageErr("--broken %d: not a position between 1 and --commits %d", b, sc.Commits)
 				}
 			}
-			if c.Bool("fixed") && !c.Bool("table") {
-				return usageErr("--fixed works with --table only")
+			if c.Bool("fixed") && (!c.Bool("table") || c.String("grid") != "noise" || c.String("search") != session.SearchClassic) {
+				return usageErr("--fixed works with --table --grid noise --search classic only (the fixed-sample design is the classic search's)")
 			}
 			if c.Bool("table") {
 				var set []string
-				for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change"} {
+				for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
 					if c.IsSet(f) {
 						set = append(set, "--"+f)
 					}
@@ -107,9 +123,30 @@ func simulateCommand() *cli.Command {
 				}
 			}
 			cfg := session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
-				Confidence: c.Float64("confidence"), Metric: session.TPS}
+				Confidence: c.Float64("confidence"), Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
+			if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
+				cfg.Confidence = bayesConfidence
+			}
+			if cfg.Search == session.SearchBayes && !c.IsSet("max-repeats") {
+				cfg.MaxRepeats = session.BayesEndpointRuns
+			}
 			if err := cfg.Validate(); err != nil {
 				return &exitError{code: exitUsage, err: err}
+			}
+			if c.Bool("table") && c.String("grid") == "targets" {
+				if cfg.Search != session.SearchBayes {
+					return usageErr("--grid targets compares both searches; leave out --search")
+				}
+				rows := simulate.Targets(sc.Commits)
+				cl := cfg
+				cl.Search, cl.Confidence, cl.MaxRepeats = session.SearchClassic, c.Float64("confidence"), c.Int("max-repeats")
+				if err := simulate.Compare(c.Context, rows, cfg, cl, c.Int("sessions"), c.Uint64("seed"), c.Int("workers")); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "%d sessions per row and design, %d commits (the culprit drawn uniformly per session unless the row places it), seed %d; --threshold %g%%; bayes at --confidence %g --max-repeats %d, classic at --confidence %g --max-repeats %d, --repeats %d; a build costs %d runs in the cost column\n\n",
+					c.Int("sessions"), sc.Commits, c.Uint64("seed"), 100*cfg.Threshold, cfg.Confidence, cfg.MaxRepeats, cl.Confidence, cl.MaxRepeats, cfg.Repeats, simulate.SimBuildRuns)
+				fmt.Fprint(c.App.Writer, simulate.CompareMarkdown(rows))
+				return nil
 			}
 			if c.Bool("table") {
 				rows := simulate.Grid(sc.Commits)

@@ -47,7 +47,7 @@ func measurementFlags() []cli.Flag {
 		&cli.StringFlag{Name: "server-cpus", Usage: "CPUs the measured server runs on, as for taskset -c (\"1\", \"2-3\"); default: all"},
 		&cli.StringFlag{Name: "client-cpus", Usage: "CPUs the workload's client (the built-in workload, or sysbench) runs on during a run; default: all"},
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
-		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped"},
+		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped (start with --search bayes: the endpoints' limit per side, 100 unless set)"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
 		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions (start with --search bayes: 0.99 unless set)"},
 		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
@@ -199,6 +199,9 @@ func startAction(c *cli.Context) error {
 	if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
 		cfg.Confidence = bayesConfidence
 	}
+	if cfg.Search == session.SearchBayes && !c.IsSet("max-repeats") {
+		cfg.MaxRepeats = session.BayesEndpointRuns
+	}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -219,6 +222,9 @@ func startAction(c *cli.Context) error {
 		cfg.Search = session.SearchClassic
 		if !c.IsSet("confidence") {
 			cfg.Confidence = su.policy.Confidence
+		}
+		if !c.IsSet("max-repeats") {
+			cfg.MaxRepeats = su.policy.MaxRepeats
 		}
 	}
 	identity := su.identity(good, bad, startIdentity(cfg, su.repoRoot))
