@@ -130,32 +130,34 @@ func (m *Model) NextK(k int, c Cost) []string {
 	taken := map[int]bool{}
 	for i := 1; i <= k; i++ {
 		q := float64(i) / float64(k+1)
-		// The information of a run grows with how evenly it splits the
-		// posterior (binaryInfo is increasing in split up to one half), so
-		// only the best split among built commits and among unbuilt ones
-		// need their information weighed against the cost.
+		// The commits nearest the quantile among built ones and among
+		// unbuilt ones; their information is weighed against the cost.
 		bestBuilt, bestNew := -1, -1
-		var splitBuilt, splitNew float64
+		var distBuilt, distNew float64
 		for x := 1; x < len(m.cands); x++ {
 			if m.untestable.has(x) || taken[x] {
 				continue
 			}
-			split := 0.5 - math.Abs(st.pBad[x]-q)
-			if split <= 0 {
-				continue
+			p := st.pBad[x]
+			if p <= 0 || p >= 1 {
+				continue // decided beyond doubt: a run there says nothing
 			}
+			dist := math.Abs(p - q)
 			if c.Built != nil && c.Built(m.cands[x]) || len(m.runs[x]) > 0 {
-				if split > splitBuilt {
-					bestBuilt, splitBuilt = x, split
+				if bestBuilt < 0 || dist < distBuilt {
+					bestBuilt, distBuilt = x, dist
 				}
-			} else if split > splitNew {
-				bestNew, splitNew = x, split
+			} else if bestNew < 0 || dist < distNew {
+				bestNew, distNew = x, dist
 			}
 		}
+		// The information of a run is that of the side of the commit, which
+		// is a coin of probability pBad whatever the quantile aimed at.
+		side := func(x int) float64 { return math.Min(st.pBad[x], 1-st.pBad[x]) }
 		best := bestBuilt
 		if bestNew >= 0 {
-			scoreNew := binaryInfo(splitNew, effect) / (1 + c.BuildRuns/kexp)
-			if bestBuilt < 0 || scoreNew > binaryInfo(splitBuilt, effect) {
+			scoreNew := binaryInfo(side(bestNew), effect) / (1 + c.BuildRuns/kexp)
+			if bestBuilt < 0 || scoreNew > binaryInfo(side(bestBuilt), effect) {
 				best = bestNew
 			}
 		}

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/sim"
+)
+
+// bayesConfig is the probabilistic search's policy of these tests.
+func bayesConfig(n int) (Config, []string) {
+	cs, hs := sim.Chain(n)
+	return Config{Good: hs[0], Bad: hs[n], Commits: cs, Repeats: 6, MaxRepeats: BayesEndpointRuns,
+		Threshold: 0.01, Confidence: 0.99, Metric: TPS, BuildRuns: 10}, hs
+}
+
+// TestBayesNamesASmallCulprit: -5% at 3% noise (1.7 noise units), which the
+// classic search leaves as a range, named exactly; its posterior is in the
+// result, and every measured commit has a step with its verdict.
+func TestBayesNamesASmallCulprit(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		cfg, hs := bayesConfig(40)
+		m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[27]: 0.95}, CV: 0.03, Rand: rand.New(rand.NewPCG(seed, 1))}
+		s, err := New(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil || res.Outcome != Found || res.FirstBad != hs[27] {
+			t.Fatalf("seed %d: %v %s %s (%s)", seed, err, res.Outcome, res.FirstBad, res.Why)
+		}
+		if m.Calls > 250 {
+			t.Errorf("seed %d: %d runs", seed, m.Calls)
+		}
+		var culprit *Posterior
+		for i := range res.Posterior {
+			if res.Posterior[i].Commit == hs[27] {
+				culprit = &res.Posterior[i]
+			}
+		}
+		if len(res.Posterior) != 40 || culprit == nil || culprit.First < 0.99 || culprit.Runs < 2 || !(culprit.Lo < 1 && culprit.Hi > 0.5) {
+			t.Errorf("seed %d: posterior of the culprit %+v (of %d)", seed, culprit, len(res.Posterior))
+		}
+		if res.Verdicts[hs[27]] != "bad" || res.Verdicts[hs[26]] != "good" && len(res.Runs[hs[26]]) > 0 {
+			t.Errorf("seed %d: verdicts culprit %q parent %q", seed, res.Verdicts[hs[27]], res.Verdicts[hs[26]])
+		}
+		steps := 0
+		for _, st := range res.Steps {
+			if st.Role == RoleMidpoint {
+				steps++
+				if !strings.HasPrefix(st.Reason, "posterior: ") {
+					t.Errorf("seed %d: step %+v", seed, st)
+				}
+			}
+		}
+		if steps != len(res.Runs)-2 {
+			t.Errorf("seed %d: %d midpoint steps for %d measured candidates", seed, steps, len(res.Runs)-2)
+		}
+	}
+}
+
+// TestBayesRoundsOfTwo: --jobs 2 places two commits per round and still ends
+// (a decided commit is not run again for nothing).
+func TestBayesRoundsOfTwo(t *testing.T) {
+	cfg, hs := bayesConfig(30)
+	cfg.Jobs = 2
+	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[11]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 3))}
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil || res.FirstBad != hs[11] || m.Calls > 120 {
+		t.Fatalf("%v: %s %s after %d runs (%s)", err, res.Outcome, res.FirstBad, m.Calls, res.Why)
+	}
+}
+
+// TestBayesUntestableParentGivesRange: the culprit's parent does not build:
+// nothing tells the two apart, the answer is the pair.
+func TestBayesUntestableParentGivesRange(t *testing.T) {
+	cfg, hs := bayesConfig(20)
+	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[13]: 0.8}, CV: 0.03,
+		Untestable: map[string]string{hs[12]: "build failed", hs[4]: "build failed"}, Rand: rand.New(rand.NewPCG(4, 4))}
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil || res.Outcome != Ambiguous || strings.Join(res.Range, " ") != hs[13]+" "+hs[12] {
+		t.Fatalf("%v: %s %v (%s)", err, res.Outcome, res.Range, res.Why)
+	}
+	if !strings.Contains(res.Skipped[hs[12]], "build failed") {
+		t.Errorf("skipped: %v", res.Skipped)
+	}
+}
+
+// TestBayesAdjacentEndpoints: good is bad's parent: the endpoints' runs name
+// bad without another run.
+func TestBayesAdjacentEndpoints(t *testing.T) {
+	cfg, hs := bayesConfig(1)
+	m := &sim.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil || res.Outcome != Found || res.FirstBad != hs[1] || m.Calls != len(res.Runs[hs[0]])+len(res.Runs[hs[1]]) {
+		t.Fatalf("%v %s %s, %d runs", err, res.Outcome, res.FirstBad, m.Calls)
+	}
+}
+
+// TestBayesImprovement: looking for the first new (faster) commit.
+func TestBayesImprovement(t *testing.T) {
+	cfg, hs := bayesConfig(20)
+	cfg.Improvement = true
+	m := &sim.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[7]: 1.3}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil || res.FirstBad != hs[7] || !strings.Contains(res.Why, "first new commit") || strings.Contains(res.Why, "first bad") {
+		t.Fatalf("%v %s %s (%s)", err, res.Outcome, res.FirstBad, res.Why)
+	}
+}
+
+// TestBayesReplayIsExact: a session given every event of an earlier one
+// measures nothing and reaches the same answer (resume is deterministic).
+func TestBayesReplayIsExact(t *testing.T) {
+	cfg, hs := bayesConfig(30)
+	cfg.BuildRuns = 0 // measured: the stored prepare times must be what the replay uses
+	// Builds of 30ms against runs of 1ms: a build costs 30 runs, so the
+	// choice between built and new commits depends on the times.
+	var events []Event
+	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	m := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(9, 9))}}
+	s, _ := New(cfg, m)
+	first, err := s.Run(context.Background())
+	if err != nil || first.Outcome != Found {
+		t.Fatalf("%v %s", err, first.Why)
+	}
+	cfg.Record = nil
+	cfg.Replay = events
+	m2 := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 1))}}
+	s2, _ := New(cfg, m2)
+	again, err := s2.Run(context.Background())
+	if err != nil || again.FirstBad != first.FirstBad || m2.Calls != 0 || again.Replayed != len(events) {
+		t.Fatalf("replay: %v %s, %d live runs, %d of %d replayed", err, again.FirstBad, m2.Calls, again.Replayed, len(events))
+	}
+}
+
+// slowBuilds is a simulated measurer whose prepares take 30ms and whose runs
+// say they took 1ms of wall time.
+type slowBuilds struct{ *sim.Measurer }
+
+func (m *slowBuilds) Prepare(ctx context.Context, commit string) error {
+	time.Sleep(30 * time.Millisecond)
+	return m.Measurer.Prepare(ctx, commit)
+}
+
+func (m *slowBuilds) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	rs, err := m.Measurer.Measure(ctx, commit, runs)
+	for i := range rs {
+		rs[i].Wall = time.Millisecond
+	}
+	return rs, err
+}
