@@ -81,7 +81,15 @@ func (m *Model) compute() *state {
 		// of the commit, which the scale of each run takes in (for normal
 		// runs, the variance of their mean becomes scale^2/n + level
 		// variance, the marginal likelihood over the level's error).
-		rs := m.runs[i]
+		var rs []obs
+		for _, r := range m.runs[i] {
+			if !st.lv.unknown(r.t) {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) == 0 {
+			continue // every run in a step's gap: no evidence (all levels alike)
+		}
 		var lvar float64
 		for _, r := range rs {
 			lvar += st.lv.levelVar(r.t)

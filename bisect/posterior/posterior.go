@@ -197,13 +197,25 @@ type Levels struct {
 	NGood, NBad      int
 	// noise is the density of one run's deviation from its level, estimated
 	// from the references (see noiseDensity).
-	noise density
+	noise *density
 	// Steps are the runs where the machine's speed stepped (another tenant,
 	// a thermal limit), found in the references: the drift is smoothed on
 	// each side of a step, never across it.
 	Steps  []int
+	gaps   [][2]int  // per step: the runs strictly between the references around it
 	drift  []float64 // by run number: the machine's change since run 0
 	weight []float64 // by run number: the references' kernel weight in the drift there (0: no smoothing)
+}
+
+// unknown reports whether run t fell between the references around a step:
+// its level is not known (before or after the step), so it is not evidence.
+func (l Levels) unknown(t int) bool {
+	for _, g := range l.gaps {
+		if t > g[0] && t < g[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // levelVar is the variance of the estimated level at run t, in units of
@@ -265,7 +277,7 @@ func (m *Model) levels() Levels {
 			res[i] = x.v - lv
 		}
 		sc := diffScale(refs, res)
-		l.Steps = steps(refs, res, sc)
+		l.Steps, l.gaps = steps(refs, res, sc)
 		l.drift, l.weight = smoothDrift(refs, res, sc, m.t, l.Steps)
 		// The drift is relative to run 0's level: anchor at the mean so that
 		// the levels stay the medians of the references.
@@ -295,20 +307,31 @@ func (m *Model) levels() Levels {
 	return l
 }
 
-// density is a run's noise density on a grid: log f at lo, lo+step, ...;
-// beyond the grid only its Student-t part counts.
+// density is a run's noise density: the references' residuals and scale,
+// and its log on a grid per widening (see at), made when first asked for.
 type density struct {
-	lo, step float64
-	logf     []float64
-	scale    float64 // of the Student-t part
-	wT       float64 // weight of the Student-t part
+	res   []float64
+	scale float64 // of the Student-t part
+	wT    float64 // weight of the Student-t part
+	grids map[float64]*grid
 }
 
-// Noise density grid: 241 points over +-12 scales.
+// grid is log f at lo, lo+step, ... for one widening.
+type grid struct {
+	lo, step float64
+	logf     []float64
+	infl     float64
+}
+
+// Noise density grids: 121 points over +-12 scales of the widening.
 const (
 	densityHalfWidth = 12.0
-	densityPoints    = 241
+	densityPoints    = 121
 )
+
+// widenings are the spreads a run's density is made for, relative to the
+// references': a commit's runs use the first at least as wide as they need.
+var widenings = []float64{1, 1.1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4, 6}
 
 // tConst is the normalising constant of the Student-t density with Nu = 4
 // degrees of freedom: Gamma(5/2) / (sqrt(4 pi) Gamma(2)).
@@ -322,30 +345,42 @@ const tConst = 0.375
 // show the noise's shape, a bimodal one included (a fifth of the runs 15%
 // slow after a restart): runs are then judged against the shape the good and
 // the bad revision really have, not a bell.
-func noiseDensity(res []float64, scale float64) density {
+func noiseDensity(res []float64, scale float64) *density {
 	n := float64(len(res))
-	d := density{lo: -densityHalfWidth * scale, step: 2 * densityHalfWidth * scale / (densityPoints - 1), scale: scale,
+	return &density{res: res, scale: scale, wT: 1 - 0.9*n/(n+20), grids: map[float64]*grid{}}
+}
+
+// make builds the grid of a widening w: the density convolved with a normal
+// of variance (w^2-1) scale^2 (the kernel's bandwidth and the t's scale
+// widened to match), which keeps the shape's modes where they are.
+func (d *density) grid(w float64) *grid {
+	if g, ok := d.grids[w]; ok {
+		return g
+	}
+	g := &grid{lo: -densityHalfWidth * w * d.scale, step: 2 * densityHalfWidth * w * d.scale / (densityPoints - 1), infl: w,
 		logf: make([]float64, densityPoints)}
-	wK := 0.9 * n / (n + 20)
-	d.wT = 1 - wK
 	f := make([]float64, densityPoints)
+	n := float64(len(d.res))
+	ts := d.scale * w
 	if n > 0 {
-		h := 0.9 * scale * math.Pow(n, -0.2)
-		norm := wK / (n * h * math.Sqrt(2*math.Pi))
-		for _, r := range res {
-			k0 := int(math.Ceil((r - 4*h - d.lo) / d.step))
-			k1 := int(math.Floor((r + 4*h - d.lo) / d.step))
+		h0 := 0.9 * d.scale * math.Pow(n, -0.2)
+		h := math.Sqrt(h0*h0 + (w*w-1)*d.scale*d.scale)
+		norm := (1 - d.wT) / (n * h * math.Sqrt(2*math.Pi))
+		for _, r := range d.res {
+			k0 := int(math.Ceil((r - 4*h - g.lo) / g.step))
+			k1 := int(math.Floor((r + 4*h - g.lo) / g.step))
 			for k := max(k0, 0); k <= min(k1, densityPoints-1); k++ {
-				z := (d.lo + float64(k)*d.step - r) / h
+				z := (g.lo + float64(k)*g.step - r) / h
 				f[k] += norm * math.Exp(-z*z/2)
 			}
 		}
 	}
 	for k := range f {
-		x := d.lo + float64(k)*d.step
-		d.logf[k] = math.Log(f[k] + d.wT*tDensity(x, scale))
+		x := g.lo + float64(k)*g.step
+		g.logf[k] = math.Log(f[k] + d.wT*tDensity(x, ts))
 	}
-	return d
+	d.grids[w] = g
+	return g
 }
 
 // tDensity is the Student-t density (Nu degrees of freedom, scale s) at r.
@@ -354,17 +389,27 @@ func tDensity(r, s float64) float64 {
 	return tConst / s * math.Pow(1+z*z/Nu, -(Nu+1)/2.0)
 }
 
-// at is the log density of a deviation r when the runs' spread is infl times
-// the references' (the level's own error widens it; see compute).
-func (d density) at(r, infl float64) float64 {
-	x := r / infl
-	pos := (x - d.lo) / d.step
+// widening returns the first of widenings at least infl.
+func widening(infl float64) float64 {
+	for _, w := range widenings {
+		if w >= infl-1e-9 {
+			return w
+		}
+	}
+	return widenings[len(widenings)-1]
+}
+
+// at is the log density of a deviation r when the runs' spread is infl
+// times the references' (the level's own error widens it; see compute).
+func (d *density) at(r, infl float64) float64 {
+	g := d.grid(widening(infl))
+	pos := (r - g.lo) / g.step
 	k := int(math.Floor(pos))
-	if len(d.logf) == 0 || k < 0 || k >= len(d.logf)-1 {
-		return math.Log(d.wT*tDensity(x, d.scale)) - math.Log(infl)
+	if k < 0 || k >= len(g.logf)-1 {
+		return math.Log(d.wT * tDensity(r, d.scale*g.infl))
 	}
 	f := pos - float64(k)
-	return d.logf[k]*(1-f) + d.logf[k+1]*f - math.Log(infl)
+	return g.logf[k]*(1-f) + g.logf[k+1]*f
 }
 
 // driftStep is the spacing, in runs, of the points where the drift is
@@ -476,16 +521,18 @@ func diffScale(refs []obs, res []float64) float64 {
 // whose mean residuals (clipped at 2 scale) differ by more than stepZ
 // standard errors is a step; binary segmentation finds up to maxSteps.
 const (
-	stepMinRefs = 8
-	stepZ       = 5.0
+	stepMinRefs = 6
+	stepZ       = 4.5
 	maxSteps    = 4
 )
 
 // steps returns the run numbers where the references' level stepped,
-// increasing.
-func steps(refs []obs, res []float64, scale float64) []int {
+// increasing, and for each the runs between the last reference before it
+// and the first after (exclusive), whose level is not known: the step may
+// have come anywhere there.
+func steps(refs []obs, res []float64, scale float64) (cuts []int, gaps [][2]int) {
 	if scale <= 0 || len(refs) < 2*stepMinRefs {
-		return nil
+		return nil, nil
 	}
 	order := make([]int, len(refs))
 	for i := range order {
@@ -500,7 +547,6 @@ func steps(refs []obs, res []float64, scale float64) []int {
 	for k, v := range y {
 		prefix[k+1] = prefix[k] + v
 	}
-	var cuts []int
 	var split func(a, b int)
 	split = func(a, b int) {
 		if b-a < 2*stepMinRefs || len(cuts) >= maxSteps {
@@ -520,12 +566,13 @@ func steps(refs []obs, res []float64, scale float64) []int {
 			return
 		}
 		cuts = append(cuts, refs[order[best]].t)
+		gaps = append(gaps, [2]int{refs[order[best-1]].t, refs[order[best]].t})
 		split(a, best)
 		split(best, b)
 	}
 	split(0, len(y))
 	slices.Sort(cuts)
-	return cuts
+	return cuts, gaps
 }
 
 func median(xs []float64) float64 {

@@ -37,6 +37,12 @@ const (
 	// must have before the posterior's answer stands: one run of a hiccup must
 	// never name a commit alone.
 	minRuns = 2
+	// bracketRefs is how many reference runs must follow the middle of the
+	// boundary commits' runs before the answer stands: a step of the
+	// machine's speed while they ran must be visible in the references
+	// after them (posterior's step detection needs 8 a side), not only
+	// before.
+	bracketRefs = 8
 	// defaultBuildRuns is the cost of a build in runs until one is timed.
 	defaultBuildRuns = 10
 )
@@ -87,8 +93,11 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	for {
 		ans := model.Answer(c.Confidence)
 		var missing string
+		forceRef := false
 		if ans.Done {
-			if missing = s.missingEvidence(ans); missing == "" {
+			missing = s.missingEvidence(ans)
+			forceRef = missing == "" && s.refsAfter(ans) < bracketRefs
+			if missing == "" && !forceRef {
 				return s.bayesEnd(ans, true)
 			}
 		}
@@ -110,7 +119,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		// commit's runs, so a commit's evidence can never outgrow the
 		// references'.
 		nref := min(len(s.res.Runs[c.Good]), len(s.res.Runs[c.Bad]))
-		if sinceRef >= candidatesPerReference || nref < refsPerCandidateRun*len(s.res.Runs[pts[0]]) {
+		if forceRef || sinceRef >= candidatesPerReference || nref < refsPerCandidateRun*len(s.res.Runs[pts[0]]) {
 			ref := c.Good
 			if len(s.res.Runs[c.Bad]) < len(s.res.Runs[c.Good]) || len(s.res.Runs[c.Bad]) == len(s.res.Runs[c.Good]) && nextRef {
 				ref = c.Bad
@@ -242,6 +251,37 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 	return ""
 }
 
+// refsAfter counts the reference runs measured after the median run of the
+// answer's commits and their parents (the boundary), in measuring order.
+func (s *Session) refsAfter(ans posterior.Answer) int {
+	in := map[string]bool{}
+	for _, h := range ans.Commits {
+		in[h] = true
+		for _, p := range s.parentsOf(h) {
+			in[p] = true
+		}
+	}
+	delete(in, s.cfg.Good)
+	delete(in, s.cfg.Bad)
+	var at []int
+	for i, r := range s.trail {
+		if in[r.commit] {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return bracketRefs // the endpoints alone: their comparison is the evidence
+	}
+	mid := at[len(at)/2]
+	n := 0
+	for _, r := range s.trail[mid+1:] {
+		if r.commit == s.cfg.Good || r.commit == s.cfg.Bad {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Session) parentsOf(h string) []string {
 	for _, c := range s.cfg.Commits {
 		if c.Hash == h {
@@ -290,8 +330,8 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, p.Runs),
 			Looks: p.Runs})
 	}
-	levels := fmt.Sprintf("levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
-		w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
+	levels := fmt.Sprintf("steps at %v; levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
+		lv.Steps, w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
 	s.logf("%s", levels)
 	switch {
 	case done && len(ans.Commits) == 1:

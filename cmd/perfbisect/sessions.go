@@ -269,6 +269,10 @@ func statusAction(c *cli.Context) error {
 	}
 	switch {
 	case x.Kind == store.KindRun && x.State == store.Running:
+	case x.State == store.Running && searchOf(x) == session.SearchBayes:
+		fmt.Fprintf(w, "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)\n")
+		where := whereFlag(dir, repoOf(x))
+		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
 	case x.State == store.Running:
 		if s.repo != nil {
 			if search, err := replaySearch(s.repo, x.Good, x.Bad, firstParent(x), s.steps); err == nil {
@@ -324,6 +328,17 @@ func firstParent(x *store.Session) bool {
 	var id map[string]string
 	_ = json.Unmarshal(x.Config, &id)
 	return id["first-parent"] == "true"
+}
+
+// searchOf returns the search strategy a start session was begun with:
+// "bayes", or "classic" for sessions stored before the setting existed.
+func searchOf(x *store.Session) string {
+	var id map[string]string
+	_ = json.Unmarshal(x.Config, &id)
+	if v, ok := id["search"]; ok {
+		return v
+	}
+	return session.SearchClassic
 }
 
 // repoOf returns the repository root a session was started on ("" unknown).
