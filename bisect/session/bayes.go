@@ -66,9 +66,9 @@ type bayes struct {
 	prepared map[string]bool
 }
 
-// BudgetRuns is the run limit of a probabilistic search that sets none: three
-// times the pre-flight estimate, at least 300 and at most 4000.
-func BudgetRuns(estimate int) int { return min(max(4*estimate, 300), 4000) }
+// BudgetRuns is the run limit of a probabilistic search that sets none: six
+// times the pre-flight estimate, at least 400 and at most 4000.
+func BudgetRuns(estimate int) int { return min(max(6*estimate, 400), 4000) }
 
 // bayesSearch runs the probabilistic search after endpoints that differ (cmp):
 // it fills the result and returns errors of the tool or the machine (and a

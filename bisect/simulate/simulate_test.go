@@ -14,12 +14,12 @@ func policy() session.Config {
 }
 
 // TestTargets checks the targets on the README grid's scenarios with
-// fixed seeds (600 sessions each, the default --max-repeats 18): nothing
+// fixed seeds (300 sessions each, the default --max-repeats 18): nothing
 // regressed -> a culprit named in at most 1%; a shift of >= 6x the noise ->
 // the right culprit in >= 99%; smaller shifts -> wrong in at most 1%; the
 // pre-flight estimate's median within 1.5x of the runs spent from 4x up.
 func TestTargets(t *testing.T) {
-	const sessions = 600
+	const sessions = 300
 	var rows []Row
 	for _, r := range Grid(40) {
 		if r.Group == "second culprit of 2x at 1/5, noise 5%" && r.Name[0] == '3' {
@@ -118,7 +118,7 @@ func TestRunContextStops(t *testing.T) {
 
 // TestProbabilisticTargets checks the small-regressions targets on the
 // Targets grid with the default search (bayes, --confidence 0.99) at
-// --threshold 1%, 300 sessions per row, the culprit drawn per session: a
+// --threshold 1%, 200 sessions per row, the culprit drawn per session: a
 // wrong culprit in at most 1% of sessions in every row (no regression, noise
 // shapes, drift, a step, flaky runs, merges, two culprits where naming the
 // second is wrong); -5% at 3% noise exact in >= 95% with mean runs <= 250 and
@@ -129,7 +129,7 @@ func TestProbabilisticTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the simulation grid takes a minute")
 	}
-	const sessions = 300
+	const sessions = 200
 	cfg := session.Config{Repeats: 6, MaxRepeats: session.BayesEndpointRuns, Threshold: 0.01, Confidence: 0.99, Metric: session.TPS}
 	rows := Targets(40)
 	if err := Fill(context.Background(), rows, cfg, sessions, 11, 2, nil); err != nil {

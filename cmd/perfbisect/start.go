@@ -94,7 +94,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
-			&cli.IntFlag{Name: "max-runs", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence (default: 4x the pre-flight estimate, 300 to 4000)"},
+			&cli.IntFlag{Name: "max-runs", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence (default: 6x the pre-flight estimate, 400 to 4000)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),
 		}, measurementFlags()...),
