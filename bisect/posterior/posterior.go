@@ -10,15 +10,18 @@
 // to what a performance bisection sees:
 //
 //   - A run does not answer "good" or "bad": it is a number. Its likelihood
-//     under a hypothesis is a Student-t density (heavy tails, so that one
-//     hiccup run cannot carry a verdict) around the level the hypothesis
-//     gives its commit: the good level, the bad level, or a level between.
+//     under a hypothesis is the noise density around the level the
+//     hypothesis gives its commit: the good level, the bad level, or a level
+//     between. The density is the references' own (a kernel density of their
+//     residuals, so a bimodal server is judged by its two modes) over a
+//     Student-t floor (heavy tails, so that one hiccup run cannot carry a
+//     verdict), widened by the levels' own error.
 //   - The levels and the noise are estimated, robustly (medians, the median
 //     absolute deviation), from the reference runs of the good and the bad
 //     revision that the session keeps interleaving with the candidates; a
 //     slow drift of the machine is followed by a kernel smoother over the
-//     references in run order, so that a machine that slows down does not
-//     look like a culprit.
+//     references in run order, broken where the references show a step, so
+//     that a machine that slows down does not look like a culprit.
 //   - Hypotheses: "commit k is the first bad commit" for each candidate k (a
 //     commit is bad when k is it or one of its ancestors: the commit graph,
 //     not a line); "the change is split over two commits" j then k (commits
@@ -53,8 +56,8 @@ const (
 	PriorSplit = 0.10
 )
 
-// Nu is the degrees of freedom of the Student-t likelihood of a run: heavy
-// enough tails that a run far from both levels (a hiccup, a slow restart)
+// Nu is the degrees of freedom of the Student-t part of a run's noise
+// density: heavy enough tails that a run far from both levels (a hiccup)
 // weighs about as much for one as for the other.
 const Nu = 4
 
@@ -189,9 +192,9 @@ func (m *Model) Untestable(commit string) {
 }
 
 // Levels are the estimated levels of the runs (natural logs of the metric):
-// Good and Bad at the start of the session (run 0), Scale the noise of one run
-// (the median absolute deviation scaled to a normal standard deviation), and
-// the references each side.
+// Good and Bad with the machine's drift taken out (the level at run t is
+// Good + Drift(t)), Scale the noise of one run (the median absolute deviation
+// scaled to a normal standard deviation), and the references each side.
 type Levels struct {
 	Good, Bad, Scale float64
 	NGood, NBad      int
@@ -597,12 +600,6 @@ func mad(xs []float64) float64 {
 	return median(d)
 }
 
-// logT is the log density, up to a constant, of a Student-t with Nu degrees
-// of freedom and scale s at r.
-func logT(r, s float64) float64 {
-	z := r / s
-	return -(Nu + 1) / 2.0 * math.Log1p(z*z/Nu)
-}
 
 // bitset is a set of candidate positions.
 type bitset []uint64
