@@ -254,6 +254,7 @@ func (m *Model) levels() Levels {
 	l := Levels{NGood: len(m.good), NBad: len(m.bad), drift: make([]float64, m.t)}
 	if len(m.good) == 0 || len(m.bad) == 0 {
 		l.Scale = math.NaN()
+		l.noise = noiseDensity(nil, 1)
 		return l
 	}
 	vals := func(xs []obs, drift []float64) []float64 {
@@ -569,7 +570,9 @@ func steps(refs []obs, res []float64, scale float64) (cuts []int, gaps [][2]int)
 			return
 		}
 		cuts = append(cuts, refs[order[best]].t)
-		gaps = append(gaps, [2]int{refs[order[best-1]].t, refs[order[best]].t})
+		// The cut's place is an estimate: the runs from two references
+		// before it to one after it may be on either side.
+		gaps = append(gaps, [2]int{refs[order[max(best-2, 0)]].t, refs[order[min(best+1, len(order)-1)]].t})
 		split(a, best)
 		split(best, b)
 	}
@@ -599,7 +602,6 @@ func mad(xs []float64) float64 {
 	}
 	return median(d)
 }
-
 
 // bitset is a set of candidate positions.
 type bitset []uint64

@@ -91,7 +91,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	jobs := max(c.Jobs, 1)
 	sinceRef, nextRef := 0, false
 	for {
-		ans := model.Answer(c.Confidence)
+		ans := model.Answer(s.posteriorLevel())
 		var missing string
 		forceRef := false
 		if ans.Done {
@@ -111,17 +111,17 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		}
 		if len(pts) == 0 {
 			s.logf("no candidate left to measure")
-			return s.bayesEnd(model.Answer(c.Confidence), false)
+			return s.bayesEnd(model.Answer(s.posteriorLevel()), false)
 		}
 		// A reference run every candidatesPerReference candidate runs (the
 		// drift), and whenever the fewer side has fewer runs than the
 		// candidate about to run: the levels' error is shared by all of a
 		// commit's runs, so a commit's evidence can never outgrow the
 		// references'.
-		nref := min(len(s.res.Runs[c.Good]), len(s.res.Runs[c.Bad]))
-		if forceRef || sinceRef >= candidatesPerReference || nref < refsPerCandidateRun*len(s.res.Runs[pts[0]]) {
+		nref := min(s.usable[c.Good], s.usable[c.Bad])
+		if forceRef || sinceRef >= candidatesPerReference || nref < refsPerCandidateRun*s.usable[pts[0]] {
 			ref := c.Good
-			if len(s.res.Runs[c.Bad]) < len(s.res.Runs[c.Good]) || len(s.res.Runs[c.Bad]) == len(s.res.Runs[c.Good]) && nextRef {
+			if s.usable[c.Bad] < s.usable[c.Good] || s.usable[c.Bad] == s.usable[c.Good] && nextRef {
 				ref = c.Bad
 			}
 			nextRef = !nextRef
@@ -162,6 +162,12 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		}
 	}
 }
+
+// posteriorLevel is the posterior probability the answer needs: the
+// posterior's share of the error is half of 1 - confidence (the endpoints'
+// comparison has the other half), so the whole answer is right with
+// probability at least the confidence.
+func (s *Session) posteriorLevel() float64 { return 1 - s.budget.StepAlpha() }
 
 // prepared counts a prepare's time (stored or live) for buildRuns.
 func (s *Session) prepared(took time.Duration) {
@@ -224,7 +230,7 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 	}
 	model := s.bayes.model
 	top := ans.Commits[0]
-	if top != s.cfg.Bad && len(s.res.Runs[top]) < minRuns && s.res.Skipped[top] == "" {
+	if top != s.cfg.Bad && s.usable[top] < minRuns && s.res.Skipped[top] == "" {
 		return top
 	}
 	in := map[string]bool{}
@@ -237,8 +243,8 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 				continue // inside the answer, not a candidate (good or its ancestors), or untestable
 			}
 			ok := false
-			for x, runs := range s.res.Runs {
-				if len(runs) >= minRuns && x != s.cfg.Good && model.Contains(x, p) && !model.Contains(x, top) {
+			for x, n := range s.usable {
+				if n >= minRuns && x != s.cfg.Good && model.Contains(x, p) && !model.Contains(x, top) {
 					ok = true
 					break
 				}
@@ -251,8 +257,10 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 	return ""
 }
 
-// refsAfter counts the reference runs measured after the median run of the
-// answer's commits and their parents (the boundary), in measuring order.
+// refsAfter is the fewest reference runs measured after the median run of
+// any one of the answer's commits and their parents (the boundary), in
+// measuring order: each side of the boundary needs references after its own
+// runs, or a step while it ran would not show.
 func (s *Session) refsAfter(ans posterior.Answer) int {
 	in := map[string]bool{}
 	for _, h := range ans.Commits {
@@ -263,23 +271,23 @@ func (s *Session) refsAfter(ans posterior.Answer) int {
 	}
 	delete(in, s.cfg.Good)
 	delete(in, s.cfg.Bad)
-	var at []int
+	at := map[string][]int{}
 	for i, r := range s.trail {
 		if in[r.commit] {
-			at = append(at, i)
+			at[r.commit] = append(at[r.commit], i)
 		}
 	}
-	if len(at) == 0 {
-		return bracketRefs // the endpoints alone: their comparison is the evidence
-	}
-	mid := at[len(at)/2]
-	n := 0
-	for _, r := range s.trail[mid+1:] {
-		if r.commit == s.cfg.Good || r.commit == s.cfg.Bad {
-			n++
+	fewest := bracketRefs // the endpoints alone: their comparison is the evidence
+	for _, ix := range at {
+		n := 0
+		for _, r := range s.trail[ix[len(ix)/2]+1:] {
+			if r.commit == s.cfg.Good || r.commit == s.cfg.Bad {
+				n++
+			}
 		}
+		fewest = min(fewest, n)
 	}
-	return n
+	return fewest
 }
 
 func (s *Session) parentsOf(h string) []string {

@@ -293,10 +293,11 @@ type Session struct {
 	decided   int          // midpoint decisions taken (tests made), for Budget.MidpointAlpha
 	runs      int          // runs measured so far, for the estimate
 	wall      time.Duration
-	trail     []trailRun    // every run's metric, in the order measured (for the probabilistic search)
-	bayes     *bayes        // the probabilistic search, once started
-	builds    int           // prepares timed (replayed or live), for the cost of a build
-	building  time.Duration // their time
+	trail     []trailRun     // every usable run's metric, in the order measured (for the probabilistic search)
+	usable    map[string]int // runs in trail per commit
+	bayes     *bayes         // the probabilistic search, once started
+	builds    int            // prepares timed (replayed or live), for the cost of a build
+	building  time.Duration  // their time
 }
 
 // trailRun is one run's metric value in measuring order.
@@ -693,6 +694,10 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 	s.runs++
 	if v := s.cfg.Metric.Value(r); v > 0 && !math.IsInf(v, 0) {
 		s.trail = append(s.trail, trailRun{commit, v})
+		if s.usable == nil {
+			s.usable = map[string]int{}
+		}
+		s.usable[commit]++
 	}
 	s.wall += r.Wall
 	v := s.cfg.Metric.Value(r)
