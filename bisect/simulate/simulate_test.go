@@ -184,7 +184,7 @@ func TestConfidenceBoundsTheWrongAnswers(t *testing.T) {
 		{Commits: 40, CulpritPos: 1, RandomPos: true, Factor: 0.95, CV: 0.03},
 		{Commits: 40, CulpritPos: 1, RandomPos: true, Factor: 0.95, CV: 0.03, Noise: "bimodal"},
 	} {
-		s := RunParallel(sc, cfg, 300, 5, 2)
+		s := RunParallel(sc, cfg, 200, 5, 2)
 		t.Logf("%+v: %s", sc, s)
 		if w := s.Rate(s.Wrong()); w > 1-cfg.Confidence {
 			t.Errorf("%s noise: wrong in %.1f%% at --confidence %g", sc.Noise, 100*w, cfg.Confidence)
