@@ -297,6 +297,9 @@ func runWork(c *cli.Context) error {
 	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
 	var res *session.Result
 	su.storeSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
+	// git bisect run places one commit per process: the classic per-commit
+	// decision (Session.Endpoints, Session.Place) and its error budget.
+	cfg.Search = session.SearchClassic
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
