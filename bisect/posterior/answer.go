@@ -2,7 +2,8 @@ package posterior
 
 import (
 	"math"
-	"slices"
+
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 // Point is one candidate's state in the posterior.
@@ -37,7 +38,7 @@ func (m *Model) Posterior() (points []Point, lv Levels, pNone, pSplit float64) {
 			for k, r := range rs {
 				v[k] = (r.v - st.lv.Drift(r.t) - st.lv.Good) / delta
 			}
-			p.Position = median(v)
+			p.Position = stats.Median(v)
 			// The median's standard error, about 1.25 sigma/sqrt(n).
 			se := 1.25 * st.lv.Scale / math.Abs(delta) / math.Sqrt(float64(len(rs)))
 			p.Lo, p.Hi = p.Position-1.96*se, p.Position+1.96*se
@@ -198,17 +199,6 @@ func binaryInfo(p, effect float64) float64 {
 		}
 	}
 	return s / math.Sqrt(2*math.Pi)
-}
-
-// Measured returns the candidates with runs (the bad revision excluded), newest first.
-func (m *Model) Measured() []string {
-	var out []string
-	for i, h := range m.cands {
-		if i > 0 && len(m.runs[i]) > 0 {
-			out = append(out, h)
-		}
-	}
-	return slices.Clip(out)
 }
 
 // Information is the information, in nats, that one run at the posterior

@@ -43,9 +43,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/stats"
 )
 
 // Priors: the prior probability of "no culprit in the range" and of "the
@@ -267,7 +267,7 @@ func (m *Model) levels() Levels {
 	refs := append(slices.Clone(m.good), m.bad...)
 	smooth := len(refs) >= 12
 	for iter := 0; iter < 2; iter++ {
-		l.Good, l.Bad = median(vals(m.good, l.drift)), median(vals(m.bad, l.drift))
+		l.Good, l.Bad = stats.Median(vals(m.good, l.drift)), stats.Median(vals(m.bad, l.drift))
 		if !smooth {
 			break
 		}
@@ -518,7 +518,7 @@ func diffScale(refs []obs, res []float64) float64 {
 	if len(d) == 0 {
 		return 0
 	}
-	return 1.4826 * median(d) / math.Sqrt2 // |a-b| of two normals has median 0.6745*sqrt(2)*sigma
+	return 1.4826 * stats.Median(d) / math.Sqrt2 // |a-b| of two normals has median 0.6745*sqrt(2)*sigma
 }
 
 // Step detection: a stretch of at least stepMinRefs references on each side
@@ -581,26 +581,13 @@ func steps(refs []obs, res []float64, scale float64) (cuts []int, gaps [][2]int)
 	return cuts, gaps
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func mad(xs []float64) float64 {
-	md := median(xs)
+	md := stats.Median(xs)
 	d := make([]float64, len(xs))
 	for i, x := range xs {
 		d[i] = math.Abs(x - md)
 	}
-	return median(d)
+	return stats.Median(d)
 }
 
 // bitset is a set of candidate positions.

@@ -136,31 +136,40 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 			continue
 		}
 		for _, h := range pts {
-			if !b.prepared[h] {
-				err := s.prepare(ctx, h)
-				b.prepared[h] = true
-				var u *bisect.UntestableError
-				switch {
-				case errors.As(err, &u):
-					s.bayesUntestable(h, u)
-					continue
-				case err != nil:
-					return err
-				}
-			}
-			_, err := s.measure(ctx, h, true, candidateTries)
-			var u *bisect.UntestableError
-			switch {
-			case errors.As(err, &u):
-				s.bayesUntestable(h, u)
-				continue
-			case err != nil:
+			ok, err := s.runCandidate(ctx, h)
+			if err != nil {
 				return err
+			}
+			if !ok {
+				continue
 			}
 			s.feed()
 			sinceRef++
 		}
 	}
+}
+
+// runCandidate prepares h when it is not yet, and takes one run of it. It
+// reports false when h turned out untestable (recorded as such), and returns
+// errors of the tool or the machine.
+func (s *Session) runCandidate(ctx context.Context, h string) (bool, error) {
+	err := error(nil)
+	if !s.bayes.prepared[h] {
+		err = s.prepare(ctx, h)
+		s.bayes.prepared[h] = true
+	}
+	if err == nil {
+		_, err = s.measure(ctx, h, true, candidateTries)
+	}
+	var u *bisect.UntestableError
+	switch {
+	case errors.As(err, &u):
+		s.bayesUntestable(h, u)
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // posteriorLevel is the posterior probability the answer needs: the

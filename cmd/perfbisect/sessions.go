@@ -324,29 +324,27 @@ func decisionN(st session.Step) string {
 }
 
 // firstParent reports whether a session followed first parents only.
-func firstParent(x *store.Session) bool {
+func firstParent(x *store.Session) bool { return storedIdentity(x.Config)["first-parent"] == "true" }
+
+// storedIdentity decodes a stored session's identity (setup.identity's map);
+// empty when it cannot be read.
+func storedIdentity(raw []byte) map[string]string {
 	var id map[string]string
-	_ = json.Unmarshal(x.Config, &id)
-	return id["first-parent"] == "true"
+	_ = json.Unmarshal(raw, &id)
+	return id
 }
 
 // searchOf returns the search strategy a start session was begun with:
 // "bayes", or "classic" for sessions stored before the setting existed.
 func searchOf(x *store.Session) string {
-	var id map[string]string
-	_ = json.Unmarshal(x.Config, &id)
-	if v, ok := id["search"]; ok {
+	if v, ok := storedIdentity(x.Config)["search"]; ok {
 		return v
 	}
 	return session.SearchClassic
 }
 
 // repoOf returns the repository root a session was started on ("" unknown).
-func repoOf(x *store.Session) string {
-	var id map[string]string
-	_ = json.Unmarshal(x.Config, &id)
-	return id["repo"]
-}
+func repoOf(x *store.Session) string { return storedIdentity(x.Config)["repo"] }
 
 // replaySearch rebuilds the search of a stored session from its midpoint
 // decisions.

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -329,12 +328,9 @@ func startIdentity(cfg session.Config, repoRoot string) map[string]string {
 // legacySearch reports whether a stored start session's identity predates
 // the search setting (it was a classic search).
 func legacySearch(identity []byte) bool {
-	var id map[string]string
-	if json.Unmarshal(identity, &id) != nil {
-		return false
-	}
+	id := storedIdentity(identity)
 	_, ok := id["search"]
-	return !ok
+	return id != nil && !ok
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.
