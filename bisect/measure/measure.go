@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -63,6 +64,9 @@ type Config struct {
 	// Retries is how many times a run is retried after a failure that is not the
 	// revision's (a lost connection while mysqld is alive, a port race); default 2.
 	Retries int
+	// DisturbedRetries is how many times a run whose window was disturbed
+	// (DisturbedShare) is measured again; 0: 3; negative: never.
+	DisturbedRetries int
 }
 
 // BuildRecord is one build attempt of a revision as the store keeps it.
@@ -88,6 +92,12 @@ type Measurer struct {
 	emulatedNoted bool
 	// stealNoted: the hypervisor's steal has been said once.
 	stealNoted bool
+	// lastDisturbance is what the machine did besides during the last run's
+	// window (set by run1).
+	lastDisturbance disturbance
+	// counted and remeasured count the runs returned and the disturbed runs
+	// measured again (which may cost at most 3 + a quarter of the counted).
+	counted, remeasured int
 }
 
 type revision struct {
@@ -136,21 +146,109 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	}
 	out := make([]bisect.Run, 0, runs)
 	for i := 0; i < runs; i++ {
-		var r bisect.Run
-		var err error
-		for attempt := 0; ; attempt++ {
-			r, err = m.run(ctx, commit, rev)
-			if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) || attempt >= m.cfg.Retries {
-				break
-			}
-			m.logf("run of %.10s: %v; retrying (not the revision's fault)", commit, err)
-		}
+		r, err := m.undisturbedRun(ctx, commit, rev)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// DisturbedShare is the share of the machine's CPU time over a run's measured
+// window (window x CPUs) above which the run counts as disturbed: CPU time the
+// hypervisor gave to other guests (steal) plus CPU time processes other than
+// perfbisect and the measured server used (the client's too, with --driver
+// sysbench, so there only steal counts). On a 2-CPU virtual machine a
+// window with 7-35% steal measured a good revision at 123-300 tps against
+// 310-500 in the undisturbed windows around it: at the bad revision's level.
+const DisturbedShare = 0.05
+
+// disturbance is what the machine did besides the measurement during a
+// run's window.
+type disturbance struct {
+	steal, other time.Duration // the hypervisor's; other processes'
+	capacity     time.Duration // the machine's CPU time over the window
+}
+
+// disturbed reports whether the run's window lost more than DisturbedShare of
+// the machine's CPU time to others.
+func (d disturbance) disturbed() bool {
+	return d.capacity > 0 && float64(d.steal+d.other) > DisturbedShare*float64(d.capacity)
+}
+
+func (d disturbance) String() string {
+	return fmt.Sprintf("steal %.2fs, other processes %.2fs of the window's %.1f CPU-seconds",
+		d.steal.Seconds(), d.other.Seconds(), d.capacity.Seconds())
+}
+
+// undisturbedRun measures one run of commit. A run that fails for a reason not
+// the revision's (see transient) is retried up to Config.Retries times; a run
+// whose window was disturbed (DisturbedShare) is measured again up to
+// Config.DisturbedRetries times and not counted, while such re-measurements
+// cost at most 3 runs and a quarter of the runs counted so far: the run
+// returned names the discarded ones in its facts (discarded_runs), and when
+// every attempt was disturbed it is the least disturbed one, with the fact
+// "disturbed".
+func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
+	retries := m.cfg.DisturbedRetries
+	if retries == 0 {
+		retries = 3
+	}
+	var discarded []string
+	var best bisect.Run
+	var bestD disturbance
+	for attempt := 0; ; attempt++ {
+		r, d, err := m.retriedRun(ctx, commit, rev)
+		if err != nil {
+			return bisect.Run{}, err
+		}
+		if !d.disturbed() {
+			if attempt > 0 {
+				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
+			}
+			best = r
+			break
+		}
+		if attempt == 0 || d.steal+d.other < bestD.steal+bestD.other {
+			if attempt > 0 {
+				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
+			}
+			best, bestD = r, d
+		} else {
+			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
+		}
+		if retries < 0 || attempt >= retries || m.remeasured >= 3+m.counted/4 {
+			best.Facts["disturbed"] = bestD.String()
+			why := fmt.Sprintf("stayed disturbed through %d attempts", attempt+1)
+			if attempt < retries {
+				// Measuring again costs at most a quarter of the runs (and 3):
+				// on a machine disturbed in most windows it would never end.
+				why = "is disturbed in most windows"
+			}
+			m.logf("note: run %.10s: the machine %s: the least disturbed run counts, marked disturbed (%s)", commit, why, bestD)
+			break
+		}
+		m.remeasured++
+		m.logf("run %.10s disturbed (%s): measured again, not counted", commit, d)
+	}
+	m.counted++
+	if len(discarded) > 0 {
+		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
+	}
+	return best, nil
+}
+
+// retriedRun is run, retried up to Config.Retries times after a failure that
+// is not the revision's.
+func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
+	for attempt := 0; ; attempt++ {
+		r, d, err := m.run(ctx, commit, rev)
+		if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) || attempt >= m.cfg.Retries {
+			return r, d, err
+		}
+		m.logf("run of %.10s: %v; retrying (not the revision's fault)", commit, err)
+	}
 }
 
 // Prepare builds commit and prepares its datadir snapshot (bisect.Preparer).
@@ -366,8 +464,14 @@ func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err
 }
 
 // run is one process-level measurement: restore the snapshot, start, warm up,
-// measure, stop.
-func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
+// measure, stop. It returns what the machine did besides during the window.
+func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
+	r, err := m.run1(ctx, commit, rev)
+	return r, m.lastDisturbance, err
+}
+
+func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
+	m.lastDisturbance = disturbance{}
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return bisect.Run{}, err
@@ -520,6 +624,10 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
+		m.lastDisturbance = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(runtime.NumCPU())}
+		if m.cfg.Driver == "sysbench" {
+			m.lastDisturbance.other = 0
+		}
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (not said for the sysbench driver, whose own CPU time counts).
 		if other > res.Window/10 && m.cfg.Driver != "sysbench" {

@@ -1,0 +1,138 @@
+package measure
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/build"
+)
+
+func TestDisturbanceThreshold(t *testing.T) {
+	capacity := 3 * time.Second // a 1.5 s window on 2 CPUs
+	for _, c := range []struct {
+		steal, other time.Duration
+		want         bool
+	}{
+		{0, 0, false},
+		{120 * time.Millisecond, 0, false}, // 4%: the undisturbed runs of a noisy VM
+		{230 * time.Millisecond, 0, true},  // the mildest steal that measured a good revision slow
+		{100 * time.Millisecond, 100 * time.Millisecond, true},
+		{0, time.Second, true}, // a compile beside the server
+	} {
+		d := disturbance{steal: c.steal, other: c.other, capacity: capacity}
+		if d.disturbed() != c.want {
+			t.Errorf("%s: disturbed %v, want %v", d, d.disturbed(), c.want)
+		}
+	}
+	if (disturbance{steal: time.Second}).disturbed() {
+		t.Errorf("a run without a known capacity counts as disturbed")
+	}
+}
+
+// hogLog kills the CPU hog when the measurer says a run was disturbed.
+type hogLog struct {
+	mu   sync.Mutex
+	text strings.Builder
+	hog  *exec.Cmd
+}
+
+func (l *hogLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text.Write(p)
+	if strings.Contains(string(p), "measured again, not counted") && l.hog.ProcessState == nil {
+		_ = l.hog.Process.Kill()
+		_ = l.hog.Wait()
+	}
+	return len(p), nil
+}
+
+// A real server on the fixture, measured while another process burns a CPU:
+// that run is measured again and not counted, and the run returned says what
+// was discarded.
+func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs cmake, a compiler and mariadb-server")
+	}
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	defer func() { LockPath = old }()
+	repo := fixtureRepo(t)
+	rev, err := bisect.Resolve(repo, "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
+	hog := exec.Command("sh", "-c", "while :; do :; done")
+	log := &hogLog{hog: hog}
+	m := New(Config{Builder: &build.Builder{Repo: repo, StateDir: state}, StateDir: state, Bench: o, Log: log})
+	if err := m.Prepare(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if hog.ProcessState == nil {
+			_ = hog.Process.Kill()
+			_ = hog.Wait()
+		}
+	}()
+	runs, err := m.Measure(context.Background(), rev, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	t.Logf("run: %.1f tps, facts %v\nlog:\n%s", r.TPS, r.Facts, log.text.String())
+	if hog.ProcessState == nil {
+		t.Fatalf("no run was found disturbed while a process burned one of %d CPUs", runtime.NumCPU())
+	}
+	first, _, _ := strings.Cut(r.Facts["discarded_runs"], ";")
+	m1 := regexp.MustCompile(`tps \(steal [0-9.]+s, other processes ([0-9.]+)s`).FindStringSubmatch(first)
+	if m1 == nil {
+		t.Fatalf("the run does not name the discarded one: discarded_runs %q", r.Facts["discarded_runs"])
+	}
+	// The hog had one CPU for the whole window (1 s).
+	if other, _ := strconv.ParseFloat(m1[1], 64); other < 0.3 {
+		t.Errorf("the discarded run's other processes used %.2fs, want most of the 1 s window", other)
+	}
+	// The run that counts was measured after the hog was gone: it is not
+	// disturbed unless the machine itself (steal) stayed disturbed, and then
+	// it says so.
+	if other, _ := strconv.ParseFloat(r.Facts["other_cpu_s"], 64); other >= 0.3 {
+		t.Errorf("the counted run was measured beside the hog: other_cpu_s %s", r.Facts["other_cpu_s"])
+	}
+	if r.Facts["disturbed"] != "" && strings.Count(r.Facts["discarded_runs"], "tps (") != 3 {
+		t.Errorf("a disturbed run counts before the retries ran out: %v", r.Facts)
+	}
+}
+
+// fixtureRepo makes a 4-commit fixture (scripts/make-fixture.sh) and opens it.
+func fixtureRepo(t *testing.T) *git.Repository {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "make-fixture.sh")
+	dir := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("bash", script, "-q", "-n", "4", "--culprit-pos", "3", "--broken-pos", "0", dir).CombinedOutput(); err != nil {
+		t.Fatalf("make-fixture.sh: %v\n%s", err, out)
+	}
+	repo, err := bisect.OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
