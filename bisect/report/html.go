@@ -188,8 +188,13 @@ type compareSection struct {
 // timelines; for a scan, the series chart and its shifts. Every chart canvas
 // carries data-kind (path, runs, timeline, series) and, for runs and series,
 // data-runs (the number of stored runs it plots; runs charts also
-// data-commit). Errors are the template's or JSON's (none expected).
+// data-commit). Secret option values in p.Options are redacted
+// (RedactOptions). Errors are the template's or JSON's (none expected).
 func WriteHTML(w io.Writer, p Page) error {
+	p.Options = append([]OptionsText(nil), p.Options...)
+	for i := range p.Options {
+		p.Options[i].Text = RedactOptions(p.Options[i].Text)
+	}
 	d := pageData{Page: p, ChartJS: template.JS(stripSourceMap(chartJS)), PageJS: template.JS(pageJS),
 		Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	var all []chart

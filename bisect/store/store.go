@@ -31,22 +31,30 @@ import (
 // FileName is the store's file in a state directory.
 const FileName = "perfbisect.db"
 
+// State is where a stored session stands; stored as its string.
+type State string
+
 // Session states.
 const (
-	Running = "running" // unfinished: perfbisect start (or resume) continues it
-	Done    = "done"    // ended with an answer (found, ambiguous, no regression)
-	Failed  = "failed"  // ended with an error that resuming would repeat (an endpoint that cannot be measured)
-	Reset   = "reset"   // ended by perfbisect reset
+	Running State = "running" // unfinished: perfbisect start (or resume) continues it
+	Done    State = "done"    // ended with an answer (found, ambiguous, no regression)
+	Failed  State = "failed"  // ended with an error that resuming would repeat (an endpoint that cannot be measured)
+	Reset   State = "reset"   // ended by perfbisect reset (or, for a git bisect run session, by git bisect reset)
 )
+
+// Kind is what a stored session is; stored as its string.
+type Kind string
 
 // Kinds of sessions.
 const (
-	KindStart = "start" // perfbisect start: a whole bisection
-	KindRun   = "run"   // perfbisect run: one git bisect run step
+	KindStart Kind = "start" // perfbisect start: a whole bisection
+	// KindRun is a git bisect run bisection: one session for all the
+	// perfbisect run calls of one git bisection, each placing one commit.
+	KindRun Kind = "run"
 	// KindCompare is perfbisect compare: two revisions head to head.
-	KindCompare = "compare"
+	KindCompare Kind = "compare"
 	// KindScan is perfbisect scan: a series of commits and its shifts.
-	KindScan = "scan"
+	KindScan Kind = "scan"
 )
 
 // Store is an open store. Its methods are safe for one process at a time to
@@ -206,8 +214,8 @@ func (s *Store) Close() error { return s.db.Close() }
 // Session is one stored session.
 type Session struct {
 	ID      int64
-	Kind    string   // KindStart or KindRun
-	State   string   // Running, Done, Failed, Reset
+	Kind    Kind
+	State   State
 	Key     string   // hash of everything that shapes the answer (refs, flags, option file)
 	Args    []string // the command line's arguments after the program name, for resume
 	Dir     string   // the working directory of that command line
@@ -223,7 +231,7 @@ type Session struct {
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 // Begin records a new running session and returns it.
-func (s *Store) Begin(kind, key string, args []string, dir, good, bad string, config any) (*Session, error) {
+func (s *Store) Begin(kind Kind, key string, args []string, dir, good, bad string, config any) (*Session, error) {
 	a, _ := json.Marshal(args)
 	c, err := json.Marshal(config)
 	if err != nil {
@@ -268,7 +276,7 @@ func (s *Store) Session(id int64) (*Session, error) {
 
 // Current returns the newest running session of kind, or nil when every session
 // of that kind has ended.
-func (s *Store) Current(kind string) (*Session, error) {
+func (s *Store) Current(kind Kind) (*Session, error) {
 	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? AND state = ? ORDER BY id DESC LIMIT 1`, kind, Running))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -277,7 +285,7 @@ func (s *Store) Current(kind string) (*Session, error) {
 }
 
 // Latest returns the newest session of kind whatever its state, or nil.
-func (s *Store) Latest(kind string) (*Session, error) {
+func (s *Store) Latest(kind Kind) (*Session, error) {
 	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? ORDER BY id DESC LIMIT 1`, kind))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -305,7 +313,7 @@ func (s *Store) Sessions() ([]*Session, error) {
 
 // End sets a session's final state (Done, Failed or Reset) with its outcome and
 // result document (nil for none).
-func (s *Store) End(id int64, state, outcome string, result any) error {
+func (s *Store) End(id int64, state State, outcome string, result any) error {
 	var r []byte
 	if result != nil {
 		var err error
@@ -470,7 +478,7 @@ func (s *Store) RunCount(id int64) (int, error) {
 }
 
 // ByKey returns the newest session of kind with key (any state), or nil.
-func (s *Store) ByKey(kind, key string) (*Session, error) {
+func (s *Store) ByKey(kind Kind, key string) (*Session, error) {
 	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? AND key = ? ORDER BY id DESC LIMIT 1`, kind, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -573,7 +581,7 @@ func (s *Store) EarlierRuns(id int64, commit string, same []string) ([]bisect.Ru
 
 // LatestOf returns the newest session of any of kinds (of any kind when none
 // is given), or nil.
-func (s *Store) LatestOf(kinds ...string) (*Session, error) {
+func (s *Store) LatestOf(kinds ...Kind) (*Session, error) {
 	q, args := `SELECT `+sessionCols+` FROM sessions ORDER BY id DESC LIMIT 1`, []any{}
 	if len(kinds) > 0 {
 		q = `SELECT ` + sessionCols + ` FROM sessions WHERE kind IN (?` + strings.Repeat(",?", len(kinds)-1) + `) ORDER BY id DESC LIMIT 1`

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -41,24 +40,6 @@ func checkHTML(c *cli.Context) error {
 	return nil
 }
 
-// secretOption matches option names (lower case, "-" read as "_", as the
-// server reads them) whose values a shared report must not show: passwords,
-// SST credentials, key-management tokens, keys and key files' passphrases.
-var secretOption = regexp.MustCompile(`password|passwd|secret|_auth|token|passphrase|filekey|key_id|encryption_key|key_management_key|_credentials`)
-
-// redactOptions replaces the values of secret options (--name=value lines of
-// mysqld --print-defaults) by "<redacted>".
-func redactOptions(text string) string {
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		name, _, ok := strings.Cut(l, "=")
-		if ok && secretOption.MatchString(strings.ReplaceAll(strings.ToLower(name), "-", "_")) {
-			lines[i] = name + "=<redacted>"
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 // htmlReport writes the --html page of a measuring command (start, compare,
 // scan) that stored sessions ids, with the command line as typed; a failure
 // is reported, not fatal: the command's answer stands.
@@ -85,7 +66,7 @@ func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error 
 			return err
 		}
 		for i, commit := range commits {
-			text := redactOptions(strings.TrimSpace(options[i]))
+			text := strings.TrimSpace(options[i]) // report.WriteHTML redacts secrets
 			if j, ok := seen[commit]; ok {
 				p.Options[j].Text = text
 				continue
