@@ -143,35 +143,6 @@ func (k legacyStmt) String() string { return legacyCatalogue[k].name }
 // sql returns the statement's text for table.
 func (k legacyStmt) sql(table string) string { return fmt.Sprintf(legacyCatalogue[k].sql, table) }
 
-// legacyStatementNames lists the statements in preparation order.
-func legacyStatementNames() []string {
-	names := make([]string, numLegacyStmts)
-	for k := range numLegacyStmts {
-		names[k] = k.String()
-	}
-	return names
-}
-
-// legacyStatementsPerEvent counts the statements of one event of o as
-// get_request_complex and get_request_simple build it, every DML a write (as
-// 0.4.12 counts them, and as StatementsPerEvent assumes).
-func legacyStatementsPerEvent(o *Options) (reads, writes, other int) {
-	if o.OLTPTestMode == "simple" {
-		return 1, 0, 0
-	}
-	reads = o.PointSelects
-	if o.RangeSelects {
-		reads += o.SimpleRanges + o.SumRanges + o.OrderRanges + o.DistinctRanges
-	}
-	if !o.OLTPReadOnly {
-		writes = o.IndexUpdates + o.NonIndexUpdates + 3 // + UPDATE, DELETE, INSERT of one id
-	}
-	if !o.SkipTrx {
-		other = 2
-	}
-	return reads, writes, other
-}
-
 // legacyThread is a thread's oltp_legacy state: its distribution and the
 // request being built. Its statements are its session's (openSession).
 type legacyThread struct {

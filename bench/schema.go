@@ -38,9 +38,6 @@ func createIndexSQL(n int) string {
 	return fmt.Sprintf("CREATE INDEX k_%d ON %s(k)", n, TableName(n))
 }
 
-// IndexName returns the name of table n's secondary index on k: k_1, k_2, ...
-func IndexName(n int) string { return fmt.Sprintf("k_%d", n) }
-
 func dropTableSQL(n int) string { return "DROP TABLE IF EXISTS " + TableName(n) }
 
 // bulkInsertPrefix starts a multi-row INSERT into table n. Ids are always given

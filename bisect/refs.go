@@ -224,7 +224,7 @@ func nearestTags(tags []string, ref string) string {
 
 // Range lists the commits that are ancestors of bad (inclusive) and not
 // ancestors of good (inclusive), with parent links and committer times, for
-// NewSearch (or NewSearchOptions, which narrows them to the first-parent
+// NewSearchOptions (which narrows them to the first-parent
 // chain itself). good and bad are full hashes (see Resolve). good must be
 // an ancestor of bad; otherwise it is an ErrUsage error that says which way round
 // the two are.

@@ -87,12 +87,6 @@ type nextPick struct {
 	ok   bool
 }
 
-// NewSearch is NewSearchOptions with the default options (every ancestor
-// counts, merges' side branches included).
-func NewSearch(commits []Commit, good []string, bad string) (*Search, error) {
-	return NewSearchOptions(commits, good, bad, Options{})
-}
-
 // NewSearchOptions builds a search from the commits of the range. commits must
 // hold every ancestor of bad that is not an ancestor of a good commit, with
 // their parent links (parents outside the range may be absent; Range gives
@@ -216,14 +210,6 @@ func (s *Search) Consistent(h string, m Mark) bool {
 	default:
 		return true
 	}
-}
-
-// IsCandidate reports whether h may still be the first bad commit: an
-// ancestor of the current bad (inclusive; in first-parent mode, on its
-// first-parent chain) that is not an ancestor of a good commit.
-func (s *Search) IsCandidate(h string) bool {
-	_, ok := s.index[h]
-	return ok
 }
 
 // Candidates returns the commits that may still be the first bad commit, in
@@ -528,17 +514,6 @@ func (s *Search) bisection(eligible func(int) bool, early bool) (best int, w []i
 		}
 	}
 	return best, w
-}
-
-// weights counts, for every candidate, the candidates reachable from it
-// (itself included; first parents only in first-parent mode).
-func (s *Search) weights() map[string]int {
-	_, w := s.bisection(s.eligible, false)
-	out := make(map[string]int, len(w))
-	for i, h := range s.order {
-		out[h] = w[i]
-	}
-	return out
 }
 
 // Outcome is how a search ended.

@@ -461,9 +461,6 @@ func (s *Server) Overridden() []Override { return s.eff.overridden }
 // Socket is the path of the server's unix socket.
 func (s *Server) Socket() string { return s.socket }
 
-// Port is the loopback TCP port the server listens on.
-func (s *Server) Port() int { return s.port }
-
 // Pid is the server's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 

@@ -274,7 +274,7 @@ func TestRoundStepsCarryTheVerdictTheSearchTook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay, _ := bisect.NewSearch(cs, []string{hs[0]}, hs[40])
+	replay, _ := bisect.NewSearchOptions(cs, []string{hs[0]}, hs[40], bisect.Options{})
 	contradicted := 0
 	for _, st := range res.Steps {
 		if st.Role != RoleMidpoint {

@@ -284,15 +284,6 @@ func (s *Store) Current(kind Kind) (*Session, error) {
 	return x, err
 }
 
-// Latest returns the newest session of kind whatever its state, or nil.
-func (s *Store) Latest(kind Kind) (*Session, error) {
-	x, err := scanSession(s.db.QueryRow(`SELECT `+sessionCols+` FROM sessions WHERE kind = ? ORDER BY id DESC LIMIT 1`, kind))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	return x, err
-}
-
 // Sessions lists every session, oldest first.
 func (s *Store) Sessions() ([]*Session, error) {
 	rows, err := s.db.Query(`SELECT ` + sessionCols + ` FROM sessions ORDER BY id`)

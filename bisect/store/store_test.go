@@ -236,7 +236,7 @@ func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l, _ := st.Latest(KindStart)
+	l, _ := st.LatestOf(KindStart)
 	if l == nil || l.State != Done || l.Outcome != "found" || string(l.Result) != `{"first_bad":"x"}` {
 		t.Errorf("latest after reopen: %+v", l)
 	}

@@ -25,7 +25,7 @@ import (
 // version is the tool's version, printed by --version.
 const version = "0.1.0"
 
-// Exit codes shared by every command (see DESIGN.md).
+// Exit codes shared by every command (the README's table).
 const (
 	exitOK           = 0
 	exitFailure      = 1

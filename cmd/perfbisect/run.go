@@ -24,7 +24,7 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
-// Exit codes of `perfbisect run` (git bisect run's protocol; DESIGN.md): 0 good
+// Exit codes of `perfbisect run` (git bisect run's protocol): 0 good
 // (old), 1 bad (new), 125 skip; anything else is 128 or more, so that git
 // aborts the bisection instead of labelling the commit.
 const (

@@ -36,7 +36,7 @@ func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x, err := st.Latest(store.KindStart)
+	x, err := st.LatestOf(store.KindStart)
 	if err != nil || x == nil {
 		return nil, nil
 	}
