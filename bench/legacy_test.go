@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func legacyOptions() bench.Options {
@@ -347,6 +349,7 @@ func TestLegacyReconnect(t *testing.T) {
 // TestLegacyMissingTable: Run without Prepare fails before any event, naming
 // the statement and the table.
 func TestLegacyMissingTable(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	o := legacyOptions()
 	o.Time = time.Second
 	_, err := bench.Run(context.Background(), srv.DSN("mysql"), o, bench.Hooks{})

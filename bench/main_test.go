@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/internal/testenv"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -32,6 +34,12 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		// No server: the tests that need one say so and skip
+		// (testenv.Require in testDSN and admin).
+		return m.Run()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "bench-test-")
@@ -74,6 +82,7 @@ func runTests(m *testing.M) int {
 // Prepare when missing), so tests do not see each other's tables.
 func testDSN(t *testing.T) string {
 	t.Helper()
+	testenv.Require(t, testenv.Server)
 	return srv.DSN(dbName(t))
 }
 
@@ -93,6 +102,7 @@ func dbName(t *testing.T) string {
 // admin returns a connection pool to the test server without a default database.
 func admin(t *testing.T) *sql.DB {
 	t.Helper()
+	testenv.Require(t, testenv.Server)
 	db, err := sql.Open("mysql", srv.DSN(""))
 	if err != nil {
 		t.Fatal(err)

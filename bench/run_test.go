@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/perfbisect/perfbisect/bench"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func run(t *testing.T, dsn string, o bench.Options, h bench.Hooks) *bench.Result {
@@ -379,6 +381,7 @@ func TestCancel(t *testing.T) {
 // TestMissingTables: Run without Prepare fails before any event, naming the
 // statement and the server's message.
 func TestMissingTables(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	o := bench.DefaultOptions()
 	o.Time = time.Second
 	if _, err := bench.Run(context.Background(), srv.DSN("mysql"), o, bench.Hooks{MeasureStart: func() { t.Error("MeasureStart called") }}); err == nil ||
@@ -390,6 +393,7 @@ func TestMissingTables(t *testing.T) {
 // TestReconnect kills the run's connections on the server mid-run: each thread
 // reconnects, re-prepares and goes on; the reconnects are counted.
 func TestReconnect(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	o := bench.DefaultOptions()
 	o.Threads = 2
 	o.Time = 2 * time.Second

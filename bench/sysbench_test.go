@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // TestParseSysbenchReport reads a real sysbench 1.0.20 run (oltp_read_write, 2
@@ -123,6 +125,7 @@ func TestConnectionEndpoint(t *testing.T) {
 // that RunSysbench's hooks bracket its window: the COMMITs the server counted
 // between them match the transactions sysbench reported.
 func TestSysbenchSameWork(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.Sysbench)
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Fatal("sysbench is needed (apt-get install sysbench; scripts/setup.sh installs it)")
 	}
@@ -182,6 +185,7 @@ func TestSysbenchSameWork(t *testing.T) {
 // a cancelled run leaves no server thread of sysbench's behind, even one in a
 // lock wait.
 func TestSysbenchDriverDetails(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.Sysbench)
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Fatal("sysbench is needed (apt-get install sysbench; scripts/setup.sh installs it)")
 	}

@@ -12,6 +12,8 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // gitIn returns a function that runs git in dir with a fixed identity and
@@ -73,6 +75,7 @@ func gitRepo(t *testing.T) (string, map[string]string) {
 }
 
 func TestBuildRealCMake(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	if _, err := exec.LookPath("cmake"); err != nil {
 		t.Fatal("cmake is required (apt-get install cmake)")
 	}

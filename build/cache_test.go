@@ -15,6 +15,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/internal/reap"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // project is a real git repository of a CMake C project with several
@@ -103,6 +105,7 @@ func compilerRuns(t *testing.T, count string) []string {
 // changed, without configuring again; a revision in the cache runs no compiler
 // and returns the same prefix.
 func TestIncrementalBuildAndCacheHit(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 8)
 	v0 := p.git("rev-parse", "HEAD")
 	p.write("u5.c", "int u5(void){return 55;}\n")
@@ -157,6 +160,7 @@ func TestIncrementalBuildAndCacheHit(t *testing.T) {
 // A cache entry keeps what running needs, drops tests, headers and static
 // libraries, and shares unchanged files with the previous entry by hard link.
 func TestCacheEntryIsPrunedAndShared(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 2)
 	v0 := p.git("rev-parse", "HEAD")
 	p.write("u1.c", "int u1(void){return 11;}\n")
@@ -201,6 +205,7 @@ func TestCacheEntryIsPrunedAndShared(t *testing.T) {
 // Least recently used entries beyond the budget are deleted, never one the
 // Builder returned.
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 1)
 	var commits []string
 	for i := 0; i < 3; i++ {
@@ -348,9 +353,7 @@ func TestPercent(t *testing.T) {
 // installed, as the launcher without it). "localhost" makes distcc compile
 // locally, which is enough to see that it ran.
 func TestDistccIsWiredIn(t *testing.T) {
-	if _, err := exec.LookPath("distcc"); err != nil {
-		t.Fatal("distcc is required (apt-get install distcc)")
-	}
+	testenv.Require(t, testenv.BuildTools, testenv.Distcc)
 	t.Setenv("DISTCC_VERBOSE", "1")
 	t.Setenv("DISTCC_DIR", t.TempDir())
 	t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile is a miss that reaches distcc
@@ -372,6 +375,7 @@ func TestDistccIsWiredIn(t *testing.T) {
 // the initialiser's helpers from bin/, not the client programs; symlinks to
 // what was dropped go too.
 func TestLeanEntryOfAServerTree(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 1)
 	p.write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=11\nMYSQL_VERSION_PATCH=18\n")
 	p.write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(p C)\n"+
@@ -398,6 +402,7 @@ func TestLeanEntryOfAServerTree(t *testing.T) {
 // A revision that changes an option()'s default gets it: the build directory's
 // CMake cache does not carry the earlier revision's value over.
 func TestChangedCMakeDefaultIsNotCarriedOver(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 1)
 	cm := func(def string) string {
 		return "cmake_minimum_required(VERSION 3.10)\nproject(p C)\noption(WITH_FAST \"fast\" " + def + ")\n" +

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // oldMariaDB is a tree that configures as MariaDB 10.0.22-10.0.26's did on
@@ -57,6 +59,7 @@ func oldTree(t *testing.T) (*project, string) {
 // configure notices before it), blames the machine only for a missing
 // package (naming the Debian package), and remembers only a compiler error.
 func TestOldMariaDBTreeBuildsWithThePreset(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p, commit := oldTree(t)
 	ctx := context.Background()
 	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}

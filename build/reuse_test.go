@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // reuseCMake is a project whose build has the traps that made an incremental
@@ -66,6 +68,7 @@ func exitOf(t *testing.T, path string) int {
 // a fresh build directory, saying why); a file the build directory reaches
 // through a link to the source is no copy (built incrementally).
 func TestIncrementalBuildIsACleanBuild(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 1)
 	for _, d := range []string{"extra", "inc1", "inc2", "tests"} {
 		if err := os.MkdirAll(filepath.Join(p.dir, d), 0o755); err != nil {
@@ -206,6 +209,7 @@ func TestCodeDigest(t *testing.T) {
 // crash left truncated, newer than its source) is built again in a fresh one
 // before the revision is blamed: it builds, and nothing is remembered.
 func TestFailedIncrementalBuildIsRetriedFresh(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	p := newProject(t, 2)
 	v0 := p.git("rev-parse", "HEAD")
 	p.write("u1.c", "int u1(void){return 11;}\n")

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // myPrintDefaults runs MariaDB's my_print_defaults on file for groups, in dir (the
@@ -69,6 +71,7 @@ func checkGolden(t *testing.T, name, file string, groups []string) {
 // TestReadOptionFileGolden checks the parser against my_print_defaults on files
 // that exercise each rule.
 func TestReadOptionFileGolden(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	dir := t.TempDir()
 	write := func(rel, text string) string {
 		p := filepath.Join(dir, rel)
@@ -140,6 +143,7 @@ func TestReadOptionFileGolden(t *testing.T) {
 // TestReadOptionFileRandom compares the parser with my_print_defaults on
 // random files built from the pieces the rules treat differently.
 func TestReadOptionFileRandom(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
 	rng := rand.New(rand.NewSource(42))
@@ -199,6 +203,7 @@ func TestReadOptionFileRandom(t *testing.T) {
 // TestReadOptionFileServer compares the parser, with ServerGroups, against the
 // server's own --print-defaults: the groups are the ones mariadbd reads.
 func TestReadOptionFileServer(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	dir := t.TempDir()
 	var b strings.Builder

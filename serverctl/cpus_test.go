@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -101,6 +103,7 @@ func TestPinProcess(t *testing.T) {
 // TestStartPinned starts the real server on CPU 1: every thread of mysqld runs
 // there, and the caller's own placement does not change.
 func TestStartPinned(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU")
 	}

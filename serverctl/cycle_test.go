@@ -15,6 +15,8 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/internal/reap"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // openFDs counts the file descriptors of this process.
@@ -33,6 +35,7 @@ func openFDs(t *testing.T) int {
 // goroutine may outlive them. A kill -9 of mysqld in the middle of a run is
 // reported with how it ended and its error log, and the next cycle works.
 func TestTwentyCyclesLeaveNothingBehind(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -136,6 +139,7 @@ func TestTwentyCyclesLeaveNothingBehind(t *testing.T) {
 // another process listens on: the server fails to bind, and Start restarts it
 // on another port. A TMPDIR too long for a unix socket path is worked around.
 func TestStartRetriesATakenPort(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // systemInstall finds Debian's mariadb-server, which .ci/run installs.
@@ -80,6 +82,7 @@ func TestCheckOptionFile(t *testing.T) {
 // TestServerLifecycle initialises, starts, queries, measures CPU, snapshots and
 // stops a real mariadbd, then checks that nothing is left running.
 func TestServerLifecycle(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -249,6 +252,7 @@ func TestServerLifecycle(t *testing.T) {
 // default way (root logs in only through unix_socket authentication): the
 // socket works for root, 127.0.0.1 does not, and Start must say so.
 func TestStartChecksTCPAccount(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	if os.Getuid() != 0 {
 		t.Skip("unix_socket authentication lets only the OS account root in as root")
 	}
@@ -294,6 +298,7 @@ func TestStartChecksTCPAccount(t *testing.T) {
 
 // TestStartRejectedOption shows the server's own error line for an option it rejects.
 func TestStartRejectedOption(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -328,6 +333,7 @@ func TestStartRejectedOption(t *testing.T) {
 // !include. The server must run, keep every file in its run directory and still
 // get the included settings.
 func TestOptionFileCannotEscapeRunDir(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	in := systemInstall(t)
 	ctx := context.Background()
 	dir := t.TempDir()

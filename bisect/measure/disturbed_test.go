@@ -17,6 +17,8 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func TestDisturbanceThreshold(t *testing.T) {
@@ -63,9 +65,7 @@ func (l *hogLog) Write(p []byte) (int, error) {
 // that run is measured again and not counted, and the run returned says what
 // was discarded.
 func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: needs cmake, a compiler and mariadb-server")
-	}
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	old := LockPath
 	LockPath = filepath.Join(t.TempDir(), "measure.lock")
 	defer func() { LockPath = old }()

@@ -12,12 +12,15 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/perfbisect/perfbisect/serverctl"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // TestBenchCommand drives `perfbisect bench` like sysbench against a private
 // mariadbd: prepare, a built-in run as JSON, a real-sysbench run of the same
 // tables in sysbench's text, a 0.4-style command line, bad arguments, cleanup.
 func TestBenchCommand(t *testing.T) {
+	testenv.Require(t, testenv.Server)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // perfbisect build fills the cache that start uses: each revision's prefix on
@@ -13,6 +15,7 @@ import (
 // "failed" with its compiler error and exit 1, and the progress lines come
 // from the build tool's percentages.
 func TestBuildCommandFillsTheCache(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
 	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "4")
 	state := filepath.Join(t.TempDir(), "state")
 	git := func(args ...string) string {

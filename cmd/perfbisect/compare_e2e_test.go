@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/internal/browsertest"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // The CI job of a fixture-kind repository, as scripts/ci-compare.sh runs it
@@ -22,6 +24,7 @@ import (
 // only edits the README is not (exit 0). Both are stored and render again as
 // JUnit.
 func TestCIJobComparesOriginMainWithHead(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	fixture, culprit := makeFixture(t, "--commits", "5", "--culprit-pos", "3", "--broken-pos", "0")
 	gitC := func(dir string, args ...string) string {
 		t.Helper()
@@ -131,6 +134,7 @@ func TestCIJobComparesOriginMainWithHead(t *testing.T) {
 // without failures, one suite per count); flags after the revisions are read
 // as flags, as users type them; the comparisons are stored and render again.
 func TestCompareThreadListJUnit(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "4", "--broken-pos", "0")
 	state := t.TempDir()
 	// Two revisions that both have the culprit: no regression.
@@ -191,6 +195,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 // 256M to 32M at the first culprit and to 6M at the second (measured with
 // scripts/measure-fixture-effect.sh: 841 -> 361 -> about 215 tps).
 func TestScanFindsBothRegressions(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "--commits", "8", "--culprit-pos", "3", "--second-culprit-pos", "6", "--broken-pos", "0",
 		"--culprit-options", "--innodb-buffer-pool-size=32M --innodb-log-file-size=48M",
 		"--second-culprit-options", "--innodb-buffer-pool-size=6M --innodb-log-file-size=48M")
@@ -252,6 +257,7 @@ func fixtureEnv(t *testing.T, repo string) map[string]string {
 // every run initialises and loads its own datadir (no snapshot is kept), and
 // the runs carry the placement and the overridden settings of the option file.
 func TestCompareFreshDatadir(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "--commits", "4", "--culprit-pos", "4", "--broken-pos", "0")
 	state := t.TempDir()
 	cnf := filepath.Join(t.TempDir(), "bench.cnf")

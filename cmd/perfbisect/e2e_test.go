@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/internal/reap"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 var binary string // the perfbisect binary built by TestMain
@@ -172,6 +174,7 @@ func measureFlags(window string) []string {
 var fastRun, shortRun = measureFlags("1.5"), measureFlags("1")
 
 func TestBisectFindsInjectedRegression(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	// 24 commits, culprit at 14; the build breaks at 12 (the first midpoint) and
 	// is fixed at 13, so the bisect must skip a real build failure.
 	repo, culprit := makeFixture(t, "--commits", "24", "--culprit-pos", "14", "--broken-pos", "12")
@@ -271,6 +274,7 @@ func fixtureVar(t *testing.T, repo, name string) string {
 // A different kind of regression and history: binary logging with sync_binlog=1
 // on an update workload, the culprit on a side branch merged back.
 func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "--commits", "24", "--merges", "--culprit-on-branch", "--broken-pos", "5",
 		"--base-options", "--skip-log-bin --innodb-flush-log-at-trx-commit=2",
 		"--culprit-options", "--log-bin --sync-binlog=1 --innodb-flush-log-at-trx-commit=1")
@@ -292,6 +296,7 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 }
 
 func TestNoRegressionReproduced(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "--no-regression", "--commits", "12", "--broken-pos", "4")
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
@@ -311,6 +316,7 @@ func TestNoRegressionReproduced(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "0")
 	tmp := t.TempDir()
 	badCnf := filepath.Join(tmp, "bad.cnf")
@@ -394,6 +400,7 @@ func TestBadInput(t *testing.T) {
 // outlive it, and checks that the next perfbisect on the same state directory
 // ends them before doing anything else.
 func TestLeftoversOfAKilledSessionAreReaped(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "--commits", "6", "--culprit-pos", "3", "--broken-pos", "0")
 	tmp := t.TempDir()
 	state := filepath.Join(tmp, "state")

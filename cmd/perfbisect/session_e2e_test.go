@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect/store"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // smallRun measures the small fixtures (8 commits, culprit at 5): short runs,
@@ -132,6 +134,7 @@ func killAndResume(t *testing.T, repo, state string, args []string, killAfter in
 }
 
 func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	// 4 commits: the kill and the resume need one midpoint after the
 	// endpoints, not a long search.
 	repo, culprit := makeFixture(t, "-n", "4", "--culprit-pos", "3", "--broken-pos", "0")
@@ -177,6 +180,7 @@ func checkFinishedSession(t *testing.T, repo, state, culprit string, buildFailur
 }
 
 func TestResetEndsAnUnfinishedSession(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "2", "--broken-pos", "0")
 	state := t.TempDir()
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
@@ -210,6 +214,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 }
 
 func TestGitBisectRunFindsTheCulprit(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
 	state := t.TempDir()
 	git := func(args ...string) string {
@@ -263,6 +268,7 @@ func TestGitBisectRunFindsTheCulprit(t *testing.T) {
 // --first-parent blames the merge that brought a side branch's culprit in, as
 // git bisect --first-parent does; --jobs 2 places two commits per round.
 func TestFirstParentKaryBlamesTheMerge(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "-n", "10", "--merges", "--culprit-on-branch", "--fork-pos", "3", "--merge-pos", "7",
 		"--branch-commits", "3", "--broken-pos", "0")
 	merge := fixtureVar(t, repo, "MERGE_SHA")

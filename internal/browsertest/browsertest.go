@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // Dataset is one Chart.js dataset as drawn.
@@ -57,6 +59,7 @@ type Page struct {
 // test saying how to install one.
 func Chromium(t testing.TB) string {
 	t.Helper()
+	testenv.Require(t, testenv.Browser)
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -90,6 +93,7 @@ const inspect = `Array.from(document.querySelectorAll("canvas")).map(function (c
 // test when the browser cannot be started or the page never finishes (30 s).
 func Load(t testing.TB, path, screenshot string) Page {
 	t.Helper()
+	testenv.Require(t, testenv.Browser)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,76 @@
+// Package testenv says what a test needs from the machine: a real server
+// (Debian's mariadb-server), the build tools (cmake, make, a C compiler,
+// git), sysbench or a browser (chromium). With go test -short such a test is
+// skipped, naming what it needs; without -short a missing prerequisite fails
+// the test, naming the package to install, and is never skipped: the full
+// suite (scripts/test.sh, which installs them) runs everything.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// A Need is one prerequisite of a test.
+type Need struct {
+	name    string   // as said to the user
+	files   []string // any of these executables (a name is looked up in PATH)
+	install string   // the Debian packages that provide it
+}
+
+// The prerequisites.
+var (
+	// Server is Debian's MariaDB server: mariadbd and mariadb-install-db.
+	Server = Need{"a MariaDB server (mariadbd, mariadb-install-db, my_print_defaults)", []string{"/usr/sbin/mariadbd|mariadbd", "mariadb-install-db", "my_print_defaults"}, "mariadb-server"}
+	// BuildTools are what a CMake build of a server tree (or the fixture) runs.
+	BuildTools = Need{"the build tools (cmake, make, cc, git)", []string{"cmake", "make", "cc", "git"}, "cmake make gcc libc6-dev git"}
+	// Distcc is distcc, which the build tests wire into CMake's launchers.
+	Distcc = Need{"distcc", []string{"distcc"}, "distcc"}
+	// Git is the git command.
+	Git = Need{"git", []string{"git"}, "git"}
+	// Sysbench is sysbench 1.0, the yardstick and the external driver.
+	Sysbench = Need{"sysbench", []string{"sysbench"}, "sysbench"}
+	// Browser is headless Chromium, which loads the HTML reports.
+	Browser = Need{"a browser (chromium)", []string{"chromium|chromium-browser"}, "chromium"}
+)
+
+// Require skips t under -short when it needs anything of needs, and fails it
+// when one is missing from the machine: a test that starts a server, builds
+// or opens a browser calls it first.
+func Require(t testing.TB, needs ...Need) {
+	t.Helper()
+	if testing.Short() {
+		names := make([]string, len(needs))
+		for i, n := range needs {
+			names[i] = n.name
+		}
+		t.Skipf("-short: this test needs %s", strings.Join(names, ", "))
+	}
+	for _, n := range needs {
+		if missing := n.missing(); missing != "" {
+			t.Fatalf("this test needs %s: %s not found (apt-get install %s, or scripts/setup.sh; go test -short skips such tests)", n.name, missing, n.install)
+		}
+	}
+}
+
+// missing returns the first of n's executables found nowhere, or "".
+func (n Need) missing() string {
+	for _, f := range n.files {
+		found := false
+		for _, alt := range strings.Split(f, "|") {
+			if strings.HasPrefix(alt, "/") {
+				if st, err := os.Stat(alt); err == nil && !st.IsDir() {
+					found = true
+				}
+			} else if _, err := exec.LookPath(alt); err == nil {
+				found = true
+			}
+		}
+		if !found {
+			return strings.Split(f, "|")[0]
+		}
+	}
+	return ""
+}
