@@ -221,7 +221,7 @@ type Session struct {
 	Dir     string   // the working directory of that command line
 	Good    string   // full hashes of the endpoints
 	Bad     string
-	Config  json.RawMessage // what the session was asked, for display
+	Config  json.RawMessage // the session's Identity as stored (see Session.Identity)
 	Created time.Time
 	Updated time.Time
 	Outcome string          // found, ambiguous, no-regression, error ... once ended
@@ -230,21 +230,25 @@ type Session struct {
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
-// Begin records a new running session and returns it.
-func (s *Store) Begin(kind Kind, key string, args []string, dir, good, bad string, config any) (*Session, error) {
+// Begin records a new running session of kind with its identity (and the
+// identity's Key) and returns it: args are the command line after the
+// program's name, dir its working directory, good and bad the endpoints'
+// full hashes.
+func (s *Store) Begin(kind Kind, args []string, dir, good, bad string, id Identity) (*Session, error) {
 	a, _ := json.Marshal(args)
-	c, err := json.Marshal(config)
+	c, err := json.Marshal(id)
 	if err != nil {
 		return nil, err
 	}
+	key := id.Key()
 	t := now()
 	res, err := s.db.Exec(`INSERT INTO sessions (kind, state, key, args, dir, good, bad, config, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		kind, Running, key, string(a), dir, good, bad, string(c), t, t)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: begin session: %w", s.path, err)
 	}
-	id, _ := res.LastInsertId()
-	return s.Session(id)
+	n, _ := res.LastInsertId()
+	return s.Session(n)
 }
 
 const sessionCols = `id, kind, state, key, args, dir, good, bad, config, created, updated, outcome, result`

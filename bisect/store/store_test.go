@@ -80,7 +80,7 @@ func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			x, err := st.Begin(KindStart, "key", []string{"start"}, "/", hs[0], hs[40], base)
+			x, err := st.Begin(KindStart, []string{"start"}, "/", hs[0], hs[40], Identity{"repeats": fmt.Sprint(base.Repeats)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestResumeWithOtherSettingsLeavesTheReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x, _ := st.Begin(KindStart, "key", nil, "/", hs[0], hs[40], base)
+	x, _ := st.Begin(KindStart, nil, "/", hs[0], hs[40], Identity{"repeats": fmt.Sprint(base.Repeats)})
 	m := newSim(cs, hs, 5)
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := session.New(recorded(t, st, x.ID, base), &cutter{Measurer: m, after: 30, cancel: cancel})
@@ -200,7 +200,7 @@ func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("store mode %v, want 0600", fi.Mode().Perm())
 	}
-	a, _ := st.Begin(KindStart, "k1", []string{"start", "--good", "a"}, "/tmp", "g", "b", map[string]int{"repeats": 6})
+	a, _ := st.Begin(KindStart, []string{"start", "--good", "a"}, "/tmp", "g", "b", Identity{"repeats": "6"})
 	if cur, _ := st.Current(KindStart); cur == nil || cur.ID != a.ID || !reflect.DeepEqual(cur.Args, []string{"start", "--good", "a"}) {
 		t.Fatalf("current session: %+v", cur)
 	}
@@ -222,7 +222,7 @@ func TestStoreFileIsPrivateAndSessionsEnd(t *testing.T) {
 		t.Errorf("ended session still current: %+v", cur)
 	}
 	// A later comparison is the newest session, but not the newest bisection.
-	cmp, _ := st.Begin(KindCompare, "k2", []string{"compare", "a", "b"}, "/tmp", "a", "b", nil)
+	cmp, _ := st.Begin(KindCompare, []string{"compare", "a", "b"}, "/tmp", "a", "b", nil)
 	if x, _ := st.LatestOf(KindStart, KindRun); x == nil || x.ID != a.ID {
 		t.Errorf("latest bisection: %+v", x)
 	}
@@ -248,7 +248,7 @@ func TestBuildsAreStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
+	x, _ := st.Begin(KindStart, nil, "/", "g", "b", nil)
 	want := []Build{
 		{Commit: "a", Recipe: "r1", Prefix: "/p/a", Seconds: 12.5, Flavor: "MariaDB", Version: "10.11.6"},
 		{Commit: "b", Recipe: "r1", Seconds: 3, Error: "build b: exit status 2"},
@@ -276,13 +276,13 @@ func TestEarlierRunsMatchTheWorkloadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	same := map[string]string{"workload": "w1", "recipe": "r1", "threshold": "0.05"}
-	other := map[string]string{"workload": "w2", "recipe": "r1", "threshold": "0.05"}
-	looser := map[string]string{"workload": "w1", "recipe": "r1", "threshold": "0.10"}
-	a, _ := st.Begin(KindStart, "a", nil, "/", "g", "b", same)
-	b, _ := st.Begin(KindStart, "b", nil, "/", "g", "b", other)
-	c, _ := st.Begin(KindStart, "c", nil, "/", "g", "b", looser)
-	cur, _ := st.Begin(KindStart, "d", nil, "/", "g", "b", same)
+	same := Identity{"workload": "w1", "recipe": "r1", "threshold": "0.05"}
+	other := Identity{"workload": "w2", "recipe": "r1", "threshold": "0.05"}
+	looser := Identity{"workload": "w1", "recipe": "r1", "threshold": "0.10"}
+	a, _ := st.Begin(KindStart, nil, "/", "g", "b", same)
+	b, _ := st.Begin(KindStart, nil, "/", "g", "b", other)
+	c, _ := st.Begin(KindStart, nil, "/", "g", "b", looser)
+	cur, _ := st.Begin(KindStart, nil, "/", "g", "b", same)
 	for i, id := range []int64{a.ID, b.ID, c.ID, cur.ID} {
 		r := bisect.Run{Commit: "g", TPS: float64(100 + i)}
 		if err := st.Append(id, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
@@ -310,7 +310,7 @@ func TestDamagedStoreIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 200; i++ {
-		st.Begin(KindStart, fmt.Sprint(i), nil, "/", "g", "b", map[string]string{"pad": strings.Repeat("x", 500)})
+		st.Begin(KindStart, nil, "/", "g", "b", Identity{"pad": strings.Repeat("x", 500)})
 	}
 	st.Close()
 	p := filepath.Join(dir, FileName)
@@ -334,7 +334,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
+	x, _ := st.Begin(KindStart, nil, "/", "g", "b", nil)
 	r := bisect.Run{Commit: "g", TPS: 500, ServerOptions: strings.Repeat("--innodb-buffer-pool-size=6M\n", 40)}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -353,8 +353,8 @@ func TestServerOptionsPerCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	x, _ := st.Begin(KindStart, "k", nil, "/", "g", "b", nil)
-	y, _ := st.Begin(KindStart, "k2", nil, "/", "g", "b", nil)
+	x, _ := st.Begin(KindStart, nil, "/", "g", "b", nil)
+	y, _ := st.Begin(KindStart, nil, "/", "g", "b", nil)
 	run := func(c, o string) session.Event {
 		return session.Event{Kind: session.EventRun, Commit: c, Run: &bisect.Run{Commit: c, TPS: 1, ServerOptions: o}}
 	}
@@ -382,7 +382,7 @@ func TestSchemaVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := st.Begin(KindStart, "k1", []string{"start"}, "/tmp", "g", "b", nil)
+	a, _ := st.Begin(KindStart, []string{"start"}, "/tmp", "g", "b", nil)
 	r := bisect.Run{Commit: "g", TPS: 321}
 	if err := st.Append(a.ID, 0, session.Event{Kind: session.EventRun, Commit: "g", Run: &r}); err != nil {
 		t.Fatal(err)
@@ -454,5 +454,54 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	if v := version(); v != SchemaVersion+1 {
 		t.Errorf("a refused newer store was changed: version %d", v)
+	}
+}
+
+// TestStoreOfAnOlderPerfbisect opens testdata/v1.db, a store that perfbisect
+// with schema version 1 wrote (scripts/make-store-fixture.sh: a finished and
+// an unfinished start, a compare, a scan, a git bisect run session): it is
+// migrated, every session and its events read back, and every stored key is
+// its identity's Key (so an unfinished session still resumes).
+func TestStoreOfAnOlderPerfbisect(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var v int
+	if err := st.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d after opening (%v), want %d", v, err, SchemaVersion)
+	}
+	all, err := st.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, x := range all {
+		kinds = append(kinds, string(x.Kind)+" "+string(x.State))
+		if x.Key != x.Identity().Key() {
+			t.Errorf("session %d: stored key %s, its identity's Key %s", x.ID, x.Key, x.Identity().Key())
+		}
+		evs, err := st.Events(x.ID)
+		// A scan keeps its runs in its result, not as events.
+		if err != nil || len(evs) == 0 && x.Kind != KindScan {
+			t.Errorf("session %d: %d events (%v)", x.ID, len(evs), err)
+		}
+		for _, e := range evs {
+			if e.Run != nil && e.Run.TPS <= 0 {
+				t.Errorf("session %d: a run with tps %v", x.ID, e.Run.TPS)
+			}
+		}
+	}
+	if want := "start done,compare done,scan done,run running,start running"; strings.Join(kinds, ",") != want {
+		t.Errorf("sessions %q, want %q", strings.Join(kinds, ","), want)
 	}
 }

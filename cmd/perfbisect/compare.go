@@ -234,7 +234,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.repo, base), HeadSubject: bisect.Subject(su.repo, head),
 		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.bench.Threads,
 		Workload: su.workloadSummary()}
-	sess, err := st.Begin(store.KindCompare, key(identity), startArgs(c), dir, base, head, identity)
+	sess, err := st.Begin(store.KindCompare, startArgs(c), dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
 		return doc, 0, exitFailure, err

@@ -254,7 +254,7 @@ func runWork(c *cli.Context) error {
 	}
 	st := su.store
 	identity := su.identity(good, bad, map[string]string{"repo": su.repoRoot})
-	k := key(identity)
+	k := identity.Key()
 	sess, err := st.ByKey(store.KindRun, k)
 	if err == nil {
 		sess, err = endRunSession(st, sess)
@@ -290,7 +290,7 @@ func runWork(c *cli.Context) error {
 				cfg.Decided++ // a test was made: it spent its share of the error
 			}
 		}
-	} else if sess, err = st.Begin(store.KindRun, k, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
+	} else if sess, err = st.Begin(store.KindRun, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
 		return err
 	}
 	subjects := func(h string) string { return bisect.Subject(su.repo, h) }

@@ -81,9 +81,8 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 	if sess == nil || sess.Kind != store.KindRun || sess.State != store.Running {
 		return sess, nil
 	}
-	var id map[string]string
-	_ = json.Unmarshal(sess.Config, &id)
-	repo, err := git.PlainOpen(id["repo"])
+	id := sess.Identity()
+	repo, err := git.PlainOpen(id.Repo())
 	if err != nil {
 		return sess, nil
 	}
@@ -93,7 +92,7 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 	ours := gb.bisecting && gb.good == sess.Good && gb.bad == sess.Bad
 	switch {
 	case ours && gb.firstBad != "":
-		doc, err := runDocument(st, sess, repo, gb.firstBad, id["metric"])
+		doc, err := runDocument(st, sess, repo, gb.firstBad, id.Metric())
 		if err != nil {
 			return sess, err
 		}
@@ -101,9 +100,14 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 			return sess, err
 		}
 	case !ours:
-		if err := st.End(sess.ID, store.Reset, "abandoned", report.Document{Result: "abandoned", Good: sess.Good, Bad: sess.Bad,
-			Why:    "git bisect was reset before perfbisect saw its outcome (git bisect log, or perfbisect status before git bisect reset, records it)",
-			Tested: []report.TestedCommit{}, Steps: []report.StepDoc{}}); err != nil {
+		// What was measured stays shown: the decisions and runs stored.
+		doc, err := runDocument(st, sess, repo, "", id.Metric())
+		if err != nil {
+			return sess, err
+		}
+		doc.Result, doc.FirstBad = "abandoned", nil
+		doc.Why = "git bisect was reset before perfbisect saw its outcome (git bisect log, or perfbisect status before git bisect reset, records it); the decisions perfbisect run made are below"
+		if err := st.End(sess.ID, store.Reset, "abandoned", doc); err != nil {
 			return sess, err
 		}
 	default:
@@ -113,7 +117,8 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 }
 
 // runDocument is the document of a finished perfbisect run session: git's
-// first bad commit and the decisions and runs the session stored.
+// first bad commit ("" when git named none) and the decisions and runs the
+// session stored.
 func runDocument(st *store.Store, sess *store.Session, repo *git.Repository, firstBad, metric string) (report.Document, error) {
 	res := &session.Result{Outcome: session.Found, FirstBad: firstBad, Runs: map[string][]bisect.Run{},
 		Verdicts: map[string]string{}, Skipped: map[string]string{},

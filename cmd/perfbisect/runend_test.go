@@ -42,7 +42,7 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 	defer st.Close()
 	begin := func() *store.Session {
 		t.Helper()
-		s, err := st.Begin(store.KindRun, "k", []string{"run"}, repo, shas[0], shas[3], map[string]string{"repo": repo, "metric": "tps"})
+		s, err := st.Begin(store.KindRun, []string{"run"}, repo, shas[0], shas[3], store.Identity{"repo": repo, "metric": "tps"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func scanAction(c *cli.Context) error {
 	identity := su.identity(from, to, map[string]string{"command": "scan", "repo": su.repoRoot,
 		"every": fmt.Sprint(c.Int("every")), "merges": fmt.Sprint(c.Bool("merges")), "runs": fmt.Sprint(c.Int("runs"))})
 	dir, _ := os.Getwd()
-	sess, err := su.store.Begin(store.KindScan, key(identity), append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
+	sess, err := su.store.Begin(store.KindScan, append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}

@@ -209,10 +209,8 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	if out.builds, err = st.Builds(sess.ID); err != nil {
 		return nil, "", &exitError{code: exitFailure, err: err}
 	}
-	var id map[string]string
-	_ = json.Unmarshal(sess.Config, &id)
-	if id["repo"] != "" {
-		out.repo, _ = git.PlainOpen(id["repo"])
+	if r := sess.Identity().Repo(); r != "" {
+		out.repo, _ = git.PlainOpen(r)
 	}
 	return out, dir, nil
 }
@@ -271,11 +269,11 @@ func statusAction(c *cli.Context) error {
 	case x.Kind == store.KindRun && x.State == store.Running:
 	case x.State == store.Running && searchOf(x) == session.SearchBayes:
 		fmt.Fprintf(w, "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)\n")
-		where := whereFlag(dir, repoOf(x))
+		where := whereFlag(dir, x.Identity().Repo())
 		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
 	case x.State == store.Running:
 		if s.repo != nil {
-			if search, err := replaySearch(s.repo, x.Good, x.Bad, firstParent(x), s.steps); err == nil {
+			if search, err := replaySearch(s.repo, x.Good, x.Bad, x.Identity().FirstParent(), s.steps); err == nil {
 				next, _ := search.Next()
 				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
 				if next != "" {
@@ -284,7 +282,7 @@ func statusAction(c *cli.Context) error {
 				fmt.Fprintln(w)
 			}
 		}
-		where := whereFlag(dir, repoOf(x))
+		where := whereFlag(dir, x.Identity().Repo())
 		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
 	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
 		var doc struct {
@@ -323,28 +321,14 @@ func decisionN(st session.Step) string {
 	}
 }
 
-// firstParent reports whether a session followed first parents only.
-func firstParent(x *store.Session) bool { return storedIdentity(x.Config)["first-parent"] == "true" }
-
-// storedIdentity decodes a stored session's identity (setup.identity's map);
-// empty when it cannot be read.
-func storedIdentity(raw []byte) map[string]string {
-	var id map[string]string
-	_ = json.Unmarshal(raw, &id)
-	return id
-}
-
 // searchOf returns the search strategy a start session was begun with:
 // "bayes", or "classic" for sessions stored before the setting existed.
 func searchOf(x *store.Session) string {
-	if v, ok := storedIdentity(x.Config)["search"]; ok {
+	if v, ok := x.Identity().Search(); ok {
 		return v
 	}
 	return session.SearchClassic
 }
-
-// repoOf returns the repository root a session was started on ("" unknown).
-func repoOf(x *store.Session) string { return storedIdentity(x.Config)["repo"] }
 
 // replaySearch rebuilds the search of a stored session from its midpoint
 // decisions.
@@ -392,7 +376,7 @@ func writeBisectLog(w io.Writer, s *storedRun) {
 	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, x.State, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
 	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.subject(x.Bad), x.Good, s.subject(x.Good))
 	opt := ""
-	if firstParent(x) {
+	if x.Identity().FirstParent() {
 		opt = "'--first-parent' "
 	}
 	fmt.Fprintf(w, "git bisect start %s'%s' '%s'\n", opt, x.Bad, x.Good)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -343,8 +340,8 @@ func (s *setup) storeSession(cfg *session.Config, id func() int64, firstEvent, f
 // endpoints, the decision policy, the workload, the build recipe and the
 // option file's content. Two sessions with equal identities may share stored
 // runs; a difference is shown to the user by name.
-func (s *setup) identity(good, bad string, extra map[string]string) map[string]string {
-	id := map[string]string{
+func (s *setup) identity(good, bad string, extra map[string]string) store.Identity {
+	id := store.Identity{
 		"good": good, "bad": bad,
 		"repeats":     fmt.Sprint(s.policy.Repeats),
 		"max-repeats": fmt.Sprint(s.policy.MaxRepeats),
@@ -389,44 +386,6 @@ func (s *setup) identity(good, bad string, extra map[string]string) map[string]s
 		id[k] = v
 	}
 	return id
-}
-
-// key hashes an identity.
-func key(id map[string]string) string {
-	names := make([]string, 0, len(id))
-	for k := range id {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, k := range names {
-		fmt.Fprintf(h, "%s\x00%s\x00", k, id[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// identityDiff names what differs between a stored session's identity and
-// this command's.
-func identityDiff(stored json.RawMessage, now map[string]string) string {
-	var old map[string]string
-	_ = json.Unmarshal(stored, &old)
-	var diffs []string
-	for k, v := range now {
-		if k == "workload" {
-			continue // its fields are compared one by one
-		}
-		if o, ok := old[k]; !ok || o != v {
-			if k == "my-cnf content" {
-				diffs = append(diffs, "the option file's content (or a file it includes)")
-			} else if len(v) > 60 || len(o) > 60 {
-				diffs = append(diffs, k+" changed")
-			} else {
-				diffs = append(diffs, fmt.Sprintf("%s %q -> %q", k, o, v))
-			}
-		}
-	}
-	sort.Strings(diffs)
-	return strings.Join(diffs, ", ")
 }
 
 // exitFor maps a session's error to an exit error of start.

@@ -215,7 +215,7 @@ func startAction(c *cli.Context) error {
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	if sess != nil && legacySearch(sess.Config) && !c.IsSet("search") {
+	if sess != nil && legacySearch(sess) && !c.IsSet("search") {
 		// Begun by a perfbisect without the probabilistic search: it
 		// resumes as it was started (the classic search, its confidence).
 		cfg.Search = session.SearchClassic
@@ -228,14 +228,14 @@ func startAction(c *cli.Context) error {
 	}
 	identity := su.identity(good, bad, startIdentity(cfg, su.repoRoot))
 	identity["confidence"] = fmt.Sprint(cfg.Confidence)
-	k := key(identity)
+	k := identity.Key()
 	if sess != nil && sess.Key != k && resuming {
 		return usageErr("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
-			su.stateDir, identityDiff(sess.Config, identity), strings.Join(sess.Args, " "))
+			su.stateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
 	}
 	if sess != nil && sess.Key != k {
 		return usageErr("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
-			su.stateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identityDiff(sess.Config, identity))
+			su.stateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
 	}
 	if sess != nil {
 		if cfg.Replay, err = st.Events(sess.ID); err != nil {
@@ -262,7 +262,7 @@ func startAction(c *cli.Context) error {
 	}
 	if sess == nil {
 		dir, _ := os.Getwd()
-		if sess, err = st.Begin(store.KindStart, k, startArgs(c), dir, good, bad, identity); err != nil {
+		if sess, err = st.Begin(store.KindStart, startArgs(c), dir, good, bad, identity); err != nil {
 			return &exitError{code: exitFailure, err: err}
 		}
 	}
@@ -327,10 +327,9 @@ func startIdentity(cfg session.Config, repoRoot string) map[string]string {
 
 // legacySearch reports whether a stored start session's identity predates
 // the search setting (it was a classic search).
-func legacySearch(identity []byte) bool {
-	id := storedIdentity(identity)
-	_, ok := id["search"]
-	return id != nil && !ok
+func legacySearch(x *store.Session) bool {
+	_, ok := x.Identity().Search()
+	return len(x.Identity()) > 0 && !ok
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.
