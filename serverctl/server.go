@@ -76,7 +76,15 @@ type ServerError struct {
 	Lines      []string      // [ERROR] lines (or the last lines) of log-error and stderr
 	RunDir     string        // where the full logs are
 	Hint       string        // what to do, when the tool knows ("" otherwise)
+	// Signal is the signal that ended the process (0: it exited, or how is
+	// unknown). SIGKILL comes from outside the server (the kernel's OOM
+	// killer, a user, a supervisor), never from a crash of its own.
+	Signal syscall.Signal
 }
+
+// KilledFromOutside reports whether the server was ended by SIGKILL, which a
+// server never sends itself: the OOM killer or another process did.
+func (e *ServerError) KilledFromOutside() bool { return e.Signal == syscall.SIGKILL }
 
 func (e *ServerError) Error() string {
 	var b strings.Builder
@@ -438,8 +446,14 @@ func (s *Server) failure(op, exit string) *ServerError {
 	}
 	lines := errorLines(readFile(filepath.Join(s.opts.RunDir, ErrorLogFile)))
 	lines = append(lines, errorLines(readFile(filepath.Join(s.opts.RunDir, StderrFile)))...)
+	var sig syscall.Signal
+	if st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
+	}
 	return &ServerError{Op: op, Server: s.opts.Install.Server, OptionFile: s.opts.OptionFile, Exit: exit,
-		After: time.Since(s.started), Lines: lines, RunDir: s.opts.RunDir, Hint: unknownOptionHint(lines, s.eff.user)}
+		After: time.Since(s.started), Lines: lines, RunDir: s.opts.RunDir, Hint: unknownOptionHint(lines, s.eff.user), Signal: sig}
 }
 
 // DSN returns a go-sql-driver DSN for root over the server's unix socket, with db

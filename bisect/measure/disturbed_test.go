@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,4 +137,58 @@ func fixtureRepo(t *testing.T) *git.Repository {
 		t.Fatal(err)
 	}
 	return repo
+}
+
+// A mariadbd killed with SIGKILL during a run (the OOM killer, a user) is not
+// the revision's crash: the run is measured again, and the revision stays
+// testable.
+func TestServerKilledFromOutsideIsRetried(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	defer func() { LockPath = old }()
+	repo := fixtureRepo(t)
+	rev, err := bisect.Resolve(repo, "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 10000, 2, 2*time.Second, time.Second
+	var log strings.Builder
+	m := New(Config{Builder: &build.Builder{Repo: repo, StateDir: state}, StateDir: state, Bench: o, Log: &log, DisturbedRetries: -1})
+	if err := m.Prepare(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan int, 1)
+	go func() {
+		// The first server started under runs/ is killed once it serves.
+		for range 300 {
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				if err != nil || !strings.Contains(string(b), filepath.Join(state, "runs")) || !strings.Contains(string(b), "mariadbd") {
+					continue
+				}
+				time.Sleep(1500 * time.Millisecond) // into the warm-up or the window
+				pid, _ := strconv.Atoi(e.Name())
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				killed <- pid
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		killed <- 0
+	}()
+	runs, err := m.Measure(context.Background(), rev, 1)
+	pid := <-killed
+	if pid == 0 {
+		t.Fatal("no server to kill was seen")
+	}
+	if err != nil || len(runs) != 1 || runs[0].TPS <= 0 {
+		t.Fatalf("after mariadbd (pid %d) was killed with SIGKILL: runs %v, err %v\n%s", pid, runs, err, log.String())
+	}
+	if !strings.Contains(log.String(), "retrying (not the revision's fault)") {
+		t.Errorf("the killed run was not retried as the machine's:\n%s", log.String())
+	}
 }

@@ -266,6 +266,12 @@ func transient(err error) bool {
 
 var errTransient = errors.New("transient")
 
+// killedFromOutside reports whether err is a server's death by SIGKILL.
+func killedFromOutside(err error) bool {
+	var se *serverctl.ServerError
+	return errors.As(err, &se) && se.KilledFromOutside()
+}
+
 // prepare builds commit and makes its datadir snapshot, once per revision (the
 // snapshot is reused across sessions when the build, option file and workload
 // are the same).
@@ -563,6 +569,11 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 	}
 	unpin()
 	if died := srv.Died(); died != nil {
+		if killedFromOutside(died) {
+			// Not the revision's: retried, and when it keeps happening the
+			// session stops with the machine's error.
+			return bisect.Run{}, fmt.Errorf("%w: %v (SIGKILL comes from outside the server: the kernel's OOM killer, see dmesg, or another process; not the revision's fault)", errTransient, died)
+		}
 		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
 	}
 	if berr != nil {
