@@ -15,9 +15,10 @@
 #   3. a scan of good..bad
 #   4. a git bisect run bisection (git bisect run perfbisect run), left as git
 #      left it (the store's session is still "running")
-#   5. an unfinished start (other arguments), killed with SIGKILL after 50
-#      runs (late: a resume in a new state directory builds and prepares
-#      every revision it measures again, so the test's resume stays short)
+#   5. an unfinished start (other arguments), killed with SIGKILL once it
+#      has stored three decisions (late: a resume in a new state directory
+#      builds and prepares every revision it measures again, so the test's
+#      resume stays short)
 # and copies the store (checkpointed into one file) to OUT_DB. It starts real
 # servers: run it on an idle machine. The paths of the fixture are in the
 # store; the tests replace them with their own (the fixture's commits are the
@@ -74,8 +75,10 @@ echo "make-store-fixture: 5. an unfinished start (killed)"
 "$pb" start --repo "$server" --good good --bad bad --state-dir "$state" --threshold 7 "${small[@]}" >"$work/killed.log" 2>&1 &
 pid=$!
 for _ in $(seq 1200); do
-	n=$(sqlite3 "$state/perfbisect.db" "SELECT count(*) FROM events e JOIN sessions s ON s.id = e.session WHERE s.state = 'running' AND s.kind = 'start' AND e.kind = 'run'" 2>/dev/null || echo 0)
-	[ "$n" -ge 50 ] && break
+	# Killed once three decisions are stored (the endpoints and two
+	# midpoints): what is left to resume is short.
+	n=$(sqlite3 "$state/perfbisect.db" "SELECT count(*) FROM steps st JOIN sessions s ON s.id = st.session WHERE s.state = 'running' AND s.kind = 'start'" 2>/dev/null || echo 0)
+	[ "$n" -ge 3 ] && break
 	sleep 0.5
 done
 kill -9 "$pid"

@@ -230,12 +230,13 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			break
 		}
 		m.remeasured++
-		m.logf("run %.10s disturbed (%s): measured again, not counted", commit, d)
+		m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
 	}
 	m.counted++
 	if len(discarded) > 0 {
 		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
 	}
+	m.logRun(commit, best)
 	return best, nil
 }
 
@@ -667,9 +668,14 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 	if res.Events > 0 {
 		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
 	}
+	return r, nil
+}
+
+// logRun prints the line of a counted run (one per run the session gets:
+// tests and users count them).
+func (m *Measurer) logRun(commit string, r bisect.Run) {
 	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn (%.1fs)", commit, r.TPS, r.QPS,
 		m.cfg.Bench.Percentile, float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
-	return r, nil
 }
 
 // facts describes the machine and the server of a run (read once per
