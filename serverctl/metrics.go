@@ -204,13 +204,13 @@ func FilesystemType(dir string) string {
 	return fmt.Sprintf("0x%x", st.Type)
 }
 
-// MachineBusy returns the CPU time all CPUs of the machine have spent busy
-// since boot (user, nice, system, irq and softirq of /proc/stat's cpu line;
-// not idle or iowait) and the time a hypervisor ran something else while they
-// wanted to run (steal), at the kernel's 10 ms resolution: the busy
-// difference over a window, less the CPU time of the server and of
-// perfbisect, is what other processes took from it. Errors: /proc/stat cannot
-// be read or parsed.
+// MachineBusy returns the CPU time all CPUs of the machine have spent running
+// processes since boot (user, nice and system of /proc/stat's cpu line; not
+// idle, iowait, or the kernel's irq and softirq time, which a server's own
+// I/O raises) and the time a hypervisor ran something else while they wanted
+// to run (steal), at the kernel's 10 ms resolution: the busy difference over
+// a window, less the CPU time of the server and of perfbisect, is what other
+// processes took from it. Errors: /proc/stat cannot be read or parsed.
 func MachineBusy() (busy, steal time.Duration, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
@@ -222,14 +222,34 @@ func MachineBusy() (busy, steal time.Duration, err error) {
 		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
 	}
 	var ticks [9]int64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
+	for _, i := range []int{1, 2, 3, 8} { // user nice system (idle iowait irq softirq) steal
 		if ticks[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
 			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 		}
 	}
 	const tick = time.Second / 100 // USER_HZ is 100 on Linux
-	busy = time.Duration(ticks[1]+ticks[2]+ticks[3]+ticks[6]+ticks[7]) * tick
+	busy = time.Duration(ticks[1]+ticks[2]+ticks[3]) * tick
 	return busy, time.Duration(ticks[8]) * tick, nil
+}
+
+// MachineCPUs returns the number of CPUs /proc/stat counts (the machine's
+// online CPUs, whatever this process may run on), or runtime.NumCPU() when it
+// cannot be read.
+func MachineCPUs() int {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
+			n++
+		}
+	}
+	if n == 0 {
+		return runtime.NumCPU()
+	}
+	return n
 }
 
 // SelfCPU returns the CPU time (user and system) this process's threads have

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -92,12 +91,15 @@ type Measurer struct {
 	emulatedNoted bool
 	// stealNoted: the hypervisor's steal has been said once.
 	stealNoted bool
+	// mostlyDisturbedNoted: that disturbed runs count has been said once.
+	mostlyDisturbedNoted bool
 	// lastDisturbance is what the machine did besides during the last run's
 	// window (set by run1).
 	lastDisturbance disturbance
-	// counted and remeasured count the runs returned and the disturbed runs
-	// measured again (which may cost at most 3 + a quarter of the counted).
-	counted, remeasured int
+	// counted and remeasured count, per revision, the runs returned and the
+	// disturbed runs measured again (at most 3 + a quarter of the counted):
+	// every revision gets the same allowance, wherever it is in the session.
+	counted, remeasured map[string]int
 }
 
 type revision struct {
@@ -117,7 +119,7 @@ func New(cfg Config) *Measurer {
 			return MachineLock(ctx, what, cfg.StateDir, cfg.Log)
 		}
 	}
-	return &Measurer{cfg: cfg, revs: map[string]*revision{}}
+	return &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}}
 }
 
 // Tidy frees the disk space of earlier sessions' interrupted or failed runs: it
@@ -158,8 +160,10 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 // DisturbedShare is the share of the machine's CPU time over a run's measured
 // window (window x CPUs) above which the run counts as disturbed: CPU time the
 // hypervisor gave to other guests (steal) plus CPU time processes other than
-// perfbisect and the measured server used (the client's too, with --driver
-// sysbench, so there only steal counts). On a 2-CPU virtual machine a
+// perfbisect and the measured server used in user and system mode (the
+// client's too, with --driver sysbench, so there only steal counts). The
+// machine's CPUs are all it has (/proc/stat), so on a machine of many CPUs a
+// process that takes one whole CPU beside the server may stay under it. On a 2-CPU virtual machine a
 // window with 7-35% steal measured a good revision at 123-300 tps against
 // 310-500 in the undisturbed windows around it: at the bad revision's level.
 const DisturbedShare = 0.05
@@ -171,10 +175,15 @@ type disturbance struct {
 	capacity     time.Duration // the machine's CPU time over the window
 }
 
+// tickSlack is what the kernel's 10 ms accounting may add to a window's
+// steal and other processes' time without anything having happened (five
+// counters read at each end, each truncated to a tick).
+const tickSlack = 50 * time.Millisecond
+
 // disturbed reports whether the run's window lost more than DisturbedShare of
-// the machine's CPU time to others.
+// the machine's CPU time (and tickSlack) to others.
 func (d disturbance) disturbed() bool {
-	return d.capacity > 0 && float64(d.steal+d.other) > DisturbedShare*float64(d.capacity)
+	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
 }
 
 func (d disturbance) String() string {
@@ -186,7 +195,7 @@ func (d disturbance) String() string {
 // the revision's (see transient) is retried up to Config.Retries times; a run
 // whose window was disturbed (DisturbedShare) is measured again up to
 // Config.DisturbedRetries times and not counted, while such re-measurements
-// cost at most 3 runs and a quarter of the runs counted so far: the run
+// cost at most 3 runs and a quarter of the revision's runs counted so far: the run
 // returned names the discarded ones in its facts (discarded_runs), and when
 // every attempt was disturbed it is the least disturbed one, with the fact
 // "disturbed".
@@ -201,7 +210,14 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	for attempt := 0; ; attempt++ {
 		r, d, err := m.retriedRun(ctx, commit, rev)
 		if err != nil {
-			return bisect.Run{}, err
+			if attempt == 0 || bisect.IsUntestable(err) || ctx.Err() != nil {
+				return bisect.Run{}, err
+			}
+			// A disturbed run is in hand: it counts, said so, rather than
+			// the failure of its re-measurement stopping the session.
+			m.logf("note: measuring run %.10s again failed (%v): the disturbed run counts", commit, err)
+			best.Facts["disturbed"] = bestD.String()
+			break
 		}
 		if !d.disturbed() {
 			if attempt > 0 {
@@ -218,21 +234,26 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		} else {
 			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
 		}
-		if retries < 0 || attempt >= retries || m.remeasured >= 3+m.counted/4 {
+		if retries < 0 || attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4 {
 			best.Facts["disturbed"] = bestD.String()
-			why := fmt.Sprintf("stayed disturbed through %d attempts", attempt+1)
-			if attempt < retries {
+			switch {
+			case retries < 0:
+			case attempt < retries:
 				// Measuring again costs at most a quarter of the runs (and 3):
 				// on a machine disturbed in most windows it would never end.
-				why = "is disturbed in most windows"
+				if !m.mostlyDisturbedNoted {
+					m.mostlyDisturbedNoted = true
+					m.logf("note: run %.10s: the machine is disturbed in most windows: runs count as measured, marked disturbed (%s; said once)", commit, bestD)
+				}
+			default:
+				m.logf("note: run %.10s: the machine stayed disturbed through %d attempts: the least disturbed run counts, marked disturbed (%s)", commit, attempt+1, bestD)
 			}
-			m.logf("note: run %.10s: the machine %s: the least disturbed run counts, marked disturbed (%s)", commit, why, bestD)
 			break
 		}
-		m.remeasured++
+		m.remeasured[commit]++
 		m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
 	}
-	m.counted++
+	m.counted[commit]++
 	if len(discarded) > 0 {
 		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
 	}
@@ -245,11 +266,26 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
 	for attempt := 0; ; attempt++ {
 		r, d, err := m.run(ctx, commit, rev)
-		if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) || attempt >= m.cfg.Retries {
+		if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) {
+			return r, d, err
+		}
+		// The failed attempt's logs stay as evidence; its datadir copy goes.
+		if rerr := serverctl.RemoveDatadir(filepath.Join(m.runDir(commit), "data")); rerr != nil {
+			m.logf("note: %v", rerr)
+		}
+		if attempt >= m.cfg.Retries {
+			if errors.Is(err, errKilled) {
+				return r, d, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts of a run (the OOM killer? see dmesg)", attempt+1), Err: err}
+			}
 			return r, d, err
 		}
 		m.logf("run of %.10s: %v; retrying (not the revision's fault)", commit, err)
 	}
+}
+
+// runDir is the directory of commit's latest run of this Measurer.
+func (m *Measurer) runDir(commit string) string {
+	return filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
 }
 
 // Prepare builds commit and prepares its datadir snapshot (bisect.Preparer).
@@ -262,10 +298,18 @@ func (m *Measurer) Prepare(ctx context.Context, commit string) error {
 // transient reports whether a failure is worth retrying: a connection lost while
 // the server stayed alive, or a server start that lost a port race.
 func transient(err error) bool {
-	return errors.Is(err, bench.ErrConnectionLost) || errors.Is(err, errTransient)
+	return errors.Is(err, bench.ErrConnectionLost) || errors.Is(err, errTransient) || errors.Is(err, errKilled)
 }
 
 var errTransient = errors.New("transient")
+
+// errKilled is a server's death by SIGKILL, which comes from outside it:
+// retried as transient; when every attempt is killed, the revision is
+// untestable (a memory regression the OOM killer stops every time).
+var errKilled = errors.New("the server was killed by SIGKILL from outside it (the kernel's OOM killer, see dmesg, or another process): not the revision's crash")
+
+// killedErr wraps a server's death by SIGKILL as errKilled.
+func killedErr(died error) error { return fmt.Errorf("%w: %v", errKilled, died) }
 
 // killedFromOutside reports whether err is a server's death by SIGKILL.
 func killedFromOutside(err error) bool {
@@ -332,9 +376,32 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		m.revs[commit] = rev
 		return rev, nil
 	}
+	for attempt := 0; ; attempt++ {
+		err := m.makeSnapshot(ctx, commit, in, snap, rev)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errKilled) || ctx.Err() != nil {
+			return nil, err
+		}
+		if attempt >= m.cfg.Retries {
+			return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts to prepare its datadir (the OOM killer? see dmesg)", attempt+1), Err: err}
+		}
+		m.logf("prepare %.10s: %v; preparing again (not the revision's fault)", commit, err)
+	}
+	m.revs[commit] = rev
+	m.evictSnapshots()
+	return rev, nil
+}
+
+// makeSnapshot initialises the datadir of rev (an install of commit) in snap,
+// loads the workload's tables with a server of its own and stops it: the
+// snapshot every run restores. Errors as for Measure; a server killed from
+// outside is errKilled (the caller prepares again).
+func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
 	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
-		return nil, err
+		return err
 	}
 	_ = os.RemoveAll(snap)
 	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir}
@@ -342,42 +409,40 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	// perfbisect's measured window.
 	unlock, err := m.lock(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
 	if err := serverctl.Initialize(ctx, o); err != nil {
-		return nil, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
+		return m.serverFailure(ctx, commit, "datadir initialisation failed", err)
 	}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
-		return nil, m.serverFailure(ctx, commit, "server did not start", err)
+		return m.serverFailure(ctx, commit, "server did not start", err)
 	}
 	defer srv.Kill()
 	perr := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench)
 	if died := srv.Died(); died != nil {
-		return nil, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
+		if killedFromOutside(died) {
+			return killedErr(died)
+		}
+		return &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
 	}
 	serr := srv.Stop(ctx)
 	if perr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
+		return &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
 	}
 	if serr != nil {
-		return nil, m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
+		return m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
 	}
 	// The snapshot's files reach the disk before the marker that says it is
 	// complete.
 	if err := syncfs.Dir(snap); err != nil {
-		return nil, err
+		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
-		return nil, err
-	}
-	m.revs[commit] = rev
-	m.evictSnapshots()
-	return rev, nil
+	return renameio.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
 }
 
 // DefaultSnapshotBudget is the disk space prepared datadirs may take in a
@@ -456,12 +521,15 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl
 	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-// serverFailure classifies a failed initialisation or start: a server error is
-// the revision's (untestable), a port race is transient, anything else is the
-// machine's.
+// serverFailure classifies a failed initialisation or start: a server killed
+// by SIGKILL is errKilled, another server error is the revision's
+// (untestable), a port race is transient, anything else is the machine's.
 func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if killedFromOutside(err) {
+		return killedErr(err)
 	}
 	var se *serverctl.ServerError
 	if errors.As(err, &se) {
@@ -486,7 +554,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 	defer unlock()
 	m.runN++
 	began := time.Now()
-	dir := filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
+	dir := m.runDir(commit)
 	data := filepath.Join(dir, "data")
 	if err := serverctl.RemoveDatadir(data); err != nil {
 		return bisect.Run{}, err
@@ -514,6 +582,9 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 		// prepare + run would be.
 		if err := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench); err != nil {
 			if died := srv.Died(); died != nil {
+				if killedFromOutside(died) {
+					return bisect.Run{}, killedErr(died)
+				}
 				return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
 			}
 			if ctx.Err() != nil {
@@ -571,9 +642,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 	unpin()
 	if died := srv.Died(); died != nil {
 		if killedFromOutside(died) {
-			// Not the revision's: retried, and when it keeps happening the
-			// session stops with the machine's error.
-			return bisect.Run{}, fmt.Errorf("%w: %v (SIGKILL comes from outside the server: the kernel's OOM killer, see dmesg, or another process; not the revision's fault)", errTransient, died)
+			return bisect.Run{}, killedErr(died) // retried; see retriedRun
 		}
 		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
 	}
@@ -602,6 +671,9 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 	}
 	rss, _ := srv.PeakRSS()
 	if err := srv.Stop(ctx); err != nil {
+		if killedFromOutside(err) {
+			return bisect.Run{}, killedErr(err)
+		}
 		var se *serverctl.ServerError
 		if errors.As(err, &se) {
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed", Err: err}
@@ -636,7 +708,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
-		m.lastDisturbance = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(runtime.NumCPU())}
+		m.lastDisturbance = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
 		if m.cfg.Driver == "sysbench" {
 			m.lastDisturbance.other = 0
 		}
