@@ -446,6 +446,9 @@ func (s *Server) failure(op, exit string) *ServerError {
 	}
 	lines := errorLines(readFile(filepath.Join(s.opts.RunDir, ErrorLogFile)))
 	lines = append(lines, errorLines(readFile(filepath.Join(s.opts.RunDir, StderrFile)))...)
+	for i, l := range lines {
+		lines[i] = redactLine(l) // the error travels into reports and the store
+	}
 	var sig syscall.Signal
 	if st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

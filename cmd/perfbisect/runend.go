@@ -103,7 +103,9 @@ func endRunSession(st *store.Store, sess *store.Session) (*store.Session, error)
 		// What was measured stays shown: the decisions and runs stored.
 		doc, err := runDocument(st, sess, repo, "", id.Metric())
 		if err != nil {
-			return sess, err
+			// A step that cannot be read must not keep the session from
+			// ending: it ends with nothing shown.
+			doc = report.Document{Good: sess.Good, Bad: sess.Bad, Tested: []report.TestedCommit{}, Steps: []report.StepDoc{}}
 		}
 		doc.Result, doc.FirstBad = "abandoned", nil
 		doc.Why = "git bisect was reset before perfbisect saw its outcome (git bisect log, or perfbisect status before git bisect reset, records it); the decisions perfbisect run made are below"
