@@ -187,7 +187,7 @@ func UserOptions(ctx context.Context, in *Install, userFile, tmpDir string) ([]s
 // optionDir is the working directory of every program that reads the user's
 // option file (--print-defaults, install-db, the server): the file's own
 // directory, so that the relative !include and !includedir paths of included
-// files resolve as ReadOptionFile resolves them (the server reads options
+// files resolve as readOptionFile resolves them (the server reads options
 // before it changes to its datadir). Without a file: fallback.
 func optionDir(userFile, fallback string) string {
 	if userFile == "" {
@@ -408,7 +408,7 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 }
 
 // OptionFileDigest hashes an option file together with every file it pulls in
-// through !include and !includedir, as ReadOptionFile reads them (relative
+// through !include and !includedir, as readOptionFile reads them (relative
 // paths against the file's own directory), and what the reader would skip (a
 // missing include counts as missing): two equal digests mean the server reads
 // the same text. It returns a hex string, or an error wrapping ErrOptionFile

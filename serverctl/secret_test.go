@@ -29,8 +29,8 @@ func TestRedactOptions(t *testing.T) {
 func TestRedactLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"[ERROR] /usr/sbin/mariadbd: unknown variable 'file_key_management_filekey=SECRET'": "[ERROR] /usr/sbin/mariadbd: unknown variable 'file_key_management_filekey=<redacted>'",
-		"[ERROR] mariadbd: unknown option '--wsrep-sst-auth=u:p'":                          "[ERROR] mariadbd: unknown option '--wsrep-sst-auth=<redacted>'",
-		"[ERROR] unknown variable 'innodb_buffer_pool_sizes=6M'":                           "[ERROR] unknown variable 'innodb_buffer_pool_sizes=6M'",
+		"[ERROR] mariadbd: unknown option '--wsrep-sst-auth=u:p'":                           "[ERROR] mariadbd: unknown option '--wsrep-sst-auth=<redacted>'",
+		"[ERROR] unknown variable 'innodb_buffer_pool_sizes=6M'":                            "[ERROR] unknown variable 'innodb_buffer_pool_sizes=6M'",
 	} {
 		if got := redactLine(in); got != want {
 			t.Errorf("redactLine(%q) = %q, want %q", in, got, want)

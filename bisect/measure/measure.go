@@ -162,10 +162,11 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 // hypervisor gave to other guests (steal) plus CPU time processes other than
 // perfbisect and the measured server used in user and system mode (the
 // client's too, with --driver sysbench, so there only steal counts). The
-// machine's CPUs are all it has (/proc/stat), so on a machine of many CPUs a
-// process that takes one whole CPU beside the server may stay under it. On a 2-CPU virtual machine a
-// window with 7-35% steal measured a good revision at 123-300 tps against
-// 310-500 in the undisturbed windows around it: at the bad revision's level.
+// machine's CPUs are all its CPUs (/proc/stat), so on a machine of many CPUs
+// a process that takes one whole CPU beside the server may stay under it. On
+// a 2-CPU virtual machine a window with 7-35% steal measured a good revision
+// at 123-300 tps against 310-500 in the undisturbed windows around it: at
+// the bad revision's level.
 const DisturbedShare = 0.05
 
 // disturbance is what the machine did besides the measurement during a

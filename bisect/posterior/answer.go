@@ -105,7 +105,8 @@ type Cost struct {
 
 // NextK returns up to k distinct candidates to run in one round (parallel
 // capacity): for each i = 1..k, the commit of highest score for a split of
-// the posterior at the i/(k+1) quantile, which for k = 1 is Next's choice.
+// the posterior at the i/(k+1) quantile (for k = 1 the median: Horstein's
+// rule, weighed by cost).
 func (m *Model) NextK(k int, c Cost) []string {
 	st := m.compute()
 	effect := st.lv.Effect()

@@ -121,8 +121,10 @@ const SimBuildRuns = 10
 // MaxSessions bounds the sessions of one run (memory: a few dozen bytes each).
 const MaxSessions = 1000000
 
-// RunContext is RunParallel that stops when ctx is done, returning ctx's
-// error with the summary of the sessions done. Session i uses the generator
+// RunContext simulates sessions sessions of sc with the session policy of cfg
+// (Good, Bad and Commits are filled in), seeded with seed, on workers
+// goroutines (at least 1), and stops when ctx is done, returning ctx's error
+// with the summary of the sessions done. Session i uses the generator
 // PCG(seed, i), so a summary does not depend on how many goroutines ran it.
 // sessions is capped at MaxSessions.
 func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) (Summary, error) {

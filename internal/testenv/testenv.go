@@ -18,35 +18,39 @@ type Need struct {
 	name    string   // as said to the user
 	files   []string // any of these executables (a name is looked up in PATH)
 	install string   // the Debian packages that provide it
+	light   bool     // not skipped by -short (git: every developer has it)
 }
 
 // The prerequisites.
 var (
 	// Server is Debian's MariaDB server: mariadbd and mariadb-install-db.
-	Server = Need{"a MariaDB server (mariadbd, mariadb-install-db, my_print_defaults)", []string{"/usr/sbin/mariadbd|mariadbd", "mariadb-install-db", "my_print_defaults"}, "mariadb-server"}
+	Server = Need{"a MariaDB server (mariadbd, mariadb-install-db, my_print_defaults)", []string{"/usr/sbin/mariadbd|mariadbd", "mariadb-install-db", "my_print_defaults"}, "mariadb-server", false}
 	// BuildTools are what a CMake build of a server tree (or the fixture) runs.
-	BuildTools = Need{"the build tools (cmake, make, cc, git)", []string{"cmake", "make", "cc", "git"}, "cmake make gcc libc6-dev git"}
+	BuildTools = Need{"the build tools (cmake, make, cc, git)", []string{"cmake", "make", "cc", "git"}, "cmake make gcc libc6-dev git", false}
 	// Distcc is distcc, which the build tests wire into CMake's launchers.
-	Distcc = Need{"distcc", []string{"distcc"}, "distcc"}
+	Distcc = Need{"distcc", []string{"distcc"}, "distcc", false}
 	// Git is the git command.
-	Git = Need{"git", []string{"git"}, "git"}
+	Git = Need{"git", []string{"git"}, "git", true}
 	// Sysbench is sysbench 1.0, the yardstick and the external driver.
-	Sysbench = Need{"sysbench", []string{"sysbench"}, "sysbench"}
+	Sysbench = Need{"sysbench", []string{"sysbench"}, "sysbench", false}
 	// Browser is headless Chromium, which loads the HTML reports.
-	Browser = Need{"a browser (chromium)", []string{"chromium|chromium-browser"}, "chromium"}
+	Browser = Need{"a browser (chromium)", []string{"chromium|chromium-browser"}, "chromium", false}
 )
 
-// Require skips t under -short when it needs anything of needs, and fails it
-// when one is missing from the machine: a test that starts a server, builds
+// Require skips t under -short when it needs a server, the build tools,
+// sysbench, distcc or a browser, and fails it when one of needs is missing
+// from the machine: a test that starts a server, builds
 // or opens a browser calls it first.
 func Require(t testing.TB, needs ...Need) {
 	t.Helper()
-	if testing.Short() {
-		names := make([]string, len(needs))
-		for i, n := range needs {
-			names[i] = n.name
+	var heavy []string
+	for _, n := range needs {
+		if !n.light {
+			heavy = append(heavy, n.name)
 		}
-		t.Skipf("-short: this test needs %s", strings.Join(names, ", "))
+	}
+	if testing.Short() && len(heavy) > 0 {
+		t.Skipf("-short: this test needs %s", strings.Join(heavy, ", "))
 	}
 	for _, n := range needs {
 		if missing := n.missing(); missing != "" {

@@ -32,6 +32,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +51,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect/store"
+	_ "modernc.org/sqlite" // the store's driver, read-only here
 )
 
 var allFaults = []string{"kill-perfbisect", "sigint", "sigterm", "sighup", "kill-mysqld"}
@@ -61,7 +65,8 @@ type trial struct {
 	twice     int  // runs the resume measured beyond what the store gained
 	wrong     bool // a first bad commit other than the culprit
 	processes int  // servers or perfbisects of the trial still running
-	tempFiles int  // datadirs left under the state directory's runs/ and TMPDIR
+	tempFiles int  // datadirs left under the state directory's runs/, socket directories under TMPDIR
+	injected  bool // the fault happened (the session had not ended before it)
 	note      string
 }
 
@@ -112,9 +117,9 @@ func run(faults []string, trials int, out string, seed uint64) error {
 		for i := done[fault]; i < trials; i++ {
 			at := 1 + rng.IntN(40)
 			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d, after %d runs\n", fault, i+1, trials, at)
-			t := inject(bin, repo, culprit, fault, at, filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i)))
+			t := inject(bin, repo, culprit, fault, at, filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i)), rng)
 			fmt.Fprintf(os.Stderr, "faults: %+v\n", t)
-			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.note)
+			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, t.note)
 			done[fault]++
 		}
 	}
@@ -124,8 +129,9 @@ func run(faults []string, trials int, out string, seed uint64) error {
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 
 // inject runs one bisection with one fault and resumes it as needed.
-func inject(bin, repo, culprit, fault string, at int, state string) trial {
+func inject(bin, repo, culprit, fault string, at int, state string, rng *rand.Rand) trial {
 	t := trial{fault: fault, at: at}
+	socketsBefore := socketDirs()
 	args := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state,
 		"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
 	cmd := exec.Command(bin, args...)
@@ -148,7 +154,7 @@ wait:
 		case exitErr = <-exited:
 			finished = true
 			break wait
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
@@ -161,6 +167,7 @@ wait:
 		}
 	}
 	if !finished {
+		t.injected = true
 		switch fault {
 		case "kill-perfbisect":
 			_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -171,19 +178,26 @@ wait:
 		case "sighup":
 			_ = cmd.Process.Signal(syscall.SIGHUP)
 		case "kill-mysqld":
-			killServer(state)
+			if !killServer(state, rng) {
+				t.injected, t.note = false, "no server to kill was seen in 60 s"
+			}
 		}
 		if fault == "kill-mysqld" {
-			exitErr = <-exited
+			exitErr = waitOrKill(cmd, exited, 15*time.Minute)
+			if t.injected && !strings.Contains(first.String(), "not the revision's fault") {
+				t.note = "the killed run was not retried as the machine's"
+			}
 		} else {
-			exitErr = <-exited
+			exitErr = waitOrKill(cmd, exited, 2*time.Minute)
 			before = storedRuns(state)
 			var ee *exec.ExitError
 			if fault != "kill-perfbisect" && (!errors.As(exitErr, &ee) || ee.ExitCode() != 130) {
 				t.note = fmt.Sprintf("%s: exit %v, want 130", fault, exitErr)
 			}
 			time.Sleep(time.Second) // the server dies by its parent-death signal
-			r := exec.Command(bin, "resume", "--state-dir", state)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			r := exec.CommandContext(ctx, bin, "resume", "--state-dir", state)
 			var second bytes.Buffer
 			r.Stdout, r.Stderr = &second, &second
 			r.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -211,51 +225,56 @@ wait:
 	}
 	time.Sleep(time.Second)
 	t.processes = len(processesUnder(state))
-	t.tempFiles = leftovers(state)
+	t.tempFiles = leftovers(state, socketsBefore)
 	_ = os.RemoveAll(state)
 	return t
 }
 
 // storedRuns returns the tps of the runs the state directory's latest start
-// session stored, in order.
+// session stored, in order, read with one read-only query (the probe must not
+// itself disturb the windows it waits for).
 func storedRuns(state string) []float64 {
-	if _, err := os.Stat(filepath.Join(state, store.FileName)); err != nil {
+	path := filepath.Join(state, store.FileName)
+	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	st, err := store.Open(state)
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return nil
 	}
-	defer st.Close()
-	x, err := st.LatestOf(store.KindStart)
-	if err != nil || x == nil {
-		return nil
-	}
-	evs, err := st.Events(x.ID)
+	defer db.Close()
+	rows, err := db.Query(`SELECT e.run FROM events e WHERE e.session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND e.run != '' ORDER BY e.seq`)
 	if err != nil {
 		return nil
 	}
+	defer rows.Close()
 	var tps []float64
-	for _, e := range evs {
-		if e.Run != nil {
-			tps = append(tps, e.Run.TPS)
+	for rows.Next() {
+		var run string
+		var r struct {
+			TPS float64 `json:"tps"`
+		}
+		if rows.Scan(&run) == nil && json.Unmarshal([]byte(run), &r) == nil {
+			tps = append(tps, r.TPS)
 		}
 	}
 	return tps
 }
 
 // killServer sends SIGKILL to the mariadbd measured under state once one
-// runs (within 30 s).
-func killServer(state string) {
-	for range 150 {
+// runs (within 60 s), a random 0-2 s after it is seen (its start, warm-up or
+// window); false when none was seen.
+func killServer(state string, rng *rand.Rand) bool {
+	for range 600 {
 		for _, p := range processesUnder(state) {
-			if strings.Contains(p.cmdline, "mariadbd") && strings.Contains(p.cmdline, filepath.Join(state, "runs")) {
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
-				return
+			if strings.Contains(p.cmdline, "mariadbd") && strings.Contains(p.cmdline, filepath.Join(state, "runs")) && !strings.Contains(p.cmdline, "--print-defaults") {
+				time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
+				return syscall.Kill(p.pid, syscall.SIGKILL) == nil
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
+	return false
 }
 
 type proc struct {
@@ -283,19 +302,41 @@ func processesUnder(state string) []proc {
 	return out
 }
 
+// socketDirs lists perfbisect's socket directories under TMPDIR.
+func socketDirs() map[string]bool {
+	out := map[string]bool{}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pb[0-9]*"))
+	for _, d := range dirs {
+		out[d] = true
+	}
+	return out
+}
+
 // leftovers counts datadirs left under state/runs (a finished session keeps
-// none) and perfbisect socket directories left under TMPDIR.
-func leftovers(state string) int {
-	n := 0
+// none; a failed run keeps its logs, not its datadir) and socket directories
+// under TMPDIR that were not there before the trial.
+func leftovers(state string, before map[string]bool) int {
 	dirs, _ := filepath.Glob(filepath.Join(state, "runs", "*", "data"))
-	n += len(dirs)
-	socks, _ := filepath.Glob(filepath.Join(os.TempDir(), "pb[0-9]*"))
-	for _, s := range socks {
-		if st, err := os.Stat(s); err == nil && time.Since(st.ModTime()) < time.Hour {
+	n := len(dirs)
+	for d := range socketDirs() {
+		if !before[d] {
 			n++
 		}
 	}
 	return n
+}
+
+// waitOrKill waits for cmd to exit (its Wait result on exited), killing it
+// after limit.
+func waitOrKill(cmd *exec.Cmd, exited chan error, limit time.Duration) error {
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("no exit in %s: killed", limit)
+	}
 }
 
 func fixtureVar(repo, name string) string {
@@ -326,7 +367,7 @@ func readDone(out string) (map[string]int, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if fields := strings.Split(sc.Text(), "\t"); len(fields) >= 8 {
+		if fields := strings.Split(sc.Text(), "\t"); len(fields) >= 10 {
 			done[fields[0]]++
 		}
 	}
@@ -339,7 +380,7 @@ func printTable(out string) error {
 	if err != nil {
 		return err
 	}
-	type row struct{ trials, survived, lost, twice, wrong, procs, temps int }
+	type row struct{ trials, survived, lost, twice, wrong, procs, temps, notInjected int }
 	rows := map[string]*row{}
 	var notes []string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -353,6 +394,10 @@ func printTable(out string) error {
 			rows[f[0]] = r
 		}
 		atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+		if len(f) > 9 && f[8] != "true" {
+			r.notInjected++
+			continue
+		}
 		r.trials++
 		if f[2] == "true" {
 			r.survived++
@@ -364,14 +409,14 @@ func printTable(out string) error {
 		}
 		r.procs += atoi(f[6])
 		r.temps += atoi(f[7])
-		if len(f) > 8 && f[8] != "" {
-			notes = append(notes, f[0]+" after "+f[1]+" runs: "+f[8])
+		if len(f) > 9 && f[9] != "" {
+			notes = append(notes, f[0]+" after "+f[1]+" runs: "+f[9])
 		}
 	}
-	fmt.Printf("%-16s %6s %8s %9s %13s %6s %15s %10s\n", "fault", "trials", "survived", "runs lost", "measured twice", "wrong", "processes left", "temp left")
+	fmt.Printf("%-16s %6s %8s %9s %14s %6s %14s %9s %12s\n", "fault", "trials", "survived", "runs lost", "measured twice", "wrong", "processes left", "temp left", "not injected")
 	for _, fault := range allFaults {
 		if r := rows[fault]; r != nil {
-			fmt.Printf("%-16s %6d %8d %9d %13d %6d %15d %10d\n", fault, r.trials, r.survived, r.lost, r.twice, r.wrong, r.procs, r.temps)
+			fmt.Printf("%-16s %6d %8d %9d %14d %6d %14d %9d %12d\n", fault, r.trials, r.survived, r.lost, r.twice, r.wrong, r.procs, r.temps, r.notInjected)
 		}
 	}
 	for _, n := range notes {

@@ -2,8 +2,8 @@
 // is restored from changes the run's result: it builds one revision once,
 // prepares K snapshots of it (each in a state directory of its own, exactly as
 // a bisection prepares one per revision), then measures runs round-robin over
-// the snapshots (run 1 of every snapshot, then run 2, ...) so that a machine
-// that drifts moves them all alike. It prints per snapshot the runs' median
+// the snapshots (run 1 of every snapshot, then run 2, ..., each round starting
+// at the next snapshot) so that a machine that drifts moves them all alike. It prints per snapshot the runs' median
 // tps with its 95% interval, and every pair's shift (Hodges-Lehmann, 95%
 // interval) and Mann-Whitney p. If revisions were measured apart only by
 // their snapshots, these shifts are what a bisection would mistake for a
@@ -90,7 +90,11 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 	}
 	tps := make([][]float64, k)
 	for r := 0; r < n; r++ {
-		for i, m := range ms {
+		// Each round starts at another snapshot, so that no snapshot is
+		// always first after the previous round's last.
+		for j := range ms {
+			i := (r + j) % k
+			m := ms[i]
 			got, err := m.Measure(ctx, c, 1)
 			if err != nil {
 				return fmt.Errorf("snapshot %d, run %d: %w", i+1, r+1, err)
