@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make-store-fixture.sh - write the state directory store (perfbisect.db) that
-# bisect/store/testdata/v1 holds: sessions of every kind made by an older
+# bisect/store/testdata/v1.db holds: sessions of every kind made by an older
 # perfbisect (one whose store has schema version 1), so that the tests can
 # check that today's perfbisect migrates, reports, shows and resumes them.
 #
@@ -55,7 +55,7 @@ state=state
 small=(--threads 2 --tables 1 --time 1 --warmup 0.5 --table-size 100000 --range-size 1000 --rand-type uniform)
 
 echo "make-store-fixture: 1. a finished start"
-"$pb" start --repo "$server" --good good --bad bad --state-dir "$state" --quiet "${small[@]}" || [ $? -eq 0 ]
+"$pb" start --repo "$server" --good good --bad bad --state-dir "$state" --quiet "${small[@]}"
 
 echo "make-store-fixture: 2. a compare"
 "$pb" compare --repo "$server" --state-dir "$state" --threshold 15 --quiet "${small[@]}" good bad || true
@@ -79,6 +79,10 @@ for _ in $(seq 1200); do
 	# midpoints): what is left to resume is short.
 	n=$(sqlite3 "$state/perfbisect.db" "SELECT count(*) FROM steps st JOIN sessions s ON s.id = st.session WHERE s.state = 'running' AND s.kind = 'start'" 2>/dev/null || echo 0)
 	[ "$n" -ge 3 ] && break
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "make-store-fixture: the start ended before its third decision: run again" >&2
+		exit 1
+	fi
 	sleep 0.5
 done
 kill -9 "$pid"
