@@ -70,23 +70,11 @@ func (l *hogLog) Write(p []byte) (int, error) {
 // was discarded.
 func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
-	old := LockPath
-	LockPath = filepath.Join(t.TempDir(), "measure.lock")
-	defer func() { LockPath = old }()
-	repo := fixtureRepo(t)
-	rev, err := bisect.Resolve(repo, "good")
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
 	hog := exec.Command("sh", "-c", "while :; do :; done")
 	log := &hogLog{hog: hog}
-	m := New(Config{Builder: &build.Builder{Repo: repo, StateDir: state}, StateDir: state, Bench: o, Log: log})
-	if err := m.Prepare(context.Background(), rev); err != nil {
-		t.Fatal(err)
-	}
+	m, rev, _ := fixtureMeasurer(t, Config{Bench: o, Log: log})
 	if err := hog.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +115,29 @@ func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
 	}
 }
 
+// fixtureMeasurer makes a 4-commit fixture and a Measurer of cfg on it (its
+// Builder and StateDir filled in; a machine lock of the test's own), and
+// prepares the good revision: it returns the Measurer, that revision and the
+// state directory.
+func fixtureMeasurer(t *testing.T, cfg Config) (*Measurer, string, string) {
+	t.Helper()
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	t.Cleanup(func() { LockPath = old })
+	repo := fixtureRepo(t)
+	rev, err := bisect.Resolve(repo, "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StateDir = t.TempDir()
+	cfg.Builder = &build.Builder{Repo: repo, StateDir: cfg.StateDir}
+	m := New(cfg)
+	if err := m.Prepare(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	return m, rev, cfg.StateDir
+}
+
 // fixtureRepo makes a 4-commit fixture (scripts/make-fixture.sh) and opens it.
 func fixtureRepo(t *testing.T) *git.Repository {
 	t.Helper()
@@ -148,22 +159,10 @@ func fixtureRepo(t *testing.T) *git.Repository {
 // testable.
 func TestServerKilledFromOutsideIsRetried(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
-	old := LockPath
-	LockPath = filepath.Join(t.TempDir(), "measure.lock")
-	defer func() { LockPath = old }()
-	repo := fixtureRepo(t)
-	rev, err := bisect.Resolve(repo, "good")
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 10000, 2, 2*time.Second, time.Second
 	var log strings.Builder
-	m := New(Config{Builder: &build.Builder{Repo: repo, StateDir: state}, StateDir: state, Bench: o, Log: &log, DisturbedRetries: -1})
-	if err := m.Prepare(context.Background(), rev); err != nil {
-		t.Fatal(err)
-	}
+	m, rev, state := fixtureMeasurer(t, Config{Bench: o, Log: &log, DisturbedRetries: -1})
 	// Killed as soon as it is seen (while it starts), and once it serves
 	// (the warm-up or the window).
 	for _, delay := range []time.Duration{0, 1500 * time.Millisecond} {

@@ -11,8 +11,10 @@
 // Faults (-faults, comma separated; default all):
 //
 //	kill-perfbisect  SIGKILL of perfbisect after a random number of stored
-//	                 runs (1..40: endpoints, midpoints, builds and datadir
-//	                 preparations of later revisions in between), then resume
+//	                 runs (1 to two fewer than an uninterrupted session of
+//	                 the fixture stores, measured first: endpoints,
+//	                 candidates, builds and datadir preparations in
+//	                 between), then resume
 //	sigint, sigterm, sighup
 //	                 the signal to perfbisect after a random number of runs:
 //	                 it must exit 130 and resume
@@ -108,6 +110,16 @@ func run(faults []string, trials int, out string, seed uint64) error {
 	}
 	culprit := fixtureVar(repo, "CULPRIT_SHA")
 	rng := rand.New(rand.NewPCG(seed, 7))
+	// An uninterrupted session first: how many runs a whole one stores, so
+	// that every fault falls inside a session.
+	ref := filepath.Join(work, "state-reference")
+	b, err := exec.Command(bin, append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", ref, "--quiet"}, workload...)...).CombinedOutput()
+	total := len(storedRuns(ref))
+	if err != nil || total < 4 || !strings.Contains(string(b), culprit) {
+		return fmt.Errorf("the uninterrupted session (%d runs): %v\n%s", total, err, b)
+	}
+	fmt.Fprintf(os.Stderr, "faults: an uninterrupted session stores %d runs; faults come after 1..%d\n", total, total-2)
+	_ = os.RemoveAll(ref)
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -115,7 +127,7 @@ func run(faults []string, trials int, out string, seed uint64) error {
 	defer f.Close()
 	for _, fault := range faults {
 		for i := done[fault]; i < trials; i++ {
-			at := 1 + rng.IntN(40)
+			at := 1 + rng.IntN(total-2)
 			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d, after %d runs\n", fault, i+1, trials, at)
 			t := inject(bin, repo, culprit, fault, at, filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i)), rng)
 			fmt.Fprintf(os.Stderr, "faults: %+v\n", t)
@@ -126,14 +138,17 @@ func run(faults []string, trials int, out string, seed uint64) error {
 	return printTable(out)
 }
 
+// workload is every trial's: short runs, a table that does not fit the
+// culprit's buffer pool.
+var workload = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
+
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 
 // inject runs one bisection with one fault and resumes it as needed.
 func inject(bin, repo, culprit, fault string, at int, state string, rng *rand.Rand) trial {
 	t := trial{fault: fault, at: at}
 	socketsBefore := socketDirs()
-	args := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state,
-		"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
+	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, workload...)
 	cmd := exec.Command(bin, args...)
 	var first bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &first, &first
