@@ -297,7 +297,8 @@ func (m *Measurer) Prepare(ctx context.Context, commit string) error {
 }
 
 // transient reports whether a failure is worth retrying: a connection lost while
-// the server stayed alive, or a server start that lost a port race.
+// the server stayed alive, a server start that lost a port race, a server
+// killed by SIGKILL from outside.
 func transient(err error) bool {
 	return errors.Is(err, bench.ErrConnectionLost) || errors.Is(err, errTransient) || errors.Is(err, errKilled)
 }
