@@ -93,9 +93,6 @@ type Measurer struct {
 	stealNoted bool
 	// mostlyDisturbedNoted: that disturbed runs count has been said once.
 	mostlyDisturbedNoted bool
-	// lastDisturbance is what the machine did besides during the last run's
-	// window (set by run1).
-	lastDisturbance disturbance
 	// counted and remeasured count, per revision, the runs returned and the
 	// disturbed runs measured again (at most 3 + a quarter of the counted):
 	// every revision gets the same allowance, wherever it is in the session.
@@ -543,12 +540,13 @@ func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err
 // run is one process-level measurement: restore the snapshot, start, warm up,
 // measure, stop. It returns what the machine did besides during the window.
 func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
-	r, err := m.run1(ctx, commit, rev)
-	return r, m.lastDisturbance, err
+	var d disturbance
+	r, err := m.run1(ctx, commit, rev, &d)
+	return r, d, err
 }
 
-func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
-	m.lastDisturbance = disturbance{}
+// run1 is run; it sets *d once the window's load is known.
+func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *disturbance) (bisect.Run, error) {
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return bisect.Run{}, err
@@ -710,9 +708,9 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision) (bise
 		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
-		m.lastDisturbance = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
+		*d = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
 		if m.cfg.Driver == "sysbench" {
-			m.lastDisturbance.other = 0
+			d.other = 0
 		}
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (not said for the sysbench driver, whose own CPU time counts).
