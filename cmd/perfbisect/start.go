@@ -328,8 +328,9 @@ func startIdentity(cfg session.Config, repoRoot string) map[string]string {
 // legacySearch reports whether a stored start session's identity predates
 // the search setting (it was a classic search).
 func legacySearch(x *store.Session) bool {
-	_, ok := x.Identity().Search()
-	return len(x.Identity()) > 0 && !ok
+	id := x.Identity()
+	_, ok := id.Search()
+	return len(id) > 0 && !ok
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.
