@@ -166,9 +166,14 @@ type Document struct {
 	Estimate   string         `json:"estimate,omitempty"`
 	// EstimatedRuns is the pre-flight estimate of the session's runs (0: none
 	// was made); Runs is what it measured (failed runs included).
-	EstimatedRuns int       `json:"estimated_runs,omitempty"`
-	Runs          int       `json:"runs"`
-	Finished      time.Time `json:"finished"`
+	EstimatedRuns int `json:"estimated_runs,omitempty"`
+	// SmallestChange is the smallest relative change (0.05: 5%) the
+	// probabilistic search resolves at the endpoints' noise within
+	// SmallestChangeRuns runs (0: not estimated).
+	SmallestChange     float64   `json:"smallest_change,omitempty"`
+	SmallestChangeRuns int       `json:"smallest_change_runs,omitempty"`
+	Runs               int       `json:"runs"`
+	Finished           time.Time `json:"finished"`
 	// Search is the search strategy of a bisection: "bayes" (probabilistic)
 	// or "classic"; empty for documents of other commands and of sessions
 	// stored before it was recorded.
@@ -248,7 +253,8 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	}
 	d := Document{Result: outcome, Range: res.Range, Why: res.Why, Metric: string(metric),
 		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{},
-		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured, Improvement: res.Improvement}
+		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured, Improvement: res.Improvement,
+		SmallestChange: res.SmallestChange, SmallestChangeRuns: res.SmallestChangeRuns}
 	if res.FirstBad != "" {
 		fb := res.FirstBad
 		d.FirstBad, d.Subject = &fb, subjects(fb)

@@ -380,7 +380,7 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	effect := shift / noise
 	need := math.Log(float64(max(n, 2))) + math.Log(1/(1-s.cfg.Confidence)) + 1
 	perRun := posterior.Information(effect)
-	cand := need / perRun
+	cand := need / perRun * estimateFactor(effect)
 	runs := cand * (1 + 1.0/candidatesPerReference)
 	est := s.runs + int(math.Ceil(runs))
 	builds := math.Ceil(math.Log2(float64(max(n, 2)))) + 2
@@ -391,6 +391,15 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	s.res.EstimatedRuns = est
 	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates) and %.0f builds, %s at %.1fs per run (plus builds)",
 		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
+	limit := s.cfg.MaxRuns
+	if limit == 0 {
+		limit = BudgetRuns(0) // the least run limit a session gets
+	}
+	if sm := SmallestChange(noise, n, s.cfg.Confidence, limit-s.runs); sm > 0 {
+		s.res.SmallestChange, s.res.SmallestChangeRuns = sm, limit
+		s.res.Estimate += fmt.Sprintf("; the smallest change this machine resolves here in %d runs: %.1f%% (%.2g noise units)",
+			limit, 100*sm, math.Log1p(sm)/noise)
+	}
 	if effect < 0.5 {
 		s.res.Advice = fmt.Sprintf("the shift is under half the noise of one run: the search will take many runs. A longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps) or CPU pinning would make it cheaper")
 		s.res.Estimate += "; " + s.res.Advice
@@ -400,6 +409,52 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 		s.cfg.OnEstimate(est)
 	}
 	return est
+}
+
+// SmallestChange is the smallest relative change (0.05: 5%, either
+// direction) that a probabilistic search over n candidates, at noise per run
+// (the standard deviation of a run's log value, 0.03 for 3%) and confidence,
+// names within runs runs spent on candidates and references, by the same
+// count as the pre-flight estimate (bayesEstimate: the information needed
+// over the information one run at the posterior median gives, Horstein 1963;
+// Ben-Or & Hassidim 2008, times estimateFactor). It returns 0 when noise is not positive or runs
+// cannot name even a change of 20 noise units.
+func SmallestChange(noise float64, n int, confidence float64, runs int) float64 {
+	if !(noise > 0) || runs <= 0 || !(confidence > 0 && confidence < 1) {
+		return 0
+	}
+	need := math.Log(float64(max(n, 2))) + math.Log(1/(1-confidence)) + 1
+	enough := func(e float64) bool { // runs suffice at an effect of e noise units
+		return need/posterior.Information(e)*estimateFactor(e)*(1+1.0/candidatesPerReference) <= float64(runs)
+	}
+	lo, hi := 0.0, 20.0 // noise units; the runs needed fall as the effect grows
+	if !enough(hi) {
+		return 0
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if enough(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Expm1(hi * noise)
+}
+
+// estimateFactor is how many times the runs the information count gives
+// (need / Information) a search spends at an effect of effect noise units,
+// fitted to simulated sessions: the count alone is near right for large
+// effects and too low for small ones, where the levels' own error and the
+// heavy-tailed likelihood take information from every run. Runs spent over
+// the count alone ("runs spent / pre-flight estimate" of `perfbisect simulate
+// --sessions 100 --culprit-pos random --cv 3 --threshold 1 --seed 5 --change
+// C` before the factor): 2.55 at -3% (1 noise unit), 1.56 at -4%, 1.41 at
+// -5%, 1.27 at -7%, 1.15 at -15%, 0.94 at -25%; with it (seed 9): 1.01 at
+// -3%, 1.07 at -4%, 1.13 at -5%, and 0.90 at -8% with 7% noise over 8
+// commits.
+func estimateFactor(effect float64) float64 {
+	return min(1.35+2.2*math.Pow(effect, -4.6), 10)
 }
 
 // terms are git bisect's words for a session: good/bad, or old/new when it

@@ -157,3 +157,49 @@ func (m *slowBuilds) Measure(ctx context.Context, commit string, runs int) ([]bi
 	}
 	return rs, err
 }
+
+// TestSmallestChangeIsResolved: the pre-flight's smallest resolvable change
+// is what sessions resolve: simulated sessions at that change (3% noise, 40
+// commits, the change SmallestChange gives for 400 runs) name the culprit in
+// nearly all of them, at about 400 runs; and the figure inverts the
+// session's own estimate (a session's measured shift is the smallest change
+// of its estimated runs).
+func TestSmallestChangeIsResolved(t *testing.T) {
+	const noise, limit = 0.03, 400
+	sc := SmallestChange(noise, 40, 0.99, limit)
+	if sc < 0.02 || sc > 0.06 {
+		t.Fatalf("smallest change at 3%% noise in %d runs: %.2f%%", limit, 100*sc)
+	}
+	if more := SmallestChange(noise, 40, 0.99, 4*limit); !(more < sc) || SmallestChange(2*noise, 40, 0.99, limit) <= sc || SmallestChange(0, 40, 0.99, limit) != 0 {
+		t.Errorf("not monotone: %.2f%% in %d runs, %.2f%% in %d", 100*sc, limit, 100*more, 4*limit)
+	}
+	found, runs := 0, 0
+	const sessions = 24
+	for seed := uint64(1); seed <= sessions; seed++ {
+		cfg, hs := bayesConfig(40)
+		pos := 1 + int(seed*7)%40
+		m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[pos]: 1 / (1 + sc)}, CV: noise, Rand: rand.New(rand.NewPCG(seed, 3))}
+		s, err := New(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome == Found && res.FirstBad == hs[pos] {
+			found++
+		} else if res.Outcome == Found {
+			t.Errorf("seed %d: named %s, culprit %s", seed, res.FirstBad, hs[pos])
+		}
+		runs += m.Calls
+		if res.SmallestChange <= 0 || res.SmallestChangeRuns != BudgetRuns(0) || !strings.Contains(res.Estimate, "smallest change") {
+			t.Errorf("seed %d: smallest change %v in %d runs (estimate %q)", seed, res.SmallestChange, res.SmallestChangeRuns, res.Estimate)
+		}
+	}
+	mean := float64(runs) / sessions
+	t.Logf("%.2f%% at 3%% noise: %d of %d named, %.0f runs per session", 100*sc, found, sessions, mean)
+	if found < sessions-2 || mean > 1.5*limit || mean < limit/3 {
+		t.Errorf("at the smallest change %.2f%%: %d of %d named exactly, %.0f runs per session (want nearly all, about %d)", 100*sc, found, sessions, mean, limit)
+	}
+}

@@ -215,9 +215,15 @@ type Result struct {
 	// (the endpoints' included); 0 when none was made.
 	EstimatedRuns int
 	Advice        string // what would help when the estimate is out of reach
-	Replayed      int    // events taken from the store (a resumed session) instead of measured
-	Retried       int    // runs that failed once and were taken again
-	Measured      int    // runs taken (replayed or live, failed ones included)
+	// SmallestChange is the smallest relative change (0.05: 5%) the
+	// probabilistic search resolves at the endpoints' noise within
+	// SmallestChangeRuns runs (the run limit, or the least default one);
+	// 0 when not estimated (the classic search, endpoints that do not differ).
+	SmallestChange     float64
+	SmallestChangeRuns int
+	Replayed           int // events taken from the store (a resumed session) instead of measured
+	Retried            int // runs that failed once and were taken again
+	Measured           int // runs taken (replayed or live, failed ones included)
 	// Improvement is set when the session looked for a speed-up (git bisect's
 	// old/new terms: FirstBad is then the first new commit).
 	Improvement bool
