@@ -23,6 +23,13 @@ prog=$(basename "$0")
 # ---------------------------------------------------------------------------
 DEFAULT_BASE_OPTIONS="--innodb-buffer-pool-size=256M --innodb-log-file-size=48M"
 DEFAULT_CULPRIT_OPTIONS="--innodb-buffer-pool-size=6M --innodb-log-file-size=48M"
+# A small regression (--small-culprit): the optimizer trace on, a CPU cost
+# in every statement. `perfbisect compare good bad --metric cpu-per-txn
+# --threshold 1 --repeats 20 --max-repeats 20` on a 4-commit fixture with it
+# (the e2e tests' workload: oltp_read_only, 100000 rows, uniform, range 1000,
+# 2 threads, 1.5 s windows, server on CPU 1 and client on CPU 0) measured tps
+# -12.0% [-15.6%, -8.4%] at 5.7% noise per run (2026-12-02, 2-core VM).
+SMALL_CULPRIT_OPTIONS="--innodb-buffer-pool-size=256M --innodb-log-file-size=48M --optimizer-trace=enabled=on"
 
 commits=40
 culprit_pos=""
@@ -86,6 +93,10 @@ Options:
                             (space separated; default: "$DEFAULT_BASE_OPTIONS")
   --culprit-options STR     compiled-in server options from the culprit on
                             (default: "$DEFAULT_CULPRIT_OPTIONS")
+  --small-culprit           a small regression instead: the culprit turns the
+                            optimizer trace on ("$SMALL_CULPRIT_OPTIONS";
+                            measured -12% on oltp_read_only, about 2x the
+                            run noise of a 2-core VM)
   --second-culprit-pos K    a second regression on the main line at position
                             K (after --culprit-pos, not with
                             --culprit-on-branch): it changes the options again,
@@ -188,6 +199,10 @@ while [[ $# -gt 0 ]]; do
 		;;
 	--culprit-on-branch)
 		culprit_on_branch=1
+		shift
+		;;
+	--small-culprit)
+		culprit_options=$SMALL_CULPRIT_OPTIONS
 		shift
 		;;
 	-n | --commits | --culprit-pos | --broken-pos | --good-tag | --bad-tag | \

@@ -147,6 +147,12 @@ func TestResumeAfterSIGKILLReusesStoredRuns(t *testing.T) {
 		t.Fatalf("resumed session: exit %d, want 0 naming %s", r.code, culprit)
 	}
 	checkFinishedSession(t, repo, state, culprit, 0)
+	rep := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--format", "json")
+	out := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(out, []byte(rep.stdout), 0o644); rep.code != exitOK || err != nil {
+		t.Fatalf("report --format json: exit %d %v\n%s", rep.code, err, rep.stderr)
+	}
+	checkMissesExplainTheCulprit(t, readJSON(t, out))
 }
 
 // checkFinishedSession checks what a finished session that found culprit
