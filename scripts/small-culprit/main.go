@@ -42,11 +42,11 @@ import (
 
 // row is one finished trial.
 type row struct {
-	Trial, Pos                 int
-	Answer                     string // exact, range, wrong, missed, error
-	Runs, Estimate             int
-	Smallest, Shift, Noise     float64 // percent
-	Wall                       time.Duration
+	Trial, Pos             int
+	Answer                 string // exact, range, wrong, missed, error
+	Runs, Estimate         int
+	Smallest, Shift, Noise float64 // percent
+	Wall                   time.Duration
 }
 
 func (r row) tsv() string {
