@@ -122,7 +122,7 @@ type PresetRule struct {
 }
 
 // Presets are the built-in recipes, by name. Which versions were actually
-// built with them on this project's machine is in the README; the rules for
+// built with them on this project's machine is in docs/builds.md; the rules for
 // older versions follow the servers' release notes (OpenSSL 3 support:
 // MariaDB 10.2.41/10.3.32/10.4.22/10.5.13/10.6.5, MySQL 8.0.30; C++17 as
 // gcc 11+'s default breaks MariaDB before 10.2 and MySQL before 5.7).

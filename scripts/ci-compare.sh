@@ -11,7 +11,7 @@
 # artifact; both removed first, so that a reused workspace never shows an
 # earlier job's), prints the summary and exits with perfbisect compare's code:
 #   0 no regression beyond --threshold    5 regression
-#   3 inconclusive at --max-repeats       2 usage or configuration
+#   4 inconclusive at --max-repeats       2 usage or configuration
 #   1 failure of the tool or the machine (never read as a regression)
 # Environment: PERFBISECT, the binary (default: perfbisect in PATH); OUT, the
 # report directory (default: perfbisect-report, created).
@@ -56,7 +56,7 @@ fi
 case $code in
 0) echo "ci-compare: no regression of HEAD against $base" ;;
 5) echo "ci-compare: REGRESSION of HEAD against $base (report: $out/perfbisect.html)" ;;
-3) echo "ci-compare: inconclusive at the repeat limit (raise --max-repeats, or quiet the machine)" ;;
+4) echo "ci-compare: inconclusive at the repeat limit (raise --max-repeats, or quiet the machine)" ;;
 2) echo "ci-compare: usage or configuration error (see above)" ;;
 130) echo "ci-compare: interrupted" ;;
 *) echo "ci-compare: perfbisect failed (exit $code): a failure of the tool or the machine, not a verdict" ;;

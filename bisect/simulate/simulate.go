@@ -1,7 +1,7 @@
 // Package simulate drives the real session (search and decisions) with the
 // simulated measurer of package sim over many sessions and counts how often the
-// answer is right: the evidence behind the statistical claims in the README
-// (the README's "Simulated error rates").
+// answer is right: the evidence behind the statistical claims of
+// docs/statistics.md (its simulation tables).
 package simulate
 
 import (

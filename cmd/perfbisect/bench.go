@@ -131,7 +131,7 @@ func benchAction(c *cli.Context) error {
 	}
 	inv, err := bench.ParseArgs(args)
 	if err != nil {
-		return usageErr("%v (see perfbisect bench --help)", err)
+		return usageErr("%s", flagError(c, err))
 	}
 	o := inv.Options
 	if err := o.Validate(); err != nil {

@@ -31,7 +31,7 @@ func buildCommand() *cli.Command {
 		}, buildFlags()...),
 		Action: buildAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect build --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 	}
 }

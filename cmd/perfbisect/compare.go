@@ -28,7 +28,7 @@ func compareCommand() *cli.Command {
 		UsageText: "perfbisect compare BASE HEAD [--format text|markdown|json|junit] [--output FILE] [measurement options]\n\n" +
 			"Builds both, measures them interleaved until they are DIFFERENT or the SAME within --threshold (or the\n" +
 			"repeat limit), prints a table per metric and exits 0 (no regression beyond --threshold), 5 (regression),\n" +
-			"3 (inconclusive at --max-repeats), 2 (usage or configuration) or 1 (failure of the tool or the machine).",
+			"4 (inconclusive at --max-repeats), 2 (usage or configuration) or 1 (failure of the tool or the machine).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a pull-request comment), json, or junit (XML for CI test reports)"},
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
@@ -37,7 +37,7 @@ func compareCommand() *cli.Command {
 		}, measurementFlags()...),
 		Action: compareAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect compare --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 	}
 }
@@ -175,8 +175,8 @@ func compareAction(c *cli.Context) error {
 		switch {
 		case c2 == exitRegression:
 			code = exitRegression
-		case c2 == exitInconclusive && code == exitOK:
-			code = exitInconclusive
+		case c2 == exitUndecided && code == exitOK:
+			code = exitUndecided
 		}
 	}
 	var buf bytes.Buffer
@@ -225,7 +225,7 @@ func compareAction(c *cli.Context) error {
 
 // compareOnce runs one comparison (at su.bench.Threads), stored as its own
 // session, and returns its document, the stored session's id (0 when none was
-// stored) and its exit code (exitOK, exitRegression or exitInconclusive); err
+// stored) and its exit code (exitOK, exitRegression or exitUndecided); err
 // is the comparison's failure.
 func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, int, error) {
 	st := su.store
@@ -259,7 +259,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 	case changed:
 		doc.Result, doc.Why, code = report.CompareRegression, fmt.Sprintf("%+.1f%% (%s)", 100*cmp.Shift.Est, cmp.Rule), exitRegression
 	case cmp.Verdict == stats.Unknown:
-		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), exitInconclusive
+		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), exitUndecided
 	default:
 		doc.Result, doc.Why = report.CompareNoRegression, fmt.Sprintf("%s %+.1f%% (%s)", cmp.Verdict, 100*cmp.Shift.Est, cmp.Rule)
 	}

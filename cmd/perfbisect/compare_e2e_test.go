@@ -141,7 +141,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--max-repeats", "8", "--state-dir", state}, fastRun...)...)
-	if r.code != exitOK && r.code != exitInconclusive {
+	if r.code != exitOK && r.code != exitUndecided {
 		t.Fatalf("culprit vs bad: exit %d, want 0 (or 3 if the noise kept it undecided)\n%s", r.code, r.stderr)
 	}
 	var suites struct {
@@ -183,7 +183,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 		t.Errorf("report (newest) --format markdown: exit %d\n%s", r.code, r.stdout)
 	}
 	r = perfbisect(t, nil, "status", "--state-dir", state)
-	if r.code != exitOK || !strings.Contains(r.stdout, "no session") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "no session") {
 		t.Errorf("status after two compares: exit %d\n%s", r.code, r.stdout)
 	}
 }
@@ -265,7 +265,7 @@ func TestCompareFreshDatadir(t *testing.T) {
 	r := perfbisect(t, nil, "compare", "--repo", repo, "good", "bad~1", "--fresh-datadir", "--format", "json",
 		"--my-cnf", cnf, "--table-size", "2000", "--repeats", "4", "--max-repeats", "4", "--threshold", "50",
 		"--threads", "1", "--time", "0.5", "--warmup", "0", "--state-dir", state, "--quiet")
-	if r.code != exitOK && r.code != exitInconclusive {
+	if r.code != exitOK && r.code != exitUndecided {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	var doc struct {

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "perfbisect")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binary, ".").CombinedOutput() // the commit for --version, whatever GOFLAGS says
 	if err != nil {
 		os.Stderr.Write(out)
 		panic(err)
@@ -366,6 +366,8 @@ func TestBadInput(t *testing.T) {
 		{"missing option file", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--my-cnf", filepath.Join(tmp, "my.cnf")}, []string{"option file", "my.cnf"}},
 		{"bad time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "3x"}, []string{"--time", "3x"}},
 		{"bad threshold", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "150"}, []string{"--threshold"}},
+		{"confidence as a bare percentage", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--confidence", "95"}, []string{"--confidence", "95%"}},
+		{"no commits per round", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--jobs", "0"}, []string{"--jobs 0"}},
 		{"max-repeats that can never decide", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--repeats", "2", "--max-repeats", "4"}, []string{"--max-repeats 4", "or more"}},
 		{"json is a directory", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--json", tmp}, []string{"--json", "directory"}},
 		{"unknown flag", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--nope"}, []string{"nope", "--help"}},
@@ -412,7 +414,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("servers left running: %v", s)
 	}
 	// A refused start stores no session that would block the corrected one.
-	if st := perfbisect(t, nil, "status", "--repo", repo); !strings.Contains(st.stdout, "no session") {
+	if st := perfbisect(t, nil, "status", "--repo", repo); st.code != exitUsage || !strings.Contains(st.stderr, "no session") {
 		t.Errorf("a refused start left a session behind:\n%s", st.stdout)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,19 @@ func TestParsePercent(t *testing.T) {
 	}
 	for _, in := range []string{"0", "100", "-5", "abc", "150%"} {
 		if _, err := parsePercent("threshold", in); err == nil {
+			t.Errorf("%q: want an error", in)
+		}
+	}
+}
+
+func TestParseConfidence(t *testing.T) {
+	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "0.5": 0.5} {
+		if got, err := parseConfidence(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%q: %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%"} {
+		if _, err := parseConfidence(in); err == nil {
 			t.Errorf("%q: want an error", in)
 		}
 	}

@@ -4,11 +4,12 @@
 // several times, decides with significance tests whether each revision behaves
 // like the good or the bad one, and bisects to the first bad commit.
 //
-// Exit codes of `start`: 0 first bad commit found, 3 no regression reproduced
-// between the endpoints, 4 ambiguous (the answer is a range), 2 usage or
-// configuration error, 1 failure of the tool or the machine, 130 interrupted.
-// `run` (git bisect run's script) exits 0 good, 1 bad, 125 skip, and 128 or
-// more for everything else (see run.go).
+// Exit codes of every command but `run` (exitCodesHelp): 0 done, 1 failure
+// of the tool or the machine, 2 usage or configuration, 3 no regression
+// reproduced, 4 undecided (start's range, compare's inconclusive), 5
+// regression (compare, scan), 130 interrupted. `run` (git bisect run's
+// script) exits 0 good, 1 bad, 125 skip, and 128 or more for everything else
+// (see run.go).
 package main
 
 import (
@@ -17,25 +18,73 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
 
-// version is the tool's version, printed by --version.
-const version = "0.1.0"
+// release is the tool's release number; --version adds the commit it was
+// built from (buildVersion).
+const release = "0.1.0"
 
-// Exit codes shared by every command (the README's table).
+// buildVersion is what --version prints: the release, and the commit, commit
+// time and "modified" (uncommitted changes) from the build's VCS stamp when
+// the binary was built from a git checkout ("0.1.0 (commit 4cb62f0a1b2c,
+// 2026-12-02T08:10:00Z)").
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return release
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return release
+	}
+	v := fmt.Sprintf("%s (commit %.12s", release, rev)
+	if at != "" {
+		v += ", " + at
+	}
+	if modified {
+		v += ", modified"
+	}
+	return v + ")"
+}
+
+// Exit codes shared by every command but run (the README's table, and
+// exitCodesHelp in every command's help).
 const (
 	exitOK           = 0
 	exitFailure      = 1
 	exitUsage        = 2
-	exitNoRegression = 3
-	exitAmbiguous    = 4
-	exitInconclusive = 3 // compare: UNKNOWN at --max-repeats
-	exitRegression   = 5 // compare: a regression beyond --threshold
+	exitNoRegression = 3 // start: the endpoints do not differ
+	exitUndecided    = 4 // start: the answer is a range; compare: inconclusive at --max-repeats
+	exitRegression   = 5 // compare, scan: a regression beyond --threshold
 	exitInterrupted  = 130
 )
+
+// exitCodesHelp is the exit-code table every command's help ends with (run
+// has git bisect run's codes instead).
+const exitCodesHelp = `EXIT CODES:
+   0    done (start: first bad commit found; compare: no regression beyond --threshold)
+   1    failure of the tool or the machine (never a verdict on a revision)
+   2    usage or configuration error (nothing was measured)
+   3    no regression reproduced (start: the endpoints do not differ)
+   4    undecided (start: the answer is a range; compare: inconclusive at --max-repeats)
+   5    regression beyond --threshold (compare, scan)
+   130  interrupted (no server is left running; perfbisect resume continues a bisection)`
 
 // exitError carries an exit code with an optional message.
 type exitError struct {
@@ -85,19 +134,80 @@ func run(args []string) int {
 	return exitUsage
 }
 
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
+	flagNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
+)
+
+// flagError words a command-line error of command c (flag's one-dash
+// messages) with two dashes, the nearest flag of the command for an unknown
+// one, and where the help is: "unknown flag --thraeds; did you mean
+// --threads? (see perfbisect start --help)".
+func flagError(c *cli.Context, err error) string {
+	msg := err.Error()
+	var flags []cli.Flag
+	name := "perfbisect"
+	if c != nil && c.Command != nil {
+		flags = c.Command.Flags
+		if c.Command.Name != "" {
+			name += " " + c.Command.Name
+		}
+	}
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		msg = "unknown flag --" + m[1]
+		if cli.SuggestFlag != nil && len(flags) > 0 {
+			if s := cli.SuggestFlag(flags, m[1], true); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+		}
+	} else if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
+		msg = "flag --" + m[1] + " needs a value"
+	}
+	return msg + " (see " + name + " --help)"
+}
+
+// unknownCommand is the action of perfbisect with no command (the help) or
+// with one it does not have (a usage error naming the nearest command).
+func unknownCommand(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return cli.ShowAppHelp(c)
+	}
+	name := c.Args().First()
+	msg := fmt.Sprintf("%q is not a perfbisect command", name)
+	if cli.SuggestCommand != nil {
+		if s := cli.SuggestCommand(c.App.Commands, name); s != "" {
+			msg += ". " + s
+		}
+	}
+	return &exitError{code: exitUsage, err: errors.New(msg + " (perfbisect help lists the commands)")}
+}
+
 func newApp() *cli.App {
-	return &cli.App{
+	// --version only: -v is --verbose in the commands.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version (release and commit) and exit"}
+	app := &cli.App{
 		Name:    "perfbisect",
-		Version: version,
+		Version: buildVersion(),
 		Usage:   "find the commit that made a MySQL-family server slower",
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
-		Commands:        append([]*cli.Command{startCommand(), runCommand(), compareCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are mapped in run
+		Commands:             append([]*cli.Command{startCommand(), runCommand(), compareCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
+		Suggest:              true, // "did you mean --threads?" for a mistyped flag
+		EnableBashCompletion: true, // perfbisect --generate-bash-completion; see urfave/cli's autocomplete scripts
+		Action:               unknownCommand,
+		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{code: exitUsage, err: err}
+			return &exitError{code: exitUsage, err: errors.New(flagError(c, err))}
 		},
 	}
+	// One exit-code table in every command's help but run's (git bisect
+	// run's protocol, in its own help) and bench's (its own, a subset).
+	for _, cmd := range app.Commands {
+		if cmd.Name != "run" && cmd.Name != "bench" {
+			cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
+		}
+	}
+	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n   perfbisect run has git bisect run's codes: see perfbisect run --help.\n"
+	return app
 }

@@ -29,7 +29,7 @@ func reportCommand() *cli.Command {
 		),
 		Action: reportAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect report --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 	}
 }

@@ -52,7 +52,7 @@ func runCommand() *cli.Command {
 		Flags:  measurementFlags(),
 		Action: runAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{code: runUsage, err: fmt.Errorf("%v (see perfbisect run --help)", err)}
+			return &exitError{code: runUsage, err: errors.New(flagError(c, err))}
 		},
 	}
 }

@@ -35,7 +35,7 @@ func scanCommand() *cli.Command {
 		}, measurementFlags()...),
 		Action: scanAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect scan --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 	}
 }

@@ -89,7 +89,7 @@ func whereFlag(stateDir, repoRoot string) string {
 
 func sessionCommands() []*cli.Command {
 	onUsage := func(c *cli.Context, err error, _ bool) error {
-		return usageErr("%v (see perfbisect %s --help)", err, c.Command.Name)
+		return usageErr("%s", flagError(c, err))
 	}
 	return []*cli.Command{
 		{
@@ -229,8 +229,7 @@ func statusAction(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	if s == nil {
-		fmt.Fprintf(w, "no session in %s (the state directory of --repo %s; pass the server's tree with --repo, or --state-dir)\n", dir, c.String("repo"))
-		return nil
+		return usageErr("no session in %s (the state directory of --repo %s; pass the server's tree with --repo, or --state-dir)", dir, c.String("repo"))
 	}
 	x := s.sess
 	state := x.State

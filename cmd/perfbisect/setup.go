@@ -108,6 +108,10 @@ func newSetup(c *cli.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	confidence, err := parseConfidence(c.String("confidence"))
+	if err != nil {
+		return nil, err
+	}
 	if s.builds, err = parseBuildFlags(c); err != nil {
 		return nil, err
 	}
@@ -199,7 +203,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 	}
 	s.policy = session.Config{
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
-		Threshold: threshold, Confidence: c.Float64("confidence"), Metric: session.Metric(c.String("metric")),
+		Threshold: threshold, Confidence: confidence, Metric: session.Metric(c.String("metric")),
 		Improvement: improvement,
 	}
 	if err := s.policy.Validate(); err != nil { // every command's decision flags, before anything is built

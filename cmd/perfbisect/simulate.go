@@ -31,7 +31,7 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "repeats", Value: 6, Usage: "as for start"},
 			&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "as for start"},
 			&cli.StringFlag{Name: "threshold", Value: "5", Usage: "as for start, in percent"},
-			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "as for start (with --search bayes: 0.99 unless set)"},
+			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "as for start: 0.95 or 95% (with --search bayes: 0.99 unless set)"},
 			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "as for start: bayes or classic"},
 			&cli.IntFlag{Name: "max-runs", Usage: "as for start"},
 			&cli.StringFlag{Name: "noise", Value: "lognormal", Usage: "shape of the noise: lognormal, normal, t3 (heavy tails), outliers (one run in 20 a 20-50% slower hiccup) or bimodal (one run in five 15% slow)"},
@@ -46,10 +46,14 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "goroutines (results do not depend on it)"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect simulate --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 		Action: func(c *cli.Context) error {
 			threshold, err := parsePercent("threshold", c.String("threshold"))
+			if err != nil {
+				return err
+			}
+			confidence, err := parseConfidence(c.String("confidence"))
 			if err != nil {
 				return err
 			}
@@ -123,7 +127,7 @@ func simulateCommand() *cli.Command {
 				}
 			}
 			cfg := session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
-				Confidence: c.Float64("confidence"), Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
+				Confidence: confidence, Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
 			if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
 				cfg.Confidence = bayesConfidence
 			}
@@ -139,7 +143,7 @@ func simulateCommand() *cli.Command {
 				}
 				rows := simulate.Targets(sc.Commits)
 				cl := cfg
-				cl.Search, cl.Confidence, cl.MaxRepeats = session.SearchClassic, c.Float64("confidence"), c.Int("max-repeats")
+				cl.Search, cl.Confidence, cl.MaxRepeats = session.SearchClassic, confidence, c.Int("max-repeats")
 				if err := simulate.Compare(c.Context, rows, cfg, cl, c.Int("sessions"), c.Uint64("seed"), c.Int("workers")); err != nil {
 					return err
 				}

@@ -48,7 +48,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "repeats", Value: 6, Usage: "starting runs per side of the endpoints (and of compare); a midpoint starts from a plan made from the endpoints' shift and noise"},
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped (start with --search bayes: the endpoints' limit per side, 100 unless set)"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
-		&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "probability that the whole answer is right; split over the session's decisions (start with --search bayes: 0.99 unless set)"},
+		&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "probability that the whole answer is right (0.95 or 95%); split over the session's decisions (start with --search bayes: 0.99 unless set)"},
 		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 	}
@@ -99,7 +99,7 @@ func startCommand() *cli.Command {
 		}, measurementFlags()...),
 		Action: startAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageErr("%v (see perfbisect start --help)", err)
+			return usageErr("%s", flagError(c, err))
 		},
 	}
 }
@@ -132,6 +132,22 @@ func parsePercent(flag, s string) (float64, error) {
 		return 0, usageErr("--%s %q: want a percentage between 0 and 100, such as 5 or 5%%", flag, s)
 	}
 	return f / 100, nil
+}
+
+// parseConfidence reads --confidence as a probability (0.95) or a percentage
+// (95%); a number above 1 without % is refused, since 95 may be a typo
+// either way.
+func parseConfidence(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if pct {
+		f /= 100
+	}
+	if err != nil || !(f > 0 && f < 1) {
+		return 0, usageErr("--confidence %q: want a probability between 0 and 1 or a percentage, such as 0.95 or 95%%", s)
+	}
+	return f, nil
 }
 
 // defaultStateDir is the user's cache dir, one directory per repository path.
@@ -194,6 +210,9 @@ func startAction(c *cli.Context) error {
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = c.Bool("no-confirm")
 	cfg.FirstParent, cfg.Jobs = c.Bool("first-parent"), c.Int("jobs")
+	if cfg.Jobs < 1 {
+		return usageErr("--jobs %d: want 1 to 16 commits per round (1 is exact bisection)", cfg.Jobs)
+	}
 	cfg.Search, cfg.MaxRuns = c.String("search"), c.Int("max-runs")
 	if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
 		cfg.Confidence = bayesConfidence
@@ -303,7 +322,7 @@ func startAction(c *cli.Context) error {
 	case session.NoRegression:
 		return &exitError{code: exitNoRegression}
 	default:
-		return &exitError{code: exitAmbiguous}
+		return &exitError{code: exitUndecided}
 	}
 }
 
