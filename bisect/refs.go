@@ -86,6 +86,11 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 		}
 		return "", fmt.Errorf("%w: ref %q is not a commit: %v", ErrUsage, ref, err)
 	}
+	if base, n, ok := ancestorSuffix(ref); ok {
+		if err := pastRoot(r, base, n, ref); err != nil {
+			return "", err
+		}
+	}
 	tags, err := tagNames(r)
 	if err != nil {
 		return "", err
@@ -114,7 +119,120 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 			return "", fmt.Errorf("%w: version %s matches tags on different commits: %s (pass the tag itself)", ErrUsage, ref, strings.Join(matches, ", "))
 		}
 	}
+	if v, err := version.NewVersion(ref); err == nil {
+		if k := strings.Count(ref, ".") + 1; k <= 2 {
+			if series := seriesTags(tags, v.Segments64()[:k]); len(series) > 0 {
+				return "", fmt.Errorf("%w: %s is a release series, not a release: name one of its tags (%s)", ErrUsage, ref, strings.Join(series, ", "))
+			}
+		}
+		var tried []string
+		for _, p := range versionTagPrefixes {
+			t := p + ref
+			if p == "Percona-Server-" {
+				t += "-NN"
+			}
+			tried = append(tried, t)
+		}
+		return "", fmt.Errorf("%w: %q was read as a version and matches no tag (tried %s%s)", ErrUsage, ref, strings.Join(tried, ", "), nearestTags(tags, ref))
+	}
 	return "", fmt.Errorf("%w: unknown ref %q (not a tag, branch or commit%s)", ErrUsage, ref, nearestTags(tags, ref))
+}
+
+// ancestorSuffix splits a ref that walks back from another one: "HEAD~99"
+// is ("HEAD", 99), "v1^" is ("v1", 1), "x^^" is ("x", 2); ok is false for any
+// other ref (and for ^2-style parent numbers, which are not walks).
+func ancestorSuffix(ref string) (base string, n int, ok bool) {
+	i := strings.LastIndexAny(ref, "~^")
+	if i <= 0 {
+		return "", 0, false
+	}
+	base, tail := ref[:i], ref[i+1:]
+	switch {
+	case ref[i] == '~' && tail == "":
+		n = 1
+	case ref[i] == '~':
+		if _, err := fmt.Sscanf(tail, "%d", &n); err != nil || fmt.Sprint(n) != tail || n < 1 {
+			return "", 0, false
+		}
+	case tail == "":
+		n = 1
+		for strings.HasSuffix(base, "^") {
+			base, n = base[:len(base)-1], n+1
+		}
+	default:
+		return "", 0, false
+	}
+	if strings.ContainsAny(base, "~^") {
+		return "", 0, false // a walk of a walk: left to git's own message
+	}
+	return base, n, true
+}
+
+// pastRoot returns the error for ref = base walked back n first parents when
+// base resolves and its first-parent line is shorter than n ("HEAD~99 runs
+// past the root: HEAD has 12 commits before it ..."), and nil otherwise.
+func pastRoot(r *git.Repository, base string, n int, ref string) error {
+	h, err := r.ResolveRevision(plumbing.Revision(base))
+	if err != nil {
+		return nil
+	}
+	c, err := r.CommitObject(*h)
+	if err != nil {
+		return nil
+	}
+	depth := 0
+	for depth < n && c.NumParents() > 0 {
+		p, err := c.Parent(0)
+		if err != nil {
+			return nil // a shallow clone's boundary: git's own words below
+		}
+		c, depth = p, depth+1
+	}
+	if depth >= n {
+		return nil
+	}
+	return fmt.Errorf("%w: %s runs past the root: %s has %d commits before it on its first-parent line (the root is %.10s)", ErrUsage, ref, base, depth, c.Hash)
+}
+
+// seriesTags are the tags of the release series whose leading version
+// numbers are want (10, 11: mariadb-10.11.5, ...), oldest first, at most 8
+// (the first 4 and the last 4 when there are more).
+func seriesTags(tags []string, want []int64) []string {
+	type tv struct {
+		tag string
+		v   *version.Version
+	}
+	var in []tv
+	for _, t := range tags {
+		x := tagVersion(t)
+		if x == nil {
+			continue
+		}
+		seg := x.Segments64()
+		if len(seg) < len(want) {
+			continue
+		}
+		match := true
+		for i := range want {
+			if seg[i] != want[i] {
+				match = false
+			}
+		}
+		if match {
+			in = append(in, tv{t, x})
+		}
+	}
+	sort.SliceStable(in, func(i, j int) bool { return in[i].v.LessThan(in[j].v) })
+	var out []string
+	for i, x := range in {
+		if len(in) > 8 && i == 4 {
+			out = append(out, "...")
+		}
+		if len(in) <= 8 || i < 4 || i >= len(in)-4 {
+			out = append(out, x.tag)
+		}
+	}
+	return out
 }
 
 // versionTagMatches reports whether tag spells the bare version ref with one

@@ -118,6 +118,13 @@ func TestResolveErrors(t *testing.T) {
 		{"no-such-branch", []string{`"no-such-branch"`, "nearest tags: "}},
 		{"mariadb-10.0.99", []string{"nearest tags: mariadb-10.0.26, mariadb-10.0.22, mariadb-10.1.1"}},
 		{"mysql-5.7.30", []string{"nearest tags: mysql-5.7.22, Percona-Server-5.7.22-22, mysql-5.7.21"}},
+		// A version names the spellings tried; a series lists its releases.
+		{"10.0.24", []string{"read as a version", "tried mariadb-10.0.24, mysql-10.0.24, Percona-Server-10.0.24-NN, v10.0.24, 10.0.24"}},
+		{"10.0", []string{"10.0 is a release series", "mariadb-10.0.22, mariadb-10.0.26"}},
+		{"5.7", []string{"5.7 is a release series", "mysql-5.7.21", "mysql-5.7.22"}},
+		// A walk back past the root says so.
+		{"HEAD~99", []string{"HEAD~99 runs past the root: HEAD has 6 commits before it"}},
+		{"mysql-5.7.22^^", []string{"mysql-5.7.22^^ runs past the root: mysql-5.7.22 has 1 commits before it"}},
 	}
 	for _, c := range cases {
 		_, err := resolveIn(t, p.dir, c.ref)

@@ -5,8 +5,10 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -389,9 +391,19 @@ func CheckWritable(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("--%s %s: is a directory (name a file)", flag, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".perfbisect-*")
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".perfbisect-*")
 	if err != nil {
-		return fmt.Errorf("--%s %s: %w", flag, path, err)
+		// The temporary file's name means nothing to the user: say what is
+		// wrong with the directory.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if os.IsNotExist(err) {
+			return fmt.Errorf("--%s %s: directory %s does not exist (create it, or name a file in an existing directory)", flag, path, dir)
+		}
+		return fmt.Errorf("--%s %s: cannot write in directory %s: %w", flag, path, dir, err)
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,76 @@ func TestTableColors(t *testing.T) {
 	stripped := strings.NewReplacer("\x1b[32m", "", "\x1b[31m", "", "\x1b[33m", "", "\x1b[0m", "").Replace(c)
 	if stripped != plain.String() {
 		t.Errorf("colours change the layout:\n%s\n%s", stripped, plain.String())
+	}
+}
+
+// TestCheckWritable: a report path in a missing directory or in one that
+// cannot be written is refused naming the path and the directory, never the
+// probe's temporary file; a writable one leaves nothing behind.
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckWritable("json", filepath.Join(dir, "r.json")); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the probe left %v", ents)
+	}
+	err := CheckWritable("json", filepath.Join(dir, "nope", "r.json"))
+	if err == nil || !strings.Contains(err.Error(), "--json "+filepath.Join(dir, "nope", "r.json")) ||
+		!strings.Contains(err.Error(), "directory "+filepath.Join(dir, "nope")+" does not exist") || strings.Contains(err.Error(), ".perfbisect-") {
+		t.Errorf("missing directory: %v", err)
+	}
+	if err := CheckWritable("html", dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: %v", err)
+	}
+}
+
+// TestBisectReport: a commit's change is measured against the good runs of
+// its own blocks (from the last good run before its first to the first good
+// run after its last), git's line is there, and secret option values are
+// redacted.
+func TestBisectReport(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	run := func(c string, at float64, tps float64) bisect.Run {
+		return bisect.Run{Commit: c, TPS: tps, Started: t0.Add(time.Duration(at * float64(time.Second))), Facts: map[string]string{"server": "MariaDB 10.11.19", "cpus": "2"}}
+	}
+	var good, bad, cand []bisect.Run
+	for i := 0; i < 10; i++ {
+		// The machine slows down half-way: good runs fall from 1000 to 800.
+		g := 1000.0
+		if i >= 5 {
+			g = 800
+		}
+		good = append(good, run("g", float64(3*i), g+float64(i)))
+		bad = append(bad, run("b", float64(3*i+1), 0.5*g))
+	}
+	for _, at := range []float64{19.5, 20.5, 22.5} { // in the slow half: like good there
+		cand = append(cand, run("c", at, 800))
+	}
+	if got := goodInBlocks(good, cand); len(got) != 3 || got[0].Started != good[6].Started || got[2].Started != good[8].Started {
+		t.Fatalf("good runs in the candidate's blocks: %v", got)
+	}
+	fb := "c"
+	p0, p1, p2 := 0, 1, 2
+	d := Document{Result: "found", Good: "g", Bad: "b", FirstBad: &fb, Metric: "tps", Why: "why",
+		Tested: []TestedCommit{{Commit: "g", Verdict: "good", Runs: good, Position: &p0}, {Commit: "b", Verdict: "bad", Runs: bad, Position: &p2}, {Commit: "c", Verdict: "bad", Runs: cand, Position: &p1}}}
+	var w bytes.Buffer
+	p := Page{Command: "perfbisect start --good g --bad b", Bisect: &d, Options: []OptionsText{{Commit: "g", Text: "--port=3306\n--wsrep_sst_auth=root:secret"}}}
+	if err := WriteBisectReport(&w, "text", p); err != nil {
+		t.Fatal(err)
+	}
+	out := w.String()
+	for _, want := range []string{"c is the first bad commit", "server: MariaDB 10.11.19", "--wsrep_sst_auth=<redacted>", "(against 3 good runs)", "perfbisect start --good g --bad b"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "root:secret") {
+		t.Errorf("the report shows a secret:\n%s", out)
+	}
+	// Against the good runs of its blocks (about 807), the candidate is
+	// about as fast as good; against all of them it would look 10% slow.
+	if !regexp.MustCompile(`(?m)^c .* -[01]\.[0-9]% .*against 3 good runs`).MatchString(out) {
+		t.Errorf("the candidate's change is not taken against its own blocks:\n%s", out)
 	}
 }

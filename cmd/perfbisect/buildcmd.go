@@ -86,7 +86,7 @@ func buildAction(c *cli.Context) error {
 		case errors.As(err, &be) && !be.Machine:
 			failed++
 			fmt.Fprintf(c.App.Writer, "%s\tfailed\n", commit)
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+			printError(err)
 		default:
 			if c.Context.Err() != nil {
 				return c.Context.Err()

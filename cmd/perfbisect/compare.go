@@ -271,7 +271,7 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 		state = store.Failed
 	}
 	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 	}
 	return doc, sess.ID, code, runErr
 }

@@ -367,6 +367,7 @@ func TestBadInput(t *testing.T) {
 		{"bad time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "3x"}, []string{"--time", "3x"}},
 		{"bad threshold", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "150"}, []string{"--threshold"}},
 		{"confidence as a bare percentage", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--confidence", "95"}, []string{"--confidence", "95%"}},
+		{"positional revisions", nil, []string{"--repo", repo, "bad", "good"}, []string{"as flags", "(bad good)", "--good GOOD --bad BAD"}},
 		{"no commits per round", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--jobs", "0"}, []string{"--jobs 0"}},
 		{"max-repeats that can never decide", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--repeats", "2", "--max-repeats", "4"}, []string{"--max-repeats 4", "or more"}},
 		{"json is a directory", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--json", tmp}, []string{"--json", "directory"}},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,20 +49,34 @@ func htmlReport(c *cli.Context, st *store.Store, p report.Page, ids ...int64) {
 	}
 	p.Command = strings.Join(startArgs(c), " ")
 	if err := writeHTML(path, st, p, ids...); err != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 	}
 }
 
-// writeHTML completes p with what the store holds for the sessions ids (the
-// options the server read in the last run of each commit, in the order the
-// commits were first measured; the build attempts) and writes it to path
-// atomically.
+// writeHTML completes p with what the store holds for the sessions ids
+// (completePage) and writes it to path atomically.
 func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error {
+	p, err := completePage(st, p, ids...)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, p); err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return report.WriteFile(path, buf.Bytes())
+}
+
+// completePage adds to p what the store holds for the sessions ids: the
+// options the server read in the last run of each commit, in the order the
+// commits were first measured, and the build attempts. The report writers
+// redact secret option values.
+func completePage(st *store.Store, p report.Page, ids ...int64) (report.Page, error) {
 	seen := map[string]int{}
 	for _, id := range ids {
 		commits, options, err := st.ServerOptions(id)
 		if err != nil {
-			return err
+			return p, err
 		}
 		for i, commit := range commits {
 			text := strings.TrimSpace(options[i]) // report.WriteHTML redacts secrets
@@ -76,7 +89,7 @@ func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error 
 		}
 		builds, err := st.Builds(id)
 		if err != nil {
-			return err
+			return p, err
 		}
 		for _, b := range builds {
 			f := report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor, Version: b.Version, Prefix: b.Prefix, Error: b.Error}
@@ -88,9 +101,5 @@ func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error 
 			p.Builds = append(p.Builds, f)
 		}
 	}
-	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, p); err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
-	}
-	return report.WriteFile(path, buf.Bytes())
+	return p, nil
 }

@@ -20,8 +20,10 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -121,7 +123,7 @@ func run(args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", ee.err)
+			printError(ee.err)
 		}
 		return ee.code
 	}
@@ -130,7 +132,7 @@ func run(args []string) int {
 		return exitInterrupted
 	}
 	// Errors from urfave/cli itself (unknown flag, missing required flag) are usage errors.
-	fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	printError(err)
 	return exitUsage
 }
 
@@ -164,6 +166,13 @@ func flagError(c *cli.Context, err error) string {
 		msg = "flag --" + m[1] + " needs a value"
 	}
 	return msg + " (see " + name + " --help)"
+}
+
+// printError writes err on stderr as "perfbisect: message", without the
+// "usage: " that a library's usage error (bisect.ErrUsage) starts with: the
+// exit code says that already.
+func printError(err error) {
+	fmt.Fprintf(os.Stderr, "perfbisect: %s\n", strings.TrimPrefix(err.Error(), bisect.ErrUsage.Error()+": "))
 }
 
 // unknownCommand is the action of perfbisect with no command (the help) or

@@ -101,7 +101,7 @@ func reportAction(c *cli.Context) error {
 	if h := c.String("html"); h != "" {
 		return storedHTML(w, st, sess, h)
 	}
-	return renderStored(w, sess, format)
+	return renderStored(w, st, sess, format)
 }
 
 // storedHTML writes a finished bisection, comparison or scan as an HTML page.
@@ -136,8 +136,10 @@ func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) 
 	return err
 }
 
-// renderStored prints a finished session's stored document in format.
-func renderStored(w io.Writer, sess *store.Session, format string) error {
+// renderStored prints a finished session's stored document in format; a
+// bisection in text or markdown as a bug report (report.WriteBisectReport,
+// with the command line, options and builds of the store).
+func renderStored(w io.Writer, st *store.Store, sess *store.Session, format string) error {
 	if format == "json" {
 		_, err := fmt.Fprintf(w, "%s\n", sess.Result)
 		return err
@@ -157,7 +159,11 @@ func renderStored(w io.Writer, sess *store.Session, format string) error {
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
 			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
 		}
-		return report.WriteDocument(w, format, doc)
+		page, err := completePage(st, report.Page{Command: "perfbisect " + strings.Join(sess.Args, " "), Bisect: &doc}, sess.ID)
+		if err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+		return report.WriteBisectReport(w, format, page)
 	case store.KindScan:
 		if format != "text" {
 			return usageErr("--format %s: a scan renders as text or json", format)

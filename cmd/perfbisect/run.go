@@ -66,7 +66,7 @@ func runWrapper(args []string) (int, bool) {
 	}
 	self, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 		return runFailure, true
 	}
 	code := wrapRun(self, args[1:])
@@ -93,7 +93,7 @@ func wrapRun(exe string, args []string) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 		return runFailure
 	}
 	go func() {
@@ -112,7 +112,7 @@ func wrapRun(exe string, args []string) int {
 		}
 		code = ee.ExitCode()
 	default:
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 		return runFailure
 	}
 	switch {

@@ -159,7 +159,7 @@ func scanAction(c *cli.Context) error {
 		outcome = "changes"
 	}
 	if eerr := su.store.End(sess.ID, state, outcome, doc); eerr != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", eerr)
+		printError(eerr)
 	}
 	if err == nil || errors.Is(err, bisect.ErrUsage) {
 		su.endProgress()

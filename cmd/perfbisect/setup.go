@@ -300,7 +300,7 @@ func (s *setup) measurer(id func() int64) *measure.Measurer {
 		err := s.store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
 			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+			printError(err)
 		}
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.stateDir, OptionFile: s.optionFile, Bench: s.bench, Log: s.progress, OnBuild: onBuild,
@@ -329,7 +329,7 @@ func (s *setup) storeSession(cfg *session.Config, id func() int64, firstEvent, f
 	}
 	cfg.OnStep = func(st session.Step) {
 		if err := s.store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+			printError(err)
 		}
 		n++
 		if also != nil {

@@ -164,11 +164,13 @@ func defaultStateDir(repoDir string) (string, error) {
 func startAction(c *cli.Context) error {
 	ctx := c.Context
 	// Inputs first: every bad input is a one-line error and exit 2, before any build.
+	if c.NArg() > 0 {
+		// git bisect start takes the bad revision first, compare the old one:
+		// a guess would silently swap them.
+		return usageErr("perfbisect start takes its revisions as flags, not as arguments (%s): perfbisect start --good GOOD --bad BAD", strings.Join(c.Args().Slice(), " "))
+	}
 	if c.String("good") == "" || c.String("bad") == "" {
 		return usageErr("--good and --bad are required: a revision without the regression and one with it (tag, branch, hash or version)")
-	}
-	if c.NArg() > 0 {
-		return usageErr("unexpected argument %q (every input is a flag; see perfbisect start --help)", c.Args().First())
 	}
 	if j := c.String("json"); j != "" {
 		if err := report.CheckWritable("json", j); err != nil {
@@ -270,7 +272,7 @@ func startAction(c *cli.Context) error {
 	steps := su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
 	cfg.Diverged = func(seq int) {
 		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+			printError(err)
 		}
 	}
 	// The measurer records builds under the session, known once it is stored.
@@ -300,7 +302,7 @@ func startAction(c *cli.Context) error {
 	}
 	if c.String("json") != "" {
 		if err := report.WriteJSON(c.String("json"), doc); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+			printError(err)
 		}
 	}
 	htmlReport(c, st, report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Bisect: &doc}, sess.ID)
@@ -313,7 +315,7 @@ func startAction(c *cli.Context) error {
 		return exitFor(runErr, ctx.Err() != nil, su.stateDir, su.repoRoot)
 	}
 	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
-		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		printError(err)
 	}
 	report.Final(su.stdout, res, subjects)
 	switch res.Outcome {

@@ -1,0 +1,305 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// reportHostFacts are the run facts a bug report lists under "host", in order.
+var reportHostFacts = []string{"cpu_model", "cpus", "mem_bytes", "governor", "kernel", "datadir_fs", "server_cpus", "client_cpus"}
+
+// WriteBisectReport writes a stored bisection as a report to paste into a
+// bug (format "text", or "markdown" for Jira and GitHub): the answer with
+// git's own line ("<sha> is the first bad commit"), the good and bad
+// endpoints' medians with 95% intervals and the change between them, every
+// tested commit's change against the good runs measured in its own blocks
+// (with its 95% interval: on a drifting machine a session-wide median
+// misleads), the decisions, and how it was measured: the command line, the
+// server's version, the builds, the host and the effective server options
+// (secret values redacted). p.Bisect must be set; p.Options and p.Builds may
+// be empty (the report then says so).
+func WriteBisectReport(w io.Writer, format string, p Page) error {
+	d := p.Bisect
+	if d == nil {
+		return fmt.Errorf("no bisection in the page")
+	}
+	md := format == "markdown"
+	metric := session.Metric(d.Metric)
+	answer := d.Answer()
+	switch {
+	case d.FirstBad != nil:
+		answer += fmt.Sprintf(": %s %s", *d.FirstBad, d.Subject)
+	case len(d.Range) > 0:
+		answer += ": " + strings.Join(d.Range, " ")
+	}
+	answer = strings.TrimSpace(answer)
+	esc := func(s string) string { return s }
+	if md {
+		esc = mdEscape
+		fmt.Fprintf(w, "### perfbisect: %s\n\n", mdEscape(answer))
+	} else {
+		fmt.Fprintf(w, "%s\n", answer)
+	}
+	if d.FirstBad != nil {
+		word := "bad"
+		if d.Improvement {
+			word = "new"
+		}
+		if md {
+			fmt.Fprintf(w, "```\n%s is the first %s commit\n```\n\n", *d.FirstBad, word)
+		} else {
+			fmt.Fprintf(w, "%s is the first %s commit\n", *d.FirstBad, word)
+		}
+	}
+	if md {
+		fmt.Fprintf(w, "%s\n\n", esc(d.Why))
+	} else {
+		fmt.Fprintf(w, "%s\n", d.Why)
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", esc(d.Error))
+	}
+
+	// The endpoints, with intervals.
+	good, bad := d.tested(d.Good), d.tested(d.Bad)
+	if good != nil && bad != nil {
+		g, b := usable(good.Runs, metric), usable(bad.Runs, metric)
+		sh := stats.Shift(g, b, 0.95)
+		line := fmt.Sprintf("%s: good %.10s %s, bad %.10s %s; change %s (n=%d+%d)",
+			d.Metric, d.Good, medianText(g), d.Bad, medianText(b), shiftText(sh), len(g), len(b))
+		if md {
+			fmt.Fprintf(w, "**Endpoints.** %s\n\n", esc(line))
+		} else {
+			fmt.Fprintf(w, "\n%s\n", line)
+		}
+	}
+
+	// Every tested commit against the good runs of its own blocks.
+	var goodRuns []bisect.Run
+	if good != nil {
+		goodRuns = good.Runs
+	}
+	tested := append([]TestedCommit(nil), d.Tested...)
+	sort.SliceStable(tested, func(i, j int) bool { return posOf(tested[i]) < posOf(tested[j]) })
+	head := []string{"commit", "subject", "verdict", "n", "median " + d.Metric, "change vs good in its blocks [95%]"}
+	var rows [][]string
+	for _, t := range tested {
+		change := "-"
+		if t.Commit != d.Good && len(t.Runs) > 0 {
+			refs := usable(goodInBlocks(goodRuns, t.Runs), metric)
+			if v := usable(t.Runs, metric); len(refs) > 0 && len(v) > 0 {
+				change = fmt.Sprintf("%s (against %d good runs)", shiftText(stats.Shift(refs, v, 0.95)), len(refs))
+			}
+		}
+		rows = append(rows, []string{fmt.Sprintf("%.10s", t.Commit), trunc(t.Subject, 40), t.Verdict, fmt.Sprint(len(t.Runs)), num(t.Median), change})
+	}
+	if md {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, r := range rows {
+			r[0] = "`" + r[0] + "`"
+			for i := range r {
+				r[i] = mdEscape(r[i])
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+		fmt.Fprintf(w, "\n| decision | commit | verdict | rule |\n|---|---|---|---|\n")
+		for _, s := range d.Steps {
+			fmt.Fprintf(w, "| %s | `%.10s` | %s | %s |\n", s.Role, s.Commit, s.Verdict, mdEscape(s.Rule))
+		}
+	} else {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "%s\n", strings.Join(head, "\t"))
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\n", strings.Join(r, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "decision\tcommit\tverdict\trule\n")
+		for _, s := range d.Steps {
+			fmt.Fprintf(tw, "%s\t%.10s\t%s\t%s\n", s.Role, s.Commit, s.Verdict, trunc(s.Rule, 120))
+		}
+		tw.Flush()
+	}
+
+	// How it was measured.
+	var ctx [][2]string
+	if p.Command != "" {
+		ctx = append(ctx, [2]string{"command", p.Command})
+	}
+	var all []bisect.Run
+	for _, t := range d.Tested {
+		all = append(all, t.Runs...)
+	}
+	facts := map[string]string{}
+	for _, kv := range hostFacts(all) { // distinct values joined with " | "
+		facts[kv[0]] = kv[1]
+	}
+	if v := facts["server"]; v != "" {
+		ctx = append(ctx, [2]string{"server", v})
+	}
+	if b := buildsText(p.Builds); b != "" {
+		ctx = append(ctx, [2]string{"builds", b})
+	}
+	var host []string
+	for _, k := range reportHostFacts {
+		if v := facts[k]; v != "" {
+			host = append(host, k+"="+v)
+		}
+	}
+	if len(host) > 0 {
+		ctx = append(ctx, [2]string{"host", strings.Join(host, " ")})
+	}
+	ctx = append(ctx, [2]string{"runs", fmt.Sprintf("%d measured; pre-flight estimate: %s", d.Runs, orDash(d.Estimate))})
+	options := optionsOf(p.Options, d.Good)
+	if md {
+		fmt.Fprintf(w, "\n**How it was measured**\n\n")
+		for _, kv := range ctx {
+			fmt.Fprintf(w, "- %s: %s\n", kv[0], mdEscape(kv[1]))
+		}
+		if options != "" {
+			fmt.Fprintf(w, "\n<details><summary>server options (the good endpoint's; secrets redacted)</summary>\n\n```\n%s\n```\n</details>\n", options)
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "\nhow it was measured:\n")
+	for _, kv := range ctx {
+		fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
+	}
+	if options != "" {
+		fmt.Fprintf(w, "  server options (the good endpoint's; secrets redacted):\n")
+		for _, l := range strings.Split(options, "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+	return nil
+}
+
+// tested is the tested entry of commit h, or nil.
+func (d *Document) tested(h string) *TestedCommit {
+	for i := range d.Tested {
+		if d.Tested[i].Commit == h {
+			return &d.Tested[i]
+		}
+	}
+	return nil
+}
+
+// posOf orders tested commits by their place in the range (unknown last).
+func posOf(t TestedCommit) int {
+	if t.Position == nil {
+		return math.MaxInt
+	}
+	return *t.Position
+}
+
+// goodInBlocks are the good runs measured in the blocks of runs: from the
+// last good run before runs' first to the first good run after their last
+// (all of good when runs have no start times).
+func goodInBlocks(good, runs []bisect.Run) []bisect.Run {
+	var first, last time.Time
+	for _, r := range runs {
+		if r.Started.IsZero() {
+			return good
+		}
+		if first.IsZero() || r.Started.Before(first) {
+			first = r.Started
+		}
+		if r.Started.After(last) {
+			last = r.Started
+		}
+	}
+	sorted := append([]bisect.Run(nil), good...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Started.Before(sorted[j].Started) })
+	lo, hi := 0, len(sorted)
+	for i, g := range sorted {
+		if g.Started.Before(first) {
+			lo = i
+		}
+		if g.Started.After(last) {
+			hi = i + 1
+			break
+		}
+	}
+	if lo >= hi {
+		return good
+	}
+	return sorted[lo:hi]
+}
+
+// medianText is "median [lo, hi]" at 95% (the interval left out when the
+// runs are too few for one).
+func medianText(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	m := stats.Median(xs)
+	if lo, hi, ok := stats.MedianCI(xs, 0.95); ok {
+		return fmt.Sprintf("%s [%s, %s]", num(m), num(lo), num(hi))
+	}
+	return num(m)
+}
+
+// shiftText is "-12.3% [-15.0%, -9.1%]".
+func shiftText(s stats.ShiftEstimate) string {
+	if math.IsNaN(s.Est) {
+		return "-"
+	}
+	if !s.Bounded() {
+		return fmt.Sprintf("%+.1f%%", 100*s.Est)
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*s.Est, 100*s.Lo, 100*s.Hi)
+}
+
+// buildsText summarises the build attempts: "7 (1 failed), MariaDB 10.11.99".
+func buildsText(builds []BuildFact) string {
+	if len(builds) == 0 {
+		return ""
+	}
+	failed := 0
+	var version string
+	for _, b := range builds {
+		if b.Error != "" {
+			failed++
+		}
+		if version == "" && b.Version != "" {
+			version = strings.TrimSpace(b.Flavor + " " + b.Version)
+		}
+	}
+	s := fmt.Sprintf("%d attempts (%d failed)", len(builds), failed)
+	if version != "" {
+		s += ", tree " + version
+	}
+	return s
+}
+
+// optionsOf is the effective options of commit (else of the first measured
+// commit), secret values redacted.
+func optionsOf(opts []OptionsText, commit string) string {
+	for _, o := range opts {
+		if o.Commit == commit {
+			return RedactOptions(strings.TrimSpace(o.Text))
+		}
+	}
+	if len(opts) > 0 {
+		return RedactOptions(strings.TrimSpace(opts[0].Text))
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
