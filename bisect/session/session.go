@@ -410,7 +410,7 @@ func (s *Session) Compare(ctx context.Context) (cmp stats.Comparison, changed bo
 // measured, and other errors for tool or machine failures.
 func (s *Session) Run(ctx context.Context) (*Result, error) {
 	c := s.cfg
-	s.logf("budget: %d decisions, per-decision error %.3g (whole answer right with probability >= %g); endpoints: %s",
+	s.logf("error budget: %d decisions, each wrong with probability <= %.3g (the whole answer right with probability >= %g); endpoints: %s",
 		s.budget.Steps, s.budget.StepAlpha(), c.Confidence, s.ends)
 	if mp := stats.MinP(c.Repeats, c.Repeats); mp > s.budget.LookAlpha(1) {
 		s.logf("note: %d runs per side cannot reach the first look's alpha %.2g (best p %.2g); at least %d are needed, so the first decision needs more runs than --repeats",

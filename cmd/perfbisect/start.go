@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,6 +133,13 @@ func parsePercent(flag, s string) (float64, error) {
 		return 0, usageErr("--%s %q: want a percentage between 0 and 100, such as 5 or 5%%", flag, s)
 	}
 	return f / 100, nil
+}
+
+// expectedSteps is about how many commits a bisection of n candidates
+// builds and measures besides the endpoints: log2 n, and the culprit's
+// parent confirmed.
+func expectedSteps(n int) int {
+	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
 }
 
 // parseConfidence reads --confidence as a probability (0.95) or a percentage
@@ -287,7 +295,8 @@ func startAction(c *cli.Context) error {
 			return &exitError{code: exitFailure, err: err}
 		}
 	}
-	fmt.Fprintf(progress, "bisecting %d commit(s) after good %.10s up to bad %.10s; state in %s\n", len(commits), good, bad, su.stateDir)
+	fmt.Fprintf(progress, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
+		len(commits), good, bad, expectedSteps(len(commits)), su.stateDir)
 	priorNoise(progress, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
 	res = run.Result()
 	_, runErr := run.Run(ctx)
