@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -346,7 +347,29 @@ func nearestTags(tags []string, ref string) string {
 // chain itself). good and bad are full hashes (see Resolve). good must be
 // an ancestor of bad; otherwise it is an ErrUsage error that says which way round
 // the two are.
+//
+// With the git command installed it asks git (git merge-base --is-ancestor,
+// git log good..bad), which reads a 200,000-commit history's commit-graph in
+// a fraction of the time go-git's walk of every ancestor of good takes
+// (scripts/history-scale prints both) and lists the range of a shallow clone
+// that holds it; the commits are then put in the order go-git's walk gives
+// (rangeOrder), so that a session resumes the same whichever path listed
+// them. Without git, or when git fails, go-git walks the history.
 func Range(r *git.Repository, good, bad string) ([]Commit, error) {
+	if good != bad {
+		if dir := gitDirOf(r); dir != "" {
+			if out, err := rangeGit(dir, good, bad); err == nil {
+				return out, nil
+			} else if errors.Is(err, ErrUsage) {
+				return nil, err
+			}
+		}
+	}
+	return rangeGoGit(r, good, bad)
+}
+
+// rangeGoGit is Range by go-git's commit walks.
+func rangeGoGit(r *git.Repository, good, bad string) ([]Commit, error) {
 	gc, err := r.CommitObject(plumbing.NewHash(good))
 	if err != nil {
 		return nil, fmt.Errorf("good %s: %w", good, err)
@@ -407,6 +430,118 @@ func Subject(r *git.Repository, hash string) string {
 
 // shallowHint turns a missing object in a shallow clone into a usage error that
 // says how to get the history.
+// gitDirOf is the git directory of a repository opened from the
+// filesystem, or "" (a repository in memory, or no git command).
+func gitDirOf(r *git.Repository) string {
+	fs, ok := r.Storer.(*filesystem.Storage)
+	if !ok {
+		return ""
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return ""
+	}
+	return fs.Filesystem().Root()
+}
+
+// rangeGit is Range by the git command on the git directory dir. Errors
+// wrapping ErrUsage are the user's (good not an ancestor of bad); others
+// mean "ask go-git instead".
+func rangeGit(dir, good, bad string) ([]Commit, error) {
+	git := func(args ...string) *exec.Cmd {
+		cmd := exec.Command("git", append([]string{"--git-dir", dir, "-c", "log.showSignature=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+		return cmd
+	}
+	err := git("merge-base", "--is-ancestor", good, bad).Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		if git("merge-base", "--is-ancestor", bad, good).Run() == nil {
+			return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", ErrUsage, good, bad)
+		}
+		return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s (they are on different branches)", ErrUsage, good, bad)
+	case err != nil:
+		return nil, err
+	}
+	// One NUL-terminated record per commit; the raw message (%B), of which
+	// the subject is the first line, as go-git's walk takes it (git's %s
+	// would join a first paragraph's lines).
+	out, err := git("log", "-z", "--no-decorate", "--no-color", "--format=%H%x01%P%x01%ct%x01%B", good+".."+bad).Output()
+	if err != nil {
+		return nil, err
+	}
+	byHash := map[string]Commit{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\x01", 4)
+		if len(f) != 4 {
+			return nil, fmt.Errorf("git log: record %.80q", rec)
+		}
+		var t int64
+		if _, err := fmt.Sscan(f[2], &t); err != nil {
+			return nil, fmt.Errorf("git log: time in %.80q", rec)
+		}
+		subject, _, _ := strings.Cut(f[3], "\n")
+		var parents []string // nil for a root, as go-git's walk gives
+		if f[1] != "" {
+			parents = strings.Fields(f[1])
+		}
+		byHash[f[0]] = Commit{Hash: f[0], Parents: parents, Time: t, Subject: subject}
+	}
+	if _, ok := byHash[bad]; !ok {
+		return nil, fmt.Errorf("git log %.10s..%.10s: bad is not listed", good, bad)
+	}
+	return rangeOrder(byHash, bad), nil
+}
+
+// rangeOrder lists the commits of a range (by hash) in the order of
+// go-git's preorder walk from bad (object.NewCommitPreorderIter): each
+// commit, then its unvisited parents' walks in parent order, a parent
+// outside the range (an ancestor of good) left out.
+func rangeOrder(byHash map[string]Commit, bad string) []Commit {
+	type parents struct {
+		hs []string
+		i  int
+	}
+	seen := map[string]bool{}
+	var stack []*parents
+	out := make([]Commit, 0, len(byHash))
+	next := bad
+	for {
+		h := next
+		next = ""
+		if h == "" {
+			if len(stack) == 0 {
+				return out
+			}
+			top := stack[len(stack)-1]
+			if top.i >= len(top.hs) {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			h = top.hs[top.i]
+			top.i++
+		}
+		c, in := byHash[h]
+		if seen[h] || !in {
+			continue
+		}
+		seen[h] = true
+		out = append(out, c)
+		if len(c.Parents) > 0 {
+			var unseen []string
+			for _, p := range c.Parents {
+				if !seen[p] {
+					unseen = append(unseen, p)
+				}
+			}
+			stack = append(stack, &parents{hs: unseen})
+		}
+	}
+}
+
 func shallowHint(r *git.Repository, err error) error {
 	if sh, serr := r.Storer.Shallow(); serr == nil && len(sh) > 0 {
 		return fmt.Errorf("%w: the repository is a shallow clone and lacks the history between good and bad (%v): run git fetch --unshallow", ErrUsage, err)
