@@ -19,7 +19,7 @@ import (
 const (
 	CompareRegression   = "regression"    // the head is worse by at least the threshold (exit 5)
 	CompareNoRegression = "no-regression" // SAME, or a difference in the better direction (exit 0)
-	CompareInconclusive = "inconclusive"  // UNKNOWN at --max-repeats (exit 3)
+	CompareInconclusive = "inconclusive"  // UNKNOWN at --max-repeats (exit 4)
 	CompareError        = "error"         // the comparison stopped on an error (exit 1 or 2)
 )
 

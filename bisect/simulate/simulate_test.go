@@ -13,7 +13,7 @@ func policy() session.Config {
 	return session.Config{Repeats: 6, MaxRepeats: 18, Threshold: 0.05, Confidence: 0.95, Metric: session.TPS, Search: session.SearchClassic}
 }
 
-// TestTargets checks the targets on the README grid's scenarios with
+// TestTargets checks the targets on the noise grid's scenarios (docs/statistics.md) with
 // fixed seeds (300 sessions each, the default --max-repeats 18): nothing
 // regressed -> a culprit named in at most 1%; a shift of >= 6x the noise ->
 // the right culprit in >= 99%; smaller shifts -> wrong in at most 1%; the

@@ -52,6 +52,9 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" && args[1] != "build" {
 		return args
 	}
+	if args[len(args)-1] == "--generate-bash-completion" {
+		return args // shell completion: urfave/cli reads the line as typed
+	}
 	var cmd *cli.Command
 	for _, c := range app.Commands {
 		if c.Name == args[1] {

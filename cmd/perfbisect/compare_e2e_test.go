@@ -142,7 +142,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
 		"--threshold", "15", "--max-repeats", "8", "--state-dir", state}, fastRun...)...)
 	if r.code != exitOK && r.code != exitUndecided {
-		t.Fatalf("culprit vs bad: exit %d, want 0 (or 3 if the noise kept it undecided)\n%s", r.code, r.stderr)
+		t.Fatalf("culprit vs bad: exit %d, want 0 (or 4 if the noise kept it undecided)\n%s", r.code, r.stderr)
 	}
 	var suites struct {
 		Suites []struct {
@@ -184,7 +184,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 	}
 	r = perfbisect(t, nil, "status", "--state-dir", state)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "no session") {
-		t.Errorf("status after two compares: exit %d\n%s", r.code, r.stdout)
+		t.Errorf("status after two compares: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -416,7 +416,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A refused start stores no session that would block the corrected one.
 	if st := perfbisect(t, nil, "status", "--repo", repo); st.code != exitUsage || !strings.Contains(st.stderr, "no session") {
-		t.Errorf("a refused start left a session behind:\n%s", st.stdout)
+		t.Errorf("a refused start left a session behind: exit %d\n%s", st.code, st.stderr)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -36,12 +35,12 @@ func TestParsePercent(t *testing.T) {
 }
 
 func TestParseConfidence(t *testing.T) {
-	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "0.5": 0.5} {
-		if got, err := parseConfidence(in); err != nil || math.Abs(got-want) > 1e-12 {
+	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "99.99%": 0.9999, "0.5": 0.5} {
+		if got, err := parseConfidence(in); err != nil || got != want { // exactly: the value is part of the session's identity
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%"} {
+	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%", "0.95%", "0.4"} {
 		if _, err := parseConfidence(in); err == nil {
 			t.Errorf("%q: want an error", in)
 		}

@@ -31,6 +31,10 @@ import (
 // built from (buildVersion).
 const release = "0.1.0"
 
+// releaseTag is a module version that is a release (v0.2.0), not a
+// pseudo-version such as v0.0.0-20261202081010-abcdef123456+dirty.
+var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
 // buildVersion is what --version prints: the release, and the commit, commit
 // time and "modified" (uncommitted changes) from the build's VCS stamp when
 // the binary was built from a git checkout ("0.1.0 (commit 4cb62f0a1b2c,
@@ -52,10 +56,14 @@ func buildVersion() string {
 			modified = s.Value == "true"
 		}
 	}
-	if rev == "" {
-		return release
+	rel := release
+	if mv := info.Main.Version; releaseTag.MatchString(mv) {
+		rel = mv[1:] // go install ...@v0.2.0 (not a pseudo-version of a checkout)
 	}
-	v := fmt.Sprintf("%s (commit %.12s", release, rev)
+	if rev == "" {
+		return rel
+	}
+	v := fmt.Sprintf("%s (commit %.12s", rel, rev)
 	if at != "" {
 		v += ", " + at
 	}
@@ -139,33 +147,72 @@ func run(args []string) int {
 var (
 	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
 	flagNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
+	badFlagValue  = regexp.MustCompile(`^invalid value (".*") for flag -+(\S+): (.*)$`)
 )
 
+// dashed is a flag's name as typed: -q, --threads.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
 // flagError words a command-line error of command c (flag's one-dash
-// messages) with two dashes, the nearest flag of the command for an unknown
-// one, and where the help is: "unknown flag --thraeds; did you mean
-// --threads? (see perfbisect start --help)".
+// messages) with the flag as typed, the nearest flag of the command for an
+// unknown one (when it is near), and where the help is: "unknown flag
+// --thraeds; did you mean --threads? (see perfbisect start --help)".
 func flagError(c *cli.Context, err error) string {
 	msg := err.Error()
 	var flags []cli.Flag
 	name := "perfbisect"
-	if c != nil && c.Command != nil {
+	root := c == nil || c.Command == nil || c.Command.Name == "" || (c.App != nil && c.Command.Name == c.App.Name)
+	if !root {
 		flags = c.Command.Flags
-		if c.Command.Name != "" {
-			name += " " + c.Command.Name
-		}
+		name += " " + c.Command.Name
 	}
-	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
-		msg = "unknown flag --" + m[1]
+	switch m := undefinedFlag.FindStringSubmatch(msg); {
+	case m != nil && root:
+		msg = "unknown flag " + dashed(m[1]) + " before the command: options go after the command's name (perfbisect start " + dashed(m[1]) + " ...)"
+	case m != nil:
+		msg = "unknown flag " + dashed(m[1])
 		if cli.SuggestFlag != nil && len(flags) > 0 {
-			if s := cli.SuggestFlag(flags, m[1], true); s != "" {
+			if s := cli.SuggestFlag(flags, m[1], true); s != "" && near(m[1], strings.TrimLeft(s, "-")) {
 				msg += "; did you mean " + s + "?"
 			}
 		}
-	} else if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
-		msg = "flag --" + m[1] + " needs a value"
+	default:
+		if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
+			msg = "flag " + dashed(m[1]) + " needs a value"
+		} else if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+			msg = "invalid value " + m[1] + " for " + dashed(m[2]) + ": " + m[3]
+		}
 	}
 	return msg + " (see " + name + " --help)"
+}
+
+// near reports whether typed is a plausible misspelling of name: an edit
+// distance of at most a third of its length (2 for short names), so that a
+// suggestion is never a guess ("nosuch" suggests nothing).
+func near(typed, name string) bool {
+	a, b := []rune(typed), []rune(name)
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)] <= max(2, len(a)/3)
 }
 
 // printError writes err on stderr as "perfbisect: message", without the
@@ -183,10 +230,16 @@ func unknownCommand(c *cli.Context) error {
 	}
 	name := c.Args().First()
 	msg := fmt.Sprintf("%q is not a perfbisect command", name)
-	if cli.SuggestCommand != nil {
-		if s := cli.SuggestCommand(c.App.Commands, name); s != "" {
-			msg += ". " + s
+	best := ""
+	for _, cmd := range c.App.Commands {
+		for _, n := range cmd.Names() {
+			if near(name, n) && (best == "" || !near(name, best)) {
+				best = n
+			}
 		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %s?", best)
 	}
 	return &exitError{code: exitUsage, err: errors.New(msg + " (perfbisect help lists the commands)")}
 }
@@ -210,6 +263,8 @@ func newApp() *cli.App {
 			return &exitError{code: exitUsage, err: errors.New(flagError(c, err))}
 		},
 	}
+	decorateFlags(app.Commands)
+	cli.FlagStringer = flagString
 	// One exit-code table in every command's help but run's (git bisect
 	// run's protocol, in its own help) and bench's (its own, a subset).
 	for _, cmd := range app.Commands {

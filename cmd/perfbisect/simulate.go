@@ -43,7 +43,7 @@ func simulateCommand() *cli.Command {
 			&cli.BoolFlag{Name: "table", Usage: "run a grid of scenarios and print it as a markdown table (see --grid)"},
 			&cli.StringFlag{Name: "grid", Value: "targets", Usage: "with --table: targets (small regressions with random culprit positions, noise shapes, drift, merges, two culprits, 1000 commits; both searches side by side) or noise (effect size x noise, for --search alone)"},
 			&cli.BoolFlag{Name: "fixed", Usage: "with --table --grid noise --search classic: also find the fixed-sample design of equal accuracy for the 6x and 10x rows at 5% log-normal noise (slow)"},
-			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "goroutines (results do not depend on it)"},
+			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "goroutines (results do not depend on it)"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("%s", flagError(c, err))

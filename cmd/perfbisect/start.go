@@ -32,12 +32,12 @@ func measurementFlags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
 		&cli.StringFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's)"},
-		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete"},
+		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, or oltp_legacy (sysbench 0.4's --test=oltp)"},
 		&cli.IntFlag{Name: "threads", Value: d.Threads, Usage: "client threads (connections)"},
 		&cli.IntFlag{Name: "tables", Value: d.Tables, Usage: "number of sbtest tables"},
 		&cli.IntFlag{Name: "table-size", Value: d.TableSize, Usage: "rows per table"},
 		&cli.StringFlag{Name: "time", Value: "10", Usage: "measured window per run: seconds (10) or a duration (10s)"},
-		&cli.StringFlag{Name: "warmup", Value: "2", Usage: "warm-up before the measured window, excluded from every number: seconds or a duration"},
+		&cli.StringFlag{Name: "warmup", Aliases: []string{"warmup-time"}, Value: "2", Usage: "warm-up before the measured window, excluded from every number: seconds or a duration"},
 		&cli.IntFlag{Name: "range-size", Value: d.RangeSize, Usage: "rows per range query"},
 		&cli.StringFlag{Name: "rand-type", Value: d.RandType, Usage: "id distribution: uniform, special, gaussian, pareto, zipfian"},
 		&cli.Int64Flag{Name: "rand-seed", Value: d.RandSeed, Usage: "seed of the data and the workload's random values (same for every revision)"},
@@ -147,13 +147,13 @@ func expectedSteps(n int) int {
 // either way.
 func parseConfidence(s string) (float64, error) {
 	t := strings.TrimSpace(s)
-	pct := strings.HasSuffix(t, "%")
-	f, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	num, pct := strings.CutSuffix(t, "%")
 	if pct {
-		f /= 100
+		num += "e-2" // 99.9% is 0.999 exactly as typed, not 99.9/100
 	}
-	if err != nil || !(f > 0 && f < 1) {
-		return 0, usageErr("--confidence %q: want a probability between 0 and 1 or a percentage, such as 0.95 or 95%%", s)
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(f >= 0.5 && f < 1) {
+		return 0, usageErr("--confidence %q: want a probability from 0.5 to below 1, or a percentage, such as 0.95 or 95%%", s)
 	}
 	return f, nil
 }

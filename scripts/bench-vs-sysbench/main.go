@@ -18,7 +18,7 @@
 // client's peak RSS. A last
 // line measures both clients' peak RSS at many threads (64 by default).
 //
-//	go run ./scripts/bench-vs-sysbench -pairs 7         # the README table, ~20 minutes (5 pairs: ~17)
+//	go run ./scripts/bench-vs-sysbench -pairs 7         # the table of docs/workload.md, ~20 minutes (5 pairs: ~17)
 //	go run ./scripts/bench-vs-sysbench -pairs 3 -time 5s -configs oltp_read_only/2/uniform
 //
 // The numbers are only meaningful on an otherwise idle machine: run nothing
@@ -88,7 +88,7 @@ func main() {
 	prefix := flag.String("prefix", "/usr", "install prefix of the server")
 	flag.StringVar(&serverCPUs, "server-cpus", "", "CPUs of mysqld, as taskset -c (e.g. 1); empty: no placement")
 	flag.StringVar(&clientCPUs, "client-cpus", "", "CPUs of each client process, as taskset -c (e.g. 0); empty: no placement")
-	// go run ./scripts/bench-vs-sysbench -server-cpus 1 -client-cpus 0: the README's placed table.
+	// go run ./scripts/bench-vs-sysbench -server-cpus 1 -client-cpus 0: docs/workload.md's placed table.
 	flag.Parse()
 	cs, err := parseConfigs(*configs)
 	if err == nil {

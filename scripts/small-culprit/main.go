@@ -13,8 +13,10 @@
 //	go run ./scripts/small-culprit -commits 40 -trials 5 -out /tmp/small.tsv
 //
 // Flags: -commits N (40), -trials K (3), -seed S (1), -out FILE (a TSV of the
-// finished trials; an existing file is read first and its trials are not run
-// again, so an interrupted run resumes), -confidence C (the default when 0),
+// finished trials, after a "#" line with the parameters; an existing file is
+// read first and its trials are not run again, so an interrupted run
+// resumes; one made with other parameters is refused; a trial that ended in
+// an error is not kept), -confidence C (the default when 0),
 // -time SECONDS (1.5), -keep (keep the fixtures and state directories). It
 // builds perfbisect from this checkout, starts servers and takes minutes per
 // trial: run it on an idle machine, never beside a build or another
@@ -62,8 +64,8 @@ func main() {
 	window := flag.String("time", "1.5", "--time of start (seconds)")
 	keep := flag.Bool("keep", false, "keep the fixtures and state directories")
 	flag.Parse()
-	if flag.NArg() != 0 || *commits < 4 || *trials < 1 {
-		fmt.Fprintln(os.Stderr, "usage: small-culprit [-commits N>=4] [-trials K>=1] [-seed S] [-out FILE] [-confidence C] [-time SECONDS] [-keep]")
+	if flag.NArg() != 0 || *commits < 4 || *trials < 1 || *conf != 0 && !(*conf >= 0.5 && *conf < 1) {
+		fmt.Fprintln(os.Stderr, "usage: small-culprit [-commits N>=4] [-trials K>=1] [-seed S] [-out FILE] [-confidence 0.5..0.999] [-time SECONDS] [-keep]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,18 +96,22 @@ func run(ctx context.Context, commits, trials int, seed uint64, outPath string, 
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/perfbisect: %w", err)
 	}
+	params := fmt.Sprintf("# small-culprit -commits %d -seed %d -confidence %g -time %s", commits, seed, conf, window)
 	done := map[int]row{}
-	if outPath != "" {
-		if done, err = readRows(outPath); err != nil {
-			return err
-		}
-	}
 	var out *os.File
 	if outPath != "" {
+		if done, err = readRows(outPath, params); err != nil {
+			return err
+		}
 		if out, err = os.OpenFile(outPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 			return err
 		}
 		defer out.Close()
+		if st, err := out.Stat(); err == nil && st.Size() == 0 {
+			if _, err := fmt.Fprintln(out, params); err != nil {
+				return err
+			}
+		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 21))
 	var rows []row
@@ -121,7 +127,7 @@ func run(ctx context.Context, commits, trials int, seed uint64, outPath string, 
 		}
 		fmt.Println(r.tsv())
 		rows = append(rows, r)
-		if out != nil {
+		if out != nil && r.Answer != "error" { // an error is tried again by the next run
 			if _, err := fmt.Fprintln(out, r.tsv()); err != nil {
 				return err
 			}
@@ -157,12 +163,12 @@ func trial(ctx context.Context, root, bin, dir string, i, commits, pos int, conf
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
 	_ = cmd.Run() // the exit code is read from the JSON's result
+	if ctx.Err() != nil {
+		return row{}, ctx.Err() // interrupted: not a trial's result
+	}
 	r := row{Trial: i, Pos: pos, Wall: time.Since(began), Answer: "error"}
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
-		if ctx.Err() != nil {
-			return row{}, ctx.Err()
-		}
 		return r, nil
 	}
 	var j struct {
@@ -227,8 +233,9 @@ func summarize(rows []row, commits int) {
 	}
 }
 
-// readRows reads the trials of an earlier run's TSV (a missing file: none).
-func readRows(path string) (map[int]row, error) {
+// readRows reads the trials of an earlier run's TSV (a missing file: none);
+// its first line must be params (the same parameters).
+func readRows(path, params string) (map[int]row, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return map[int]row{}, nil
@@ -239,7 +246,13 @@ func readRows(path string) (map[int]row, error) {
 	defer f.Close()
 	rows := map[int]row{}
 	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for line := 0; sc.Scan(); line++ {
+		if line == 0 {
+			if sc.Text() != params {
+				return nil, fmt.Errorf("%s was made with other parameters (%q, now %q): name another -out file", path, sc.Text(), params)
+			}
+			continue
+		}
 		fs := strings.Split(sc.Text(), "\t")
 		if len(fs) != 9 {
 			return nil, fmt.Errorf("%s: line %q: want 9 tab-separated fields", path, sc.Text())
