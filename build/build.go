@@ -156,6 +156,9 @@ type BuildError struct {
 	// Remembered is the file that records a compiler error, so that later
 	// sessions skip the revision without building ("" when not remembered).
 	Remembered string
+	// Earlier: the failure is an earlier session's, read from Remembered
+	// (nothing was built this time).
+	Earlier bool
 	// Packages are the Debian packages that provide what the build reports
 	// missing (from DebianPackages; none when unknown).
 	Packages []string
@@ -172,14 +175,17 @@ func (e *BuildError) Error() string {
 		what = " (not the revision's fault: fix the machine, then resume)"
 	case len(e.Packages) > 0:
 		what = " (if the machine lacks " + strings.Join(e.Packages, " ") + ", apt-get install " + strings.Join(e.Packages, " ") + " and resume)"
+	case e.Remembered != "" && e.Earlier:
+		what = " (remembered from an earlier session: delete " + e.Remembered + " to retry)"
 	case e.Remembered != "":
 		what = " (remembered: later sessions skip it without building; delete " + e.Remembered + " to retry)"
 	}
-	s := fmt.Sprintf("%s step of %.10s%s: %v (log %s)", e.Step, e.Commit, what, e.Err, e.Log)
+	// The line that stopped the build first: it is what a user reads.
+	s := fmt.Sprintf("%s step of %.10s failed", e.Step, e.Commit)
 	if len(e.Lines) > 0 {
 		s += ": " + strings.Join(e.Lines, " | ")
 	}
-	return s
+	return s + fmt.Sprintf(" (%v; log %s)%s", e.Err, e.Log, what)
 }
 
 func (e *BuildError) Unwrap() error { return e.Err }
@@ -275,7 +281,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		_ = os.Remove(prefix + ".failed.json")
 	}
 	if be := b.cachedFailure(prefix, commit); be != nil {
-		b.logf("build %.10s: failed in an earlier session (delete %s to retry)", commit, prefix+".failed.json")
+		b.logf("build %.10s: failed in an earlier session", commit)
 		return "", be
 	}
 	cmake, err := exec.LookPath("cmake")
@@ -391,7 +397,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			be.Remembered = prefix + ".failed.json"
 		}
 		_ = os.RemoveAll(tmp)
-		b.logf("build %.10s: %v", commit, be)
+		// Short: the session says what failed when it decides what the
+		// failure means (a skip, or an endpoint that cannot be measured).
+		b.logf("build %.10s: the %s step failed (log %s)", commit, be.Step, be.Log)
 		return "", be
 	}
 	// The build directory's files reach the disk before the record that says
@@ -606,8 +614,8 @@ func (b *Builder) cachedFailure(prefix, commit string) *BuildError {
 	if json.Unmarshal(data, &rec) != nil {
 		return nil
 	}
-	return &BuildError{Commit: commit, Step: rec.Step, Log: rec.Log, Lines: rec.Lines,
-		Err: fmt.Errorf("%s (remembered from an earlier session; delete %s to retry)", rec.Err, prefix+".failed.json")}
+	return &BuildError{Commit: commit, Step: rec.Step, Log: rec.Log, Lines: rec.Lines, Err: errors.New(rec.Err),
+		Remembered: prefix + ".failed.json", Earlier: true}
 }
 
 func (b *Builder) logf(format string, args ...any) {

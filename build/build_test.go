@@ -3,6 +3,7 @@ package build
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +115,12 @@ func TestBuildRealCMake(t *testing.T) {
 	if !errors.As(err, &be) || be.Step != "build" || !strings.Contains(err.Error(), "error:") {
 		t.Fatalf("broken revision: %v", err)
 	}
+	// The line that stopped the build comes first, the log and what to do
+	// after it.
+	if msg := err.Error(); !strings.HasPrefix(msg, fmt.Sprintf("build step of %.10s failed: ", ids["broken"])) ||
+		strings.Index(msg, "error:") > strings.Index(msg, "log ") {
+		t.Errorf("broken revision's message: %s", msg)
+	}
 	if dir, _ := b.InstallDir(ids["broken"]); dir == "" {
 		t.Error("no install dir for the broken revision")
 	} else if _, err := os.Stat(filepath.Join(dir, completeMarker)); err == nil {
@@ -124,7 +131,7 @@ func TestBuildRealCMake(t *testing.T) {
 	b2 := &Builder{Repo: repo, StateDir: b.StateDir}
 	os.Remove(be.Log)
 	_, err = b2.Build(ctx, ids["broken"])
-	if !errors.As(err, &be) || !strings.Contains(err.Error(), "delete") {
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "delete") || !be.Earlier || strings.Count(err.Error(), ".failed.json") != 1 {
 		t.Fatalf("remembered failure: %v", err)
 	}
 	if _, err := os.Stat(be.Log); err == nil {
