@@ -170,6 +170,7 @@ type testedRow struct {
 	TestedCommit
 	N       int
 	ChartID string
+	Change  string // against the good runs of its own blocks (blockChange)
 }
 
 type compareSection struct {
@@ -216,10 +217,14 @@ func WriteHTML(w io.Writer, p Page) error {
 		if len(doc.Posterior) > 0 {
 			all = append(all, posteriorChart(doc))
 		}
+		var goodRuns []bisect.Run
+		if g := doc.tested(doc.Good); g != nil {
+			goodRuns = g.Runs
+		}
 		for i, tc := range doc.Tested {
 			c := runsChart(fmt.Sprintf("runs-%d", i), tc.Commit, tc.Subject, tc.Runs, m, bands, verdictClass(tc.Verdict))
 			all = append(all, c)
-			d.Tested = append(d.Tested, testedRow{TestedCommit: tc, N: len(tc.Runs), ChartID: c.ID})
+			d.Tested = append(d.Tested, testedRow{TestedCommit: tc, N: len(tc.Runs), ChartID: c.ID, Change: blockChange(doc, goodRuns, tc, m)})
 		}
 		culprit := bad
 		if doc.FirstBad != nil {

@@ -103,7 +103,8 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	path := render(t, "bisect.html", page)
 	raw, _ := os.ReadFile(path)
 	html := string(raw)
-	for _, want := range []string{hs[19], "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "subject &lt;b&gt;", "expected &#39;;&#39; &lt;here&gt;"} {
+	for _, want := range []string{hs[19], "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "subject &lt;b&gt;", "expected &#39;;&#39; &lt;here&gt;",
+		"change vs good in its blocks", "good runs)"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
