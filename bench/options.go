@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/perfbisect/perfbisect/internal/spell"
 )
 
 // Options are the sysbench options the built-in workload honours. Names follow
@@ -208,6 +210,9 @@ var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]{0,63}$`)
 // option, the value and what is accepted.
 func (o *Options) Validate() error {
 	if _, ok := workloads[o.Workload]; !ok {
+		if s := spell.Nearest(o.Workload, Workloads()); s != "" {
+			return fmt.Errorf("%w %q: did you mean %s? (known: %s)", ErrUnknownWorkload, o.Workload, s, strings.Join(Workloads(), ", "))
+		}
 		return fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, o.Workload, strings.Join(Workloads(), ", "))
 	}
 	if !slices.Contains(RandTypes(), o.RandType) {

@@ -15,8 +15,19 @@ import (
 // LockPath is the machine-wide measurement lock: a measured window of one
 // perfbisect process never overlaps another's window or build step (two
 // servers, or a server and a compiler, on a small machine make each other's
-// numbers meaningless). See MachineLock.
-var LockPath = filepath.Join(os.TempDir(), "perfbisect-measure.lock")
+// numbers meaningless). See MachineLock. It is in the machine's lock
+// directory, never under $TMPDIR: two perfbisects with different TMPDIRs
+// must still find the same lock (lockDir).
+var LockPath = filepath.Join(lockDir(), "perfbisect-measure.lock")
+
+// lockDir is /run/lock (the FHS directory for lock files, writable by every
+// user on Debian) when it is a writable directory, else /tmp.
+func lockDir() string {
+	if st, err := os.Stat("/run/lock"); err == nil && st.IsDir() && syscall.Access("/run/lock", 2 /* W_OK */) == nil {
+		return "/run/lock"
+	}
+	return "/tmp"
+}
 
 // StateLockFile, in a state directory, is held for a whole session: two sessions
 // sharing builds and datadir snapshots would overwrite each other's.
@@ -75,7 +86,11 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		if waited > 0 {
 			logf("got the measurement lock after %s", waited.Round(time.Second))
 		}
-		return func() { _ = syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
+		return func() {
+			_ = f.Truncate(0) // a waiter must not read a holder that let go
+			_ = syscall.Flock(fd, syscall.LOCK_UN)
+			f.Close()
+		}, nil
 	}
 	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 	if err == nil {
@@ -89,9 +104,13 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 	// polling would lose every time to a holder that takes it again at once).
 	since := time.Now()
 	say := func() {
-		holder, _ := os.ReadFile(LockPath)
+		b, _ := os.ReadFile(LockPath)
+		holder := strings.TrimSpace(string(b))
+		if holder == "" || strings.HasPrefix(holder, fmt.Sprintf("pid %d,", os.Getpid())) {
+			holder = "it has not said who yet" // just taken, or a line of our own earlier hold
+		}
 		logf("waiting for the measurement lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
-			time.Since(since).Round(time.Second), activity, strings.TrimSpace(string(holder)))
+			time.Since(since).Round(time.Second), activity, holder)
 	}
 	say()
 	got := make(chan error, 1)

@@ -50,6 +50,24 @@ func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
 		t.Errorf("the holder did not write itself into the lock file: %q", b)
 	}
 	unlock()
+	// Let go, the holder's line is gone: a later waiter never names a
+	// process that no longer holds it (nor itself).
+	if b, _ := os.ReadFile(LockPath); len(b) != 0 {
+		t.Errorf("the lock file still names a holder after release: %q", b)
+	}
+}
+
+// TestLockPathIgnoresTMPDIR: two perfbisects with different TMPDIRs share
+// one machine lock (a lock under $TMPDIR let a helper's demo measure beside
+// a bisection, every run of both disturbed).
+func TestLockPathIgnoresTMPDIR(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	if d := lockDir(); d != "/run/lock" && d != "/tmp" {
+		t.Errorf("lock directory %s", d)
+	}
+	if strings.HasPrefix(LockPath, os.Getenv("TMPDIR")) || filepath.Dir(LockPath) != lockDir() {
+		t.Errorf("LockPath %s is not in the machine's lock directory %s", LockPath, lockDir())
+	}
 }
 
 type oneCommitRepo struct {

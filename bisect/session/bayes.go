@@ -347,8 +347,12 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, p.Runs),
 			Looks: p.Runs})
 	}
-	levels := fmt.Sprintf("steps at %v; levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
-		lv.Steps, w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
+	steps := "no step of the machine's speed"
+	if len(lv.Steps) > 0 {
+		steps = fmt.Sprintf("the machine's speed stepped at runs %v", lv.Steps)
+	}
+	levels := fmt.Sprintf("%s; levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
+		steps, w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
 	s.logf("%s", levels)
 	switch {
 	case done && len(ans.Commits) == 1:

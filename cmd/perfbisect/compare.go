@@ -100,7 +100,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 func compareAction(c *cli.Context) error {
 	ctx := c.Context
 	if c.NArg() != 2 {
-		return usageErr("compare needs two revisions, BASE and HEAD (got %d arguments); e.g. perfbisect compare origin/main HEAD", c.NArg())
+		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", plural(c.NArg(), "argument"))
 	}
 	format := c.String("format")
 	if !slices.Contains(report.CompareFormats, format) {

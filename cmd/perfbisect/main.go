@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/internal/spell"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,7 +62,7 @@ func buildVersion() string {
 		rel = mv[1:] // go install ...@v0.2.0 (not a pseudo-version of a checkout)
 	}
 	if rev == "" {
-		return rel
+		return rel + " (commit unknown: built without version control information, -buildvcs=false)"
 	}
 	v := fmt.Sprintf("%s (commit %.12s", rel, rev)
 	if at != "" {
@@ -177,7 +178,7 @@ func flagError(c *cli.Context, err error) string {
 	case m != nil:
 		msg = "unknown flag " + dashed(m[1])
 		if cli.SuggestFlag != nil && len(flags) > 0 {
-			if s := cli.SuggestFlag(flags, m[1], true); s != "" && near(m[1], strings.TrimLeft(s, "-")) {
+			if s := cli.SuggestFlag(flags, m[1], true); s != "" && spell.Near(m[1], strings.TrimLeft(s, "-")) {
 				msg += "; did you mean " + s + "?"
 			}
 		}
@@ -191,28 +192,12 @@ func flagError(c *cli.Context, err error) string {
 	return msg + " (see " + name + " --help)"
 }
 
-// near reports whether typed is a plausible misspelling of name: an edit
-// distance of at most a third of its length (2 for short names), so that a
-// suggestion is never a guess ("nosuch" suggests nothing).
-func near(typed, name string) bool {
-	a, b := []rune(typed), []rune(name)
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+// plural is "1 argument", "2 arguments".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
 	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)] <= max(2, len(a)/3)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // printError writes err on stderr as "perfbisect: message", without the
@@ -231,12 +216,15 @@ func unknownCommand(c *cli.Context) error {
 	name := c.Args().First()
 	msg := fmt.Sprintf("%q is not a perfbisect command", name)
 	best := ""
-	for _, cmd := range c.App.Commands {
-		for _, n := range cmd.Names() {
-			if near(name, n) && (best == "" || !near(name, best)) {
-				best = n
-			}
+	if name == "version" {
+		best = "--version"
+	}
+	if best == "" {
+		var names []string
+		for _, cmd := range c.App.Commands {
+			names = append(names, cmd.Names()...)
 		}
+		best = spell.Nearest(name, names)
 	}
 	if best != "" {
 		msg += fmt.Sprintf("; did you mean %s?", best)

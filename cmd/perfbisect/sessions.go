@@ -54,7 +54,8 @@ func commandStateDir(c *cli.Context) (string, error) {
 	if c.String("state-dir") == "" {
 		r, err := bisect.OpenRepo(c.String("repo"))
 		if err != nil {
-			return "", &exitError{code: exitUsage, err: fmt.Errorf("%w (run this in the server's source tree, or pass --repo or --state-dir)", err)}
+			// OpenRepo's message already says to pass --repo.
+			return "", &exitError{code: exitUsage, err: fmt.Errorf("%w; or name the state directory with --state-dir", err)}
 		}
 		if wt, err := r.Worktree(); err == nil {
 			root = wt.Filesystem.Root()
@@ -233,10 +234,12 @@ func statusAction(c *cli.Context) error {
 	}
 	x := s.sess
 	state := x.State
+	interrupted := false // resume is the way on only when nothing works on it
 	if x.State == store.Running && x.Kind == store.KindStart {
 		if unlock, err := measure.LockStateDir(dir); err == nil {
 			unlock()
 			state = "unfinished (interrupted: no perfbisect is working on it)"
+			interrupted = true
 		} else {
 			state = "running (a perfbisect is working on it now)"
 		}
@@ -268,8 +271,10 @@ func statusAction(c *cli.Context) error {
 	case x.Kind == store.KindRun && x.State == store.Running:
 	case x.State == store.Running && searchOf(x) == session.SearchBayes:
 		fmt.Fprintf(w, "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)\n")
-		where := whereFlag(dir, x.Identity().Repo())
-		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+		if interrupted {
+			where := whereFlag(dir, x.Identity().Repo())
+			fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+		}
 	case x.State == store.Running:
 		if s.repo != nil {
 			if search, err := replaySearch(s.repo, x.Good, x.Bad, x.Identity().FirstParent(), s.steps); err == nil {
@@ -281,8 +286,10 @@ func statusAction(c *cli.Context) error {
 				fmt.Fprintln(w)
 			}
 		}
-		where := whereFlag(dir, x.Identity().Repo())
-		fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+		if interrupted {
+			where := whereFlag(dir, x.Identity().Repo())
+			fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+		}
 	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
 		var doc struct {
 			FirstBad *string  `json:"first_bad"`
@@ -315,6 +322,8 @@ func decisionN(st session.Step) string {
 		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
 	case st.Class != nil:
 		return fmt.Sprintf("%d blocks", st.Class.N)
+	case strings.HasPrefix(st.Reason, "posterior: ") && st.Looks > 0:
+		return fmt.Sprintf("n=%d", st.Looks) // the probabilistic search's runs of the commit
 	default:
 		return "no runs"
 	}

@@ -81,7 +81,7 @@ func buildFlags() []cli.Flag {
 }
 
 func startCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "start",
 		Usage: "bisect a performance regression between a good and a bad revision (resumes an unfinished one)",
 		UsageText: "perfbisect start --good REF --bad REF [--my-cnf FILE] [--workload oltp_read_only] [options]\n\n" +
@@ -94,7 +94,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
-			&cli.IntFlag{Name: "max-runs", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence (default: 6x the pre-flight estimate, 400 to 4000)"},
+			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),
 		}, measurementFlags()...),
@@ -103,6 +103,20 @@ func startCommand() *cli.Command {
 			return usageErr("%s", flagError(c, err))
 		},
 	}
+	// start's defaults differ from compare's with its default search.
+	for _, f := range cmd.Flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			if f.Name == "confidence" {
+				f.DefaultText = `0.99; 0.95 with --search classic`
+			}
+		case *cli.IntFlag:
+			if f.Name == "max-repeats" {
+				f.DefaultText = `100 for the endpoints; 18 with --search classic`
+			}
+		}
+	}
+	return cmd
 }
 
 // usageErr makes an exit-2 error.
