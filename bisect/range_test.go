@@ -99,3 +99,37 @@ func brief(cs []Commit) string {
 	}
 	return strings.Join(b, " ")
 }
+
+// TestResolveRefBeforeAbbreviatedHash: a tag named "bad" (hex) is the tag,
+// not one of the commits whose hash starts with bad — with the git command
+// and without it (go-git's own resolution took the first such commit).
+func TestResolveRefBeforeAbbreviatedHash(t *testing.T) {
+	testenv.Require(t, testenv.Git)
+	nodes := make([]dagNode, 12000)
+	for i := range nodes {
+		nodes[i].date = baseDate + int64(i)
+		if i > 0 {
+			nodes[i].parents = []int{i - 1}
+		}
+	}
+	dir, hashes := fastImport(t, nodes)
+	decoy := ""
+	for _, h := range hashes[1:] {
+		if strings.HasPrefix(h, "bad") {
+			decoy = h
+		}
+	}
+	if decoy == "" {
+		t.Skip("no commit hash starts with bad in this history")
+	}
+	runGit(t, dir, nil, nil, "tag", "bad", hashes[0])
+	for _, withGit := range []bool{true, false} {
+		if !withGit {
+			t.Setenv("PATH", t.TempDir()) // no git command: go-git alone
+		}
+		got, err := resolveIn(t, dir, "bad")
+		if err != nil || got != hashes[0] {
+			t.Errorf("git command %v: Resolve(bad) = %.10s %v, want the tag's %.10s (not the commit %.10s)", withGit, got, err, hashes[0], decoy)
+		}
+	}
+}

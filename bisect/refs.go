@@ -73,7 +73,29 @@ var versionTagPrefixes = []string{"mariadb-", "mysql-", "Percona-Server-", "v", 
 // lists the nearest tags, by version when ref is a version), and a version
 // that matches tags on different commits (the message lists them; pass the
 // tag itself).
+//
+// A name is a ref before it is an abbreviated hash, as in git: with the git
+// command installed, git rev-parse resolves it; without, a tag, branch or
+// remote branch of that name comes first (go-git alone would take "bad",
+// which is hex, for any commit whose hash starts with bad: in a
+// 200,000-commit history there are about fifty).
 func Resolve(r *git.Repository, ref string) (string, error) {
+	if dir := gitDirOf(r); dir != "" && !strings.HasPrefix(ref, "-") {
+		cmd := exec.Command("git", "--git-dir", dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+		if out, err := cmd.Output(); err == nil {
+			if h := strings.TrimSpace(string(out)); len(h) == 40 {
+				return h, nil
+			}
+		}
+	}
+	for _, name := range []plumbing.ReferenceName{plumbing.NewTagReferenceName(ref), plumbing.NewBranchReferenceName(ref), plumbing.ReferenceName("refs/remotes/" + ref)} {
+		if rf, err := r.Reference(name, true); err == nil {
+			if h, err := peelToCommit(r, rf.Hash()); err == nil {
+				return h, nil
+			}
+		}
+	}
 	if h, err := r.ResolveRevision(plumbing.Revision(ref)); err == nil {
 		c, err := r.CommitObject(*h)
 		if err == nil {
@@ -173,11 +195,11 @@ func ancestorSuffix(ref string) (base string, n int, ok bool) {
 // base resolves and its first-parent line is shorter than n ("HEAD~99 runs
 // past the root: HEAD has 12 commits before it ..."), and nil otherwise.
 func pastRoot(r *git.Repository, base string, n int, ref string) error {
-	h, err := r.ResolveRevision(plumbing.Revision(base))
+	hs, err := Resolve(r, base) // base has no ~ or ^: no second walk
 	if err != nil {
 		return nil
 	}
-	c, err := r.CommitObject(*h)
+	c, err := r.CommitObject(plumbing.NewHash(hs))
 	if err != nil {
 		return nil
 	}
@@ -234,6 +256,22 @@ func seriesTags(tags []string, want []int64) []string {
 		}
 	}
 	return out
+}
+
+// peelToCommit is the commit h names: h itself, or what an annotated tag
+// (chain) points at.
+func peelToCommit(r *git.Repository, h plumbing.Hash) (string, error) {
+	for range 10 {
+		if c, err := r.CommitObject(h); err == nil {
+			return c.Hash.String(), nil
+		}
+		t, err := r.TagObject(h)
+		if err != nil {
+			return "", err
+		}
+		h = t.Target
+	}
+	return "", fmt.Errorf("tag chain too long at %s", h)
 }
 
 // versionTagMatches reports whether tag spells the bare version ref with one

@@ -23,6 +23,9 @@ func BenchmarkHistoryScale(b *testing.B) {
 		n = v
 	}
 	dir := b.TempDir()
+	if d := os.Getenv("PERFBISECT_HISTORY_DIR"); d != "" {
+		dir = d
+	}
 	runGit(b, dir, nil, nil, "init", "-q", "-b", "main")
 	cmd := exec.Command("git", "fast-import", "--quiet")
 	cmd.Dir = dir
