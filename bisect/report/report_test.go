@@ -83,7 +83,7 @@ func TestDocumentAndFinal(t *testing.T) {
 	}
 	for _, f := range []string{"text", "markdown"} {
 		var w bytes.Buffer
-		if err := WriteDocument(&w, f, back); err != nil {
+		if err := WriteBisectReport(&w, f, Page{Bisect: &back}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(w.String(), "first bad commit: "+mid) || !strings.Contains(w.String(), "build failed") && !strings.Contains(w.String(), "skip") ||
