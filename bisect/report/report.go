@@ -482,4 +482,3 @@ func outcomeWords(outcome string, improvement bool) string {
 	}
 	return outcome
 }
-
