@@ -20,10 +20,11 @@ import (
 // must still find the same lock (lockDir).
 var LockPath = filepath.Join(lockDir(), "perfbisect-measure.lock")
 
-// lockDir is /run/lock (the FHS directory for lock files, writable by every
-// user on Debian) when it is a writable directory, else /tmp.
+// lockDir is /run/lock (the FHS directory for lock files, 1777 on Debian)
+// when every user may write there, else /tmp: root and the other users of
+// a machine must pick the same one.
 func lockDir() string {
-	if st, err := os.Stat("/run/lock"); err == nil && st.IsDir() && syscall.Access("/run/lock", 2 /* W_OK */) == nil {
+	if st, err := os.Stat("/run/lock"); err == nil && st.IsDir() && st.Mode().Perm()&0o002 != 0 {
 		return "/run/lock"
 	}
 	return "/tmp"
