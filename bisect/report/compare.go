@@ -211,8 +211,19 @@ func compareText(w io.Writer, doc CompareDoc) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, b, h, ch, p, n)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n* decides; intervals at %.4g%%, \"~\": not significant at that level\n%s\n", 100*decisionConf(doc), verdictLine(doc))
+	fmt.Fprintf(w, "\n* decides; intervals at %.4g%%, \"~\": not significant at that level%s\n%s\n", 100*decisionConf(doc), noIntervalNote(doc), verdictLine(doc))
 	return nil
+}
+
+// noIntervalNote explains a median printed without its interval (too few
+// runs for a distribution-free one), or is "".
+func noIntervalNote(doc CompareDoc) string {
+	for _, r := range doc.Rows {
+		if c := r.Compare; c != nil && (!c.MedianOldCI.OK || !c.MedianNewCI.OK) {
+			return "; a median without [lo, hi] has too few runs for a distribution-free interval"
+		}
+	}
+	return ""
 }
 
 // decisionConf is the confidence level of the intervals printed: the look
@@ -242,7 +253,7 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, b, h, ch, p, n)
 	}
-	fmt.Fprintf(w, "\nIntervals at %.4g%%; **bold**: the metric that decides; `~`: not significant at that level.\n\n%s\n", 100*decisionConf(doc), mdEscape(verdictLine(doc)))
+	fmt.Fprintf(w, "\nIntervals at %.4g%%; **bold**: the metric that decides; `~`: not significant at that level%s.\n\n%s\n", 100*decisionConf(doc), noIntervalNote(doc), mdEscape(verdictLine(doc)))
 	return nil
 }
 
