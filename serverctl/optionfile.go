@@ -347,7 +347,8 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
-// EffectiveArgsFile, in a run directory, lists the options the server read from
+// EffectiveArgsFile, in a run directory, lists (secret values redacted:
+// RedactOptions) the options the server read from
 // the effective option file (one per line, from --print-defaults).
 const EffectiveArgsFile = "my.cnf.args"
 
@@ -398,7 +399,9 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(strings.Join(args, "\n")+"\n"), 0o600); err != nil {
+	// Recorded with secret values redacted: the run directory's my.cnf is the
+	// only file that holds them (this list goes into the store and reports).
+	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(RedactOptions(strings.Join(args, "\n"))+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	if eff.user != nil {

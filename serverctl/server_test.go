@@ -340,7 +340,7 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	elsewhere := filepath.Join(dir, "var-lib-mysql")
 	os.MkdirAll(elsewhere, 0o755)
 	os.MkdirAll(filepath.Join(dir, "conf.d"), 0o755)
-	os.WriteFile(filepath.Join(dir, "conf.d", "extra.cnf"), []byte("[mysqld]\nmax_connections=77\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "conf.d", "extra.cnf"), []byte("[mysqld]\nmax_connections=77\nloose-wsrep_sst_auth=root:s3cretPW\n"), 0o644)
 	cnf := filepath.Join(dir, "my.cnf")
 	os.WriteFile(cnf, []byte("[mysqld]\nuser = mysql\nlog_bin = "+elsewhere+"/mysql-bin\nlog-bin-index="+elsewhere+"/mysql-bin.index\n"+
 		"aria-log-dir-path="+elsewhere+"\ninnodb_undo_directory="+elsewhere+"\ninnodb_buffer_pool_size=16M\n!include conf.d/extra.cnf\n"+
@@ -393,6 +393,11 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	args, _ := os.ReadFile(filepath.Join(o.RunDir, EffectiveArgsFile))
 	if !strings.Contains(string(args), "--max_connections=77") {
 		t.Errorf("effective options not recorded: %s", args)
+	}
+	// A secret reaches the server (it read the setting) but not the
+	// recorded list, which the store and the reports get.
+	if strings.Contains(string(args), "s3cretPW") || !strings.Contains(string(args), "wsrep_sst_auth=<redacted>") {
+		t.Errorf("the recorded options show the secret or lost the setting: %s", args)
 	}
 	// A log-basename with a path cannot be made private: a clear error.
 	os.WriteFile(cnf, []byte("[mysqld]\nlog-basename=/var/log/mysql/x\n"), 0o644)

@@ -691,7 +691,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	_ = os.RemoveAll(dir)
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
-		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: string(opts),
+		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: serverctl.RedactOptions(string(opts)), // never a secret in the store
 		PeakRSS: rss, Facts: m.facts(rev.install)}
 	for _, iv := range res.Intervals {
 		r.Series = append(r.Series, bisect.Second{At: iv.At, TPS: iv.TPS, QPS: iv.QPS, Pct: iv.P95})
