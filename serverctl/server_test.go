@@ -127,6 +127,17 @@ func TestServerLifecycle(t *testing.T) {
 		!strings.HasPrefix(ovs[1], cnf+":3 port=3306 -> ") {
 		t.Errorf("overridden settings: %q", ovs)
 	}
+	// It listens on the loopback address only (and its private socket): no
+	// port of the machine's network, a plugin's included.
+	if addrs, err := listeningAddrs(s.Pid()); err != nil || len(addrs) == 0 {
+		t.Errorf("listening addresses of the server: %v %v", addrs, err)
+	} else {
+		for _, a := range addrs {
+			if !loopback(a) {
+				t.Errorf("the server listens on %s (hex, /proc/net/tcp), not the loopback address", a)
+			}
+		}
+	}
 	var anon int
 	db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE user=''").Scan(&anon)
 	if anon != 0 {
