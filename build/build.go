@@ -304,17 +304,18 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
 	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in; installs go to DESTDIR
 	logDir := filepath.Join(b.StateDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := os.MkdirAll(logDir, 0o700); err != nil { // logs are the user's only (the state directory is 0700 too)
 		return "", err
 	}
 	if err := os.MkdirAll(bdir, 0o755); err != nil {
 		return "", err
 	}
 	logPath := filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
 	}
+	_ = logf.Chmod(0o600) // a log an older perfbisect made 0644
 	defer logf.Close()
 
 	b.progress(commit, "checkout", -1, start)

@@ -115,6 +115,9 @@ func TestBuildRealCMake(t *testing.T) {
 	if !errors.As(err, &be) || be.Step != "build" || !strings.Contains(err.Error(), "error:") {
 		t.Fatalf("broken revision: %v", err)
 	}
+	if st, err := os.Stat(be.Log); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("build log %s: mode %v (%v), want 0600", be.Log, st.Mode().Perm(), err)
+	}
 	// The line that stopped the build comes first, the log and what to do
 	// after it.
 	if msg := err.Error(); !strings.HasPrefix(msg, fmt.Sprintf("build step of %.10s failed: ", ids["broken"])) ||
