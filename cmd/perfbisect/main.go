@@ -23,9 +23,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/internal/spell"
-	"github.com/urfave/cli/v2"
 )
 
 // release is the tool's release number; --version adds the commit it was
