@@ -18,22 +18,38 @@ import (
 	version "github.com/hashicorp/go-version"
 )
 
-// ErrUsage is wrapped by every error that is the user's input's fault (a missing
-// repository, an unknown ref, good not an ancestor of bad): exit code 2.
+// ErrUsage is what every error that is the user's input's fault (a missing
+// repository, an unknown ref, good not an ancestor of bad) is (errors.Is):
+// exit code 2. Such errors are made by Usagef, so that their text is the
+// message alone.
 var ErrUsage = errors.New("usage")
+
+// usageError is an error of the user's input: its message is err's, and it
+// is ErrUsage.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Unwrap() error        { return e.err }
+func (e *usageError) Is(target error) bool { return target == ErrUsage }
+
+// Usagef is fmt.Errorf (%w included) for an error of the user's input: it is
+// ErrUsage (errors.Is), and its text is the message alone, with no prefix.
+func Usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
 
 // OpenRepo opens the git repository at dir (or the one containing it). A
 // missing directory or one that is not in a git repository is an ErrUsage error.
 func OpenRepo(dir string) (*git.Repository, error) {
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w: repository %s: %v (pass the server's source tree with --repo)", ErrUsage, dir, err)
+		return nil, Usagef("repository %s: %v (pass the server's source tree with --repo)", dir, err)
 	}
 	// EnableDotGitCommonDir: a linked worktree (git worktree add) keeps its
 	// objects and refs in the main repository.
 	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
 		abs, _ := filepath.Abs(dir)
-		return nil, fmt.Errorf("%w: repository %s: %v (pass the server's source tree with --repo)", ErrUsage, abs, err)
+		return nil, Usagef("repository %s: %v (pass the server's source tree with --repo)", abs, err)
 	}
 	// The same git directory with bounded caches: go-git's default object
 	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
@@ -107,7 +123,7 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 				return c.Hash.String(), nil
 			}
 		}
-		return "", fmt.Errorf("%w: ref %q is not a commit: %v", ErrUsage, ref, err)
+		return "", Usagef("ref %q is not a commit: %v", ref, err)
 	}
 	if base, n, ok := ancestorSuffix(ref); ok {
 		if err := pastRoot(r, base, n, ref); err != nil {
@@ -139,13 +155,13 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 			return hash, nil
 		case 0:
 		default:
-			return "", fmt.Errorf("%w: version %s matches tags on different commits: %s (pass the tag itself)", ErrUsage, ref, strings.Join(matches, ", "))
+			return "", Usagef("version %s matches tags on different commits: %s (pass the tag itself)", ref, strings.Join(matches, ", "))
 		}
 	}
 	if v, err := version.NewVersion(ref); err == nil {
 		if k := strings.Count(ref, ".") + 1; k <= 2 {
 			if series := seriesTags(tags, v.Segments64()[:k]); len(series) > 0 {
-				return "", fmt.Errorf("%w: %s is a release series, not a release: name one of its tags (%s)", ErrUsage, ref, strings.Join(series, ", "))
+				return "", Usagef("%s is a release series, not a release: name one of its tags (%s)", ref, strings.Join(series, ", "))
 			}
 		}
 		var tried []string
@@ -156,9 +172,9 @@ func Resolve(r *git.Repository, ref string) (string, error) {
 			}
 			tried = append(tried, t)
 		}
-		return "", fmt.Errorf("%w: %q was read as a version and matches no tag (tried %s%s)", ErrUsage, ref, strings.Join(tried, ", "), nearestTags(tags, ref))
+		return "", Usagef("%q was read as a version and matches no tag (tried %s%s)", ref, strings.Join(tried, ", "), nearestTags(tags, ref))
 	}
-	return "", fmt.Errorf("%w: unknown ref %q (not a tag, branch or commit%s)", ErrUsage, ref, nearestTags(tags, ref))
+	return "", Usagef("unknown ref %q (not a tag, branch or commit%s)", ref, nearestTags(tags, ref))
 }
 
 // ancestorSuffix splits a ref that walks back from another one: "HEAD~99"
@@ -214,7 +230,7 @@ func pastRoot(r *git.Repository, base string, n int, ref string) error {
 	if depth >= n {
 		return nil
 	}
-	return fmt.Errorf("%w: %s runs past the root: %s has %d commits before it on its first-parent line (the root is %.10s)", ErrUsage, ref, base, depth, c.Hash)
+	return Usagef("%s runs past the root: %s has %d commits before it on its first-parent line (the root is %.10s)", ref, base, depth, c.Hash)
 }
 
 // seriesTags are the tags of the release series whose leading version
@@ -417,7 +433,7 @@ func rangeGoGit(r *git.Repository, good, bad string) ([]Commit, error) {
 		return nil, fmt.Errorf("bad %s: %w", bad, err)
 	}
 	if good == bad {
-		return nil, fmt.Errorf("%w: good and bad are the same commit %.10s", ErrUsage, good)
+		return nil, Usagef("good and bad are the same commit %.10s", good)
 	}
 	isAnc, err := gc.IsAncestor(bc)
 	if err != nil {
@@ -425,9 +441,9 @@ func rangeGoGit(r *git.Repository, good, bad string) ([]Commit, error) {
 	}
 	if !isAnc {
 		if rev, _ := bc.IsAncestor(gc); rev {
-			return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", ErrUsage, good, bad)
+			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", good, bad)
 		}
-		return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s (they are on different branches)", ErrUsage, good, bad)
+		return nil, Usagef("good %.10s is not an ancestor of bad %.10s (they are on different branches)", good, bad)
 	}
 	goodAnc := map[plumbing.Hash]bool{}
 	it := object.NewCommitPreorderIter(gc, nil, nil)
@@ -495,9 +511,9 @@ func rangeGit(dir, good, bad string) ([]Commit, error) {
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
 		if git("merge-base", "--is-ancestor", bad, good).Run() == nil {
-			return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", ErrUsage, good, bad)
+			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", good, bad)
 		}
-		return nil, fmt.Errorf("%w: good %.10s is not an ancestor of bad %.10s (they are on different branches)", ErrUsage, good, bad)
+		return nil, Usagef("good %.10s is not an ancestor of bad %.10s (they are on different branches)", good, bad)
 	case err != nil:
 		return nil, err
 	}
@@ -582,7 +598,7 @@ func rangeOrder(byHash map[string]Commit, bad string) []Commit {
 
 func shallowHint(r *git.Repository, err error) error {
 	if sh, serr := r.Storer.Shallow(); serr == nil && len(sh) > 0 {
-		return fmt.Errorf("%w: the repository is a shallow clone and lacks the history between good and bad (%v): run git fetch --unshallow", ErrUsage, err)
+		return Usagef("the repository is a shallow clone and lacks the history between good and bad (%v): run git fetch --unshallow", err)
 	}
 	return err
 }

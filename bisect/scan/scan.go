@@ -28,7 +28,7 @@ func FirstParentLine(commits []bisect.Commit, from, to string) ([]bisect.Commit,
 	for h := to; h != from; {
 		c, ok := byHash[h]
 		if !ok || len(c.Parents) == 0 {
-			return nil, fmt.Errorf("%w: %.10s is not on the first-parent line of %.10s (scan follows first parents; give an older start on that line)", bisect.ErrUsage, from, to)
+			return nil, bisect.Usagef("%.10s is not on the first-parent line of %.10s (scan follows first parents; give an older start on that line)", from, to)
 		}
 		line = append(line, c)
 		h = c.Parents[0]
@@ -95,10 +95,10 @@ type Result struct {
 // of measured neighbours. Errors are the tool's or the machine's.
 func Scan(ctx context.Context, m bisect.Measurer, points []string, runs int, metric session.Metric, opt stats.ChangePointOptions) (*Result, error) {
 	if len(points) < 2 {
-		return nil, fmt.Errorf("%w: a scan needs at least 2 commits to measure (got %d)", bisect.ErrUsage, len(points))
+		return nil, bisect.Usagef("a scan needs at least 2 commits to measure (got %d)", len(points))
 	}
 	if runs < 1 {
-		return nil, fmt.Errorf("%w: --runs %d: want at least 1 run per commit", bisect.ErrUsage, runs)
+		return nil, bisect.Usagef("--runs %d: want at least 1 run per commit", runs)
 	}
 	res := &Result{}
 	for _, h := range points {

@@ -179,14 +179,7 @@ func TestSmallestChangeIsResolved(t *testing.T) {
 		cfg.MaxRuns = limit
 		pos := 1 + int(seed*7)%40
 		m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[pos]: 1 / (1 + sc)}, CV: noise, Rand: rand.New(rand.NewPCG(seed, 3))}
-		s, err := New(cfg, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustRun(t, cfg, m)
 		if res.Outcome == Found && res.FirstBad == hs[pos] {
 			found++
 		} else if res.Outcome == Found {

@@ -177,14 +177,7 @@ func TestImprovementSearch(t *testing.T) {
 			Rand: rand.New(rand.NewPCG(4, 4))}
 		cfg := config(cs, hs)
 		cfg.Improvement = improvement
-		s, err := New(cfg, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustRun(t, cfg, m)
 		switch {
 		case improvement && (res.Outcome != Found || res.FirstBad != hs[17]):
 			t.Errorf("improvement search: %s %.10s (%s)", res.Outcome, res.FirstBad, res.Why)
@@ -407,14 +400,7 @@ func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
 	cfg.Repeats, cfg.MaxRepeats = 4, 10
 	// A culprit at the noise's size: midpoints stay undecided and skipped.
 	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[120]: 0.85}, CV: 0.07, Rand: rand.New(rand.NewPCG(8, 8))}
-	s, err := New(cfg, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustRun(t, cfg, m)
 	spent, measured := 0, 0
 	for _, st := range res.Steps {
 		if st.Role != RoleMidpoint {
@@ -464,4 +450,19 @@ func TestAdjacentEndpointsAreNotConfirmedTwice(t *testing.T) {
 	if m.Calls != ends || !strings.Contains(res.Why, "by the endpoints' comparison") {
 		t.Errorf("%d runs measured, %d by the endpoints; why %q", m.Calls, ends, res.Why)
 	}
+}
+
+// mustRun runs a session of cfg on m to its end; a configuration or run
+// error fails the test.
+func mustRun(t *testing.T, cfg Config, m bisect.Measurer) *Result {
+	t.Helper()
+	s, err := New(cfg, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -120,7 +120,7 @@ func compareAction(c *cli.Context) error {
 	var threads []int // nil: --threads
 	if tl := c.String("thread-list"); tl != "" {
 		var err error
-		if threads, err = parseThreadList(tl); err != nil {
+		if threads, err = cliflag.ThreadList(tl); err != nil {
 			return err
 		}
 	}
@@ -277,18 +277,4 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 		printError(err)
 	}
 	return doc, sess.ID, code, runErr
-}
-
-// parseThreadList parses --thread-list: comma-separated client thread
-// counts, each 1 to 1024, no repeats.
-func parseThreadList(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 || slices.Contains(out, n) {
-			return nil, usageErr("--thread-list %q: want distinct thread counts from 1 to 1024, comma-separated (1,2,4,8)", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -3,49 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestParseSeconds(t *testing.T) {
-	good := map[string]time.Duration{"3": 3 * time.Second, "1.5": 1500 * time.Millisecond, "3s": 3 * time.Second,
-		"500ms": 500 * time.Millisecond, "0": 0, "2m": 2 * time.Minute}
-	for in, want := range good {
-		if got, err := parseSeconds("time", in); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "3x", "-1", "-2s", "three"} {
-		if _, err := parseSeconds("time", in); err == nil {
-			t.Errorf("%q: want an error", in)
-		}
-	}
-}
-
-func TestParsePercent(t *testing.T) {
-	for in, want := range map[string]float64{"5": 0.05, "5%": 0.05, "2.5": 0.025, " 10% ": 0.10} {
-		if got, err := parsePercent("threshold", in); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"0", "100", "-5", "abc", "150%"} {
-		if _, err := parsePercent("threshold", in); err == nil {
-			t.Errorf("%q: want an error", in)
-		}
-	}
-}
-
-func TestParseConfidence(t *testing.T) {
-	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "99.99%": 0.9999, "0.5": 0.5} {
-		if got, err := parseConfidence(in); err != nil || got != want { // exactly: the value is part of the session's identity
-			t.Errorf("%q: %v %v, want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%", "0.95%", "0.4"} {
-		if _, err := parseConfidence(in); err == nil {
-			t.Errorf("%q: want an error", in)
-		}
-	}
-}
 
 func TestSimulateCommand(t *testing.T) {
 	if code := run([]string{"perfbisect", "simulate", "--sessions", "20", "--quiet-not-a-flag"}); code != exitUsage {

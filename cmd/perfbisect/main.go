@@ -20,12 +20,12 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/spell"
 )
 
@@ -137,6 +137,10 @@ func run(args []string) int {
 		}
 		return ee.code
 	}
+	if errors.Is(err, bisect.ErrUsage) { // a library's usage error (cliflag's, say)
+		printError(err)
+		return exitUsage
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: interrupted: %v\n", err)
 		return exitInterrupted
@@ -146,51 +150,13 @@ func run(args []string) int {
 	return exitUsage
 }
 
-var (
-	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
-	flagNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
-	badFlagValue  = regexp.MustCompile(`^invalid value (".*") for flag -+(\S+): (.*)$`)
-)
-
-// dashed is a flag's name as typed: -q, --threads.
-func dashed(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
-// flagError words a command-line error of command c (flag's one-dash
-// messages) with the flag as typed, the nearest flag of the command for an
-// unknown one (when it is near), and where the help is: "unknown flag
-// --thraeds; did you mean --threads? (see perfbisect start --help)".
+// flagError is cliflag.Error for the command of c (perfbisect's own
+// options when c is the application's root).
 func flagError(c *cli.Context, err error) string {
-	msg := err.Error()
-	var flags []cli.Flag
-	name := "perfbisect"
-	root := c == nil || c.Command == nil || c.Command.Name == "" || (c.App != nil && c.Command.Name == c.App.Name)
-	if !root {
-		flags = c.Command.Flags
-		name += " " + c.Command.Name
+	if c == nil || c.Command == nil || c.Command.Name == "" || (c.App != nil && c.Command.Name == c.App.Name) {
+		return cliflag.Error("", nil, err)
 	}
-	switch m := undefinedFlag.FindStringSubmatch(msg); {
-	case m != nil && root:
-		msg = "unknown flag " + dashed(m[1]) + " before the command: options go after the command's name (perfbisect start " + dashed(m[1]) + " ...)"
-	case m != nil:
-		msg = "unknown flag " + dashed(m[1])
-		if cli.SuggestFlag != nil && len(flags) > 0 {
-			if s := cli.SuggestFlag(flags, m[1], true); s != "" && spell.Near(m[1], strings.TrimLeft(s, "-")) {
-				msg += "; did you mean " + s + "?"
-			}
-		}
-	default:
-		if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
-			msg = "flag " + dashed(m[1]) + " needs a value"
-		} else if m := badFlagValue.FindStringSubmatch(msg); m != nil {
-			msg = "invalid value " + m[1] + " for " + dashed(m[2]) + ": " + m[3]
-		}
-	}
-	return msg + " (see " + name + " --help)"
+	return cliflag.Error(c.Command.Name, c.Command.Flags, err)
 }
 
 // plural is "1 argument", "2 arguments".
@@ -201,11 +167,9 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// printError writes err on stderr as "perfbisect: message", without the
-// "usage: " that a library's usage error (bisect.ErrUsage) starts with: the
-// exit code says that already.
+// printError writes err on stderr as "perfbisect: message".
 func printError(err error) {
-	fmt.Fprintf(os.Stderr, "perfbisect: %s\n", strings.TrimPrefix(err.Error(), bisect.ErrUsage.Error()+": "))
+	fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 }
 
 // unknownCommand is the action of perfbisect with no command (the help) or

@@ -137,6 +137,8 @@ func runAction(c *cli.Context) error {
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running")}
 	case errors.As(err, &ee) && ee.code == exitUsage:
 		return &exitError{code: runUsage, err: ee.err}
+	case errors.Is(err, bisect.ErrUsage): // a library's usage error, not wrapped by cmd
+		return &exitError{code: runUsage, err: err}
 	case errors.As(err, &ee):
 		return &exitError{code: runFailure, err: ee.err}
 	default:

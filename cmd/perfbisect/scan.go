@@ -133,7 +133,7 @@ func scanAction(c *cli.Context) error {
 		}
 	}
 	if err == nil && measured < 2 {
-		err = fmt.Errorf("%w: %d of %d commits could be measured (see the skips above): no series to scan", bisect.ErrUsage, measured, len(points))
+		err = bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, len(points))
 	}
 	doc := report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.policy.Threshold, Changes: []report.ScanChange{}}
 	if res != nil {

@@ -322,8 +322,8 @@ func decisionN(st session.Step) string {
 		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
 	case st.Class != nil:
 		return fmt.Sprintf("%d blocks", st.Class.N)
-	case strings.HasPrefix(st.Reason, "posterior: ") && st.Looks > 0:
-		return fmt.Sprintf("n=%d", st.Looks) // the probabilistic search's runs of the commit
+	case st.Looks > 0:
+		return fmt.Sprintf("n=%d", st.Looks) // a probabilistic search's step: the commit's runs
 	default:
 		return "no runs"
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -96,19 +97,19 @@ func newSetup(c *cli.Context) (*setup, error) {
 			s.stdout = s.live.Writer(os.Stdout)
 		}
 	}
-	runTime, err := parseSeconds("time", c.String("time"))
+	runTime, err := cliflag.Seconds("time", c.String("time"))
 	if err != nil {
 		return nil, err
 	}
-	warmup, err := parseSeconds("warmup", c.String("warmup"))
+	warmup, err := cliflag.Seconds("warmup", c.String("warmup"))
 	if err != nil {
 		return nil, err
 	}
-	threshold, err := parsePercent("threshold", c.String("threshold"))
+	threshold, err := cliflag.Percent("threshold", c.String("threshold"))
 	if err != nil {
 		return nil, err
 	}
-	confidence, err := parseConfidence(c.String("confidence"))
+	confidence, err := cliflag.Confidence(c.String("confidence"))
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +448,7 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 		}
 	}
 	if t := c.String("build-timeout"); t != "" {
-		if b.timeout, err = parseSeconds("build-timeout", t); err != nil {
+		if b.timeout, err = cliflag.Seconds("build-timeout", t); err != nil {
 			return b, err
 		}
 		if b.timeout < time.Second {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfbisect/perfbisect/internal/cliflag"
+
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 	"github.com/perfbisect/perfbisect/bisect/simulate"
@@ -49,11 +51,11 @@ func simulateCommand() *cli.Command {
 			return usageErr("%s", flagError(c, err))
 		},
 		Action: func(c *cli.Context) error {
-			threshold, err := parsePercent("threshold", c.String("threshold"))
+			threshold, err := cliflag.Percent("threshold", c.String("threshold"))
 			if err != nil {
 				return err
 			}
-			confidence, err := parseConfidence(c.String("confidence"))
+			confidence, err := cliflag.Confidence(c.String("confidence"))
 			if err != nil {
 				return err
 			}

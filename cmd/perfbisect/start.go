@@ -9,9 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -124,52 +122,11 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// parseSeconds reads a sysbench-style time: plain seconds ("3", "1.5") or a Go
-// duration ("3s", "500ms").
-func parseSeconds(flag, s string) (time.Duration, error) {
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if !(f >= 0 && f <= 7*24*3600) { // also NaN
-			return 0, usageErr("--%s %s: want seconds between 0 and one week", flag, s)
-		}
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, usageErr("--%s %q: want seconds (3) or a duration (3s, 500ms)", flag, s)
-	}
-	return d, nil
-}
-
-// parsePercent reads "5" or "5%" as 0.05.
-func parsePercent(flag, s string) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || f <= 0 || f >= 100 {
-		return 0, usageErr("--%s %q: want a percentage between 0 and 100, such as 5 or 5%%", flag, s)
-	}
-	return f / 100, nil
-}
-
 // expectedSteps is about how many commits a bisection of n candidates
 // builds and measures besides the endpoints: log2 n, and the culprit's
 // parent confirmed.
 func expectedSteps(n int) int {
 	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
-}
-
-// parseConfidence reads --confidence as a probability (0.95) or a percentage
-// (95%); a number above 1 without % is refused, since 95 may be a typo
-// either way.
-func parseConfidence(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	num, pct := strings.CutSuffix(t, "%")
-	if pct {
-		num += "e-2" // 99.9% is 0.999 exactly as typed, not 99.9/100
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(f >= 0.5 && f < 1) {
-		return 0, usageErr("--confidence %q: want a probability from 0.5 to below 1, or a percentage, such as 0.95 or 95%%", s)
-	}
-	return f, nil
 }
 
 // defaultStateDir is the user's cache dir, one directory per repository path.
