@@ -51,14 +51,14 @@ func runGit(t testing.TB, dir string, env []string, stdin []byte, args ...string
 // porcelain builds a history with ordinary git commands (commit, checkout,
 // merge), each dated explicitly through GIT_AUTHOR_DATE/GIT_COMMITTER_DATE.
 type porcelain struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	date  int64
 	step  int64 // added to date before each commit; 0 gives equal dates
 	names map[string]string
 }
 
-func newPorcelain(t *testing.T, step int64) *porcelain {
+func newPorcelain(t testing.TB, step int64) *porcelain {
 	p := &porcelain{t: t, dir: t.TempDir(), date: baseDate, step: step, names: map[string]string{}}
 	p.git("init", "-q", "-b", "main")
 	return p

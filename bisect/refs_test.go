@@ -11,7 +11,7 @@ import (
 // taggedRepo makes a linear history with one commit per tag (in order) plus a
 // last untagged commit on main, tags annotated or lightweight alternately.
 // It returns the repository and the commit of each tag ("HEAD" for the last).
-func taggedRepo(t *testing.T, tags ...string) (*porcelain, map[string]string) {
+func taggedRepo(t testing.TB, tags ...string) (*porcelain, map[string]string) {
 	t.Helper()
 	p := newPorcelain(t, 60)
 	at := map[string]string{}

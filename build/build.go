@@ -36,6 +36,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/google/renameio/v2"
 
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
 )
@@ -527,6 +528,7 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			stepCtx, cancel = context.WithTimeout(ctx, b.Timeout-*spent)
 		}
 		began := time.Now()
+		faultpoint.Hit(st.name) // configure, build, install
 		err := run(stepCtx, out, st.env, bdir, st.cmd[0], st.cmd[1:]...)
 		*spent += time.Since(began)
 		timedOut := err != nil && errors.Is(stepCtx.Err(), context.DeadlineExceeded) && b.Timeout > 0

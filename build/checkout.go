@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 )
 
 // manifestFile records, inside a scratch source directory, which blob each path
@@ -171,6 +173,7 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			blobs = openBlobs(repo, gitDir)
 			defer blobs.close()
 		}
+		faultpoint.Hit("checkout")
 		if err := writeEntry(blobs, f.entry.Hash, f.entry.Mode, target); err != nil {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
 		}

@@ -11,6 +11,9 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 fi
 scripts/setup.sh
 go vet ./...
+# The fault suite's build (scripts/faults): its points compile and fire.
+go vet -tags faults ./...
+go test -tags faults -count=1 ./internal/faultpoint
 artifacts=${PERFBISECT_ARTIFACTS:-}
 if [ -z "$artifacts" ]; then
 	artifacts=$PWD/test-artifacts

@@ -19,6 +19,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
@@ -250,6 +251,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 func startOnce(ctx context.Context, o Options) (*Server, error) {
 	port, err := pickPort()
+	if p := faultpoint.TakenPort(); p != 0 {
+		port = p // the fault suite's port race (a build with the faults tag)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start: choose a port: %w", err)
 	}

@@ -35,19 +35,33 @@ func lockDir() string {
 const StateLockFile = "session.lock"
 
 // LockStateDir takes the state directory's lock without waiting. It returns an
-// error naming the directory when another perfbisect holds it; the returned
-// function releases it (so does the process's death).
+// error naming the directory and the holder (its pid and since when) when
+// another perfbisect holds it; the returned function releases it (so does the
+// process's death).
 func LockStateDir(dir string) (func(), error) {
 	p := filepath.Join(dir, StateLockFile)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("state directory lock %s: %w", p, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(p)
 		f.Close()
-		return nil, fmt.Errorf("state directory %s is in use by another perfbisect (wait for it, or pass another --state-dir)", dir)
+		who := strings.TrimSpace(string(holder))
+		if who == "" {
+			who = "an older perfbisect"
+		}
+		return nil, fmt.Errorf("state directory %s is in use by another perfbisect (%s): wait for it to end, or use another state directory", dir, who)
 	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	_ = f.Chmod(0o600) // a lock file of an older perfbisect was 0644
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, since %s", os.Getpid(), time.Now().Format(time.DateTime))), 0)
+	}
+	return func() {
+		_ = f.Truncate(0)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // lock takes the machine lock for a measured window or a datadir's

@@ -153,3 +153,35 @@ func TestBuildStepsTakeTheMachineLock(t *testing.T) {
 		t.Errorf("the lock file does not say a build holds it: %q", holder)
 	}
 }
+
+// TestLockStateDirNamesTheHolder: a second session on a state directory is
+// refused at once, naming the directory and the holder's pid; the lock file
+// is private (0600); once released, the directory can be taken again.
+func TestLockStateDirNamesTheHolder(t *testing.T) {
+	dir := t.TempDir()
+	release, err := LockStateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, StateLockFile))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file mode %v (%v), want 0600", st.Mode().Perm(), err)
+	}
+	// flock(2) locks belong to the open file: a second open conflicts, as
+	// another process's would.
+	_, err = LockStateDir(dir)
+	if err == nil {
+		t.Fatal("a second LockStateDir of a held directory succeeded")
+	}
+	for _, want := range []string{dir, fmt.Sprintf("pid %d", os.Getpid()), "in use by another perfbisect"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	release()
+	again, err := LockStateDir(dir)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	again()
+}

@@ -26,6 +26,8 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/diskfault"
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/lru"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
 	"github.com/perfbisect/perfbisect/serverctl"
@@ -136,18 +138,19 @@ func (m *Measurer) Tidy() {
 }
 
 // Measure builds and prepares commit (once) and measures runs runs. Errors: an
-// *bisect.UntestableError for the revision's faults; build.ErrNoCMake and other
-// machine or tool failures as they are.
+// *bisect.UntestableError for the revision's faults; a *diskfault.Error when
+// the state directory's disk is full or read-only (whatever failed);
+// build.ErrNoCMake and other machine or tool failures as they are.
 func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
 	rev, err := m.prepare(ctx, commit)
 	if err != nil {
-		return nil, err
+		return nil, m.diskFault(ctx, err)
 	}
 	out := make([]bisect.Run, 0, runs)
 	for i := 0; i < runs; i++ {
 		r, err := m.undisturbedRun(ctx, commit, rev)
 		if err != nil {
-			return out, err
+			return out, m.diskFault(ctx, err)
 		}
 		out = append(out, r)
 	}
@@ -290,6 +293,25 @@ func (m *Measurer) runDir(commit string) string {
 // Errors as for Measure.
 func (m *Measurer) Prepare(ctx context.Context, commit string) error {
 	_, err := m.prepare(ctx, commit)
+	return m.diskFault(ctx, err)
+}
+
+// diskFault returns err as a *diskfault.Error when the disk that holds the
+// state directory is full or read-only: a server that cannot write its
+// datadir fails as a broken revision does, and must not be blamed for it.
+func (m *Measurer) diskFault(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if de := diskfault.Check(m.cfg.StateDir, err); de != nil {
+		// Not an *UntestableError in the chain: the session would skip
+		// the revision.
+		var u *bisect.UntestableError
+		if errors.As(de.Err, &u) {
+			de.Err = fmt.Errorf("%.10s: %s: %w", u.Commit, u.Reason, u.Err)
+		}
+		return de
+	}
 	return err
 }
 
@@ -398,6 +420,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 // snapshot every run restores. Errors as for Measure; a server killed from
 // outside is errKilled (the caller prepares again).
 func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
+	faultpoint.Hit("datadir")
 	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
 		return err
@@ -609,6 +632,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	var load loadProbe
 	hooks := bench.Hooks{
 		MeasureStart: func() {
+			faultpoint.Hit("run")
 			cpu0, cpuErr = srv.CPUTime()
 			load.begin()
 			status0, statusErr = srv.GlobalStatus(ctx)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 )
 
 // FileName is the store's file in a state directory.
@@ -338,6 +339,7 @@ func (s *Store) Append(id int64, seq int, e session.Event) error {
 	if err != nil {
 		return fmt.Errorf("store %s: event %d of session %d: %w", s.path, seq, id, err)
 	}
+	faultpoint.Hit("store-write") // the event is stored, the session's time not yet
 	_, _ = s.db.Exec(`UPDATE sessions SET updated = ? WHERE id = ?`, now(), id)
 	return nil
 }

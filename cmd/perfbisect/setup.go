@@ -24,6 +24,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
+	"github.com/perfbisect/perfbisect/internal/diskfault"
 	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -403,6 +404,11 @@ func exitFor(err error, interrupted bool, stateDir, repoRoot string) error {
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
 		return &exitError{code: exitUsage, err: err}
 	default:
+		if stateDir != "" {
+			if de := diskfault.Check(stateDir, err); de != nil {
+				err = de // a store write on a full disk, say
+			}
+		}
 		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where)}
 	}
 }

@@ -36,7 +36,7 @@ func Seconds(flag, s string) (time.Duration, error) {
 // Percent reads "5" or "5%" of flag as 0.05 (strictly between 0 and 100%).
 func Percent(flag, s string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || f <= 0 || f >= 100 {
+	if err != nil || !(f > 0 && f < 100) { // NaN too
 		return 0, bisect.Usagef("--%s %q: want a percentage between 0 and 100, such as 5 or 5%%", flag, s)
 	}
 	return f / 100, nil

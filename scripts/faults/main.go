@@ -1,40 +1,65 @@
 // Command faults injects faults into real bisections of the fixture and prints
 // what survived: for each fault, the trials, the sessions that ended with the
-// right first bad commit, runs lost (stored before the fault, gone after),
-// runs measured twice (the resume measured more runs than the store gained),
+// right answer, runs lost (stored before the fault, gone after), runs
+// measured twice (the resume measured more runs than the store gained),
 // wrong answers, servers and processes left, and temporary files left (under
-// the state directory's runs/ and under TMPDIR).
+// the state directory's runs/ and under the trial's TMPDIR).
 //
 //	go run ./scripts/faults [-trials N] [-faults LIST] [-out FILE]
 //	go run ./scripts/faults -trials 5 -faults kill-perfbisect,sigint,kill-mysqld
 //
-// Faults (-faults, comma separated; default all):
+// perfbisect is built with the "faults" tag (internal/faultpoint), which
+// lets a trial kill it at an exact point. Faults (-faults, comma separated;
+// default all):
 //
 //	kill-perfbisect  SIGKILL of perfbisect after a random number of stored
 //	                 runs (1 to two fewer than an uninterrupted session of
-//	                 the fixture stores, measured first: endpoints,
-//	                 candidates, builds and datadir preparations in
-//	                 between), then resume
+//	                 the fixture stores, measured first), then resume
+//	kill-at          SIGKILL at an exact point (PERFBISECT_FAULT): a
+//	                 checkout's file write, configure, build or install
+//	                 (a random delay into the step), a datadir preparation,
+//	                 a measured window, a store write; the points in turn,
+//	                 the Nth arrival at random; then resume
 //	sigint, sigterm, sighup
 //	                 the signal to perfbisect after a random number of runs:
 //	                 it must exit 130 and resume
 //	kill-mysqld      SIGKILL of the measured mariadbd during a random run:
-//	                 the run is measured again, never counted, and the
-//	                 session goes on
+//	                 the run is measured again, never counted
+//	port-taken       the Nth server start (at random) gets a port another
+//	                 socket holds: the start is retried on another port
+//	hung-build       the Nth build (at random, after the endpoints) hangs;
+//	                 --build-timeout kills it and the revision is skipped:
+//	                 the answer holds the culprit, nothing is left running
+//	disk-full        (root) the state directory on a tmpfs, filled after a
+//	                 random number of runs and kept full: perfbisect stops
+//	                 saying the disk is full, blames no revision, and resumes
+//	                 once the space is back
+//	read-only        (root) the same tmpfs remounted read-only after a
+//	                 random number of runs; resumed once writable
+//	long-tmpdir      TMPDIR 180 bytes long (a unix socket path holds 107)
+//	two-sessions     a second start on the state directory of a running one:
+//	                 refused at once, naming the first; the first goes on
+//	two-dirs         two sessions on two state directories at once: both
+//	                 answer right, and their runs never overlap in time
+//	corrupt-store    the store of a finished session truncated, a page
+//	                 overwritten with garbage or its header zeroed; status,
+//	                 log, report and resume must not panic, must name the
+//	                 file when they fail, and must leave it as it was
 //
 // Each trial bisects a fresh state directory of one 8-commit fixture
 // (scripts/make-fixture.sh -n 8 --culprit-pos 5 --broken-pos 3: a broken
-// build, then its fix) with short runs. Trials append one line each to -out
-// (default faults.tsv in the current directory), so an interrupted suite
-// resumes where it stopped, and the table is printed from that file. It
-// starts real servers and builds: run it alone on an idle machine; a trial
-// takes 1-3 minutes.
+// build, then its fix) with short runs, with a TMPDIR of its own. Trials
+// append one line each to -out (default faults.tsv in the current directory),
+// so an interrupted suite resumes where it stopped, and the table is printed
+// from that file. It starts real servers and builds: run it alone on an idle
+// machine; a trial takes 1-3 minutes (corrupt-store a second).
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -49,27 +74,41 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	_ "modernc.org/sqlite" // the store's driver, read-only here
 )
 
-var allFaults = []string{"kill-perfbisect", "sigint", "sigterm", "sighup", "kill-mysqld"}
+var allFaults = []string{"kill-perfbisect", "kill-at", "sigint", "sigterm", "sighup", "kill-mysqld", "port-taken",
+	"hung-build", "disk-full", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
+
+// needsRoot are the faults that mount a filesystem.
+var needsRoot = map[string]bool{"disk-full": true, "read-only": true}
 
 // trial is one injected fault and what it left.
 type trial struct {
 	fault     string
-	at        int  // runs stored when the fault was injected
-	survived  bool // the session ended with the culprit
+	at        int  // runs stored when the fault was injected (kill-at, port-taken, hung-build: N)
+	survived  bool // the session ended with the right answer
 	lost      int  // runs stored before the fault and gone after
 	twice     int  // runs the resume measured beyond what the store gained
 	wrong     bool // a first bad commit other than the culprit
 	processes int  // servers or perfbisects of the trial still running
-	tempFiles int  // datadirs left under the state directory's runs/, socket directories under TMPDIR
+	tempFiles int  // datadirs left under the state directory's runs/, files under the trial's TMPDIR
 	injected  bool // the fault happened (the session had not ended before it)
 	note      string
+}
+
+// fixture is the repository every trial bisects.
+type fixture struct {
+	bin, repo, culprit, broken string
+	total                      int    // runs an uninterrupted session stores
+	refStore                   string // that session's store (corrupt-store copies it)
+	work                       string
 }
 
 func main() {
@@ -81,6 +120,10 @@ func main() {
 	for _, f := range strings.Split(*faults, ",") {
 		if !slices.Contains(allFaults, f) {
 			fmt.Fprintf(os.Stderr, "faults: unknown fault %q (want %s)\n", f, strings.Join(allFaults, ", "))
+			os.Exit(2)
+		}
+		if needsRoot[f] && os.Geteuid() != 0 {
+			fmt.Fprintf(os.Stderr, "faults: %s mounts a tmpfs: run as root, or leave it out of -faults\n", f)
 			os.Exit(2)
 		}
 	}
@@ -95,31 +138,37 @@ func run(faults []string, trials int, out string, seed uint64) error {
 	if err != nil {
 		return err
 	}
+	todo := false
+	for _, f := range faults {
+		todo = todo || done[f] < trials
+	}
+	if !todo {
+		return printTable(out)
+	}
 	work, err := os.MkdirTemp("", "faults-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "perfbisect")
-	if b, err := exec.Command("go", "build", "-o", bin, "./cmd/perfbisect").CombinedOutput(); err != nil {
+	fx := &fixture{work: work, bin: filepath.Join(work, "perfbisect"), repo: filepath.Join(work, "server")}
+	if b, err := exec.Command("go", "build", "-tags", "faults", "-o", fx.bin, "./cmd/perfbisect").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build (run this in the repository's root): %v\n%s", err, b)
 	}
-	repo := filepath.Join(work, "server")
-	if b, err := exec.Command("bash", "scripts/make-fixture.sh", "-q", "-n", "8", "--culprit-pos", "5", "--broken-pos", "3", repo).CombinedOutput(); err != nil {
+	if b, err := exec.Command("bash", "scripts/make-fixture.sh", "-q", "-n", "8", "--culprit-pos", "5", "--broken-pos", "3", fx.repo).CombinedOutput(); err != nil {
 		return fmt.Errorf("make-fixture.sh: %v\n%s", err, b)
 	}
-	culprit := fixtureVar(repo, "CULPRIT_SHA")
+	fx.culprit, fx.broken = fixtureVar(fx.repo, "CULPRIT_SHA"), fixtureVar(fx.repo, "BROKEN_SHA")
 	rng := rand.New(rand.NewPCG(seed, 7))
 	// An uninterrupted session first: how many runs a whole one stores, so
 	// that every fault falls inside a session.
 	ref := filepath.Join(work, "state-reference")
-	b, err := exec.Command(bin, append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", ref, "--quiet"}, workload...)...).CombinedOutput()
-	total := len(storedRuns(ref))
-	if err != nil || total < 4 || !strings.Contains(string(b), culprit) {
-		return fmt.Errorf("the uninterrupted session (%d runs): %v\n%s", total, err, b)
+	b, err := exec.Command(fx.bin, fx.startArgs(ref)...).CombinedOutput()
+	fx.total = len(storedRuns(ref))
+	if err != nil || fx.total < 4 || !strings.Contains(string(b), fx.culprit) {
+		return fmt.Errorf("the uninterrupted session (%d runs): %v\n%s", fx.total, err, b)
 	}
-	fmt.Fprintf(os.Stderr, "faults: an uninterrupted session stores %d runs; faults come after 1..%d\n", total, total-2)
-	_ = os.RemoveAll(ref)
+	fx.refStore = filepath.Join(ref, store.FileName)
+	fmt.Fprintf(os.Stderr, "faults: an uninterrupted session stores %d runs; faults come after 1..%d\n", fx.total, fx.total-2)
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -127,11 +176,20 @@ func run(faults []string, trials int, out string, seed uint64) error {
 	defer f.Close()
 	for _, fault := range faults {
 		for i := done[fault]; i < trials; i++ {
-			at := 1 + rng.IntN(total-2)
-			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d, after %d runs\n", fault, i+1, trials, at)
-			t := inject(bin, repo, culprit, fault, at, filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i)), rng)
+			state := filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i))
+			tmp := filepath.Join(work, fmt.Sprintf("tmp-%s-%d", fault, i))
+			if fault == "long-tmpdir" {
+				tmp = filepath.Join(tmp, strings.Repeat("long-temporary-directory/", 7))
+			}
+			if err := os.MkdirAll(tmp, 0o700); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d\n", fault, i+1, trials)
+			t := fx.inject(fault, i, state, tmp, rng)
 			fmt.Fprintf(os.Stderr, "faults: %+v\n", t)
-			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, t.note)
+			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, strings.ReplaceAll(t.note, "\t", " "))
+			_ = os.RemoveAll(state)
+			_ = os.RemoveAll(filepath.Join(work, fmt.Sprintf("tmp-%s-%d", fault, i)))
 			done[fault]++
 		}
 	}
@@ -142,118 +200,494 @@ func run(faults []string, trials int, out string, seed uint64) error {
 // culprit's buffer pool.
 var workload = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
 
+func (fx *fixture) startArgs(state string, extra ...string) []string {
+	args := append([]string{"start", "--repo", fx.repo, "--good", "good", "--bad", "bad", "--state-dir", state}, workload...)
+	return append(args, extra...)
+}
+
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)
 
-// inject runs one bisection with one fault and resumes it as needed.
-func inject(bin, repo, culprit, fault string, at int, state string, rng *rand.Rand) trial {
-	t := trial{fault: fault, at: at}
-	socketsBefore := socketDirs()
-	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, workload...)
-	cmd := exec.Command(bin, args...)
-	var first bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &first, &first
+// session is one running perfbisect.
+type session struct {
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
+	exited chan error
+}
+
+func (fx *fixture) start(state, tmp string, env []string, args ...string) (*session, error) {
+	cmd := exec.Command(fx.bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
-		t.note = err.Error()
-		return t
+		return nil, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var before []float64
-	var exitErr error
-	finished := false
+	s := &session{cmd: cmd, out: &out, exited: make(chan error, 1)}
+	go func() { s.exited <- cmd.Wait() }()
+	return s, nil
+}
+
+// waitRuns waits until state holds at least n stored runs (true) or the
+// session exits first (false, its exit error in *exitErr).
+func (s *session) waitRuns(state string, n int, exitErr *error) bool {
 	deadline := time.Now().Add(15 * time.Minute)
-wait:
 	for {
 		select {
-		case exitErr = <-exited:
-			finished = true
-			break wait
+		case *exitErr = <-s.exited:
+			return false
 		case <-time.After(time.Second):
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.note = "no progress in 15 minutes"
-			<-exited
-			return t
+			_ = s.cmd.Process.Kill()
+			*exitErr = <-s.exited
+			return false
 		}
-		if before = storedRuns(state); len(before) >= at {
-			break
+		if len(storedRuns(state)) >= n {
+			return true
 		}
 	}
-	if !finished {
-		t.injected = true
-		switch fault {
-		case "kill-perfbisect":
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-		case "sigint":
-			_ = cmd.Process.Signal(syscall.SIGINT)
-		case "sigterm":
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-		case "sighup":
-			_ = cmd.Process.Signal(syscall.SIGHUP)
-		case "kill-mysqld":
-			if !killServer(state, rng) {
-				t.injected, t.note = false, "no server to kill was seen in 60 s"
-			}
-		}
-		if fault == "kill-mysqld" {
-			exitErr = waitOrKill(cmd, exited, 15*time.Minute)
-			if t.injected && !strings.Contains(first.String(), "not the revision's fault") {
-				t.note = "the killed run was not retried as the machine's"
-			}
-		} else {
-			exitErr = waitOrKill(cmd, exited, 2*time.Minute)
-			before = storedRuns(state)
-			var ee *exec.ExitError
-			if fault != "kill-perfbisect" && (!errors.As(exitErr, &ee) || ee.ExitCode() != 130) {
-				t.note = fmt.Sprintf("%s: exit %v, want 130", fault, exitErr)
-			}
-			time.Sleep(time.Second) // the server dies by its parent-death signal
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-			defer cancel()
-			r := exec.CommandContext(ctx, bin, "resume", "--state-dir", state)
-			var second bytes.Buffer
-			r.Stdout, r.Stderr = &second, &second
-			r.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-			exitErr = r.Run()
-			after := storedRuns(state)
-			live := len(liveRun.FindAllString(second.String(), -1))
-			t.twice = max(live-(len(after)-len(before)), 0)
-			first = second
-		}
-	} else {
-		t.note = "ended before the fault"
+}
+
+// resume runs perfbisect resume on state, returning its output and error.
+func (fx *fixture) resume(state, tmp string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	r := exec.CommandContext(ctx, fx.bin, "resume", "--state-dir", state)
+	var out bytes.Buffer
+	r.Stdout, r.Stderr = &out, &out
+	r.Env = append(os.Environ(), "TMPDIR="+tmp)
+	r.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	err := r.Run()
+	return out.String(), err
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
 	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func killedBySIGKILL(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+var firstBad = regexp.MustCompile(`first bad commit: ([0-9a-f]{40})`)
+
+// judge fills the answer fields of t from the session's last output and
+// exit, and what it left.
+func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before []float64, sockets map[string]bool) {
 	after := storedRuns(state)
 	for i := range before {
 		if i >= len(after) || after[i] != before[i] {
 			t.lost++
 		}
 	}
-	out := first.String()
-	m := regexp.MustCompile(`first bad commit: ([0-9a-f]{40})`).FindStringSubmatch(out)
-	t.survived = exitErr == nil && m != nil && m[1] == culprit
-	t.wrong = m != nil && m[1] != culprit
-	if exitErr != nil && t.note == "" {
-		t.note = fmt.Sprintf("exit %v: %s", exitErr, lastLine(out))
+	m := firstBad.FindStringSubmatch(out)
+	t.survived = exitErr == nil && m != nil && m[1] == fx.culprit
+	t.wrong = m != nil && m[1] != fx.culprit
+	if bad := fx.blamed(state); len(bad) > 0 {
+		t.survived = false
+		t.note = strings.TrimPrefix(t.note+"; untestable beyond the broken build: "+strings.Join(bad, " "), "; ")
 	}
-	time.Sleep(time.Second)
-	t.processes = len(processesUnder(state))
-	t.tempFiles = leftovers(state, socketsBefore)
-	_ = os.RemoveAll(state)
+	if exitErr != nil && !strings.Contains(t.note, "exit") {
+		t.note = strings.TrimPrefix(t.note+fmt.Sprintf("; exit %v: %s", exitErr, lastLine(out)), "; ")
+	}
+	time.Sleep(time.Second) // a server dies by its parent-death signal
+	t.processes = len(processesUnder(state)) + len(processesUnder("sleep 3601"))
+	t.tempFiles = leftovers(state, tmp, sockets)
+}
+
+// blamed lists the commits other than the broken build that the latest start
+// session of state stored as untestable.
+func (fx *fixture) blamed(state string) []string {
+	db, err := openStore(state)
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT DISTINCT commit_hash FROM events WHERE session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND reason != ''`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if rows.Scan(&c) == nil && c != fx.broken {
+			out = append(out, fmt.Sprintf("%.10s", c))
+		}
+	}
+	return out
+}
+
+// inject runs one trial of fault.
+func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand) trial {
+	t := trial{fault: fault}
+	sockets := socketDirs()
+	switch fault {
+	case "corrupt-store":
+		return fx.corruptStore(i, state, rng)
+	case "two-dirs":
+		return fx.twoDirs(state, tmp, sockets)
+	case "disk-full", "read-only":
+		if err := os.MkdirAll(state, 0o700); err != nil {
+			t.note = err.Error()
+			return t
+		}
+		if err := syscall.Mount("tmpfs", state, "tmpfs", 0, "size=3g,mode=0700"); err != nil {
+			t.note = "mount tmpfs: " + err.Error()
+			return t
+		}
+		defer func() {
+			_ = syscall.Unmount(state, syscall.MNT_DETACH)
+		}()
+	}
+	var env, extra []string
+	t.at = 1 + rng.IntN(fx.total-2)
+	switch fault {
+	case "kill-at":
+		point := faultpoint.Points[i%len(faultpoint.Points)]
+		n, delay := 1, time.Duration(0)
+		switch point {
+		case "checkout":
+			n = 1 + rng.IntN(20)
+		case "configure":
+			n, delay = 1+rng.IntN(2), time.Duration(rng.IntN(800))*time.Millisecond
+		case "build":
+			n, delay = 1+rng.IntN(4), time.Duration(rng.IntN(1500))*time.Millisecond
+		case "install":
+			n, delay = 1+rng.IntN(4), time.Duration(rng.IntN(300))*time.Millisecond
+		case "datadir":
+			n, delay = 1+rng.IntN(4), time.Duration(rng.IntN(4000))*time.Millisecond
+		case "run":
+			n, delay = 1+rng.IntN(fx.total-2), time.Duration(rng.IntN(1500))*time.Millisecond
+		case "store-write":
+			n = 1 + rng.IntN(fx.total)
+		}
+		t.at = n
+		env = []string{fmt.Sprintf("PERFBISECT_FAULT=%s:%d:%s", point, n, delay)}
+		t.note = fmt.Sprintf("%s:%d:%s", point, n, delay)
+	case "port-taken":
+		t.at = 1 + rng.IntN(fx.total)
+		env = []string{fmt.Sprintf("PERFBISECT_FAULT=port-taken:%d", t.at)}
+	case "hung-build":
+		// The endpoints are builds 1 and 2; the Nth build after them hangs.
+		t.at = 3 + rng.IntN(2)
+		counter := filepath.Join(tmp, "..", "builds")
+		cmd := fmt.Sprintf(`n=$(($(cat %[1]s 2>/dev/null || echo 0) + 1)); echo $n > %[1]s; if [ $n = %[2]d ]; then sleep 3601; fi; `+
+			`cmake -S "$SRC" -B "$BUILD_DIR" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build "$BUILD_DIR" -j "$JOBS" && DESTDIR="$DESTDIR" cmake --install "$BUILD_DIR"`, counter, t.at)
+		extra = []string{"--build-cmd", cmd, "--build-timeout", "30s"}
+	}
+	s, err := fx.start(state, tmp, env, fx.startArgs(state, extra...)...)
+	if err != nil {
+		t.note = err.Error()
+		return t
+	}
+	var exitErr error
+	var before []float64
+	switch fault {
+	case "kill-at":
+		exitErr = waitOrKill(s, 15*time.Minute)
+		t.injected = killedBySIGKILL(exitErr)
+		before = storedRuns(state)
+		if t.injected {
+			var out string
+			out, exitErr = fx.resume(state, tmp)
+			t.twice = max(len(liveRun.FindAllString(out, -1))-(len(storedRuns(state))-len(before)), 0)
+			s.out = bytes.NewBufferString(out)
+		} else {
+			t.note += ": ended before the fault"
+		}
+	case "port-taken", "hung-build", "long-tmpdir":
+		exitErr = waitOrKill(s, 15*time.Minute)
+		out := s.out.String()
+		switch fault {
+		case "port-taken":
+			t.injected = strings.Contains(out, "fault port-taken")
+		case "hung-build":
+			t.injected = strings.Contains(out, "--build-timeout")
+		default:
+			t.injected = true
+		}
+	case "two-sessions":
+		if !s.waitRuns(state, 1, &exitErr) {
+			t.note = "ended before the fault"
+			break
+		}
+		t.injected = true
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		second := exec.CommandContext(ctx, fx.bin, fx.startArgs(state)...)
+		second.Env = append(os.Environ(), "TMPDIR="+tmp)
+		b, err := second.CombinedOutput()
+		cancel()
+		pid := strconv.Itoa(s.cmd.Process.Pid)
+		if err == nil || ctx.Err() != nil || !strings.Contains(string(b), pid) {
+			t.note = fmt.Sprintf("second start on the state directory: %v, want refused naming pid %s: %s", err, pid, lastLine(string(b)))
+		}
+		exitErr = waitOrKill(s, 15*time.Minute)
+	case "disk-full", "read-only":
+		if !s.waitRuns(state, t.at, &exitErr) {
+			t.note = "ended before the fault"
+			break
+		}
+		t.injected = true
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		if fault == "disk-full" {
+			wg.Add(1)
+			go func() { defer wg.Done(); keepFull(state, stop) }()
+		} else if err := syscall.Mount("tmpfs", state, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=3g,mode=0700"); err != nil {
+			t.note = "remount read-only: " + err.Error()
+		}
+		exitErr = waitOrKill(s, 5*time.Minute)
+		close(stop)
+		wg.Wait()
+		out := s.out.String()
+		want := "is full"
+		if fault == "read-only" {
+			want = "read-only file system"
+			if err := syscall.Mount("tmpfs", state, "tmpfs", syscall.MS_REMOUNT, "size=3g,mode=0700"); err != nil {
+				t.note = "remount writable: " + err.Error()
+			}
+		} else {
+			fillers, _ := filepath.Glob(filepath.Join(state, "filler-*"))
+			for _, f := range fillers {
+				_ = os.Remove(f)
+			}
+		}
+		if exitErr == nil && firstBad.MatchString(out) {
+			t.injected, t.note = false, "ended before the disk filled"
+			break
+		}
+		if exitCode(exitErr) != 1 || !strings.Contains(out, want) || !strings.Contains(out, "no revision is blamed") {
+			t.note = fmt.Sprintf("want exit 1 saying %q and that no revision is blamed; got %v: %s", want, exitErr, lastLine(out))
+		}
+		before = storedRuns(state)
+		if bad := fx.blamed(state); len(bad) > 0 {
+			t.note += "; blamed while the disk was bad: " + strings.Join(bad, " ")
+		}
+		var rout string
+		rout, exitErr = fx.resume(state, tmp)
+		t.twice = max(len(liveRun.FindAllString(rout, -1))-(len(storedRuns(state))-len(before)), 0)
+		s.out = bytes.NewBufferString(rout)
+	default: // kill-perfbisect, the signals, kill-mysqld
+		if !s.waitRuns(state, t.at, &exitErr) {
+			t.note = "ended before the fault"
+			break
+		}
+		t.injected = true
+		before = storedRuns(state)
+		switch fault {
+		case "kill-perfbisect":
+			_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		case "sigint":
+			_ = s.cmd.Process.Signal(syscall.SIGINT)
+		case "sigterm":
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		case "sighup":
+			_ = s.cmd.Process.Signal(syscall.SIGHUP)
+		case "kill-mysqld":
+			if !killServer(state, rng) {
+				t.injected, t.note = false, "no server to kill was seen in 60 s"
+			}
+		}
+		if fault == "kill-mysqld" {
+			exitErr = waitOrKill(s, 15*time.Minute)
+			if t.injected && !strings.Contains(s.out.String(), "not the revision's fault") {
+				t.note = "the killed run was not retried as the machine's"
+			}
+			break
+		}
+		exitErr = waitOrKill(s, 2*time.Minute)
+		before = storedRuns(state)
+		if fault != "kill-perfbisect" && exitCode(exitErr) != 130 {
+			t.note = fmt.Sprintf("%s: exit %v, want 130", fault, exitErr)
+		}
+		time.Sleep(time.Second) // the server dies by its parent-death signal
+		var out string
+		out, exitErr = fx.resume(state, tmp)
+		t.twice = max(len(liveRun.FindAllString(out, -1))-(len(storedRuns(state))-len(before)), 0)
+		s.out = bytes.NewBufferString(out)
+	}
+	fx.judge(&t, state, tmp, s.out.String(), exitErr, before, sockets)
+	if fault == "hung-build" && !t.survived && !t.wrong && exitCode(exitErr) == 4 && strings.Contains(s.out.String(), fmt.Sprintf("%.10s", fx.culprit)) {
+		// Undecided between the culprit and the skipped (hung) revision next
+		// to it: a right answer, not an exact one.
+		t.survived, t.note = true, "a range holding the culprit and the hung revision"
+	}
 	return t
+}
+
+// keepFull fills the filesystem of dir and keeps it full (every 20 ms)
+// until stop is closed.
+func keepFull(dir string, stop chan struct{}) {
+	for n := 0; ; n++ {
+		var st syscall.Statfs_t
+		if syscall.Statfs(dir, &st) == nil {
+			if free := int64(st.Bavail) * st.Bsize; free > 64<<10 {
+				if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("filler-%d", n))); err == nil {
+					_ = syscall.Fallocate(int(f.Fd()), 0, 0, free-32<<10)
+					f.Close()
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// twoDirs runs two sessions of the fixture at once on two state directories:
+// both must name the culprit, and no run of one may overlap a run of the
+// other in time (the machine-wide measurement lock).
+func (fx *fixture) twoDirs(state, tmp string, sockets map[string]bool) trial {
+	t := trial{fault: "two-dirs", injected: true}
+	a, b := state+"-a", state+"-b"
+	defer os.RemoveAll(a)
+	defer os.RemoveAll(b)
+	sa, err1 := fx.start(a, tmp, nil, fx.startArgs(a)...)
+	sb, err2 := fx.start(b, tmp, nil, fx.startArgs(b)...)
+	if err1 != nil || err2 != nil {
+		t.note = fmt.Sprint(err1, err2)
+		return t
+	}
+	ea, eb := waitOrKill(sa, 20*time.Minute), waitOrKill(sb, 20*time.Minute)
+	var ta, tb trial
+	fx.judge(&ta, a, tmp, sa.out.String(), ea, nil, sockets)
+	fx.judge(&tb, b, tmp, sb.out.String(), eb, nil, sockets)
+	t.survived, t.wrong = ta.survived && tb.survived, ta.wrong || tb.wrong
+	t.processes, t.tempFiles = ta.processes+tb.processes, ta.tempFiles+tb.tempFiles
+	t.note = strings.Trim(ta.note+" "+tb.note, " ")
+	wa, wb := runSpans(a), runSpans(b)
+	overlaps := 0
+	for _, x := range wa {
+		for _, y := range wb {
+			if x[0].Before(y[1]) && y[0].Before(x[1]) {
+				overlaps++
+			}
+		}
+	}
+	t.at = len(wa) + len(wb)
+	if overlaps > 0 || len(wa) == 0 || len(wb) == 0 {
+		t.survived = false
+		t.note = strings.TrimSpace(t.note + fmt.Sprintf(" %d overlapping runs of %d and %d", overlaps, len(wa), len(wb)))
+	}
+	return t
+}
+
+// runSpans returns [start, end] of every stored run of state's latest start
+// session (the run's whole life: server start, warm-up, window, stop).
+func runSpans(state string) [][2]time.Time {
+	db, err := openStore(state)
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT e.run FROM events e WHERE e.session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND e.run != '' ORDER BY e.seq`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var out [][2]time.Time
+	for rows.Next() {
+		var run string
+		var r struct {
+			Started time.Time
+			Wall    time.Duration
+		}
+		if rows.Scan(&run) == nil && json.Unmarshal([]byte(run), &r) == nil && !r.Started.IsZero() {
+			out = append(out, [2]time.Time{r.Started, r.Started.Add(r.Wall)})
+		}
+	}
+	return out
+}
+
+// corruptStore damages a copy of the reference session's store (truncated,
+// a page of garbage, the header zeroed: in turn) and runs the commands that
+// read it: none may panic, a failure must be one message naming the file,
+// and the file must be left as it was.
+func (fx *fixture) corruptStore(i int, state string, rng *rand.Rand) trial {
+	t := trial{fault: "corrupt-store", injected: true, survived: true}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.note, t.survived = err.Error(), false
+		return t
+	}
+	db := filepath.Join(state, store.FileName)
+	b, err := os.ReadFile(fx.refStore)
+	if err != nil {
+		t.note, t.survived = err.Error(), false
+		return t
+	}
+	mode := []string{"truncated", "garbage page", "header zeroed"}[i%3]
+	switch mode {
+	case "truncated":
+		t.at = rng.IntN(len(b))
+		b = b[:t.at]
+	case "garbage page":
+		page := 4096
+		t.at = page * (1 + rng.IntN(max(len(b)/page-1, 1)))
+		for j := t.at; j < min(t.at+page, len(b)); j++ {
+			b[j] = byte(rng.IntN(256))
+		}
+	case "header zeroed":
+		clear(b[:min(100, len(b))])
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.note, t.survived = err.Error(), false
+		return t
+	}
+	sum := sha256.Sum256(b)
+	var notes []string
+	for _, args := range [][]string{{"status"}, {"log"}, {"report", "--format", "json"}, {"resume"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, fx.bin, append(args, "--state-dir", state)...)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		o := string(out)
+		switch {
+		case strings.Contains(o, "panic:") || strings.Contains(o, "goroutine "):
+			notes = append(notes, args[0]+" panicked")
+		case exitCode(err) == 1 && !strings.Contains(o, store.FileName):
+			notes = append(notes, fmt.Sprintf("%s failed without naming the store: %s", args[0], lastLine(o)))
+		case exitCode(err) < 0 || exitCode(err) > 4 || ctx.Err() != nil:
+			notes = append(notes, fmt.Sprintf("%s: %v", args[0], err))
+		}
+	}
+	if after, err := os.ReadFile(db); err != nil || sha256.Sum256(after) != sum {
+		notes = append(notes, "the store was changed")
+	}
+	t.survived = len(notes) == 0
+	t.note = mode + ": " + strings.Join(notes, "; ")
+	t.processes = len(processesUnder(state))
+	return t
+}
+
+func openStore(state string) (*sql.DB, error) {
+	path := filepath.Join(state, store.FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 }
 
 // storedRuns returns the tps of the runs the state directory's latest start
 // session stored, in order, read with one read-only query (the probe must not
 // itself disturb the windows it waits for).
 func storedRuns(state string) []float64 {
-	path := filepath.Join(state, store.FileName)
-	if _, err := os.Stat(path); err != nil {
-		return nil
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	db, err := openStore(state)
 	if err != nil {
 		return nil
 	}
@@ -297,8 +731,8 @@ type proc struct {
 	cmdline string
 }
 
-// processesUnder lists processes whose command line names state.
-func processesUnder(state string) []proc {
+// processesUnder lists processes whose command line holds s.
+func processesUnder(s string) []proc {
 	var out []proc
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -310,17 +744,18 @@ func processesUnder(state string) []proc {
 		if err != nil {
 			continue
 		}
-		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, state) {
+		if cl := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cl, s) {
 			out = append(out, proc{pid, cl})
 		}
 	}
 	return out
 }
 
-// socketDirs lists perfbisect's socket directories under TMPDIR.
+// socketDirs lists perfbisect's socket directories under /tmp (where a
+// TMPDIR too long for a socket path sends them).
 func socketDirs() map[string]bool {
 	out := map[string]bool{}
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pb[0-9]*"))
+	dirs, _ := filepath.Glob(filepath.Join("/tmp", "pb[0-9]*"))
 	for _, d := range dirs {
 		out[d] = true
 	}
@@ -328,11 +763,18 @@ func socketDirs() map[string]bool {
 }
 
 // leftovers counts datadirs left under state/runs (a finished session keeps
-// none; a failed run keeps its logs, not its datadir) and socket directories
-// under TMPDIR that were not there before the trial.
-func leftovers(state string, before map[string]bool) int {
+// none; a failed run keeps its logs, not its datadir), anything left in the
+// trial's TMPDIR, and socket directories under /tmp that were not there
+// before the trial.
+func leftovers(state, tmp string, before map[string]bool) int {
 	dirs, _ := filepath.Glob(filepath.Join(state, "runs", "*", "data"))
 	n := len(dirs)
+	ents, _ := os.ReadDir(tmp)
+	for _, e := range ents {
+		if e.Name() != "long-temporary-directory" {
+			n++
+		}
+	}
 	for d := range socketDirs() {
 		if !before[d] {
 			n++
@@ -341,15 +783,14 @@ func leftovers(state string, before map[string]bool) int {
 	return n
 }
 
-// waitOrKill waits for cmd to exit (its Wait result on exited), killing it
-// after limit.
-func waitOrKill(cmd *exec.Cmd, exited chan error, limit time.Duration) error {
+// waitOrKill waits for the session to exit, killing it after limit.
+func waitOrKill(s *session, limit time.Duration) error {
 	select {
-	case err := <-exited:
+	case err := <-s.exited:
 		return err
 	case <-time.After(limit):
-		_ = cmd.Process.Kill()
-		<-exited
+		_ = s.cmd.Process.Kill()
+		<-s.exited
 		return fmt.Errorf("no exit in %s: killed", limit)
 	}
 }
@@ -424,7 +865,7 @@ func printTable(out string) error {
 		}
 		r.procs += atoi(f[6])
 		r.temps += atoi(f[7])
-		if len(f) > 9 && f[9] != "" {
+		if len(f) > 9 && f[9] != "" && (f[2] != "true" || f[3] != "0" || f[4] != "0" || f[6] != "0" || f[7] != "0" || strings.Contains(f[9], "range")) {
 			notes = append(notes, f[0]+" after "+f[1]+" runs: "+f[9])
 		}
 	}

@@ -1,0 +1,82 @@
+// Package diskfault tells a full or read-only disk apart from a revision's
+// fault. A server that cannot write its datadir fails as a broken revision
+// does ("InnoDB: preallocating ... failed with error 28", then "Aborting"), so
+// every failure that would be blamed on a revision is first checked here: the
+// error's text for the signs of ENOSPC and EROFS, and the filesystem that
+// holds the state directory for its free space and read-only flag.
+package diskfault
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"syscall"
+
+	"github.com/dustin/go-humanize"
+	"golang.org/x/sys/unix"
+)
+
+// MinFree is the free space (bytes) below which the state directory's
+// filesystem counts as full whatever the error says: a datadir copy alone
+// needs more.
+const MinFree = 16 << 20
+
+// Error is a failure caused by the disk that holds Dir: full (Free bytes
+// left, under MinFree or a write failed with ENOSPC) or mounted read-only.
+// It is the machine's, never a revision's; Err is the failure as it came.
+type Error struct {
+	Dir      string
+	Free     uint64
+	ReadOnly bool
+	Err      error
+}
+
+func (e *Error) Error() string {
+	if e.ReadOnly {
+		return fmt.Sprintf("the state directory %s is on a read-only file system: make it writable; no revision is blamed for this failure: %v", e.Dir, e.Err)
+	}
+	return fmt.Sprintf("the disk holding %s is full (%s free): free space there; no revision is blamed for this failure: %v", e.Dir, humanize.IBytes(e.Free), e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// The words of ENOSPC and EROFS in the messages of the server, the OS,
+// SQLite and the C library (an error that arrives as text, from a log).
+var (
+	noSpace  = regexp.MustCompile(`(?i)no space left on device|out of disk space|disk full|database or disk is full|\berrno:? 28\b|\berror (number )?28\b|\bErrcode: 28\b`)
+	readOnly = regexp.MustCompile(`(?i)read-only file system|\berrno:? 30\b|\bErrcode: 30\b`)
+)
+
+// Check returns an *Error when err (nil or not) comes from the disk that
+// holds dir: its text or chain says ENOSPC or EROFS, or the filesystem has
+// under MinFree bytes free or is mounted read-only. Otherwise it returns nil.
+// With err nil only the filesystem is looked at.
+func Check(dir string, err error) *Error {
+	if err != nil {
+		var de *Error
+		if errors.As(err, &de) {
+			return de
+		}
+	}
+	var st unix.Statfs_t
+	statErr := unix.Statfs(dir, &st)
+	free := uint64(0)
+	if statErr == nil {
+		free = st.Bavail * uint64(st.Bsize)
+	}
+	ro := statErr == nil && st.Flags&unix.ST_RDONLY != 0
+	if err != nil {
+		ro = ro || errors.Is(err, syscall.EROFS) || readOnly.MatchString(err.Error())
+	}
+	full := statErr == nil && free < MinFree
+	if err != nil {
+		full = full || errors.Is(err, syscall.ENOSPC) || noSpace.MatchString(err.Error())
+	}
+	switch {
+	case ro:
+		return &Error{Dir: dir, Free: free, ReadOnly: true, Err: err}
+	case full:
+		return &Error{Dir: dir, Free: free, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package diskfault
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestCheckReadsTheError(t *testing.T) {
+	dir := t.TempDir() // a disk with room: only the error can say full
+	for _, c := range []struct {
+		err      error
+		full, ro bool
+	}{
+		{errors.New("InnoDB: preallocating 12582912 bytes for file ibdata1 failed with error 28"), true, false},
+		{errors.New("Could not set the file size of 'ibdata1'. Probably out of disk space"), true, false},
+		{fmt.Errorf("copy: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}), true, false},
+		{errors.New("store: database or disk is full (13)"), true, false},
+		{errors.New("mariadbd: Disk full (/x/aria_log.00000001); waiting for someone to free some space..."), true, false},
+		{fmt.Errorf("mkdir: %w", &os.PathError{Op: "mkdir", Path: "x", Err: syscall.EROFS}), false, true},
+		{errors.New("Can't create/write to file '/x/ddl_recovery.log' (Errcode: 30 \"Read-only file system\")"), false, true},
+		{errors.New("server crashed: signal 11"), false, false},
+		{errors.New("listen tcp 127.0.0.1:3306: bind: address already in use (error 98)"), false, false},
+		{errors.New("run 281: 28 tps"), false, false},
+	} {
+		got := Check(dir, c.err)
+		if (got != nil) != (c.full || c.ro) || got != nil && got.ReadOnly != c.ro {
+			t.Errorf("Check(%q) = %v, want full %v read-only %v", c.err, got, c.full, c.ro)
+			continue
+		}
+		if got != nil {
+			if !errors.Is(got, c.err) || !strings.Contains(got.Error(), dir) {
+				t.Errorf("Check(%q) = %q: must wrap the error and name %s", c.err, got, dir)
+			}
+			if errors.As(fmt.Errorf("wrapped: %w", got), new(*Error)) && Check(dir, fmt.Errorf("wrapped: %w", got)) != got {
+				t.Errorf("an *Error already in the chain must come back as it is")
+			}
+		}
+	}
+	if Check(dir, nil) != nil {
+		t.Errorf("Check of a disk with room and no error: want nil")
+	}
+}
+
+// TestCheckReadsTheDisk mounts a small tmpfs (root only: the test says so
+// and is skipped elsewhere), fills it, and checks that a failure with no sign
+// of its own is the disk's once the disk is full, and that a read-only mount
+// is seen.
+func TestCheckReadsTheDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
+		t.Skipf("mount tmpfs: %v (a container without CAP_SYS_ADMIN)", err)
+	}
+	defer syscall.Unmount(dir, 0)
+	crash := errors.New("server exited with status 1")
+	if got := Check(dir, crash); got == nil || got.ReadOnly {
+		// 4 MiB is under MinFree: full from the start.
+		t.Fatalf("a 4 MiB filesystem is under MinFree: Check = %v, want full", got)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=4m"); err != nil {
+		t.Fatalf("remount read-only: %v", err)
+	}
+	if got := Check(dir, crash); got == nil || !got.ReadOnly {
+		t.Fatalf("read-only mount: Check = %v, want read-only", got)
+	}
+	big := t.TempDir() + "/big"
+	if err := os.Mkdir(big, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", big, "tmpfs", 0, "size=64m"); err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	defer syscall.Unmount(big, 0)
+	if got := Check(big, crash); got != nil {
+		t.Fatalf("64 MiB free, no sign in the error: Check = %v, want nil", got)
+	}
+	f, _ := os.Create(big + "/filler")
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+	if got := Check(big, crash); got == nil || got.ReadOnly || got.Free >= MinFree {
+		t.Fatalf("filled: Check = %v, want full", got)
+	}
+}
