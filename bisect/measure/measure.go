@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -459,12 +460,36 @@ func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverct
 	if serr != nil {
 		return m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
 	}
+	// The data is the user's: the owner's alone, whatever umask the
+	// initialiser wrote it with (mariadb-install-db leaves
+	// mysql_upgrade_info 0644).
+	if err := private(snap); err != nil {
+		return err
+	}
 	// The snapshot's files reach the disk before the marker that says it is
 	// complete.
 	if err := syncfs.Dir(snap); err != nil {
 		return err
 	}
 	return renameio.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
+}
+
+// private takes the group's and others' permissions off every file and
+// directory under dir.
+func private(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+			return os.Chmod(path, perm&^0o077)
+		}
+		return nil
+	})
 }
 
 // DefaultSnapshotBudget is the disk space prepared datadirs may take in a

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/reap"
-
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
@@ -187,7 +189,7 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, "--commits", "8", "--small-culprit", "--culprit-pos", "6", "--broken-pos", "4")
 	broken := fixtureVar(t, repo, "BROKEN_SHA")
-	state := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state") // made by perfbisect: its mode is checked
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
@@ -254,6 +256,45 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	}
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
+	}
+	checkStateModes(t, state)
+}
+
+// checkStateModes checks the permissions of a state directory after a
+// session: the directory is its owner's (0700), nothing in it is writable by
+// anyone else, and what holds the user's data or may hold a secret (the
+// store, the lock, build logs, run directories with their option files and
+// server logs, datadir snapshots) is the owner's alone. Sources, build
+// directories and installed servers may keep their read and execute bits:
+// the directory above them is closed.
+func checkStateModes(t *testing.T, state string) {
+	t.Helper()
+	st, err := os.Stat(state)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("state directory %s: mode %v (%v), want 0700", state, st.Mode().Perm(), err)
+	}
+	bad := 0
+	err = filepath.WalkDir(state, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == state || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(state, path)
+		top, _, _ := strings.Cut(rel, string(filepath.Separator))
+		perm := info.Mode().Perm()
+		private := top == "runs" || top == "logs" || top == "datadirs" || top == measure.StateLockFile || strings.HasPrefix(top, store.FileName)
+		if perm&0o022 != 0 || private && perm&0o077 != 0 {
+			if bad++; bad <= 10 {
+				t.Errorf("%s: mode %v (want nothing writable by others; the store, lock, logs, runs and datadirs the owner's alone)", rel, perm)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -7,6 +7,7 @@
 //
 //	go run ./scripts/faults [-trials N] [-faults LIST] [-out FILE]
 //	go run ./scripts/faults -trials 5 -faults kill-perfbisect,sigint,kill-mysqld
+//	go run ./scripts/faults -faults kill-at=20,kill-at,disk-full=4 ...
 //
 // perfbisect is built with the "faults" tag (internal/faultpoint), which
 // lets a trial kill it at an exact point. Faults (-faults, comma separated;
@@ -46,9 +47,11 @@
 //	                 log, report and resume must not panic, must name the
 //	                 file when they fail, and must leave it as it was
 //
-// Each trial bisects a fresh state directory of one 8-commit fixture
-// (scripts/make-fixture.sh -n 8 --culprit-pos 5 --broken-pos 3: a broken
-// build, then its fix) with short runs, with a TMPDIR of its own. Trials
+// The faults take turns (one trial of each per round, so a suite stopped
+// early has them all), each until it has its trials. Each trial bisects a
+// fresh state directory of one 8-commit fixture (scripts/make-fixture.sh -n 8
+// --culprit-pos 5 --broken-pos 3: a broken build, then its fix) with short
+// runs (0.5 s windows, 3 runs a look), with a TMPDIR of its own. Trials
 // append one line each to -out (default faults.tsv in the current directory),
 // so an interrupted suite resumes where it stopped, and the table is printed
 // from that file. It starts real servers and builds: run it alone on an idle
@@ -112,35 +115,52 @@ type fixture struct {
 }
 
 func main() {
-	trials := flag.Int("trials", 3, "trials per fault")
-	faults := flag.String("faults", strings.Join(allFaults, ","), "faults to inject (comma separated)")
+	trials := flag.Int("trials", 3, "trials per fault (a fault written NAME=N in -faults takes N)")
+	faults := flag.String("faults", strings.Join(allFaults, ","), "faults to inject, comma separated, in turn (NAME=N: N trials of it; a name twice: two trials a round)")
 	out := flag.String("out", "faults.tsv", "file the trials are appended to (resumable)")
 	seed := flag.Uint64("seed", uint64(time.Now().UnixNano()), "random seed of the injection points")
 	flag.Parse()
+	var order []string
+	want := map[string]int{}
 	for _, f := range strings.Split(*faults, ",") {
-		if !slices.Contains(allFaults, f) {
-			fmt.Fprintf(os.Stderr, "faults: unknown fault %q (want %s)\n", f, strings.Join(allFaults, ", "))
+		name, n, hasN := strings.Cut(f, "=")
+		if !slices.Contains(allFaults, name) {
+			fmt.Fprintf(os.Stderr, "faults: unknown fault %q (want %s)\n", name, strings.Join(allFaults, ", "))
 			os.Exit(2)
 		}
-		if needsRoot[f] && os.Geteuid() != 0 {
-			fmt.Fprintf(os.Stderr, "faults: %s mounts a tmpfs: run as root, or leave it out of -faults\n", f)
+		if needsRoot[name] && os.Geteuid() != 0 {
+			fmt.Fprintf(os.Stderr, "faults: %s mounts a tmpfs: run as root, or leave it out of -faults\n", name)
 			os.Exit(2)
 		}
+		if _, ok := want[name]; !ok {
+			want[name] = *trials
+		}
+		if hasN {
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 0 {
+				fmt.Fprintf(os.Stderr, "faults: %q: want NAME=N, N a number of trials\n", f)
+				os.Exit(2)
+			}
+			want[name] = v
+		}
+		order = append(order, name)
 	}
-	if err := run(strings.Split(*faults, ","), *trials, *out, *seed); err != nil {
+	if err := run(order, want, *out, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(1)
 	}
 }
 
-func run(faults []string, trials int, out string, seed uint64) error {
+// run injects the faults in turn (one trial of each per round, in order)
+// until each has its wanted trials in out.
+func run(faults []string, want map[string]int, out string, seed uint64) error {
 	done, err := readDone(out)
 	if err != nil {
 		return err
 	}
 	todo := false
 	for _, f := range faults {
-		todo = todo || done[f] < trials
+		todo = todo || done[f] < want[f]
 	}
 	if !todo {
 		return printTable(out)
@@ -174,8 +194,14 @@ func run(faults []string, trials int, out string, seed uint64) error {
 		return err
 	}
 	defer f.Close()
-	for _, fault := range faults {
-		for i := done[fault]; i < trials; i++ {
+	for progressed := true; progressed; {
+		progressed = false
+		for _, fault := range faults {
+			if done[fault] >= want[fault] {
+				continue
+			}
+			progressed = true
+			i := done[fault]
 			state := filepath.Join(work, fmt.Sprintf("state-%s-%d", fault, i))
 			tmp := filepath.Join(work, fmt.Sprintf("tmp-%s-%d", fault, i))
 			if fault == "long-tmpdir" {
@@ -184,7 +210,7 @@ func run(faults []string, trials int, out string, seed uint64) error {
 			if err := os.MkdirAll(tmp, 0o700); err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d\n", fault, i+1, trials)
+			fmt.Fprintf(os.Stderr, "faults: %s, trial %d of %d\n", fault, i+1, want[fault])
 			t := fx.inject(fault, i, state, tmp, rng)
 			fmt.Fprintf(os.Stderr, "faults: %+v\n", t)
 			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, strings.ReplaceAll(t.note, "\t", " "))
@@ -198,7 +224,7 @@ func run(faults []string, trials int, out string, seed uint64) error {
 
 // workload is every trial's: short runs, a table that does not fit the
 // culprit's buffer pool.
-var workload = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.5", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
+var workload = []string{"--threads", "2", "--tables", "1", "--time", "0.5", "--warmup", "0.2", "--repeats", "3", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform"}
 
 func (fx *fixture) startArgs(state string, extra ...string) []string {
 	args := append([]string{"start", "--repo", fx.repo, "--good", "good", "--bad", "bad", "--state-dir", state}, workload...)
@@ -655,6 +681,7 @@ func (fx *fixture) corruptStore(i int, state string, rng *rand.Rand) trial {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, fx.bin, append(args, "--state-dir", state)...)
 		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
 		cancel()
 		o := string(out)
 		switch {
@@ -662,7 +689,7 @@ func (fx *fixture) corruptStore(i int, state string, rng *rand.Rand) trial {
 			notes = append(notes, args[0]+" panicked")
 		case exitCode(err) == 1 && !strings.Contains(o, store.FileName):
 			notes = append(notes, fmt.Sprintf("%s failed without naming the store: %s", args[0], lastLine(o)))
-		case exitCode(err) < 0 || exitCode(err) > 4 || ctx.Err() != nil:
+		case exitCode(err) < 0 || exitCode(err) > 4 || timedOut:
 			notes = append(notes, fmt.Sprintf("%s: %v", args[0], err))
 		}
 	}
