@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/urfave/cli/v2"
 )
 
@@ -168,9 +169,9 @@ func benchAction(c *cli.Context) error {
 	conn := inv.Conn
 	failed := func(err error) error {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupted, err: fmt.Errorf("bench %s interrupted", inv.Command)}
+			return app.With(app.Interrupted, fmt.Errorf("bench %s interrupted", inv.Command))
 		}
-		return &exitError{code: exitFailure, err: fmt.Errorf("bench %s %s (%s): %w", o.Workload, inv.Command, conn, err)}
+		return app.With(app.Failure, fmt.Errorf("bench %s %s (%s): %w", o.Workload, inv.Command, conn, err))
 	}
 	var raw io.Writer // sysbench's own output, with -v
 	if f.verbose {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 // buildCommand builds revisions into the state directory's build cache, as a
@@ -46,13 +47,13 @@ func buildAction(c *cli.Context) error {
 	}
 	repo, err := bisect.OpenRepo(c.String("repo"))
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	var commits []string
 	for _, ref := range c.Args().Slice() {
 		h, err := bisect.Resolve(repo, ref)
 		if err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return app.With(app.Usage, err)
 		}
 		commits = append(commits, h)
 	}
@@ -91,11 +92,11 @@ func buildAction(c *cli.Context) error {
 			if c.Context.Err() != nil {
 				return c.Context.Err()
 			}
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d revision(s) did not build", failed, len(commits))}
+		return app.With(app.Failure, fmt.Errorf("%d of %d revision(s) did not build", failed, len(commits)))
 	}
 	return nil
 }

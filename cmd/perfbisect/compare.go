@@ -16,6 +16,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
@@ -48,7 +49,7 @@ func compareCommand() *cli.Command {
 // write it (urfave/cli v2 stops parsing flags at the first argument). A flag's
 // value is the next argument unless the flag is boolean or written
 // --flag=value; everything after "--" stays positional.
-func flagsFirst(app *cli.App, args []string) []string {
+func flagsFirst(cliApp *cli.App, args []string) []string {
 	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" && args[1] != "build" {
 		return args
 	}
@@ -56,7 +57,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 		return args // shell completion: urfave/cli reads the line as typed
 	}
 	var cmd *cli.Command
-	for _, c := range app.Commands {
+	for _, c := range cliApp.Commands {
 		if c.Name == args[1] {
 			cmd = c
 		}
@@ -108,7 +109,7 @@ func compareAction(c *cli.Context) error {
 	}
 	if out := c.String("output"); out != "" {
 		if err := report.CheckWritable("output", out); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return app.With(app.Usage, err)
 		}
 	}
 	if err := checkHTML(c); err != nil {
@@ -131,11 +132,11 @@ func compareAction(c *cli.Context) error {
 	defer su.close()
 	base, err := bisect.Resolve(su.repo, c.Args().Get(0))
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("BASE: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("BASE: %w", err))
 	}
 	head, err := bisect.Resolve(su.repo, c.Args().Get(1))
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("HEAD: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("HEAD: %w", err))
 	}
 	if base == head {
 		return usageErr("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", c.Args().Get(0), c.Args().Get(1), base)
@@ -152,7 +153,7 @@ func compareAction(c *cli.Context) error {
 		cfg.Confidence = 1 - (1-cfg.Confidence)/float64(len(threads))
 	}
 	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	if err := su.lockState(c); err != nil {
 		return err
@@ -163,7 +164,7 @@ func compareAction(c *cli.Context) error {
 	var docs []report.CompareDoc
 	var ids []int64
 	var runErr error
-	code := exitOK
+	code := app.Done
 	for _, n := range threads {
 		su.bench.Threads = n
 		doc, id, c2, err := compareOnce(ctx, c, su, cfg, base, head)
@@ -176,20 +177,20 @@ func compareAction(c *cli.Context) error {
 			break
 		}
 		switch {
-		case c2 == exitRegression:
-			code = exitRegression
-		case c2 == exitUndecided && code == exitOK:
-			code = exitUndecided
+		case c2 == app.Regression:
+			code = app.Regression
+		case c2 == app.Undecided && code == app.Done:
+			code = app.Undecided
 		}
 	}
 	var buf bytes.Buffer
 	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	su.endProgress()
 	if out := c.String("output"); out != "" {
 		if err := report.WriteFile(out, buf.Bytes()); err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 	} else {
 		os.Stdout.Write(buf.Bytes())
@@ -210,27 +211,27 @@ func compareAction(c *cli.Context) error {
 		var ee *session.EndpointError
 		switch {
 		case ctx.Err() != nil:
-			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
+			return app.With(app.Interrupted, errors.New("interrupted; no server left running"))
 		case errors.As(runErr, &ee):
 			which := map[string]string{"good": "BASE", "bad": "HEAD"}[ee.Which]
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s cannot be measured: %w", which, ee.Err)}
+			return app.With(app.Usage, fmt.Errorf("%s cannot be measured: %w", which, ee.Err))
 		case errors.Is(runErr, serverctl.ErrOptionFile):
-			return &exitError{code: exitUsage, err: runErr} // as start: the user's file, not the tool
+			return app.With(app.Usage, runErr) // as start: the user's file, not the tool
 		default:
-			return &exitError{code: exitFailure, err: runErr}
+			return app.With(app.Failure, runErr)
 		}
 	}
-	if code != exitOK {
-		return &exitError{code: code, verdict: true}
+	if code != app.Done {
+		return app.Answer(code)
 	}
 	return nil
 }
 
 // compareOnce runs one comparison (at su.bench.Threads), stored as its own
 // session, and returns its document, the stored session's id (0 when none was
-// stored) and its exit code (exitOK, exitRegression or exitUndecided); err
+// stored) and its outcome (app.Done, app.Regression or app.Undecided); err
 // is the comparison's failure.
-func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, int, error) {
+func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, app.Outcome, error) {
 	st := su.store
 	identity := su.identity(base, head, map[string]string{"command": "compare", "repo": su.repoRoot})
 	dir, _ := os.Getwd()
@@ -240,19 +241,19 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 	sess, err := st.Begin(store.KindCompare, startArgs(c), dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
-		return doc, 0, exitFailure, err
+		return doc, 0, app.Failure, err
 	}
 	su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
 	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
-		return doc, sess.ID, exitUsage, err
+		return doc, sess.ID, app.Usage, err
 	}
 	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
 		base, head, cfg.Metric, su.bench.Threads, 100*cfg.Threshold, su.stateDir)
 	cmp, changed, runErr := s.Compare(ctx)
 	res := s.Result()
 	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()
-	code := exitOK
+	code := app.Done
 	switch {
 	case runErr != nil:
 		doc.Result, doc.Error = report.CompareError, runErr.Error()
@@ -260,9 +261,9 @@ func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Con
 			doc.Error = "interrupted"
 		}
 	case changed:
-		doc.Result, doc.Why, code = report.CompareRegression, fmt.Sprintf("%+.1f%% (%s)", 100*cmp.Shift.Est, cmp.Rule), exitRegression
+		doc.Result, doc.Why, code = report.CompareRegression, fmt.Sprintf("%+.1f%% (%s)", 100*cmp.Shift.Est, cmp.Rule), app.Regression
 	case cmp.Verdict == stats.Unknown:
-		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), exitUndecided
+		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), app.Undecided
 	default:
 		doc.Result, doc.Why = report.CompareNoRegression, fmt.Sprintf("%s %+.1f%% (%s)", cmp.Verdict, 100*cmp.Shift.Est, cmp.Rule)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 // htmlFlag is --html of start, compare, scan and report.
@@ -26,7 +27,7 @@ func checkHTML(c *cli.Context) error {
 		return nil
 	}
 	if err := report.CheckWritable("html", p); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	abs, _ := filepath.Abs(p)
 	for _, other := range []string{"json", "output"} {

@@ -25,6 +25,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/spell"
 )
@@ -75,17 +76,18 @@ func buildVersion() string {
 	return v + ")"
 }
 
-// Exit codes shared by every command but run (the README's table, and
-// exitCodesHelp in every command's help).
-const (
-	exitOK           = 0
-	exitFailure      = 1
-	exitUsage        = 2
-	exitNoRegression = 3 // start: the endpoints do not differ
-	exitUndecided    = 4 // start: the answer is a range; compare: inconclusive at --max-repeats
-	exitRegression   = 5 // compare, scan: a regression beyond --threshold
-	exitInterrupted  = 130
-)
+// exitCodes is the one table from a command's outcome to its exit code, for
+// every command but run (runExitCodes); it is the README's table and
+// exitCodesHelp's.
+var exitCodes = map[app.Outcome]int{
+	app.Done:         0,
+	app.Failure:      1,
+	app.Usage:        2,
+	app.NoRegression: 3,   // start: the endpoints do not differ
+	app.Undecided:    4,   // start: the answer is a range; compare: inconclusive at --max-repeats
+	app.Regression:   5,   // compare, scan: a regression beyond --threshold
+	app.Interrupted:  130, // a signal; no server is left running
+}
 
 // exitCodesHelp is the exit-code table every command's help ends with (run
 // has git bisect run's codes instead).
@@ -98,22 +100,6 @@ const exitCodesHelp = `EXIT CODES:
    5    regression beyond --threshold (compare, scan)
    130  interrupted (no server is left running; perfbisect resume continues a bisection)`
 
-// exitError carries an exit code with an optional message.
-type exitError struct {
-	code    int
-	err     error
-	verdict bool // run's 1 (bad) or 125 (skip): a decision, not a failure
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
 func main() {
 	if code, wrapped := runWrapper(os.Args); wrapped {
 		os.Exit(code)
@@ -121,33 +107,45 @@ func main() {
 	os.Exit(run(os.Args))
 }
 
-// run executes the CLI and returns the process exit code.
+// run executes the CLI and returns the process exit code: the outcome of
+// the command (app.Outcome) through exitCodes, or runExitCodes in the process
+// that does run's work.
 func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	app := newApp()
-	err := app.RunContext(ctx, flagsFirst(app, args))
-	if err == nil {
-		return exitOK
+	cliApp := newApp()
+	err := cliApp.RunContext(ctx, flagsFirst(cliApp, args))
+	codes := exitCodes
+	if os.Getenv(runChildEnv) != "" {
+		codes = runExitCodes
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			printError(ee.err)
+	code := func(o app.Outcome) int {
+		if c, ok := codes[o]; ok {
+			return c
 		}
-		return ee.code
+		return codes[app.Failure]
 	}
-	if errors.Is(err, bisect.ErrUsage) { // a library's usage error (cliflag's, say)
+	var e *app.Error
+	switch {
+	case err == nil:
+		return code(app.Done)
+	case errors.As(err, &e):
+		if msg := app.Message(err); msg != "" {
+			printError(err)
+		}
+		return code(e.Outcome)
+	case errors.Is(err, bisect.ErrUsage): // a library's usage error (cliflag's, say)
 		printError(err)
-		return exitUsage
-	}
-	if ctx.Err() != nil {
+		return code(app.Usage)
+	case ctx.Err() != nil:
 		fmt.Fprintf(os.Stderr, "perfbisect: interrupted: %v\n", err)
-		return exitInterrupted
+		return code(app.Interrupted)
+	default:
+		// Errors from urfave/cli itself (unknown flag, missing required flag)
+		// are usage errors.
+		printError(err)
+		return code(app.Usage)
 	}
-	// Errors from urfave/cli itself (unknown flag, missing required flag) are usage errors.
-	printError(err)
-	return exitUsage
 }
 
 // flagError is cliflag.Error for the command of c (perfbisect's own
@@ -194,7 +192,7 @@ func unknownCommand(c *cli.Context) error {
 	if best != "" {
 		msg += fmt.Sprintf("; did you mean %s?", best)
 	}
-	return &exitError{code: exitUsage, err: errors.New(msg + " (perfbisect help lists the commands)")}
+	return app.With(app.Usage, errors.New(msg+" (perfbisect help lists the commands)"))
 }
 
 func newApp() *cli.App {
@@ -213,7 +211,7 @@ func newApp() *cli.App {
 		Action:               unknownCommand,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{code: exitUsage, err: errors.New(flagError(c, err))}
+			return app.With(app.Usage, errors.New(flagError(c, err)))
 		},
 	}
 	decorateFlags(app.Commands)

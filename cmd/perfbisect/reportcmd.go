@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 func reportCommand() *cli.Command {
@@ -56,11 +57,11 @@ func reportAction(c *cli.Context) error {
 	w := c.App.Writer
 	all, err := st.Sessions()
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	for i, s := range all {
 		if all[i], err = endRunSession(st, s); err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 	}
 	if c.Bool("list") {
@@ -111,26 +112,26 @@ func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) 
 	case store.KindStart, store.KindRun:
 		var doc report.Document
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		page.Title, page.Bisect = fmt.Sprintf("perfbisect: bisection %.10s..%.10s (session %d)", sess.Good, sess.Bad, sess.ID), &doc
 	case store.KindCompare:
 		var doc report.CompareDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		page.Title, page.Compare = fmt.Sprintf("perfbisect compare %.10s %.10s (session %d)", sess.Good, sess.Bad, sess.ID), []report.CompareDoc{doc}
 	case store.KindScan:
 		var doc report.ScanDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		page.Title, page.Scan = fmt.Sprintf("perfbisect scan %s..%s (session %d)", doc.From, doc.To, sess.ID), &doc
 	default:
 		return usageErr("--html: session %d is a %s, which has no HTML rendering (use --format json)", sess.ID, sess.Kind)
 	}
 	if err := writeHTML(path, st, page, sess.ID); err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	_, err := fmt.Fprintf(w, "wrote %s (session %d, %s)\n", path, sess.ID, sess.Kind)
 	return err
@@ -148,7 +149,7 @@ func renderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 	case store.KindCompare:
 		var doc report.CompareDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		return report.WriteCompare(w, format, doc)
 	case store.KindStart, store.KindRun:
@@ -157,11 +158,11 @@ func renderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 		}
 		var doc report.Document
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		page, err := completePage(st, report.Page{Command: "perfbisect " + strings.Join(sess.Args, " "), Bisect: &doc}, sess.ID)
 		if err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 		return report.WriteBisectReport(w, format, page)
 	case store.KindScan:
@@ -170,7 +171,7 @@ func renderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 		}
 		var doc report.ScanDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return &exitError{code: exitFailure, err: fmt.Errorf("session %d: %w", sess.ID, err)}
+			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
 		return writeScan(w, format, doc)
 	default:

@@ -21,6 +21,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -34,6 +35,13 @@ const (
 	runUsage   = 128 // usage or configuration error (2 elsewhere)
 	runFailure = 129 // failure of the tool or the machine (1 elsewhere)
 )
+
+// runExitCodes is exitCodes for the process that does run's work (git bisect
+// run's protocol); an outcome it lacks exits runFailure.
+var runExitCodes = map[app.Outcome]int{
+	app.Done: runGood, app.MarkBad: runBad, app.MarkSkip: runSkip,
+	app.Usage: runUsage, app.Failure: runFailure, app.Interrupted: 130,
+}
 
 // runChildEnv marks the process that does the work of `perfbisect run`; its
 // parent only maps exit codes (see runWrapper).
@@ -52,7 +60,7 @@ func runCommand() *cli.Command {
 		Flags:  measurementFlags(),
 		Action: runAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{code: runUsage, err: errors.New(flagError(c, err))}
+			return app.With(app.Usage, errors.New(flagError(c, err)))
 		},
 	}
 }
@@ -124,25 +132,20 @@ func wrapRun(exe string, args []string) int {
 	}
 }
 
-// runAction maps every outcome of the work to run's exit codes.
+// runAction is the action of run: the work's outcome, with a plain error
+// classified (app.OutcomeOf); main maps it to git bisect run's codes.
 func runAction(c *cli.Context) error {
 	err := runWork(c)
-	var ee *exitError
+	var e *app.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ee) && ee.code >= 128, errors.As(err, &ee) && (ee.code == runBad || ee.code == runSkip) && ee.verdict:
-		return err
 	case c.Context.Err() != nil:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running")}
-	case errors.As(err, &ee) && ee.code == exitUsage:
-		return &exitError{code: runUsage, err: ee.err}
-	case errors.Is(err, bisect.ErrUsage): // a library's usage error, not wrapped by cmd
-		return &exitError{code: runUsage, err: err}
-	case errors.As(err, &ee):
-		return &exitError{code: runFailure, err: ee.err}
+		return app.With(app.Interrupted, errors.New("interrupted; no server left running"))
+	case errors.As(err, &e):
+		return err
 	default:
-		return &exitError{code: runFailure, err: err}
+		return app.With(app.OutcomeOf(err), err)
 	}
 }
 
@@ -235,7 +238,7 @@ func runWork(c *cli.Context) error {
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
 		if errors.Is(err, bisect.ErrUsage) {
-			return &exitError{code: exitUsage, err: err}
+			return app.With(app.Usage, err)
 		}
 		return err
 	}
@@ -243,13 +246,13 @@ func runWork(c *cli.Context) error {
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = true
 	if err := cfg.Validate(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	switch cand {
 	case good:
 		return nil
 	case bad:
-		return &exitError{code: runBad, verdict: true}
+		return app.Answer(app.MarkBad)
 	}
 	if err := su.lockState(c); err != nil {
 		return err
@@ -304,7 +307,7 @@ func runWork(c *cli.Context) error {
 	cfg.Search = session.SearchClassic
 	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	res = run.Result()
 	if !endpointsDone {
@@ -312,12 +315,12 @@ func runWork(c *cli.Context) error {
 		if err != nil {
 			var ee *session.EndpointError
 			if errors.As(err, &ee) {
-				return &exitError{code: exitUsage, err: err}
+				return app.With(app.Usage, err)
 			}
 			return err
 		}
 		if !changed {
-			return &exitError{code: runUsage, err: fmt.Errorf("%s; git bisect cannot place commits between endpoints that do not differ (run git bisect reset)", why)}
+			return app.With(app.Usage, fmt.Errorf("%s; git bisect cannot place commits between endpoints that do not differ (run git bisect reset)", why))
 		}
 	} else {
 		fmt.Fprintf(su.stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
@@ -333,8 +336,8 @@ func runWork(c *cli.Context) error {
 	case bisect.Good:
 		return nil
 	case bisect.Bad:
-		return &exitError{code: runBad, verdict: true}
+		return app.Answer(app.MarkBad)
 	default:
-		return &exitError{code: runSkip, verdict: true}
+		return app.Answer(app.MarkSkip)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -71,27 +72,27 @@ func scanAction(c *cli.Context) error {
 	defer su.close()
 	from, err := bisect.Resolve(su.repo, fromRef)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("FROM: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("FROM: %w", err))
 	}
 	to, err := bisect.Resolve(su.repo, toRef)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("TO: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("TO: %w", err))
 	}
 	if from == to {
 		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
 	}
 	commits, err := bisect.Range(su.repo, from, to)
 	if err != nil {
-		code := exitFailure
+		code := app.Failure
 		if errors.Is(err, bisect.ErrUsage) {
-			code = exitUsage
+			code = app.Usage
 			err = fmt.Errorf("range %s: FROM must be an ancestor of TO (%w)", c.Args().First(), err)
 		}
-		return &exitError{code: code, err: err}
+		return app.With(code, err)
 	}
 	line, err := scan.FirstParentLine(commits, from, to)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	picked := scan.Pick(line, c.Int("every"), c.Bool("merges"))
 	if need := 2 * stats.DefaultChangePointMinSegment; len(picked) < need {
@@ -115,7 +116,7 @@ func scanAction(c *cli.Context) error {
 	dir, _ := os.Getwd()
 	sess, err := su.store.Begin(store.KindScan, append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	meas := su.measurer(func() int64 { return sess.ID })
 	var m bisect.Measurer = meas
@@ -170,19 +171,19 @@ func scanAction(c *cli.Context) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupted, err: errors.New("interrupted; no server left running")}
+			return app.With(app.Interrupted, errors.New("interrupted; no server left running"))
 		}
 		if errors.Is(err, bisect.ErrUsage) {
-			return &exitError{code: exitUsage, err: err}
+			return app.With(app.Usage, err)
 		}
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	regression := false
 	for _, ch := range res.Changes {
 		regression = regression || ch.Regression
 	}
 	if regression {
-		return &exitError{code: exitRegression, verdict: true}
+		return app.Answer(app.Regression)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
@@ -41,7 +42,7 @@ func openStateStore(c *cli.Context) (*store.Store, string, error) {
 	}
 	st, err := store.Open(dir)
 	if err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	return st, dir, nil
 }
@@ -55,7 +56,7 @@ func commandStateDir(c *cli.Context) (string, error) {
 		r, err := bisect.OpenRepo(c.String("repo"))
 		if err != nil {
 			// OpenRepo's message already says to pass --repo.
-			return "", &exitError{code: exitUsage, err: fmt.Errorf("%w; or name the state directory with --state-dir", err)}
+			return "", app.With(app.Usage, fmt.Errorf("%w; or name the state directory with --state-dir", err))
 		}
 		if wt, err := r.Worktree(); err == nil {
 			root = wt.Filesystem.Root()
@@ -140,7 +141,7 @@ func resumeAction(c *cli.Context) error {
 	cur, err := st.Current(store.KindStart)
 	st.Close()
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	if cur == nil {
 		return usageErr("no unfinished session in %s (the state directory of --repo %s; perfbisect status shows the last one, perfbisect start begins a new one)", dir, c.String("repo"))
@@ -178,10 +179,10 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	// show as a bisection or log for git.
 	sess, err := st.LatestOf(store.KindStart, store.KindRun)
 	if err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	if sess, err = endRunSession(st, sess); err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	if sess == nil {
 		return nil, dir, nil
@@ -189,18 +190,18 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 	out := &storedRun{sess: sess}
 	steps, err := st.Steps(sess.ID)
 	if err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	for _, s := range steps {
 		var x session.Step
 		if err := json.Unmarshal(s.Evidence, &x); err != nil {
-			return nil, "", &exitError{code: exitFailure, err: fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err)}
+			return nil, "", app.With(app.Failure, fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err))
 		}
 		out.steps = append(out.steps, x)
 	}
 	events, err := st.Events(sess.ID)
 	if err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	for _, e := range events {
 		if e.Run != nil {
@@ -208,7 +209,7 @@ func loadLatest(c *cli.Context) (*storedRun, string, error) {
 		}
 	}
 	if out.builds, err = st.Builds(sess.ID); err != nil {
-		return nil, "", &exitError{code: exitFailure, err: err}
+		return nil, "", app.With(app.Failure, err)
 	}
 	if r := sess.Identity().Repo(); r != "" {
 		out.repo, _ = git.PlainOpen(r)
@@ -433,19 +434,19 @@ func resetAction(c *cli.Context) error {
 	defer unlock()
 	st, err := store.Open(dir)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	defer st.Close()
 	cur, err := st.Current(store.KindStart)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	if cur == nil {
 		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
 		return nil
 	}
 	if err := st.End(cur.ID, store.Reset, "reset", nil); err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	fmt.Fprintf(c.App.Writer, "session %d ended (good %.10s, bad %.10s); builds and datadir snapshots stay in %s\n", cur.ID, cur.Good, cur.Bad, dir)
 	return nil

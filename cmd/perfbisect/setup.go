@@ -23,6 +23,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
 	"github.com/perfbisect/perfbisect/internal/reap"
@@ -120,7 +121,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 	s.recipe = s.builds.recipe
 	if f := c.String("my-cnf"); f != "" {
 		if err := serverctl.CheckOptionFile(f); err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
+			return nil, app.With(app.Usage, err)
 		}
 		s.optionFile, _ = filepath.Abs(f)
 		// Read it as the server will, before anything is built: a syntax error
@@ -129,7 +130,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		// (checkSettings).
 		set, err := serverctl.ReadUserOptionFile(s.optionFile, nil)
 		if err != nil {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
+			return nil, app.With(app.Usage, fmt.Errorf("--my-cnf: %w", err))
 		}
 		for _, w := range set.Warnings {
 			fmt.Fprintln(s.progress, "perfbisect: note: --my-cnf: "+w)
@@ -170,7 +171,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		}
 	}
 	if err := bo.Validate(); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, app.With(app.Usage, err)
 	}
 	s.bench = bo
 	switch s.driver, s.sysbenchPath = c.String("driver"), c.String("sysbench-path"); s.driver {
@@ -209,11 +210,11 @@ func newSetup(c *cli.Context) (*setup, error) {
 		Improvement: improvement,
 	}
 	if err := s.policy.Validate(); err != nil { // every command's decision flags, before anything is built
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, app.With(app.Usage, err)
 	}
 	s.repo, err = bisect.OpenRepo(c.String("repo"))
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, app.With(app.Usage, err)
 	}
 	s.repoRoot, _ = filepath.Abs(c.String("repo"))
 	if wt, err := s.repo.Worktree(); err == nil {
@@ -289,7 +290,7 @@ func (s *setup) lockState(c *cli.Context) error {
 	}
 	s.unlock = unlock
 	if s.store, err = store.Open(dir); err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	return nil
 }
@@ -400,16 +401,16 @@ func exitFor(err error, interrupted bool, stateDir, repoRoot string) error {
 	where := whereFlag(stateDir, repoRoot)
 	switch {
 	case interrupted:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where)}
+		return app.With(app.Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	default:
 		if stateDir != "" {
 			if de := diskfault.Check(stateDir, err); de != nil {
 				err = de // a store write on a full disk, say
 			}
 		}
-		return &exitError{code: exitFailure, err: fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where)}
+		return app.With(app.Failure, fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where))
 	}
 }
 
@@ -445,7 +446,7 @@ func parseBuildFlags(c *cli.Context) (buildSettings, error) {
 	}
 	if b.recipe.BuildCmd == "" {
 		if _, err := exec.LookPath("cmake"); err != nil {
-			return b, &exitError{code: exitUsage, err: build.ErrNoCMake}
+			return b, app.With(app.Usage, build.ErrNoCMake)
 		}
 	}
 	if b.recipe.DistccHosts != "" {
@@ -513,7 +514,7 @@ func (s *setup) checkSettings(commits ...string) error {
 		err = serverctl.CheckSettings(set)
 	}
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--my-cnf: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("--my-cnf: %w", err))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 	"github.com/perfbisect/perfbisect/bisect/simulate"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 func simulateCommand() *cli.Command {
@@ -137,7 +138,7 @@ func simulateCommand() *cli.Command {
 				cfg.MaxRepeats = session.BayesEndpointRuns
 			}
 			if err := cfg.Validate(); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return app.With(app.Usage, err)
 			}
 			if c.Bool("table") && c.String("grid") == "targets" {
 				if cfg.Search != session.SearchBayes {

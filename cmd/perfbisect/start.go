@@ -19,6 +19,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -119,7 +120,7 @@ func startCommand() *cli.Command {
 
 // usageErr makes an exit-2 error.
 func usageErr(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+	return app.With(app.Usage, fmt.Errorf(format, args...))
 }
 
 // expectedSteps is about how many commits a bisection of n candidates
@@ -153,7 +154,7 @@ func startAction(c *cli.Context) error {
 	}
 	if j := c.String("json"); j != "" {
 		if err := report.CheckWritable("json", j); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return app.With(app.Usage, err)
 		}
 	}
 	if err := checkHTML(c); err != nil {
@@ -166,19 +167,19 @@ func startAction(c *cli.Context) error {
 	defer su.close()
 	good, err := bisect.Resolve(su.repo, c.String("good"))
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--good: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("--good: %w", err))
 	}
 	bad, err := bisect.Resolve(su.repo, c.String("bad"))
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--bad: %w", err)}
+		return app.With(app.Usage, fmt.Errorf("--bad: %w", err))
 	}
 	commits, err := bisect.Range(su.repo, good, bad)
 	if err != nil {
-		code := exitFailure
+		code := app.Failure
 		if errors.Is(err, bisect.ErrUsage) {
-			code = exitUsage
+			code = app.Usage
 		}
-		return &exitError{code: code, err: err}
+		return app.With(code, err)
 	}
 	revs := []string{good, bad}
 	for _, cm := range commits {
@@ -202,7 +203,7 @@ func startAction(c *cli.Context) error {
 		cfg.MaxRepeats = session.BayesEndpointRuns
 	}
 	if err := cfg.Validate(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return app.With(app.Usage, err)
 	}
 	if err := su.lockState(c); err != nil {
 		return err
@@ -213,7 +214,7 @@ func startAction(c *cli.Context) error {
 	st := su.store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return app.With(app.Failure, err)
 	}
 	if sess != nil && legacySearch(sess) && !c.IsSet("search") {
 		// Begun by a perfbisect without the probabilistic search: it
@@ -239,7 +240,7 @@ func startAction(c *cli.Context) error {
 	}
 	if sess != nil {
 		if cfg.Replay, err = st.Events(sess.ID); err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 		n, _ := st.RunCount(sess.ID)
 		fmt.Fprintf(progress, "resuming session %d started %s: %d runs stored are used, not measured again\n",
@@ -258,12 +259,12 @@ func startAction(c *cli.Context) error {
 	m := su.measurer(func() int64 { return sess.ID })
 	run, err := session.New(cfg, m)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err} // nothing stored: the same start with other flags may follow
+		return app.With(app.Usage, err) // nothing stored: the same start with other flags may follow
 	}
 	if sess == nil {
 		dir, _ := os.Getwd()
 		if sess, err = st.Begin(store.KindStart, startArgs(c), dir, good, bad, identity); err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return app.With(app.Failure, err)
 		}
 	}
 	fmt.Fprintf(progress, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
@@ -302,9 +303,9 @@ func startAction(c *cli.Context) error {
 	case session.Found:
 		return nil
 	case session.NoRegression:
-		return &exitError{code: exitNoRegression}
+		return app.Answer(app.NoRegression)
 	default:
-		return &exitError{code: exitUndecided}
+		return app.Answer(app.Undecided)
 	}
 }
 
