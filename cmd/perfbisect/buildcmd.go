@@ -61,11 +61,11 @@ func buildAction(c *cli.Context) error {
 	if wt, err := repo.Worktree(); err == nil {
 		root = wt.Filesystem.Root()
 	}
-	dir, err := stateDirOf(c, root)
+	dir, err := app.MakeStateDir(c.String("state-dir"), root)
 	if err != nil {
 		return err
 	}
-	unlock, err := lockAndReap(dir)
+	unlock, err := app.LockAndReap(dir, os.Stderr)
 	if err != nil {
 		return err
 	}

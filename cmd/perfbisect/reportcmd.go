@@ -60,7 +60,7 @@ func reportAction(c *cli.Context) error {
 		return app.With(app.Failure, err)
 	}
 	for i, s := range all {
-		if all[i], err = endRunSession(st, s); err != nil {
+		if all[i], err = app.EndRunSession(st, s); err != nil {
 			return app.With(app.Failure, err)
 		}
 	}

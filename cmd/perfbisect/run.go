@@ -7,14 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"regexp"
-	"sort"
-	"strings"
 	"syscall"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -149,67 +143,6 @@ func runAction(c *cli.Context) error {
 	}
 }
 
-// bisectState is what git bisect keeps in the repository: its terms, its
-// current bad, the marked good commits, and the first bad and good it was
-// started with (from BISECT_LOG).
-type bisectState struct {
-	termBad, termGood string
-	bad               string   // refs/bisect/<bad>
-	goods             []string // refs/bisect/<good>-*
-	firstBad          string   // the first "# bad: [sha]" of BISECT_LOG
-	firstGood         string   // the first "# good: [sha]" of BISECT_LOG
-}
-
-var logMark = regexp.MustCompile(`^# ([A-Za-z0-9_.-]+): \[([0-9a-f]{40})\]`)
-
-func readBisectState(r *git.Repository) (*bisectState, error) {
-	gb := readGitBisection(r)
-	st := &bisectState{termBad: gb.termBad, termGood: gb.termGood, firstBad: gb.bad, firstGood: gb.good}
-	refs, err := r.References()
-	if err != nil {
-		return nil, err
-	}
-	_ = refs.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		switch {
-		case name == "refs/bisect/"+st.termBad:
-			st.bad = ref.Hash().String()
-		case strings.HasPrefix(name, "refs/bisect/"+st.termGood+"-"):
-			st.goods = append(st.goods, ref.Hash().String())
-		}
-		return nil
-	})
-	sort.Strings(st.goods)
-	if st.bad == "" || len(st.goods) == 0 {
-		return nil, usageErr("not bisecting with a %s and a %s commit in %s (no refs/bisect/%s or refs/bisect/%s-*): run git bisect start BAD GOOD first, then git bisect run perfbisect run ...",
-			st.termBad, st.termGood, gb.gitDir, st.termBad, st.termGood)
-	}
-	return st, nil
-}
-
-// endpoints picks the references the candidate is placed between: the commits
-// the bisection was started with (the whole good-bad shift, and builds that
-// every step shares), or, without a BISECT_LOG, the current bad and the newest
-// good.
-func (b *bisectState) endpoints(r *git.Repository) (good, bad string) {
-	good, bad = b.firstGood, b.firstBad
-	if bad == "" {
-		bad = b.bad
-	}
-	if good == "" {
-		var newest *object.Commit
-		for _, g := range b.goods {
-			if c, err := r.CommitObject(plumbing.NewHash(g)); err == nil && (newest == nil || c.Committer.When.After(newest.Committer.When)) {
-				newest = c
-			}
-		}
-		if newest != nil {
-			good = newest.Hash.String()
-		}
-	}
-	return good, bad
-}
-
 func runWork(c *cli.Context) error {
 	ctx := c.Context
 	if c.NArg() > 0 {
@@ -220,7 +153,7 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	bs, err := readBisectState(su.repo)
+	bs, err := app.ReadBisectState(su.repo)
 	if err != nil {
 		return err
 	}
@@ -229,9 +162,9 @@ func runWork(c *cli.Context) error {
 		return usageErr("HEAD of %s: %v", su.repoRoot, err)
 	}
 	cand := head.Hash().String()
-	good, bad := bs.endpoints(su.repo)
+	good, bad := bs.Endpoints(su.repo)
 	fmt.Fprintf(su.stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
-		cand, bisect.Subject(su.repo, cand), bs.termGood, good, bs.termBad, bad)
+		cand, bisect.Subject(su.repo, cand), bs.TermGood, good, bs.TermBad, bad)
 	if err := su.checkSettings(cand, good, bad); err != nil {
 		return err
 	}
@@ -262,7 +195,7 @@ func runWork(c *cli.Context) error {
 	k := identity.Key()
 	sess, err := st.ByKey(store.KindRun, k)
 	if err == nil {
-		sess, err = endRunSession(st, sess)
+		sess, err = app.EndRunSession(st, sess)
 	}
 	if err != nil {
 		return err
@@ -330,7 +263,7 @@ func runWork(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	term := map[bisect.Mark]string{bisect.Good: bs.termGood, bisect.Bad: bs.termBad, bisect.Skip: "skip"}[mark]
+	term := map[bisect.Mark]string{bisect.Good: bs.TermGood, bisect.Bad: bs.TermBad, bisect.Skip: "skip"}[mark]
 	fmt.Fprintf(su.stdout, "perfbisect run: %.10s is %s: %s\n", cand, term, step.Reason)
 	switch mark {
 	case bisect.Good:

@@ -26,7 +26,6 @@ import (
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
-	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -232,59 +231,15 @@ func (s *setup) workloadSummary() string {
 	return s.bench.Summary() + ", built-in"
 }
 
-// stateDirOf returns the absolute, canonical state directory of a command:
-// --state-dir, or the default for the repository root (created).
-func stateDirOf(c *cli.Context, repoRoot string) (string, error) {
-	dir := c.String("state-dir")
-	if dir == "" {
-		var err error
-		if dir, err = defaultStateDir(repoRoot); err != nil {
-			return "", err
-		}
-	}
-	dir, _ = filepath.Abs(dir)
-	// The state directory holds a scratch checkout (src/), build trees and
-	// logs: inside the work tree it would overwrite your files, around it
-	// its src/ could be yours.
-	canon, root := reap.Canonical(dir), reap.Canonical(repoRoot)
-	if within(canon, root) || within(root, canon) {
-		return "", usageErr("--state-dir %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", usageErr("--state-dir %s: %v", dir, err)
-	}
-	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
-}
-
-// lockAndReap takes the state directory's lock and ends the processes an
-// earlier, killed perfbisect left working for it (holding the lock, any such
-// process is a leftover), saying so on stderr.
-func lockAndReap(dir string) (unlock func(), err error) {
-	unlock, err = measure.LockStateDir(dir)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	for _, p := range reap.Kill(reap.Find(dir)) {
-		fmt.Fprintf(os.Stderr, "perfbisect: killed pid %d left by an earlier perfbisect: %.120s\n", p.Pid, p.Command)
-	}
-	return unlock, nil
-}
-
-// within reports whether path is dir or below it (both absolute and clean).
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 // lockState takes the state directory's lock, ends processes an earlier,
 // killed perfbisect left working for it, and opens the store.
 func (s *setup) lockState(c *cli.Context) error {
-	dir, err := stateDirOf(c, s.repoRoot)
+	dir, err := app.MakeStateDir(c.String("state-dir"), s.repoRoot)
 	if err != nil {
 		return err
 	}
 	s.stateDir = dir
-	unlock, err := lockAndReap(dir)
+	unlock, err := app.LockAndReap(dir, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -398,7 +353,7 @@ func (s *setup) identity(good, bad string, extra map[string]string) store.Identi
 // exitFor maps a session's error to an exit error of start.
 func exitFor(err error, interrupted bool, stateDir, repoRoot string) error {
 	var ee *session.EndpointError
-	where := whereFlag(stateDir, repoRoot)
+	where := app.Where(stateDir, repoRoot)
 	switch {
 	case interrupted:
 		return app.With(app.Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))

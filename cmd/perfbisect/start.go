@@ -1,14 +1,11 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -128,17 +125,6 @@ func usageErr(format string, args ...any) error {
 // parent confirmed.
 func expectedSteps(n int) int {
 	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
-}
-
-// defaultStateDir is the user's cache dir, one directory per repository path.
-func defaultStateDir(repoDir string) (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", usageErr("no cache directory (%v): pass --state-dir", err)
-	}
-	abs, _ := filepath.Abs(repoDir)
-	h := sha256.Sum256([]byte(abs))
-	return filepath.Join(base, "perfbisect", filepath.Base(abs)+"-"+hex.EncodeToString(h[:])[:8]), nil
 }
 
 func startAction(c *cli.Context) error {

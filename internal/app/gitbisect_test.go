@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -57,12 +57,12 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 		return s
 	}
 	s := begin()
-	if x, err := endRunSession(st, s); err != nil || x.State != store.Reset || x.Outcome != "abandoned" {
+	if x, err := EndRunSession(st, s); err != nil || x.State != store.Reset || x.Outcome != "abandoned" {
 		t.Errorf("no git bisection: %+v, %v; want reset (abandoned)", x, err)
 	}
 	s = begin()
 	g("bisect", "start", shas[3], shas[0])
-	if x, _ := endRunSession(st, s); x.State != store.Running {
+	if x, _ := EndRunSession(st, s); x.State != store.Running {
 		t.Errorf("while git bisects: %s, want running", x.State)
 	}
 	g("bisect", "bad", shas[2])
@@ -70,7 +70,7 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 	if !strings.Contains(out, shas[1]+" is the first bad commit") {
 		t.Fatalf("git bisect: %s", out)
 	}
-	x, err := endRunSession(st, s)
+	x, err := EndRunSession(st, s)
 	if err != nil || x.State != store.Done || x.Outcome != "found" {
 		t.Fatalf("after git named the first bad commit: %+v, %v", x, err)
 	}
@@ -88,7 +88,7 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 	g("bisect", "reset")
 	g("bisect", "start", shas[3], shas[1])
 	g("bisect", "bad", shas[2])
-	if x, _ := endRunSession(st, s); x.State != store.Reset || x.Outcome != "abandoned" {
+	if x, _ := EndRunSession(st, s); x.State != store.Reset || x.Outcome != "abandoned" {
 		t.Errorf("with another bisection's log: %s (%s), want reset (abandoned)", x.State, x.Outcome)
 	}
 }

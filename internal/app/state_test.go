@@ -1,0 +1,58 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMakeStateDir(t *testing.T) {
+	root := t.TempDir()
+	tree := filepath.Join(root, "server")
+	if err := os.Mkdir(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{filepath.Join(tree, "state"), tree, root} {
+		if _, err := MakeStateDir(bad, tree); OutcomeOf(err) != Usage || !strings.Contains(err.Error(), "overlaps the repository's work tree") {
+			t.Errorf("MakeStateDir(%s) beside the tree %s: %v, want a usage error", bad, tree, err)
+		}
+	}
+	want := filepath.Join(root, "state", "nested")
+	dir, err := MakeStateDir(want, tree)
+	if err != nil || dir != want {
+		t.Fatalf("MakeStateDir = %q, %v", dir, err)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("made with mode %v (%v), want 0700", st.Mode().Perm(), err)
+	}
+	if w := Where(dir, tree); w != "--state-dir "+dir {
+		t.Errorf("Where = %q for a named state directory", w)
+	}
+	// FindStateDir reads, never creates.
+	missing := filepath.Join(root, "missing")
+	if got, err := FindStateDir(tree, missing); err != nil || got != missing {
+		t.Errorf("FindStateDir = %q, %v", got, err)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("FindStateDir created %s", missing)
+	}
+	if st, err := OpenStore(missing); st != nil || err != nil {
+		t.Errorf("OpenStore of a directory without a store: %v, %v; want nil, nil", st, err)
+	}
+	if _, err := FindStateDir(tree, ""); OutcomeOf(err) != Usage || !strings.Contains(err.Error(), "--state-dir") {
+		t.Errorf("FindStateDir of a directory that is not a repository: %v, want a usage error naming --state-dir", err)
+	}
+}
+
+func TestLockAndReapRefusesASecondSession(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockAndReap(dir, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := LockAndReap(dir, os.Stderr); OutcomeOf(err) != Usage || !strings.Contains(err.Error(), "in use by another perfbisect") {
+		t.Errorf("second LockAndReap: %v, want a usage error", err)
+	}
+}

@@ -1,0 +1,261 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// Stored is a bisection read back from a state directory's store: the
+// session, its decisions in order, how many runs it stored, its build
+// attempts, and the repository it bisects (nil when that is gone).
+type Stored struct {
+	Session *store.Session
+	Steps   []session.Step
+	Runs    int
+	Builds  []store.Build
+	Repo    *git.Repository
+}
+
+// LoadLatest reads the latest bisection of st (a start or a `perfbisect
+// run` session; a compare or a scan is not one to resume, show as a
+// bisection or log for git). A run session whose git bisection has ended is
+// ended first (EndRunSession). It returns nil when there is none. Errors
+// (Failure): the store cannot be read.
+func LoadLatest(st *store.Store) (*Stored, error) {
+	sess, err := st.LatestOf(store.KindStart, store.KindRun)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	if sess, err = EndRunSession(st, sess); err != nil {
+		return nil, With(Failure, err)
+	}
+	if sess == nil {
+		return nil, nil
+	}
+	out := &Stored{Session: sess}
+	steps, err := st.Steps(sess.ID)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	for _, s := range steps {
+		var x session.Step
+		if err := json.Unmarshal(s.Evidence, &x); err != nil {
+			return nil, With(Failure, fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err))
+		}
+		out.Steps = append(out.Steps, x)
+	}
+	events, err := st.Events(sess.ID)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	for _, e := range events {
+		if e.Run != nil {
+			out.Runs++
+		}
+	}
+	if out.Builds, err = st.Builds(sess.ID); err != nil {
+		return nil, With(Failure, err)
+	}
+	if r := sess.Identity().Repo(); r != "" {
+		out.Repo, _ = git.PlainOpen(r)
+	}
+	return out, nil
+}
+
+// Subject is the subject line of commit h ("" when the repository is gone).
+func (s *Stored) Subject(h string) string {
+	if s.Repo == nil {
+		return ""
+	}
+	return bisect.Subject(s.Repo, h)
+}
+
+// WriteStatus writes where the session stands, as `perfbisect status` shows
+// it: its state (an unfinished start is "running" while a perfbisect holds
+// the state directory dir, else "unfinished (interrupted)" with the resume
+// command), command, endpoints, runs and decisions, and what comes next or
+// the answer.
+func (s *Stored) WriteStatus(w io.Writer, dir string) {
+	x := s.Session
+	state := string(x.State)
+	interrupted := false // resume is the way on only when nothing works on it
+	if x.State == store.Running && x.Kind == store.KindStart {
+		if unlock, err := measure.LockStateDir(dir); err == nil {
+			unlock()
+			state = "unfinished (interrupted: no perfbisect is working on it)"
+			interrupted = true
+		} else {
+			state = "running (a perfbisect is working on it now)"
+		}
+	}
+	if x.Kind == store.KindRun && x.State == store.Running {
+		state = "git bisect run bisection (perfbisect run; git bisect log shows git's side)"
+	}
+	fmt.Fprintf(w, "session %d: %s", x.ID, state)
+	if x.Outcome != "" {
+		fmt.Fprintf(w, " (%s)", x.Outcome)
+	}
+	fmt.Fprintf(w, "\nstarted %s, last activity %s\n", x.Created.Local().Format("2006-01-02 15:04:05"), x.Updated.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "state:   %s\n", dir)
+	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.Subject(x.Good), x.Bad, s.Subject(x.Bad))
+	var secs float64
+	failed := 0
+	for _, b := range s.Builds {
+		secs += b.Seconds
+		if b.Error != "" {
+			failed++
+		}
+	}
+	fmt.Fprintf(w, "runs stored: %d; decisions: %d; build attempts: %d (%d failed, %.0fs in all)\n", s.Runs, len(s.Steps), len(s.Builds), failed, secs)
+	for _, st := range s.Steps {
+		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, DecisionN(st), st.Reason)
+	}
+	resume := func() {
+		if interrupted {
+			where := Where(dir, x.Identity().Repo())
+			fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
+		}
+	}
+	switch {
+	case x.Kind == store.KindRun && x.State == store.Running:
+	case x.State == store.Running && SearchOf(x) == session.SearchBayes:
+		fmt.Fprintf(w, "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)\n")
+		resume()
+	case x.State == store.Running:
+		if s.Repo != nil {
+			if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), s.Steps); err == nil {
+				next, _ := search.Next()
+				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
+				if next != "" {
+					fmt.Fprintf(w, "; next to test: %.10s %s", next, s.Subject(next))
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		resume()
+	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
+		var doc struct {
+			FirstBad *string  `json:"first_bad"`
+			Range    []string `json:"range"`
+			Why      string   `json:"why"`
+			Error    string   `json:"error"`
+		}
+		_ = json.Unmarshal(x.Result, &doc)
+		if doc.FirstBad != nil {
+			fmt.Fprintf(w, "first bad commit: %s %s\n", *doc.FirstBad, s.Subject(*doc.FirstBad))
+		}
+		for _, h := range doc.Range {
+			fmt.Fprintf(w, "  candidate: %s %s\n", h, s.Subject(h))
+		}
+		if doc.Why != "" {
+			fmt.Fprintln(w, doc.Why)
+		}
+		if doc.Error != "" {
+			fmt.Fprintln(w, "error:", doc.Error)
+		}
+	}
+}
+
+// DecisionN says how many runs a decision used: per side for the endpoints
+// and the confirmation ("n=6+6"), blocks of (good, bad, candidate) for a
+// classic midpoint ("3 blocks"), a probabilistic step's runs of the commit
+// ("n=4").
+func DecisionN(st session.Step) string {
+	switch {
+	case st.Compare != nil:
+		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
+	case st.Class != nil:
+		return fmt.Sprintf("%d blocks", st.Class.N)
+	case st.Looks > 0:
+		return fmt.Sprintf("n=%d", st.Looks) // a probabilistic search's step: the commit's runs
+	default:
+		return "no runs"
+	}
+}
+
+// SearchOf returns the search strategy a start session was begun with:
+// session.SearchBayes, or session.SearchClassic for sessions stored before
+// the setting existed.
+func SearchOf(x *store.Session) string {
+	if v, ok := x.Identity().Search(); ok {
+		return v
+	}
+	return session.SearchClassic
+}
+
+// ReplaySearch rebuilds the classic search of a stored session from its
+// midpoint decisions. Errors: the range between good and bad cannot be read.
+func ReplaySearch(r *git.Repository, good, bad string, firstParent bool, steps []session.Step) (*bisect.Search, error) {
+	commits, err := bisect.Range(r, good, bad)
+	if err != nil {
+		return nil, err
+	}
+	search, err := bisect.NewSearchOptions(commits, []string{good}, bad, bisect.Options{FirstParent: firstParent})
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range steps {
+		if st.Role != session.RoleMidpoint {
+			continue
+		}
+		switch st.Verdict {
+		case "good":
+			search.Mark(st.Commit, bisect.Good)
+		case "bad":
+			search.Mark(st.Commit, bisect.Bad)
+		case "skip":
+			search.Mark(st.Commit, bisect.Skip)
+		}
+	}
+	return search, nil
+}
+
+// WriteLog writes the session in git bisect log's format (git bisect replay
+// reads it back), with perfbisect's evidence as comment lines.
+func (s *Stored) WriteLog(w io.Writer) {
+	x := s.Session
+	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, x.State, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.Subject(x.Bad), x.Good, s.Subject(x.Good))
+	opt := ""
+	if x.Identity().FirstParent() {
+		opt = "'--first-parent' "
+	}
+	fmt.Fprintf(w, "git bisect start %s'%s' '%s'\n", opt, x.Bad, x.Good)
+	for _, st := range s.Steps {
+		switch st.Role {
+		case session.RoleEndpoints:
+			fmt.Fprintf(w, "# endpoints: %s (%s): %s\n", st.Verdict, DecisionN(st), st.Reason)
+		case session.RoleMidpoint:
+			fmt.Fprintf(w, "# %s: [%s] %s\n", st.Verdict, st.Commit, s.Subject(st.Commit))
+			fmt.Fprintf(w, "#   %s: %s", DecisionN(st), st.Reason)
+			if st.Note != "" {
+				fmt.Fprintf(w, "; %s", st.Note)
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "git bisect %s %s\n", st.Verdict, st.Commit)
+		case session.RoleConfirm:
+			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s): %s\n", st.Commit, st.Against, st.Verdict, DecisionN(st), st.Reason)
+		}
+	}
+	if x.State == store.Done && len(x.Result) > 0 {
+		var doc struct {
+			FirstBad *string `json:"first_bad"`
+			Why      string  `json:"why"`
+		}
+		_ = json.Unmarshal(x.Result, &doc)
+		if doc.FirstBad != nil {
+			fmt.Fprintf(w, "# first bad commit: [%s] %s\n", *doc.FirstBad, s.Subject(*doc.FirstBad))
+		}
+		fmt.Fprintf(w, "# %s: %s\n", x.Outcome, doc.Why)
+	}
+}
