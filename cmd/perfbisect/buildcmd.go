@@ -76,7 +76,7 @@ func buildAction(c *cli.Context) error {
 	if c.Bool("quiet") {
 		log = io.Discard
 	}
-	b := settings.builder(repo, dir, log, nil)
+	b := settings.Builder(repo, dir, log, nil)
 	failed := 0
 	for _, commit := range commits {
 		prefix, err := b.Build(c.Context, commit)

@@ -130,21 +130,21 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	base, err := bisect.Resolve(su.repo, c.Args().Get(0))
+	base, err := bisect.Resolve(su.Repo, c.Args().Get(0))
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("BASE: %w", err))
 	}
-	head, err := bisect.Resolve(su.repo, c.Args().Get(1))
+	head, err := bisect.Resolve(su.Repo, c.Args().Get(1))
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("HEAD: %w", err))
 	}
 	if base == head {
 		return usageErr("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", c.Args().Get(0), c.Args().Get(1), base)
 	}
-	if err := su.checkSettings(base, head); err != nil {
+	if err := su.CheckSettings(base, head); err != nil {
 		return err
 	}
-	cfg := su.policy
+	cfg := su.Policy
 	cfg.Good, cfg.Bad = base, head
 	if len(threads) > 1 {
 		// The worst row sets the exit code: the thread counts share the
@@ -155,18 +155,18 @@ func compareAction(c *cli.Context) error {
 	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
 		return app.With(app.Usage, err)
 	}
-	if err := su.lockState(c); err != nil {
+	if err := su.Lock(c.String("state-dir")); err != nil {
 		return err
 	}
 	if threads == nil {
-		threads = []int{su.bench.Threads}
+		threads = []int{su.Bench.Threads}
 	}
 	var docs []report.CompareDoc
 	var ids []int64
 	var runErr error
 	code := app.Done
 	for _, n := range threads {
-		su.bench.Threads = n
+		su.Bench.Threads = n
 		doc, id, c2, err := compareOnce(ctx, c, su, cfg, base, head)
 		docs = append(docs, doc)
 		if id > 0 {
@@ -195,7 +195,7 @@ func compareAction(c *cli.Context) error {
 	} else {
 		os.Stdout.Write(buf.Bytes())
 	}
-	htmlReport(c, su.store, report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)), Compare: docs}, ids...)
+	htmlReport(c, su.Store, report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)), Compare: docs}, ids...)
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Workflow commands on standard output, unless that holds a JSON or
 		// JUnit document that must stay valid: then on standard error.
@@ -227,29 +227,29 @@ func compareAction(c *cli.Context) error {
 	return nil
 }
 
-// compareOnce runs one comparison (at su.bench.Threads), stored as its own
+// compareOnce runs one comparison (at su.Bench.Threads), stored as its own
 // session, and returns its document, the stored session's id (0 when none was
 // stored) and its outcome (app.Done, app.Regression or app.Undecided); err
 // is the comparison's failure.
 func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, app.Outcome, error) {
-	st := su.store
-	identity := su.identity(base, head, map[string]string{"command": "compare", "repo": su.repoRoot})
+	st := su.Store
+	identity := su.Identity(base, head, map[string]string{"command": "compare", "repo": su.RepoRoot})
 	dir, _ := os.Getwd()
-	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.repo, base), HeadSubject: bisect.Subject(su.repo, head),
-		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.bench.Threads,
-		Workload: su.workloadSummary()}
+	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.Repo, base), HeadSubject: bisect.Subject(su.Repo, head),
+		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Bench.Threads,
+		Workload: su.WorkloadSummary()}
 	sess, err := st.Begin(store.KindCompare, startArgs(c), dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
 		return doc, 0, app.Failure, err
 	}
-	su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
-	s, err := session.NewComparison(cfg, su.measurer(func() int64 { return sess.ID }))
+	su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
+	s, err := session.NewComparison(cfg, su.Measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return doc, sess.ID, app.Usage, err
 	}
-	fmt.Fprintf(su.progress, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
-		base, head, cfg.Metric, su.bench.Threads, 100*cfg.Threshold, su.stateDir)
+	fmt.Fprintf(su.Log, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
+		base, head, cfg.Metric, su.Bench.Threads, 100*cfg.Threshold, su.StateDir)
 	cmp, changed, runErr := s.Compare(ctx)
 	res := s.Result()
 	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()

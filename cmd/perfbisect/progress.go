@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -15,6 +14,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 // liveProgress is the one-line progress display of a measuring command on a
@@ -140,32 +140,6 @@ func (l liveMeasurer) Measure(ctx context.Context, commit string, runs int) ([]b
 func (p *liveProgress) Build(bp build.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar.Describe(buildProgressText(bp))
+	p.bar.Describe(app.BuildProgressText(bp))
 	_ = p.bar.RenderBlank()
-}
-
-// buildProgressText is one build progress update in words.
-func buildProgressText(bp build.Progress) string {
-	s := fmt.Sprintf("build %.10s: %s", bp.Commit, bp.Step)
-	if bp.Percent >= 0 {
-		s += fmt.Sprintf(" %d%%", bp.Percent)
-	}
-	return s + fmt.Sprintf(" (%s)", bp.Elapsed.Truncate(time.Second))
-}
-
-// buildProgressLines returns a Builder.Progress that writes a progress line
-// to w each time the build step crosses a quarter (for logs, where a bar
-// cannot redraw).
-func buildProgressLines(w io.Writer) func(build.Progress) {
-	last := map[string]int{}
-	return func(bp build.Progress) {
-		if bp.Percent < 0 {
-			return
-		}
-		key := bp.Commit + " " + bp.Step
-		if q := bp.Percent / 25; q > last[key] {
-			last[key] = q
-			fmt.Fprintln(w, buildProgressText(bp))
-		}
-	}
 }

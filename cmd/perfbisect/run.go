@@ -153,29 +153,29 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	bs, err := app.ReadBisectState(su.repo)
+	bs, err := app.ReadBisectState(su.Repo)
 	if err != nil {
 		return err
 	}
-	head, err := su.repo.Head()
+	head, err := su.Repo.Head()
 	if err != nil {
-		return usageErr("HEAD of %s: %v", su.repoRoot, err)
+		return usageErr("HEAD of %s: %v", su.RepoRoot, err)
 	}
 	cand := head.Hash().String()
-	good, bad := bs.Endpoints(su.repo)
+	good, bad := bs.Endpoints(su.Repo)
 	fmt.Fprintf(su.stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
-		cand, bisect.Subject(su.repo, cand), bs.TermGood, good, bs.TermBad, bad)
-	if err := su.checkSettings(cand, good, bad); err != nil {
+		cand, bisect.Subject(su.Repo, cand), bs.TermGood, good, bs.TermBad, bad)
+	if err := su.CheckSettings(cand, good, bad); err != nil {
 		return err
 	}
-	commits, err := bisect.Range(su.repo, good, bad)
+	commits, err := bisect.Range(su.Repo, good, bad)
 	if err != nil {
 		if errors.Is(err, bisect.ErrUsage) {
 			return app.With(app.Usage, err)
 		}
 		return err
 	}
-	cfg := su.policy
+	cfg := su.Policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = true
 	if err := cfg.Validate(); err != nil {
@@ -187,11 +187,11 @@ func runWork(c *cli.Context) error {
 	case bad:
 		return app.Answer(app.MarkBad)
 	}
-	if err := su.lockState(c); err != nil {
+	if err := su.Lock(c.String("state-dir")); err != nil {
 		return err
 	}
-	st := su.store
-	identity := su.identity(good, bad, map[string]string{"repo": su.repoRoot})
+	st := su.Store
+	identity := su.Identity(good, bad, map[string]string{"repo": su.RepoRoot})
 	k := identity.Key()
 	sess, err := st.ByKey(store.KindRun, k)
 	if err == nil {
@@ -228,17 +228,17 @@ func runWork(c *cli.Context) error {
 				cfg.Decided++ // a test was made: it spent its share of the error
 			}
 		}
-	} else if sess, err = st.Begin(store.KindRun, startArgs(c), su.repoRoot, good, bad, identity); err != nil {
+	} else if sess, err = st.Begin(store.KindRun, startArgs(c), su.RepoRoot, good, bad, identity); err != nil {
 		return err
 	}
-	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
+	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
 	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
 	var res *session.Result
-	su.storeSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
+	su.StoreSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
 	// git bisect run places one commit per process: the classic per-commit
 	// decision (Session.Endpoints, Session.Place) and its error budget.
 	cfg.Search = session.SearchClassic
-	run, err := session.New(cfg, su.measurer(func() int64 { return sess.ID }))
+	run, err := session.New(cfg, su.Measurer(func() int64 { return sess.ID }))
 	if err != nil {
 		return app.With(app.Usage, err)
 	}

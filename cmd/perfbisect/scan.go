@@ -70,18 +70,18 @@ func scanAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	from, err := bisect.Resolve(su.repo, fromRef)
+	from, err := bisect.Resolve(su.Repo, fromRef)
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("FROM: %w", err))
 	}
-	to, err := bisect.Resolve(su.repo, toRef)
+	to, err := bisect.Resolve(su.Repo, toRef)
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("TO: %w", err))
 	}
 	if from == to {
 		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
 	}
-	commits, err := bisect.Range(su.repo, from, to)
+	commits, err := bisect.Range(su.Repo, from, to)
 	if err != nil {
 		code := app.Failure
 		if errors.Is(err, bisect.ErrUsage) {
@@ -99,32 +99,32 @@ func scanAction(c *cli.Context) error {
 		return usageErr("range %s: %d commits to measure, and change-point detection needs %d on each side of a shift (%d in all): a longer range or a smaller --every",
 			c.Args().First(), len(picked), stats.DefaultChangePointMinSegment, need)
 	}
-	if err := su.lockState(c); err != nil {
+	if err := su.Lock(c.String("state-dir")); err != nil {
 		return err
 	}
 	var points []string
 	for _, p := range picked {
 		points = append(points, p.Hash)
 	}
-	if err := su.checkSettings(append([]string{from, to}, points...)...); err != nil {
+	if err := su.CheckSettings(append([]string{from, to}, points...)...); err != nil {
 		return err
 	}
-	metric := su.policy.Metric
-	fmt.Fprintf(su.progress, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, c.Int("runs"), su.stateDir)
-	identity := su.identity(from, to, map[string]string{"command": "scan", "repo": su.repoRoot,
+	metric := su.Policy.Metric
+	fmt.Fprintf(su.Log, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, c.Int("runs"), su.StateDir)
+	identity := su.Identity(from, to, map[string]string{"command": "scan", "repo": su.RepoRoot,
 		"every": fmt.Sprint(c.Int("every")), "merges": fmt.Sprint(c.Bool("merges")), "runs": fmt.Sprint(c.Int("runs"))})
 	dir, _ := os.Getwd()
-	sess, err := su.store.Begin(store.KindScan, append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
+	sess, err := su.Store.Begin(store.KindScan, append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
 	if err != nil {
 		return app.With(app.Failure, err)
 	}
-	meas := su.measurer(func() int64 { return sess.ID })
+	meas := su.Measurer(func() int64 { return sess.ID })
 	var m bisect.Measurer = meas
 	if su.live != nil {
 		su.live.Estimate(len(points) * c.Int("runs"))
 		m = liveMeasurer{meas, su.live}
 	}
-	res, err := scan.Scan(ctx, m, points, c.Int("runs"), metric, stats.ChangePointOptions{MinMagnitude: su.policy.Threshold})
+	res, err := scan.Scan(ctx, m, points, c.Int("runs"), metric, stats.ChangePointOptions{MinMagnitude: su.Policy.Threshold})
 	measured := 0
 	if res != nil {
 		for _, p := range res.Points {
@@ -136,10 +136,10 @@ func scanAction(c *cli.Context) error {
 	if err == nil && measured < 2 {
 		err = bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, len(points))
 	}
-	doc := report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.policy.Threshold, Changes: []report.ScanChange{}}
+	doc := report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.Policy.Threshold, Changes: []report.ScanChange{}}
 	if res != nil {
 		for _, p := range res.Points {
-			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.repo, p.Commit), Values: p.Values, Skip: p.Skip}
+			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.Repo, p.Commit), Values: p.Values, Skip: p.Skip}
 			if sp.Values == nil {
 				sp.Values = []float64{}
 			}
@@ -159,7 +159,7 @@ func scanAction(c *cli.Context) error {
 	case len(res.Changes) > 0:
 		outcome = "changes"
 	}
-	if eerr := su.store.End(sess.ID, state, outcome, doc); eerr != nil {
+	if eerr := su.Store.End(sess.ID, state, outcome, doc); eerr != nil {
 		printError(eerr)
 	}
 	if err == nil || errors.Is(err, bisect.ErrUsage) {
@@ -167,7 +167,7 @@ func scanAction(c *cli.Context) error {
 		_ = writeScan(os.Stdout, c.String("format"), doc)
 	}
 	if res != nil {
-		htmlReport(c, su.store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: &doc}, sess.ID)
+		htmlReport(c, su.Store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: &doc}, sess.ID)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

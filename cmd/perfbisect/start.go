@@ -151,15 +151,15 @@ func startAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	good, err := bisect.Resolve(su.repo, c.String("good"))
+	good, err := bisect.Resolve(su.Repo, c.String("good"))
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("--good: %w", err))
 	}
-	bad, err := bisect.Resolve(su.repo, c.String("bad"))
+	bad, err := bisect.Resolve(su.Repo, c.String("bad"))
 	if err != nil {
 		return app.With(app.Usage, fmt.Errorf("--bad: %w", err))
 	}
-	commits, err := bisect.Range(su.repo, good, bad)
+	commits, err := bisect.Range(su.Repo, good, bad)
 	if err != nil {
 		code := app.Failure
 		if errors.Is(err, bisect.ErrUsage) {
@@ -171,10 +171,10 @@ func startAction(c *cli.Context) error {
 	for _, cm := range commits {
 		revs = append(revs, cm.Hash)
 	}
-	if err := su.checkSettings(revs...); err != nil {
+	if err := su.CheckSettings(revs...); err != nil {
 		return err
 	}
-	cfg := su.policy
+	cfg := su.Policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm = c.Bool("no-confirm")
 	cfg.FirstParent, cfg.Jobs = c.Bool("first-parent"), c.Int("jobs")
@@ -191,13 +191,13 @@ func startAction(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return app.With(app.Usage, err)
 	}
-	if err := su.lockState(c); err != nil {
+	if err := su.Lock(c.String("state-dir")); err != nil {
 		return err
 	}
-	progress := su.progress
+	progress := su.Log
 
 	// The store: resume the unfinished session when it is this one.
-	st := su.store
+	st := su.Store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
 		return app.With(app.Failure, err)
@@ -207,22 +207,22 @@ func startAction(c *cli.Context) error {
 		// resumes as it was started (the classic search, its confidence).
 		cfg.Search = session.SearchClassic
 		if !c.IsSet("confidence") {
-			cfg.Confidence = su.policy.Confidence
+			cfg.Confidence = su.Policy.Confidence
 		}
 		if !c.IsSet("max-repeats") {
-			cfg.MaxRepeats = su.policy.MaxRepeats
+			cfg.MaxRepeats = su.Policy.MaxRepeats
 		}
 	}
-	identity := su.identity(good, bad, startIdentity(cfg, su.repoRoot))
+	identity := su.Identity(good, bad, startIdentity(cfg, su.RepoRoot))
 	identity["confidence"] = fmt.Sprint(cfg.Confidence)
 	k := identity.Key()
 	if sess != nil && sess.Key != k && resuming {
 		return usageErr("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
-			su.stateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
+			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
 	}
 	if sess != nil && sess.Key != k {
 		return usageErr("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
-			su.stateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
+			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
 	}
 	if sess != nil {
 		if cfg.Replay, err = st.Events(sess.ID); err != nil {
@@ -232,17 +232,17 @@ func startAction(c *cli.Context) error {
 		fmt.Fprintf(progress, "resuming session %d started %s: %d runs stored are used, not measured again\n",
 			sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
 	}
-	subjects := func(h string) string { return bisect.Subject(su.repo, h) }
+	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
 	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
 	var res *session.Result
-	steps := su.storeSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
 	cfg.Diverged = func(seq int) {
 		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
 			printError(err)
 		}
 	}
 	// The measurer records builds under the session, known once it is stored.
-	m := su.measurer(func() int64 { return sess.ID })
+	m := su.Measurer(func() int64 { return sess.ID })
 	run, err := session.New(cfg, m)
 	if err != nil {
 		return app.With(app.Usage, err) // nothing stored: the same start with other flags may follow
@@ -254,7 +254,7 @@ func startAction(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(progress, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
-		len(commits), good, bad, expectedSteps(len(commits)), su.stateDir)
+		len(commits), good, bad, expectedSteps(len(commits)), su.StateDir)
 	priorNoise(progress, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
 	res = run.Result()
 	_, runErr := run.Run(ctx)
@@ -279,7 +279,7 @@ func startAction(c *cli.Context) error {
 			// Resuming would only repeat it: the session ends here.
 			_ = st.End(sess.ID, store.Failed, "error", doc)
 		}
-		return exitFor(runErr, ctx.Err() != nil, su.stateDir, su.repoRoot)
+		return app.SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
 	}
 	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
 		printError(err)

@@ -331,7 +331,10 @@ func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before
 	}
 	time.Sleep(time.Second) // a server dies by its parent-death signal
 	t.processes = len(processesUnder(state)) + len(processesUnder("sleep 3601"))
-	t.tempFiles = leftovers(state, tmp, sockets)
+	left := leftovers(state, tmp, sockets)
+	if t.tempFiles = len(left); t.tempFiles > 0 {
+		t.note = strings.TrimPrefix(t.note+"; left: "+strings.Join(left, " "), "; ")
+	}
 }
 
 // blamed lists the commits other than the broken build that the latest start
@@ -789,25 +792,22 @@ func socketDirs() map[string]bool {
 	return out
 }
 
-// leftovers counts datadirs left under state/runs (a finished session keeps
+// leftovers lists datadirs left under state/runs (a finished session keeps
 // none; a failed run keeps its logs, not its datadir), anything left in the
 // trial's TMPDIR, and socket directories under /tmp that were not there
 // before the trial.
-func leftovers(state, tmp string, before map[string]bool) int {
-	dirs, _ := filepath.Glob(filepath.Join(state, "runs", "*", "data"))
-	n := len(dirs)
+func leftovers(state, tmp string, before map[string]bool) []string {
+	left, _ := filepath.Glob(filepath.Join(state, "runs", "*", "data"))
 	ents, _ := os.ReadDir(tmp)
 	for _, e := range ents {
-		if e.Name() != "long-temporary-directory" {
-			n++
-		}
+		left = append(left, filepath.Join(tmp, e.Name()))
 	}
 	for d := range socketDirs() {
 		if !before[d] {
-			n++
+			left = append(left, d)
 		}
 	}
-	return n
+	return left
 }
 
 // waitOrKill waits for the session to exit, killing it after limit.

@@ -1,0 +1,332 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/diskfault"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// Live receives a session's progress as it happens (a terminal's progress
+// bar): each stored run, the pre-flight's estimate of the runs, each build's
+// progress.
+type Live interface {
+	Run(commit string)
+	Estimate(runs int)
+	Build(build.Progress)
+}
+
+// Setup is what every measuring command (start, compare, scan, run) has
+// checked and opened before it builds anything: the repository, the
+// measurement and decision settings, and, once Lock has run, the state
+// directory (locked, leftovers reaped) and its store.
+type Setup struct {
+	Repo     *git.Repository
+	RepoRoot string // the work tree's root (or the path of a bare repository)
+	// OptionFile is the user's option file (absolute), "" for none.
+	OptionFile string
+	Bench      bench.Options
+	// Driver is "builtin" or "sysbench"; SysbenchPath the sysbench to run.
+	Driver, SysbenchPath   string
+	ServerCPUs, ClientCPUs serverctl.CPUList
+	SnapshotBudget         int64 // datadir snapshots, bytes
+	FreshDatadir           bool
+	Build                  BuildSettings
+	// Policy is the decision settings, without endpoints and commits.
+	Policy session.Config
+	// Log receives progress lines (io.Discard for none); Live, when set,
+	// the live progress.
+	Log  io.Writer
+	Live Live
+
+	StateDir string       // set by Lock
+	Store    *store.Store // set by Lock
+	unlock   func()
+}
+
+// BuildSettings are how revisions are built: the recipe, a time limit for
+// one revision's build (0: none), the build cache's size (bytes), raw build
+// output on the log (Verbose), and whether remembered build failures are
+// built again (RetryFailed).
+type BuildSettings struct {
+	Recipe      build.Recipe
+	Timeout     time.Duration
+	Budget      int64
+	Verbose     bool
+	RetryFailed bool
+}
+
+// Lock takes the state directory (stateDir, or the repository's default;
+// MakeStateDir), its lock and its store, ending processes an earlier,
+// killed perfbisect left working for it. Errors: usage for a state
+// directory that overlaps the work tree or is in use; failure for a store
+// that cannot be opened.
+func (s *Setup) Lock(stateDir string) error {
+	dir, err := MakeStateDir(stateDir, s.RepoRoot)
+	if err != nil {
+		return err
+	}
+	s.StateDir = dir
+	unlock, err := LockAndReap(dir, os.Stderr)
+	if err != nil {
+		return err
+	}
+	s.unlock = unlock
+	if s.Store, err = store.Open(dir); err != nil {
+		return With(Failure, err)
+	}
+	return nil
+}
+
+// Close releases the store and the state directory's lock.
+func (s *Setup) Close() {
+	if s.Store != nil {
+		s.Store.Close()
+	}
+	if s.unlock != nil {
+		s.unlock()
+	}
+}
+
+// WorkloadSummary describes the workload and its driver in one line, for
+// reports.
+func (s *Setup) WorkloadSummary() string {
+	if s.Driver == "sysbench" {
+		return s.Bench.Summary() + ", run by sysbench"
+	}
+	return s.Bench.Summary() + ", built-in"
+}
+
+// Measurer returns the real Measurer for this setup (after Lock), its
+// leftovers of an earlier session tidied; its builds are recorded in the
+// store under the session id() returns (called at each build).
+func (s *Setup) Measurer(id func() int64) *measure.Measurer {
+	builder := s.Build.Builder(s.Repo, s.StateDir, s.Log, s.Live)
+	onBuild := func(b measure.BuildRecord) {
+		err := s.Store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
+			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Bench: s.Bench, Log: s.Log, OnBuild: onBuild,
+		Driver: s.Driver, SysbenchPath: s.SysbenchPath, ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
+		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir})
+	m.Tidy()
+	return m
+}
+
+// StoreSession wires cfg to the store's session id() (called at each write:
+// start stores its session only once the session is valid): live events are
+// appended from sequence number firstEvent on, steps from firstStep on (and
+// passed to also when set), progress lines go to the log. It returns the
+// number of steps stored so far (for a Diverged that truncates).
+func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
+	n := firstStep
+	cfg.Record = func(seq int, e session.Event) error {
+		err := s.Store.Append(id(), firstEvent+seq, e)
+		if err == nil && s.Live != nil && e.Kind == session.EventRun {
+			s.Live.Run(e.Commit)
+		}
+		return err
+	}
+	if s.Live != nil {
+		cfg.OnEstimate = s.Live.Estimate
+	}
+	cfg.OnStep = func(st session.Step) {
+		if err := s.Store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+		n++
+		if also != nil {
+			also(st)
+		}
+	}
+	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(s.Log, format+"\n", args...) }
+	return func() int { return n }
+}
+
+// Identity lists everything that shapes a session's answer, by name: the
+// endpoints, the decision policy, the workload, the build recipe and the
+// option file's content, plus extra. Two sessions with equal identities may
+// share stored runs; a difference is shown to the user by name.
+func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identity {
+	id := store.Identity{
+		"good": good, "bad": bad,
+		"repeats":     fmt.Sprint(s.Policy.Repeats),
+		"max-repeats": fmt.Sprint(s.Policy.MaxRepeats),
+		"threshold":   fmt.Sprint(s.Policy.Threshold),
+		"confidence":  fmt.Sprint(s.Policy.Confidence),
+		"metric":      string(s.Policy.Metric),
+		"find":        map[bool]string{false: "regression", true: "improvement"}[s.Policy.Improvement],
+		"recipe":      s.Build.Recipe.Hash(),
+		"my-cnf":      s.OptionFile,
+	}
+	// The workload as one value (for matching runs of earlier sessions) and
+	// field by field (so that a refusal names the flag that changed).
+	b, _ := json.Marshal(s.Bench)
+	id["workload"] = string(b)
+	if s.Driver != "builtin" {
+		id["driver"] = s.Driver
+	}
+	if s.FreshDatadir {
+		id["fresh-datadir"] = "true"
+	}
+	// Placement changes the numbers: runs with another one are not reused.
+	if !s.ServerCPUs.IsZero() {
+		id["server-cpus"] = s.ServerCPUs.String()
+	}
+	if !s.ClientCPUs.IsZero() {
+		id["client-cpus"] = s.ClientCPUs.String()
+	}
+	var fields map[string]any
+	_ = json.Unmarshal(b, &fields)
+	for k, v := range fields {
+		id["workload "+k] = fmt.Sprint(v)
+	}
+	if s.OptionFile != "" {
+		// The file and every file it includes: what the server will read.
+		d, err := serverctl.OptionFileDigest(s.OptionFile)
+		if err != nil {
+			d = "unreadable: " + err.Error()
+		}
+		id["my-cnf content"] = d[:min(16, len(d))]
+	}
+	for k, v := range extra {
+		id[k] = v
+	}
+	return id
+}
+
+// SessionError is the error a bisection's failure ends start with: an
+// interruption (with how to go on), a usage error for what the user must fix
+// (an endpoint that cannot be measured, no CMake, a wrong option file), else
+// a failure, said as a full or read-only disk when it is one, with how to
+// resume.
+func SessionError(err error, interrupted bool, stateDir, repoRoot string) error {
+	var ee *session.EndpointError
+	where := Where(stateDir, repoRoot)
+	switch {
+	case interrupted:
+		return With(Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))
+	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
+		return With(Usage, err)
+	default:
+		if stateDir != "" {
+			if de := diskfault.Check(stateDir, err); de != nil {
+				err = de // a store write on a full disk, say
+			}
+		}
+		return With(Failure, fmt.Errorf("%w (the session is kept: perfbisect resume %s continues it)", err, where))
+	}
+}
+
+// CheckSettings reads the user's option file as the servers of commits (the
+// endpoints first, then every revision that may be measured) will read it,
+// before anything is built: with the option groups of each tree's flavor and
+// version (read from the tree; a tree that states neither is read as a
+// MariaDB one's), and refuses with the file and line what no server option
+// can fix (serverctl.CheckSettings): a usage error. Of a long range, 300
+// trees spread over it are read (a series changes its version file rarely).
+// Nothing without an option file.
+func (s *Setup) CheckSettings(commits ...string) error {
+	if s.OptionFile == "" {
+		return nil
+	}
+	if maxTrees := 300; len(commits) > maxTrees {
+		sampled := commits[:2:2] // the endpoints
+		for i := 0; i < maxTrees; i++ {
+			sampled = append(sampled, commits[2+i*(len(commits)-2)/maxTrees])
+		}
+		commits = sampled
+	}
+	seen := map[string]bool{}
+	var groups []string
+	for _, c := range commits {
+		t, err := build.InspectTree(s.Repo, c)
+		if err != nil {
+			return err
+		}
+		flavor := serverctl.Flavor(t.Flavor)
+		if flavor == "" {
+			flavor = serverctl.MariaDB
+		}
+		for _, g := range serverctl.GroupsFor(flavor, t.Version) {
+			if !seen[g] {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	set, err := serverctl.ReadUserOptionFile(s.OptionFile, groups)
+	if err == nil {
+		err = serverctl.CheckSettings(set)
+	}
+	if err != nil {
+		return With(Usage, fmt.Errorf("--my-cnf: %w", err))
+	}
+	return nil
+}
+
+// Builder returns the Builder for these settings: progress lines to log, the
+// build's progress on live when set (else a line per quarter on log), raw
+// output on log with Verbose (on stderr when log is discarded: -v wins over
+// --quiet).
+func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Writer, live Live) *build.Builder {
+	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.Recipe, Log: log, Timeout: b.Timeout, CacheBudget: b.Budget, RetryFailed: b.RetryFailed,
+		Lock: func(ctx context.Context, what string) (func(), error) {
+			return measure.MachineLock(ctx, what, stateDir, log)
+		}}
+	switch {
+	case b.Verbose:
+		bl.Raw = log // through the bar's writer when there is one
+		if log == nil || log == io.Discard {
+			bl.Raw = os.Stderr
+		}
+	case live != nil:
+		bl.Progress = live.Build
+	case log != nil && log != io.Discard:
+		bl.Progress = BuildProgressLines(log)
+	}
+	return bl
+}
+
+// BuildProgressText is one build progress update in words ("build
+// 3f2c1a9d4e: build 45% (1m12s)").
+func BuildProgressText(bp build.Progress) string {
+	s := fmt.Sprintf("build %.10s: %s", bp.Commit, bp.Step)
+	if bp.Percent >= 0 {
+		s += fmt.Sprintf(" %d%%", bp.Percent)
+	}
+	return s + fmt.Sprintf(" (%s)", bp.Elapsed.Truncate(time.Second))
+}
+
+// BuildProgressLines returns a Builder.Progress that writes a progress line
+// to w each time the build step crosses a quarter (for logs, where a bar
+// cannot redraw).
+func BuildProgressLines(w io.Writer) func(build.Progress) {
+	last := map[string]int{}
+	return func(bp build.Progress) {
+		if bp.Percent < 0 {
+			return
+		}
+		key := bp.Commit + " " + bp.Step
+		if q := bp.Percent / 25; q > last[key] {
+			last[key] = q
+			fmt.Fprintln(w, BuildProgressText(bp))
+		}
+	}
+}
