@@ -132,7 +132,7 @@ func simulateCommand() *cli.Command {
 			cfg := session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
 				Confidence: confidence, Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
 			if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
-				cfg.Confidence = bayesConfidence
+				cfg.Confidence = app.BayesConfidence
 			}
 			if cfg.Search == session.SearchBayes && !c.IsSet("max-repeats") {
 				cfg.MaxRepeats = session.BayesEndpointRuns

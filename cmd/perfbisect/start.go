@@ -1,23 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/app"
-	"github.com/perfbisect/perfbisect/stats"
 )
 
 // measurementFlags are the flags of every command that builds and measures
@@ -120,15 +114,7 @@ func usageErr(format string, args ...any) error {
 	return app.With(app.Usage, fmt.Errorf(format, args...))
 }
 
-// expectedSteps is about how many commits a bisection of n candidates
-// builds and measures besides the endpoints: log2 n, and the culprit's
-// parent confirmed.
-func expectedSteps(n int) int {
-	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
-}
-
 func startAction(c *cli.Context) error {
-	ctx := c.Context
 	// Inputs first: every bad input is a one-line error and exit 2, before any build.
 	if c.NArg() > 0 {
 		// git bisect start takes the bad revision first, compare the old one:
@@ -151,174 +137,22 @@ func startAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	good, err := bisect.Resolve(su.Repo, c.String("good"))
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("--good: %w", err))
-	}
-	bad, err := bisect.Resolve(su.Repo, c.String("bad"))
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("--bad: %w", err))
-	}
-	commits, err := bisect.Range(su.Repo, good, bad)
-	if err != nil {
-		code := app.Failure
-		if errors.Is(err, bisect.ErrUsage) {
-			code = app.Usage
-		}
-		return app.With(code, err)
-	}
-	revs := []string{good, bad}
-	for _, cm := range commits {
-		revs = append(revs, cm.Hash)
-	}
-	if err := su.CheckSettings(revs...); err != nil {
-		return err
-	}
-	cfg := su.Policy
-	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
-	cfg.NoConfirm = c.Bool("no-confirm")
-	cfg.FirstParent, cfg.Jobs = c.Bool("first-parent"), c.Int("jobs")
-	if cfg.Jobs < 1 {
-		return usageErr("--jobs %d: want 1 to 16 commits per round (1 is exact bisection)", cfg.Jobs)
-	}
-	cfg.Search, cfg.MaxRuns = c.String("search"), c.Int("max-runs")
-	if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
-		cfg.Confidence = bayesConfidence
-	}
-	if cfg.Search == session.SearchBayes && !c.IsSet("max-repeats") {
-		cfg.MaxRepeats = session.BayesEndpointRuns
-	}
-	if err := cfg.Validate(); err != nil {
-		return app.With(app.Usage, err)
-	}
-	if err := su.Lock(c.String("state-dir")); err != nil {
-		return err
-	}
-	progress := su.Log
-
-	// The store: resume the unfinished session when it is this one.
-	st := su.Store
-	sess, err := st.Current(store.KindStart)
-	if err != nil {
-		return app.With(app.Failure, err)
-	}
-	if sess != nil && legacySearch(sess) && !c.IsSet("search") {
-		// Begun by a perfbisect without the probabilistic search: it
-		// resumes as it was started (the classic search, its confidence).
-		cfg.Search = session.SearchClassic
-		if !c.IsSet("confidence") {
-			cfg.Confidence = su.Policy.Confidence
-		}
-		if !c.IsSet("max-repeats") {
-			cfg.MaxRepeats = su.Policy.MaxRepeats
-		}
-	}
-	identity := su.Identity(good, bad, startIdentity(cfg, su.RepoRoot))
-	identity["confidence"] = fmt.Sprint(cfg.Confidence)
-	k := identity.Key()
-	if sess != nil && sess.Key != k && resuming {
-		return usageErr("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
-			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
-	}
-	if sess != nil && sess.Key != k {
-		return usageErr("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
-			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
-	}
-	if sess != nil {
-		if cfg.Replay, err = st.Events(sess.ID); err != nil {
-			return app.With(app.Failure, err)
-		}
-		n, _ := st.RunCount(sess.ID)
-		fmt.Fprintf(progress, "resuming session %d started %s: %d runs stored are used, not measured again\n",
-			sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
-	}
-	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
-	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
-	var res *session.Result
-	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
-	cfg.Diverged = func(seq int) {
-		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
-			printError(err)
-		}
-	}
-	// The measurer records builds under the session, known once it is stored.
-	m := su.Measurer(func() int64 { return sess.ID })
-	run, err := session.New(cfg, m)
-	if err != nil {
-		return app.With(app.Usage, err) // nothing stored: the same start with other flags may follow
-	}
-	if sess == nil {
-		dir, _ := os.Getwd()
-		if sess, err = st.Begin(store.KindStart, startArgs(c), dir, good, bad, identity); err != nil {
-			return app.With(app.Failure, err)
-		}
-	}
-	fmt.Fprintf(progress, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
-		len(commits), good, bad, expectedSteps(len(commits)), su.StateDir)
-	priorNoise(progress, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
-	res = run.Result()
-	_, runErr := run.Run(ctx)
-	doc := report.NewDocument(res, cfg.Metric, subjects)
-	doc.Place(good, bad, commits)
-	doc.Search = cfg.Search
-	if runErr != nil {
-		doc.Result, doc.Error = "error", runErr.Error()
-		if ctx.Err() != nil {
-			doc.Error = "interrupted"
-		}
-	}
-	if c.String("json") != "" {
-		if err := report.WriteJSON(c.String("json"), doc); err != nil {
-			printError(err)
-		}
-	}
-	htmlReport(c, st, report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Bisect: &doc}, sess.ID)
-	if runErr != nil {
-		var ee *session.EndpointError
-		if errors.As(runErr, &ee) && ctx.Err() == nil {
-			// Resuming would only repeat it: the session ends here.
-			_ = st.End(sess.ID, store.Failed, "error", doc)
-		}
-		return app.SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
-	}
-	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
-		printError(err)
-	}
-	report.Final(su.stdout, res, subjects)
-	switch res.Outcome {
-	case session.Found:
-		return nil
-	case session.NoRegression:
-		return app.Answer(app.NoRegression)
-	default:
-		return app.Answer(app.Undecided)
-	}
-}
-
-// bayesConfidence is start's default --confidence with the probabilistic
-// search: the simulation grid (docs/statistics.md) names a wrong culprit in
-// at most 1% of sessions in every row at it.
-const bayesConfidence = 0.99
-
-// startIdentity is what start adds to the session identity: the search and
-// its settings. The classic search adds no "search" entry, so that a session
-// begun before the probabilistic search existed has the same identity.
-func startIdentity(cfg session.Config, repoRoot string) map[string]string {
-	id := map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": repoRoot,
-		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)}
-	if cfg.Search != session.SearchClassic {
-		id["search"] = cfg.Search
-		id["max-runs"] = fmt.Sprint(cfg.MaxRuns)
-	}
-	return id
-}
-
-// legacySearch reports whether a stored start session's identity predates
-// the search setting (it was a classic search).
-func legacySearch(x *store.Session) bool {
-	id := x.Identity()
-	_, ok := id.Search()
-	return len(id) > 0 && !ok
+	return app.Start(c.Context, su.Setup, app.StartRequest{
+		Good: c.String("good"), Bad: c.String("bad"),
+		NoConfirm: c.Bool("no-confirm"), FirstParent: c.Bool("first-parent"), Jobs: c.Int("jobs"),
+		Search: c.String("search"), MaxRuns: c.Int("max-runs"),
+		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
+		StateDir: c.String("state-dir"), Args: startArgs(c), Resuming: resuming,
+		Out: su.stdout, Color: su.color(),
+		Report: func(doc report.Document, id int64) {
+			if c.String("json") != "" {
+				if err := report.WriteJSON(c.String("json"), doc); err != nil {
+					printError(err)
+				}
+			}
+			htmlReport(c, su.Store, report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Bisect: &doc}, id)
+		},
+	})
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.
@@ -334,22 +168,4 @@ func startArgs(c *cli.Context) []string {
 		}
 	}
 	return append([]string{"start"}, c.Args().Slice()...)
-}
-
-// priorNoise prints the run-to-run noise earlier sessions measured on the same
-// commits with the same workload, build recipe and option file: what to expect
-// before this session's own runs (which alone decide).
-func priorNoise(w io.Writer, st *store.Store, id int64, metric session.Metric, commits map[string]string) {
-	for _, name := range []string{"good", "bad"} {
-		runs, err := st.EarlierRuns(id, commits[name], []string{"workload", "recipe", "my-cnf content"})
-		if err != nil || len(runs) < 3 {
-			continue
-		}
-		vals := make([]float64, len(runs))
-		for i, r := range runs {
-			vals[i] = metric.Value(r)
-		}
-		fmt.Fprintf(w, "earlier sessions measured %s %.10s %d times: median %s %.1f, noise (robust CV) %.1f%%\n",
-			name, commits[name], len(runs), metric, stats.Median(vals), 100*stats.RobustCV(vals))
-	}
 }

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// BayesConfidence is start's default confidence with the probabilistic
+// search: the simulation grid (docs/statistics.md) names a wrong culprit in
+// at most 1% of sessions in every row at it.
+const BayesConfidence = 0.99
+
+// StartRequest is one bisection: the endpoints as the user typed them
+// (anything bisect.Resolve takes), the search and its settings, and where
+// its answer goes. The Setup carries the rest (policy, workload, build).
+type StartRequest struct {
+	Good, Bad   string
+	NoConfirm   bool
+	FirstParent bool
+	Jobs        int    // commits placed per round (1: exact bisection)
+	Search      string // session.SearchBayes or session.SearchClassic
+	MaxRuns     int    // bayes: 0 for the default
+	// SearchSet, ConfidenceSet and MaxRepeatsSet say the user chose these:
+	// otherwise the search's own defaults apply, and a session begun by a
+	// perfbisect without the probabilistic search resumes as it began.
+	SearchSet, ConfidenceSet, MaxRepeatsSet bool
+	StateDir                                string   // "" for the repository's default
+	Args                                    []string // the command as typed, stored for resume
+	// Resuming: the request is a stored session's command run again by
+	// resume, which must not differ from what is stored.
+	Resuming bool
+	// Out receives the decisions' table and the answer; Color allows colours
+	// in it.
+	Out   io.Writer
+	Color bool
+	// Report, when set, receives the session's document (and its stored
+	// id) before the session is ended, whatever the outcome: to write
+	// JSON or HTML.
+	Report func(doc report.Document, session int64)
+}
+
+// Start resolves the endpoints, checks the option file against every tree
+// of the range, takes the state directory and bisects, resuming the
+// unfinished session stored there when it is this one (its stored runs are
+// used, not measured again). It returns the outcome as an error: nil when
+// the first bad commit was named, Answer(NoRegression) or Answer(Undecided),
+// a usage error for wrong input (nothing built), else the session's failure
+// (SessionError: kept for resume).
+func Start(ctx context.Context, su *Setup, req StartRequest) error {
+	good, err := bisect.Resolve(su.Repo, req.Good)
+	if err != nil {
+		return With(Usage, fmt.Errorf("--good: %w", err))
+	}
+	bad, err := bisect.Resolve(su.Repo, req.Bad)
+	if err != nil {
+		return With(Usage, fmt.Errorf("--bad: %w", err))
+	}
+	commits, err := bisect.Range(su.Repo, good, bad)
+	if err != nil {
+		return With(OutcomeOf(err), err) // a usage error, or git's failure
+	}
+	revs := []string{good, bad}
+	for _, cm := range commits {
+		revs = append(revs, cm.Hash)
+	}
+	if err := su.CheckSettings(revs...); err != nil {
+		return err
+	}
+	cfg := su.Policy
+	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
+	cfg.NoConfirm, cfg.FirstParent, cfg.Jobs = req.NoConfirm, req.FirstParent, req.Jobs
+	if cfg.Jobs < 1 {
+		return bisect.Usagef("--jobs %d: want 1 to 16 commits per round (1 is exact bisection)", cfg.Jobs)
+	}
+	cfg.Search, cfg.MaxRuns = req.Search, req.MaxRuns
+	if cfg.Search == session.SearchBayes && !req.ConfidenceSet {
+		cfg.Confidence = BayesConfidence
+	}
+	if cfg.Search == session.SearchBayes && !req.MaxRepeatsSet {
+		cfg.MaxRepeats = session.BayesEndpointRuns
+	}
+	if err := cfg.Validate(); err != nil {
+		return With(Usage, err)
+	}
+	if err := su.Lock(req.StateDir); err != nil {
+		return err
+	}
+	sess, identity, err := resumable(su, &cfg, req, good, bad)
+	if err != nil {
+		return err
+	}
+	st := su.Store
+	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
+	table := &report.Table{W: req.Out, Subjects: subjects, Metric: cfg.Metric, Color: req.Color}
+	var res *session.Result
+	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	cfg.Diverged = func(seq int) {
+		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	// The measurer records builds under the session, known once it is stored.
+	m := su.Measurer(func() int64 { return sess.ID })
+	run, err := session.New(cfg, m)
+	if err != nil {
+		return With(Usage, err) // nothing stored: the same start with other flags may follow
+	}
+	if sess == nil {
+		dir, _ := os.Getwd()
+		if sess, err = st.Begin(store.KindStart, req.Args, dir, good, bad, identity); err != nil {
+			return With(Failure, err)
+		}
+	}
+	fmt.Fprintf(su.Log, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
+		len(commits), good, bad, expectedSteps(len(commits)), su.StateDir)
+	priorNoise(su.Log, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
+	res = run.Result()
+	_, runErr := run.Run(ctx)
+	doc := report.NewDocument(res, cfg.Metric, subjects)
+	doc.Place(good, bad, commits)
+	doc.Search = cfg.Search
+	if runErr != nil {
+		doc.Result, doc.Error = "error", runErr.Error()
+		if ctx.Err() != nil {
+			doc.Error = "interrupted"
+		}
+	}
+	if req.Report != nil {
+		req.Report(doc, sess.ID)
+	}
+	if runErr != nil {
+		var ee *session.EndpointError
+		if errors.As(runErr, &ee) && ctx.Err() == nil {
+			// Resuming would only repeat it: the session ends here.
+			_ = st.End(sess.ID, store.Failed, "error", doc)
+		}
+		return SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
+	}
+	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	}
+	report.Final(req.Out, res, subjects)
+	switch res.Outcome {
+	case session.Found:
+		return nil
+	case session.NoRegression:
+		return Answer(NoRegression)
+	default:
+		return Answer(Undecided)
+	}
+}
+
+// resumable returns the unfinished start session of su's store when it is
+// this one (its events go into cfg.Replay; nil when there is none) and this
+// session's identity. A session begun by a perfbisect
+// without the probabilistic search resumes as the classic search it was,
+// unless the request chose a search. Errors (usage): the unfinished session
+// is another one (resume it or reset it), or resume finds it changed.
+func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string) (*store.Session, store.Identity, error) {
+	st := su.Store
+	sess, err := st.Current(store.KindStart)
+	if err != nil {
+		return nil, nil, With(Failure, err)
+	}
+	if sess != nil && legacySearch(sess) && !req.SearchSet {
+		cfg.Search = session.SearchClassic
+		if !req.ConfidenceSet {
+			cfg.Confidence = su.Policy.Confidence
+		}
+		if !req.MaxRepeatsSet {
+			cfg.MaxRepeats = su.Policy.MaxRepeats
+		}
+	}
+	identity := su.Identity(good, bad, startIdentity(*cfg, su.RepoRoot))
+	identity["confidence"] = fmt.Sprint(cfg.Confidence)
+	k := identity.Key()
+	switch {
+	case sess == nil:
+		return nil, identity, nil
+	case sess.Key != k && req.Resuming:
+		return nil, nil, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
+			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
+	case sess.Key != k:
+		return nil, nil, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
+			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
+	}
+	if cfg.Replay, err = st.Events(sess.ID); err != nil {
+		return nil, nil, With(Failure, err)
+	}
+	n, _ := st.RunCount(sess.ID)
+	fmt.Fprintf(su.Log, "resuming session %d started %s: %d runs stored are used, not measured again\n",
+		sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
+	return sess, identity, nil
+}
+
+// expectedSteps is about how many commits a bisection of n candidates
+// builds and measures besides the endpoints: log2 n, and the culprit's
+// parent confirmed.
+func expectedSteps(n int) int {
+	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
+}
+
+// startIdentity is what start adds to the session identity: the search and
+// its settings. The classic search adds no "search" entry, so that a session
+// begun before the probabilistic search existed has the same identity.
+func startIdentity(cfg session.Config, repoRoot string) map[string]string {
+	id := map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": repoRoot,
+		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)}
+	if cfg.Search != session.SearchClassic {
+		id["search"] = cfg.Search
+		id["max-runs"] = fmt.Sprint(cfg.MaxRuns)
+	}
+	return id
+}
+
+// legacySearch reports whether a stored start session's identity predates
+// the search setting (it was a classic search).
+func legacySearch(x *store.Session) bool {
+	id := x.Identity()
+	_, ok := id.Search()
+	return len(id) > 0 && !ok
+}
+
+// priorNoise prints the run-to-run noise earlier sessions measured on the same
+// commits with the same workload, build recipe and option file: what to expect
+// before this session's own runs (which alone decide).
+func priorNoise(w io.Writer, st *store.Store, id int64, metric session.Metric, commits map[string]string) {
+	for _, name := range []string{"good", "bad"} {
+		runs, err := st.EarlierRuns(id, commits[name], []string{"workload", "recipe", "my-cnf content"})
+		if err != nil || len(runs) < 3 {
+			continue
+		}
+		vals := make([]float64, len(runs))
+		for i, r := range runs {
+			vals[i] = metric.Value(r)
+		}
+		fmt.Fprintf(w, "earlier sessions measured %s %.10s %d times: median %s %.1f, noise (robust CV) %.1f%%\n",
+			name, commits[name], len(runs), metric, stats.Median(vals), 100*stats.RobustCV(vals))
+	}
+}
