@@ -2,24 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
-	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
-	"github.com/perfbisect/perfbisect/serverctl"
-	"github.com/perfbisect/perfbisect/stats"
 )
 
 func compareCommand() *cli.Command {
@@ -99,7 +91,6 @@ func flagsFirst(cliApp *cli.App, args []string) []string {
 }
 
 func compareAction(c *cli.Context) error {
-	ctx := c.Context
 	if c.NArg() != 2 {
 		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", plural(c.NArg(), "argument"))
 	}
@@ -130,58 +121,10 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	base, err := bisect.Resolve(su.Repo, c.Args().Get(0))
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("BASE: %w", err))
-	}
-	head, err := bisect.Resolve(su.Repo, c.Args().Get(1))
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("HEAD: %w", err))
-	}
-	if base == head {
-		return usageErr("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", c.Args().Get(0), c.Args().Get(1), base)
-	}
-	if err := su.CheckSettings(base, head); err != nil {
-		return err
-	}
-	cfg := su.Policy
-	cfg.Good, cfg.Bad = base, head
-	if len(threads) > 1 {
-		// The worst row sets the exit code: the thread counts share the
-		// error budget (Bonferroni), so that a change that is not there is
-		// reported with probability at most 1-confidence over all rows.
-		cfg.Confidence = 1 - (1-cfg.Confidence)/float64(len(threads))
-	}
-	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
-		return app.With(app.Usage, err)
-	}
-	if err := su.Lock(c.String("state-dir")); err != nil {
-		return err
-	}
-	if threads == nil {
-		threads = []int{su.Bench.Threads}
-	}
-	var docs []report.CompareDoc
-	var ids []int64
-	var runErr error
-	code := app.Done
-	for _, n := range threads {
-		su.Bench.Threads = n
-		doc, id, c2, err := compareOnce(ctx, c, su, cfg, base, head)
-		docs = append(docs, doc)
-		if id > 0 {
-			ids = append(ids, id)
-		}
-		if err != nil {
-			runErr = err
-			break
-		}
-		switch {
-		case c2 == app.Regression:
-			code = app.Regression
-		case c2 == app.Undecided && code == app.Done:
-			code = app.Undecided
-		}
+	docs, ids, outcome := app.Compare(c.Context, su.Setup, app.CompareRequest{Base: c.Args().Get(0), Head: c.Args().Get(1), Threads: threads,
+		StateDir: c.String("state-dir"), Args: startArgs(c)})
+	if docs == nil {
+		return outcome // refused before any comparison
 	}
 	var buf bytes.Buffer
 	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
@@ -207,75 +150,5 @@ func compareAction(c *cli.Context) error {
 			fmt.Fprintln(w, report.GitHubAnnotation(doc))
 		}
 	}
-	if runErr != nil {
-		var ee *session.EndpointError
-		switch {
-		case ctx.Err() != nil:
-			return app.With(app.Interrupted, errors.New("interrupted; no server left running"))
-		case errors.As(runErr, &ee):
-			which := map[string]string{"good": "BASE", "bad": "HEAD"}[ee.Which]
-			return app.With(app.Usage, fmt.Errorf("%s cannot be measured: %w", which, ee.Err))
-		case errors.Is(runErr, serverctl.ErrOptionFile):
-			return app.With(app.Usage, runErr) // as start: the user's file, not the tool
-		default:
-			return app.With(app.Failure, runErr)
-		}
-	}
-	if code != app.Done {
-		return app.Answer(code)
-	}
-	return nil
-}
-
-// compareOnce runs one comparison (at su.Bench.Threads), stored as its own
-// session, and returns its document, the stored session's id (0 when none was
-// stored) and its outcome (app.Done, app.Regression or app.Undecided); err
-// is the comparison's failure.
-func compareOnce(ctx context.Context, c *cli.Context, su *setup, cfg session.Config, base, head string) (report.CompareDoc, int64, app.Outcome, error) {
-	st := su.Store
-	identity := su.Identity(base, head, map[string]string{"command": "compare", "repo": su.RepoRoot})
-	dir, _ := os.Getwd()
-	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.Repo, base), HeadSubject: bisect.Subject(su.Repo, head),
-		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Bench.Threads,
-		Workload: su.WorkloadSummary()}
-	sess, err := st.Begin(store.KindCompare, startArgs(c), dir, base, head, identity)
-	if err != nil {
-		doc.Result, doc.Error = report.CompareError, err.Error()
-		return doc, 0, app.Failure, err
-	}
-	su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
-	s, err := session.NewComparison(cfg, su.Measurer(func() int64 { return sess.ID }))
-	if err != nil {
-		return doc, sess.ID, app.Usage, err
-	}
-	fmt.Fprintf(su.Log, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
-		base, head, cfg.Metric, su.Bench.Threads, 100*cfg.Threshold, su.StateDir)
-	cmp, changed, runErr := s.Compare(ctx)
-	res := s.Result()
-	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()
-	code := app.Done
-	switch {
-	case runErr != nil:
-		doc.Result, doc.Error = report.CompareError, runErr.Error()
-		if ctx.Err() != nil {
-			doc.Error = "interrupted"
-		}
-	case changed:
-		doc.Result, doc.Why, code = report.CompareRegression, fmt.Sprintf("%+.1f%% (%s)", 100*cmp.Shift.Est, cmp.Rule), app.Regression
-	case cmp.Verdict == stats.Unknown:
-		doc.Result, doc.Why, code = report.CompareInconclusive, fmt.Sprintf("%s; %s", cmp.Rule, cmp.Need), app.Undecided
-	default:
-		doc.Result, doc.Why = report.CompareNoRegression, fmt.Sprintf("%s %+.1f%% (%s)", cmp.Verdict, 100*cmp.Shift.Est, cmp.Rule)
-	}
-	if runErr == nil {
-		doc.Rows = report.CompareRows(res.Runs[base], res.Runs[head], cfg.Metric, cmp)
-	}
-	state := store.Done
-	if runErr != nil {
-		state = store.Failed
-	}
-	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
-		printError(err)
-	}
-	return doc, sess.ID, code, runErr
+	return outcome
 }
