@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +10,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
@@ -117,22 +114,6 @@ func (p *liveProgress) Close() {
 	defer p.mu.Unlock()
 	_ = p.bar.Clear()
 	_ = p.bar.Exit()
-}
-
-// liveMeasurer counts a scan's runs on the progress display (a bisection's
-// runs are counted as the session records them).
-type liveMeasurer struct {
-	*measure.Measurer
-	live *liveProgress
-}
-
-// Measure measures as the wrapped Measurer and counts the runs it returns.
-func (l liveMeasurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
-	out, err := l.Measurer.Measure(ctx, commit, runs)
-	for range out {
-		l.live.Run(commit)
-	}
-	return out, err
 }
 
 // Build shows a build in progress: "build 3f2c1a9d4e: build 45% (1m12s)" as

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
-	"github.com/perfbisect/perfbisect/stats"
 )
 
 func scanCommand() *cli.Command {
@@ -42,7 +38,6 @@ func scanCommand() *cli.Command {
 }
 
 func scanAction(c *cli.Context) error {
-	ctx := c.Context
 	if c.NArg() != 1 || !strings.Contains(c.Args().First(), "..") {
 		return usageErr("scan needs one range FROM..TO (e.g. mariadb-10.0.22..mariadb-10.0.26); got %q", strings.Join(c.Args().Slice(), " "))
 	}
@@ -70,122 +65,20 @@ func scanAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	from, err := bisect.Resolve(su.Repo, fromRef)
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("FROM: %w", err))
-	}
-	to, err := bisect.Resolve(su.Repo, toRef)
-	if err != nil {
-		return app.With(app.Usage, fmt.Errorf("TO: %w", err))
-	}
-	if from == to {
-		return usageErr("range %s: FROM and TO are the same commit", c.Args().First())
-	}
-	commits, err := bisect.Range(su.Repo, from, to)
-	if err != nil {
-		code := app.Failure
-		if errors.Is(err, bisect.ErrUsage) {
-			code = app.Usage
-			err = fmt.Errorf("range %s: FROM must be an ancestor of TO (%w)", c.Args().First(), err)
-		}
-		return app.With(code, err)
-	}
-	line, err := scan.FirstParentLine(commits, from, to)
-	if err != nil {
-		return app.With(app.Usage, err)
-	}
-	picked := scan.Pick(line, c.Int("every"), c.Bool("merges"))
-	if need := 2 * stats.DefaultChangePointMinSegment; len(picked) < need {
-		return usageErr("range %s: %d commits to measure, and change-point detection needs %d on each side of a shift (%d in all): a longer range or a smaller --every",
-			c.Args().First(), len(picked), stats.DefaultChangePointMinSegment, need)
-	}
-	if err := su.Lock(c.String("state-dir")); err != nil {
+	doc, id, err := app.Scan(c.Context, su.Setup, app.ScanRequest{From: fromRef, To: toRef, Range: c.Args().First(),
+		Every: c.Int("every"), Merges: c.Bool("merges"), Runs: c.Int("runs"), StateDir: c.String("state-dir"),
+		Args: append([]string{"scan"}, c.Args().Slice()...), StartCommand: func(ch scan.Change) string { return bisectCommandFor(c, ch) }})
+	if doc == nil {
 		return err
 	}
-	var points []string
-	for _, p := range picked {
-		points = append(points, p.Hash)
-	}
-	if err := su.CheckSettings(append([]string{from, to}, points...)...); err != nil {
-		return err
-	}
-	metric := su.Policy.Metric
-	fmt.Fprintf(su.Log, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, c.Int("runs"), su.StateDir)
-	identity := su.Identity(from, to, map[string]string{"command": "scan", "repo": su.RepoRoot,
-		"every": fmt.Sprint(c.Int("every")), "merges": fmt.Sprint(c.Bool("merges")), "runs": fmt.Sprint(c.Int("runs"))})
-	dir, _ := os.Getwd()
-	sess, err := su.Store.Begin(store.KindScan, append([]string{"scan"}, c.Args().Slice()...), dir, from, to, identity)
-	if err != nil {
-		return app.With(app.Failure, err)
-	}
-	meas := su.Measurer(func() int64 { return sess.ID })
-	var m bisect.Measurer = meas
-	if su.live != nil {
-		su.live.Estimate(len(points) * c.Int("runs"))
-		m = liveMeasurer{meas, su.live}
-	}
-	res, err := scan.Scan(ctx, m, points, c.Int("runs"), metric, stats.ChangePointOptions{MinMagnitude: su.Policy.Threshold})
-	measured := 0
-	if res != nil {
-		for _, p := range res.Points {
-			if p.Skip == "" {
-				measured++
-			}
-		}
-	}
-	if err == nil && measured < 2 {
-		err = bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, len(points))
-	}
-	doc := report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.Policy.Threshold, Changes: []report.ScanChange{}}
-	if res != nil {
-		for _, p := range res.Points {
-			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.Repo, p.Commit), Values: p.Values, Skip: p.Skip}
-			if sp.Values == nil {
-				sp.Values = []float64{}
-			}
-			if p.Skip == "" && len(p.Values) > 0 {
-				sp.Median = stats.Median(p.Values)
-			}
-			doc.Points = append(doc.Points, sp)
-		}
-		for _, ch := range res.Changes {
-			doc.Changes = append(doc.Changes, report.ScanChange{Change: ch, Start: bisectCommandFor(c, ch)})
-		}
-	}
-	state, outcome := store.Done, "no-change"
-	switch {
-	case err != nil:
-		state, outcome = store.Failed, "error"
-	case len(res.Changes) > 0:
-		outcome = "changes"
-	}
-	if eerr := su.Store.End(sess.ID, state, outcome, doc); eerr != nil {
-		printError(eerr)
-	}
-	if err == nil || errors.Is(err, bisect.ErrUsage) {
+	if o := app.OutcomeOf(err); o == app.Done || o == app.Regression || o == app.Usage {
 		su.endProgress()
-		_ = writeScan(os.Stdout, c.String("format"), doc)
+		_ = writeScan(os.Stdout, c.String("format"), *doc)
 	}
-	if res != nil {
-		htmlReport(c, su.Store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: &doc}, sess.ID)
+	if len(doc.Points) > 0 {
+		htmlReport(c, su.Store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: doc}, id)
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return app.With(app.Interrupted, errors.New("interrupted; no server left running"))
-		}
-		if errors.Is(err, bisect.ErrUsage) {
-			return app.With(app.Usage, err)
-		}
-		return app.With(app.Failure, err)
-	}
-	regression := false
-	for _, ch := range res.Changes {
-		regression = regression || ch.Regression
-	}
-	if regression {
-		return app.Answer(app.Regression)
-	}
-	return nil
+	return err
 }
 
 // writeScan renders a scan document as text or json.

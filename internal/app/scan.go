@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/scan"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// ScanRequest is a scan of the first-parent line from From to To (as typed):
+// every Every-th commit (or the merges), Runs runs each, for the steps of
+// the series (change points). Range is the range as the user wrote it, for
+// messages; StartCommand, when set, gives the bisection command a change
+// suggests.
+type ScanRequest struct {
+	From, To, Range string
+	Every           int
+	Merges          bool
+	Runs            int
+	StateDir        string
+	Args            []string
+	StartCommand    func(scan.Change) string
+}
+
+// Scan measures the picked commits and finds the change points of their
+// series. It returns the document (nil when the input was refused before
+// any measurement; without points when nothing was measured), its stored
+// session id, and the outcome as an error:
+// nil, Answer(Regression) when a change is a regression, a usage error
+// (the range, too few commits, too few measured), an interruption, or a
+// failure.
+func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int64, error) {
+	from, err := bisect.Resolve(su.Repo, req.From)
+	if err != nil {
+		return nil, 0, With(Usage, fmt.Errorf("FROM: %w", err))
+	}
+	to, err := bisect.Resolve(su.Repo, req.To)
+	if err != nil {
+		return nil, 0, With(Usage, fmt.Errorf("TO: %w", err))
+	}
+	if from == to {
+		return nil, 0, bisect.Usagef("range %s: FROM and TO are the same commit", req.Range)
+	}
+	commits, err := bisect.Range(su.Repo, from, to)
+	if err != nil {
+		if errors.Is(err, bisect.ErrUsage) {
+			return nil, 0, bisect.Usagef("range %s: FROM must be an ancestor of TO (%v)", req.Range, err)
+		}
+		return nil, 0, With(Failure, err)
+	}
+	line, err := scan.FirstParentLine(commits, from, to)
+	if err != nil {
+		return nil, 0, With(Usage, err)
+	}
+	picked := scan.Pick(line, req.Every, req.Merges)
+	if need := 2 * stats.DefaultChangePointMinSegment; len(picked) < need {
+		return nil, 0, bisect.Usagef("range %s: %d commits to measure, and change-point detection needs %d on each side of a shift (%d in all): a longer range or a smaller --every",
+			req.Range, len(picked), stats.DefaultChangePointMinSegment, need)
+	}
+	if err := su.Lock(req.StateDir); err != nil {
+		return nil, 0, err
+	}
+	var points []string
+	for _, p := range picked {
+		points = append(points, p.Hash)
+	}
+	if err := su.CheckSettings(append([]string{from, to}, points...)...); err != nil {
+		return nil, 0, err
+	}
+	metric := su.Policy.Metric
+	fmt.Fprintf(su.Log, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, req.Runs, su.StateDir)
+	identity := su.Identity(from, to, map[string]string{"command": "scan", "repo": su.RepoRoot,
+		"every": fmt.Sprint(req.Every), "merges": fmt.Sprint(req.Merges), "runs": fmt.Sprint(req.Runs)})
+	dir, _ := os.Getwd()
+	sess, err := su.Store.Begin(store.KindScan, req.Args, dir, from, to, identity)
+	if err != nil {
+		return nil, 0, With(Failure, err)
+	}
+	meas := su.Measurer(func() int64 { return sess.ID })
+	var m bisect.Measurer = meas
+	if su.Live != nil {
+		su.Live.Estimate(len(points) * req.Runs)
+		m = liveMeasurer{meas, su.Live}
+	}
+	res, err := scan.Scan(ctx, m, points, req.Runs, metric, stats.ChangePointOptions{MinMagnitude: su.Policy.Threshold})
+	measured := 0
+	if res != nil {
+		for _, p := range res.Points {
+			if p.Skip == "" {
+				measured++
+			}
+		}
+	}
+	if err == nil && measured < 2 {
+		err = bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, len(points))
+	}
+	doc := &report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.Policy.Threshold, Changes: []report.ScanChange{}}
+	if res != nil {
+		for _, p := range res.Points {
+			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.Repo, p.Commit), Values: p.Values, Skip: p.Skip}
+			if sp.Values == nil {
+				sp.Values = []float64{}
+			}
+			if p.Skip == "" && len(p.Values) > 0 {
+				sp.Median = stats.Median(p.Values)
+			}
+			doc.Points = append(doc.Points, sp)
+		}
+		for _, ch := range res.Changes {
+			c := report.ScanChange{Change: ch}
+			if req.StartCommand != nil {
+				c.Start = req.StartCommand(ch)
+			}
+			doc.Changes = append(doc.Changes, c)
+		}
+	}
+	state, outcome := store.Done, "no-change"
+	switch {
+	case err != nil:
+		state, outcome = store.Failed, "error"
+	case len(res.Changes) > 0:
+		outcome = "changes"
+	}
+	if eerr := su.Store.End(sess.ID, state, outcome, doc); eerr != nil {
+		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", eerr)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return doc, sess.ID, With(Interrupted, errors.New("interrupted; no server left running"))
+	case err != nil:
+		return doc, sess.ID, With(OutcomeOf(err), err)
+	}
+	for _, ch := range res.Changes {
+		if ch.Regression {
+			return doc, sess.ID, Answer(Regression)
+		}
+	}
+	return doc, sess.ID, nil
+}
+
+// liveMeasurer counts a scan's runs on the live progress (a bisection's runs
+// are counted as the session records them).
+type liveMeasurer struct {
+	*measure.Measurer
+	live Live
+}
+
+// Measure measures as the wrapped Measurer and counts the runs it returns.
+func (l liveMeasurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	out, err := l.Measurer.Measure(ctx, commit, runs)
+	for range out {
+		l.live.Run(commit)
+	}
+	return out, err
+}
