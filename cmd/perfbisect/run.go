@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,12 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/report"
-	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
-	"github.com/perfbisect/perfbisect/stats"
 )
 
 // Exit codes of `perfbisect run` (git bisect run's protocol): 0 good
@@ -144,7 +138,6 @@ func runAction(c *cli.Context) error {
 }
 
 func runWork(c *cli.Context) error {
-	ctx := c.Context
 	if c.NArg() > 0 {
 		return usageErr("unexpected argument %q (every input is a flag; see perfbisect run --help)", c.Args().First())
 	}
@@ -153,124 +146,5 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	bs, err := app.ReadBisectState(su.Repo)
-	if err != nil {
-		return err
-	}
-	head, err := su.Repo.Head()
-	if err != nil {
-		return usageErr("HEAD of %s: %v", su.RepoRoot, err)
-	}
-	cand := head.Hash().String()
-	good, bad := bs.Endpoints(su.Repo)
-	fmt.Fprintf(su.stdout, "perfbisect run: placing %.10s %s between %s %.10s and %s %.10s\n",
-		cand, bisect.Subject(su.Repo, cand), bs.TermGood, good, bs.TermBad, bad)
-	if err := su.CheckSettings(cand, good, bad); err != nil {
-		return err
-	}
-	commits, err := bisect.Range(su.Repo, good, bad)
-	if err != nil {
-		if errors.Is(err, bisect.ErrUsage) {
-			return app.With(app.Usage, err)
-		}
-		return err
-	}
-	cfg := su.Policy
-	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
-	cfg.NoConfirm = true
-	if err := cfg.Validate(); err != nil {
-		return app.With(app.Usage, err)
-	}
-	switch cand {
-	case good:
-		return nil
-	case bad:
-		return app.Answer(app.MarkBad)
-	}
-	if err := su.Lock(c.String("state-dir")); err != nil {
-		return err
-	}
-	st := su.Store
-	identity := su.Identity(good, bad, map[string]string{"repo": su.RepoRoot})
-	k := identity.Key()
-	sess, err := st.ByKey(store.KindRun, k)
-	if err == nil {
-		sess, err = app.EndRunSession(st, sess)
-	}
-	if err != nil {
-		return err
-	}
-	if sess != nil && sess.State != store.Running {
-		sess = nil // that bisection ended: this is a new one
-	}
-	var events, steps int
-	var endpointsDone bool
-	var endpoints stats.Comparison // the stored endpoints' comparison, when done
-	if sess != nil {
-		evs, err := st.Events(sess.ID)
-		if err != nil {
-			return err
-		}
-		stored, err := st.Steps(sess.ID)
-		if err != nil {
-			return err
-		}
-		events, steps = len(evs), len(stored)
-		for _, s := range stored {
-			var step session.Step
-			if json.Unmarshal(s.Evidence, &step) != nil {
-				continue
-			}
-			if s.Role == string(session.RoleEndpoints) && step.Compare != nil && cfg.Changed(*step.Compare) {
-				endpointsDone, endpoints = true, *step.Compare
-			}
-			if s.Role == string(session.RoleMidpoint) && step.Looks > 0 {
-				cfg.Decided++ // a test was made: it spent its share of the error
-			}
-		}
-	} else if sess, err = st.Begin(store.KindRun, startArgs(c), su.RepoRoot, good, bad, identity); err != nil {
-		return err
-	}
-	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
-	table := &report.Table{W: su.stdout, Subjects: subjects, Metric: cfg.Metric, Color: su.color()}
-	var res *session.Result
-	su.StoreSession(&cfg, func() int64 { return sess.ID }, events, steps, func(s session.Step) { table.Step(s, res.Runs) })
-	// git bisect run places one commit per process: the classic per-commit
-	// decision (Session.Endpoints, Session.Place) and its error budget.
-	cfg.Search = session.SearchClassic
-	run, err := session.New(cfg, su.Measurer(func() int64 { return sess.ID }))
-	if err != nil {
-		return app.With(app.Usage, err)
-	}
-	res = run.Result()
-	if !endpointsDone {
-		_, changed, why, err := run.Endpoints(ctx)
-		if err != nil {
-			var ee *session.EndpointError
-			if errors.As(err, &ee) {
-				return app.With(app.Usage, err)
-			}
-			return err
-		}
-		if !changed {
-			return app.With(app.Usage, fmt.Errorf("%s; git bisect cannot place commits between endpoints that do not differ (run git bisect reset)", why))
-		}
-	} else {
-		fmt.Fprintf(su.stdout, "endpoints %.10s and %.10s: differ (measured by an earlier call of this bisection; stored in %s)\n", good, bad, st.Path())
-		run.Plan(endpoints)
-	}
-	mark, step, err := run.Place(ctx, cand)
-	if err != nil {
-		return err
-	}
-	term := map[bisect.Mark]string{bisect.Good: bs.TermGood, bisect.Bad: bs.TermBad, bisect.Skip: "skip"}[mark]
-	fmt.Fprintf(su.stdout, "perfbisect run: %.10s is %s: %s\n", cand, term, step.Reason)
-	switch mark {
-	case bisect.Good:
-		return nil
-	case bisect.Bad:
-		return app.Answer(app.MarkBad)
-	default:
-		return app.Answer(app.MarkSkip)
-	}
+	return app.Place(c.Context, su.Setup, app.PlaceRequest{StateDir: c.String("state-dir"), Args: startArgs(c), Out: su.stdout, Color: su.color()})
 }
