@@ -285,6 +285,14 @@ func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision)
 	}
 }
 
+// driver is the workload's driver of Config.Driver.
+func (m *Measurer) driver() bench.Driver {
+	if m.cfg.Driver == "sysbench" {
+		return bench.Sysbench{Path: m.cfg.SysbenchPath}
+	}
+	return bench.Builtin{}
+}
+
 // runDir is the directory of commit's latest run of this Measurer.
 func (m *Measurer) runDir(commit string) string {
 	return filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
@@ -682,12 +690,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	}
 	serverCPUs, _ := serverctl.ProcessCPUs(srv.Pid())
 	clientCPUs, _ := serverctl.ProcessCPUs(os.Getpid())
-	if m.cfg.Driver == "sysbench" {
-		conn := bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}
-		res, berr = bench.RunSysbench(ctx, conn, m.cfg.Bench, "run", bench.Sysbench{Path: m.cfg.SysbenchPath, Hooks: hooks})
-	} else {
-		res, berr = bench.Run(ctx, srv.DSN("sbtest"), m.cfg.Bench, hooks)
-	}
+	res, berr = m.driver().Run(ctx, bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}, m.cfg.Bench, hooks)
 	unpin()
 	if died := srv.Died(); died != nil {
 		if killedFromOutside(died) {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect/report"
@@ -165,104 +161,11 @@ func benchAction(c *cli.Context) error {
 	for _, n := range inv.Notes {
 		fmt.Fprintln(os.Stderr, "perfbisect bench: note: "+n)
 	}
-	ctx := c.Context
-	conn := inv.Conn
-	failed := func(err error) error {
-		if ctx.Err() != nil {
-			return app.With(app.Interrupted, fmt.Errorf("bench %s interrupted", inv.Command))
-		}
-		return app.With(app.Failure, fmt.Errorf("bench %s %s (%s): %w", o.Workload, inv.Command, conn, err))
-	}
 	var raw io.Writer // sysbench's own output, with -v
 	if f.verbose {
 		raw = os.Stderr
 	}
-	driver := bench.DriverBuiltin
-	if f.driver == "sysbench" {
-		if err := bench.SysbenchSupports(o); err != nil {
-			return usageErr("--driver sysbench: %v", err)
-		}
-		if driver, err = bench.SysbenchVersion(ctx, f.sysbenchPath); err != nil {
-			return usageErr("--driver sysbench: %v", err)
-		}
-	}
-
-	if inv.Command != "run" {
-		began := time.Now()
-		switch {
-		case f.driver == "sysbench":
-			_, err = bench.RunSysbench(ctx, conn, o, inv.Command, bench.Sysbench{Path: f.sysbenchPath, Output: raw})
-		case inv.Command == "prepare":
-			err = bench.Prepare(ctx, conn.DSN(), o)
-		default:
-			err = bench.Cleanup(ctx, conn.DSN(), o)
-		}
-		if err != nil {
-			return failed(err)
-		}
-		what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, bench.RowsPerTable(o))
-		if inv.Command == "cleanup" {
-			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
-		}
-		fmt.Fprintf(os.Stderr, "perfbisect bench: %s %s for %s in %s (%s)\n", driver, what, o.Workload, time.Since(began).Round(time.Millisecond), conn)
-		return nil
-	}
-
-	fmt.Fprintf(os.Stderr, "perfbisect bench: %s %s against %s\n", driver, o.Workload, conn)
-	// A text report to standard output is printed as the run goes, like
-	// sysbench's; JSON and --output get the whole report at the end.
-	var live io.Writer
-	if f.format == "text" && f.output == "" {
-		live = c.App.Writer
-	}
-	hooks := bench.Hooks{}
-	if live != nil {
-		if err := bench.WriteHeader(live, o, driver); err != nil {
-			return failed(err)
-		}
-		hooks.Interval = func(iv bench.Interval) { _ = bench.WriteInterval(live, iv, o) }
-	}
-	var res *bench.Result
-	if f.driver == "sysbench" {
-		res, err = bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Path: f.sysbenchPath, Output: raw, Hooks: hooks})
-	} else {
-		res, err = bench.Run(ctx, conn.DSN(), o, hooks)
-	}
-	if err != nil {
-		return failed(err)
-	}
-	var out bytes.Buffer
-	switch {
-	case f.format == "json":
-		doc := struct {
-			Workload   string         `json:"workload"` // Options.Summary
-			Connection string         `json:"connection"`
-			Options    map[string]any `json:"options"`
-			Result     *bench.Result  `json:"result"`
-		}{o.Summary(), conn.String(), map[string]any{
-			"tables": o.Tables, "table_size": o.TableSize, "threads": o.Threads, "time_s": o.Time.Seconds(),
-			"warmup_s": o.Warmup.Seconds(), "rand_type": o.RandType, "rand_seed": o.RandSeed, "range_size": o.RangeSize,
-			"skip_trx": o.SkipTrx, "percentile": o.Percentile, "storage_engine": o.StorageEngine,
-		}, res}
-		b, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
-			return failed(err)
-		}
-		out.Write(append(b, '\n'))
-	case live != nil:
-		err = res.WriteSummary(&out, o)
-	default:
-		err = res.WriteText(&out, o)
-	}
-	if err != nil {
-		return failed(err)
-	}
-	if f.output != "" {
-		if err := report.WriteFile(f.output, out.Bytes()); err != nil {
-			return failed(errors.New(strings.Replace(err.Error(), "write ", "--output ", 1)))
-		}
-		return nil
-	}
-	_, err = c.App.Writer.Write(out.Bytes())
-	return err
+	return app.Bench(c.Context, app.BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn,
+		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output,
+		Out: c.App.Writer, Log: os.Stderr, Raw: raw})
 }
