@@ -12,6 +12,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/diskfault"
 	"github.com/perfbisect/perfbisect/internal/reap"
 )
 
@@ -68,7 +69,8 @@ func FindStateDir(repo, stateDir string) (string, error) {
 // stateDir, or DefaultStateDir(repoRoot), created (0700) when missing.
 // Errors (usage): it overlaps the work tree (perfbisect writes a checkout,
 // builds and logs there: inside the tree it would overwrite the user's files,
-// around it its src/ could be theirs); it cannot be created.
+// around it its src/ could be theirs); it cannot be created (a failure when
+// the disk is read-only or full).
 func MakeStateDir(stateDir, repoRoot string) (string, error) {
 	dir := stateDir
 	if dir == "" {
@@ -83,6 +85,9 @@ func MakeStateDir(stateDir, repoRoot string) (string, error) {
 		return "", bisect.Usagef("--state-dir %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if de := diskfault.Check(filepath.Dir(dir), err); de != nil {
+			return "", With(Failure, fmt.Errorf("--state-dir %s: %w", dir, de))
+		}
 		return "", bisect.Usagef("--state-dir %s: %v", dir, err)
 	}
 	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
@@ -107,12 +112,16 @@ func Where(stateDir, repoRoot string) string {
 }
 
 // LockAndReap takes the state directory's lock (a usage error naming the
-// holder when another perfbisect has it) and ends the processes an earlier,
+// holder when another perfbisect has it; a failure saying so when the disk
+// is read-only or full) and ends the processes an earlier,
 // killed perfbisect left working for it (holding the lock, any such process
 // is a leftover), saying each on log. The returned function releases the
 // lock.
 func LockAndReap(dir string, log io.Writer) (unlock func(), err error) {
 	unlock, err = measure.LockStateDir(dir)
+	if de := diskfault.Check(dir, err); err != nil && de != nil {
+		return nil, With(Failure, de) // a read-only or full disk: the machine's
+	}
 	if err != nil {
 		return nil, With(Usage, err)
 	}
