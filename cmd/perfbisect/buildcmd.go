@@ -1,16 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -45,58 +40,12 @@ func buildAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	repo, err := bisect.OpenRepo(c.String("repo"))
-	if err != nil {
-		return app.With(app.Usage, err)
-	}
-	var commits []string
-	for _, ref := range c.Args().Slice() {
-		h, err := bisect.Resolve(repo, ref)
-		if err != nil {
-			return app.With(app.Usage, err)
-		}
-		commits = append(commits, h)
-	}
-	root, _ := filepath.Abs(c.String("repo"))
-	if wt, err := repo.Worktree(); err == nil {
-		root = wt.Filesystem.Root()
-	}
-	dir, err := app.MakeStateDir(c.String("state-dir"), root)
-	if err != nil {
-		return err
-	}
-	unlock, err := app.LockAndReap(dir, os.Stderr)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	// Plain progress lines (a line per quarter of each build step): the bar
 	// counts measured runs, which build has none of.
 	var log io.Writer = os.Stderr
 	if c.Bool("quiet") {
 		log = io.Discard
 	}
-	b := settings.Builder(repo, dir, log, nil)
-	failed := 0
-	for _, commit := range commits {
-		prefix, err := b.Build(c.Context, commit)
-		var be *build.BuildError
-		switch {
-		case err == nil:
-			fmt.Fprintf(c.App.Writer, "%s\t%s\n", commit, prefix)
-		case errors.As(err, &be) && !be.Machine:
-			failed++
-			fmt.Fprintf(c.App.Writer, "%s\tfailed\n", commit)
-			printError(err)
-		default:
-			if c.Context.Err() != nil {
-				return c.Context.Err()
-			}
-			return app.With(app.Failure, err)
-		}
-	}
-	if failed > 0 {
-		return app.With(app.Failure, fmt.Errorf("%d of %d revision(s) did not build", failed, len(commits)))
-	}
-	return nil
+	return app.BuildRevisions(c.Context, app.BuildRequest{Repo: c.String("repo"), Refs: c.Args().Slice(), Settings: settings,
+		StateDir: c.String("state-dir"), Out: c.App.Writer, Log: log})
 }

@@ -126,6 +126,16 @@ func compareAction(c *cli.Context) error {
 	if docs == nil {
 		return outcome // refused before any comparison
 	}
+	if err := writeComparisons(c, su, format, docs, ids); err != nil {
+		return err
+	}
+	return outcome
+}
+
+// writeComparisons writes compare's documents: in --format to --output or
+// stdout, the HTML page with --html, and GitHub's workflow annotations
+// under GitHub Actions.
+func writeComparisons(c *cli.Context, su *setup, format string, docs []report.CompareDoc, ids []int64) error {
 	var buf bytes.Buffer
 	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
 		return app.With(app.Failure, err)
@@ -150,5 +160,5 @@ func compareAction(c *cli.Context) error {
 			fmt.Fprintln(w, report.GitHubAnnotation(doc))
 		}
 	}
-	return outcome
+	return nil
 }

@@ -72,29 +72,9 @@ func reportAction(c *cli.Context) error {
 		}
 		return tw.Flush()
 	}
-	var sess *store.Session
-	if c.NArg() == 1 {
-		id, err := strconv.ParseInt(c.Args().First(), 10, 64)
-		if err != nil || id < 1 {
-			return usageErr("session %q: want a session number (see perfbisect report --list)", c.Args().First())
-		}
-		for _, s := range all {
-			if s.ID == id {
-				sess = s
-			}
-		}
-		if sess == nil {
-			return usageErr("no session %d in %s (see perfbisect report --list)", id, dir)
-		}
-	} else {
-		for _, s := range all {
-			if len(s.Result) > 0 && (sess == nil || s.ID > sess.ID) {
-				sess = s
-			}
-		}
-		if sess == nil {
-			return usageErr("no finished session in %s (see perfbisect report --list)", dir)
-		}
+	sess, err := chosenSession(all, c.Args().First(), dir)
+	if err != nil {
+		return err
 	}
 	if len(sess.Result) == 0 || string(sess.Result) == "null" {
 		return usageErr("session %d (%s) has no report yet: it is %s (perfbisect status shows a running bisection)", sess.ID, sess.Kind, sess.State)
@@ -177,4 +157,34 @@ func renderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 	default:
 		return usageErr("session %d is a %s: only --format json renders it", sess.ID, sess.Kind)
 	}
+}
+
+// chosenSession is the session report shows: number arg of all, or the
+// latest one with a report when arg is "".
+func chosenSession(all []*store.Session, arg, dir string) (*store.Session, error) {
+	var sess *store.Session
+	if arg != "" {
+		id, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || id < 1 {
+			return nil, usageErr("session %q: want a session number (see perfbisect report --list)", arg)
+		}
+		for _, s := range all {
+			if s.ID == id {
+				sess = s
+			}
+		}
+		if sess == nil {
+			return nil, usageErr("no session %d in %s (see perfbisect report --list)", id, dir)
+		}
+	} else {
+		for _, s := range all {
+			if len(s.Result) > 0 && (sess == nil || s.ID > sess.ID) {
+				sess = s
+			}
+		}
+		if sess == nil {
+			return nil, usageErr("no finished session in %s (see perfbisect report --list)", dir)
+		}
+	}
+	return sess, nil
 }

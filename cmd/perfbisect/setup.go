@@ -52,13 +52,13 @@ func (s *setup) close() {
 	s.Setup.Close()
 }
 
-// newSetup checks every measurement flag (a bad one is a one-line exit-2 error,
-// before any build) and opens the repository. It does not touch the state
-// directory; lockState does.
-func newSetup(c *cli.Context) (*setup, error) {
+// newTerminalSetup is a setup whose progress goes to stderr (nowhere when
+// quiet), through a progress bar when stderr is a terminal, and whose
+// answers go to stdout (through the bar when both are the terminal).
+func newTerminalSetup(quiet bool) *setup {
 	s := &setup{Setup: &app.Setup{Log: os.Stderr}, stdout: os.Stdout}
 	switch {
-	case c.Bool("quiet"):
+	case quiet:
 		s.Log = io.Discard
 	case isTerminal(os.Stderr):
 		s.live = newLiveProgress(os.Stderr)
@@ -68,14 +68,14 @@ func newSetup(c *cli.Context) (*setup, error) {
 			s.stdout = s.live.Writer(os.Stdout)
 		}
 	}
-	runTime, err := cliflag.Seconds("time", c.String("time"))
-	if err != nil {
-		return nil, err
-	}
-	warmup, err := cliflag.Seconds("warmup", c.String("warmup"))
-	if err != nil {
-		return nil, err
-	}
+	return s
+}
+
+// newSetup checks every measurement flag (a bad one is a one-line exit-2 error,
+// before any build) and opens the repository. It does not touch the state
+// directory; lockState does.
+func newSetup(c *cli.Context) (*setup, error) {
+	s := newTerminalSetup(c.Bool("quiet"))
 	threshold, err := cliflag.Percent("threshold", c.String("threshold"))
 	if err != nil {
 		return nil, err
@@ -87,22 +87,8 @@ func newSetup(c *cli.Context) (*setup, error) {
 	if s.Build, err = parseBuildFlags(c); err != nil {
 		return nil, err
 	}
-	if f := c.String("my-cnf"); f != "" {
-		if err := serverctl.CheckOptionFile(f); err != nil {
-			return nil, app.With(app.Usage, err)
-		}
-		s.OptionFile, _ = filepath.Abs(f)
-		// Read it as the server will, before anything is built: a syntax error
-		// stops here with its line; what the server would skip silently is said.
-		// Its settings are checked once the revisions are known
-		// (checkSettings).
-		set, err := serverctl.ReadUserOptionFile(s.OptionFile, nil)
-		if err != nil {
-			return nil, app.With(app.Usage, fmt.Errorf("--my-cnf: %w", err))
-		}
-		for _, w := range set.Warnings {
-			fmt.Fprintln(s.Log, "perfbisect: note: --my-cnf: "+w)
-		}
+	if s.OptionFile, err = optionFileOf(c, s.Log); err != nil {
+		return nil, err
 	}
 	var improvement bool
 	switch c.String("find") {
@@ -112,65 +98,14 @@ func newSetup(c *cli.Context) (*setup, error) {
 	default:
 		return nil, usageErr("--find %q: want regression or improvement", c.String("find"))
 	}
-	bo := bench.DefaultOptions()
-	bo.Workload = c.String("workload")
-	bo.Threads, bo.Tables, bo.TableSize = c.Int("threads"), c.Int("tables"), c.Int("table-size")
-	bo.Time, bo.Warmup = runTime, warmup
-	bo.RangeSize = c.Int("range-size")
-	bo.RandType = c.String("rand-type")
-	bo.RandSeed = c.Int64("rand-seed")
-	if wo := c.String("workload-options"); wo != "" {
-		args, err := shellwords.Parse(wo)
-		if err != nil {
-			return nil, usageErr("--workload-options %q: %v", wo, err)
-		}
-		inv, err := bench.ParseArgsOver(bo, args)
-		switch {
-		case err != nil:
-			return nil, usageErr("--workload-options: %v", err)
-		case len(inv.ConnOptions) > 0:
-			return nil, usageErr("--workload-options: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
-		case inv.Command != "":
-			return nil, usageErr("--workload-options: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
-		}
-		bo = inv.Options
-		for _, n := range inv.Notes {
-			fmt.Fprintln(s.Log, "perfbisect: note: "+n)
-		}
+	if s.Bench, err = workloadOf(c, s.Log); err != nil {
+		return nil, err
 	}
-	if err := bo.Validate(); err != nil {
-		return nil, app.With(app.Usage, err)
+	if s.Driver, s.SysbenchPath, err = driverOf(c, s.Bench); err != nil {
+		return nil, err
 	}
-	s.Bench = bo
-	switch s.Driver, s.SysbenchPath = c.String("driver"), c.String("sysbench-path"); s.Driver {
-	case "builtin", "built-in":
-		s.Driver = "builtin"
-	case "sysbench":
-		if err := bench.SysbenchSupports(bo); err != nil {
-			return nil, usageErr("--driver sysbench: %v", err)
-		}
-		if _, err := bench.SysbenchVersion(c.Context, s.SysbenchPath); err != nil {
-			return nil, usageErr("--driver sysbench: %v", err)
-		}
-	default:
-		return nil, usageErr("--driver %q: want builtin or sysbench", s.Driver)
-	}
-	for _, f := range []struct {
-		name string
-		dst  *serverctl.CPUList
-	}{{"server-cpus", &s.ServerCPUs}, {"client-cpus", &s.ClientCPUs}} {
-		if *f.dst, err = serverctl.ParseCPUList(c.String(f.name)); err != nil {
-			return nil, usageErr("--%s: %v", f.name, err)
-		}
-	}
-	if b, err := humanize.ParseBytes(c.String("snapshot-cache-size")); err != nil || b == 0 || b > 1<<62 {
-		return nil, usageErr("--snapshot-cache-size %q: want a size such as 500MiB or 20GB", c.String("snapshot-cache-size"))
-	} else {
-		s.SnapshotBudget = int64(b)
-	}
-	s.FreshDatadir = c.Bool("fresh-datadir")
-	if s.ServerCPUs.Overlaps(s.ClientCPUs) {
-		fmt.Fprintf(s.Log, "perfbisect: note: --server-cpus %s and --client-cpus %s share CPUs: the client takes CPU time from the server it measures\n", s.ServerCPUs, s.ClientCPUs)
+	if err := s.placementOf(c); err != nil {
+		return nil, err
 	}
 	s.Policy = session.Config{
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"),
@@ -189,6 +124,116 @@ func newSetup(c *cli.Context) (*setup, error) {
 		s.RepoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory --repo names
 	}
 	return s, nil
+}
+
+// optionFileOf checks --my-cnf and reads it as the server will, before
+// anything is built: a syntax error stops here with its line; what the
+// server would skip silently is said on log. Its settings are checked once
+// the revisions are known (app.Setup.CheckSettings). It returns the file's
+// absolute path, "" for none.
+func optionFileOf(c *cli.Context, log io.Writer) (string, error) {
+	f := c.String("my-cnf")
+	if f == "" {
+		return "", nil
+	}
+	if err := serverctl.CheckOptionFile(f); err != nil {
+		return "", app.With(app.Usage, err)
+	}
+	abs, _ := filepath.Abs(f)
+	set, err := serverctl.ReadUserOptionFile(abs, nil)
+	if err != nil {
+		return "", app.With(app.Usage, fmt.Errorf("--my-cnf: %w", err))
+	}
+	for _, w := range set.Warnings {
+		fmt.Fprintln(log, "perfbisect: note: --my-cnf: "+w)
+	}
+	return abs, nil
+}
+
+// workloadOf reads the workload flags (and sysbench's own options in
+// --workload-options, their notes said on log) into checked options.
+func workloadOf(c *cli.Context, log io.Writer) (bench.Options, error) {
+	runTime, err := cliflag.Seconds("time", c.String("time"))
+	if err != nil {
+		return bench.Options{}, err
+	}
+	warmup, err := cliflag.Seconds("warmup", c.String("warmup"))
+	if err != nil {
+		return bench.Options{}, err
+	}
+	bo := bench.DefaultOptions()
+	bo.Workload = c.String("workload")
+	bo.Threads, bo.Tables, bo.TableSize = c.Int("threads"), c.Int("tables"), c.Int("table-size")
+	bo.Time, bo.Warmup = runTime, warmup
+	bo.RangeSize = c.Int("range-size")
+	bo.RandType = c.String("rand-type")
+	bo.RandSeed = c.Int64("rand-seed")
+	if wo := c.String("workload-options"); wo != "" {
+		args, err := shellwords.Parse(wo)
+		if err != nil {
+			return bench.Options{}, usageErr("--workload-options %q: %v", wo, err)
+		}
+		inv, err := bench.ParseArgsOver(bo, args)
+		switch {
+		case err != nil:
+			return bench.Options{}, usageErr("--workload-options: %v", err)
+		case len(inv.ConnOptions) > 0:
+			return bench.Options{}, usageErr("--workload-options: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
+		case inv.Command != "":
+			return bench.Options{}, usageErr("--workload-options: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
+		}
+		bo = inv.Options
+		for _, n := range inv.Notes {
+			fmt.Fprintln(log, "perfbisect: note: "+n)
+		}
+	}
+	if err := bo.Validate(); err != nil {
+		return bench.Options{}, app.With(app.Usage, err)
+	}
+	return bo, nil
+}
+
+// driverOf reads --driver (builtin or sysbench: then sysbench must run
+// these options and be installed) and --sysbench-path.
+func driverOf(c *cli.Context, bo bench.Options) (driver, path string, err error) {
+	switch driver, path = c.String("driver"), c.String("sysbench-path"); driver {
+	case "builtin", "built-in":
+		driver = "builtin"
+	case "sysbench":
+		if err := bench.SysbenchSupports(bo); err != nil {
+			return "", "", usageErr("--driver sysbench: %v", err)
+		}
+		if _, err := bench.SysbenchVersion(c.Context, path); err != nil {
+			return "", "", usageErr("--driver sysbench: %v", err)
+		}
+	default:
+		return "", "", usageErr("--driver %q: want builtin or sysbench", driver)
+	}
+	return driver, path, nil
+}
+
+// placementOf reads where the server and the client run (--server-cpus,
+// --client-cpus) and the datadir snapshot settings.
+func (s *setup) placementOf(c *cli.Context) error {
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *serverctl.CPUList
+	}{{"server-cpus", &s.ServerCPUs}, {"client-cpus", &s.ClientCPUs}} {
+		if *f.dst, err = serverctl.ParseCPUList(c.String(f.name)); err != nil {
+			return usageErr("--%s: %v", f.name, err)
+		}
+	}
+	if b, err := humanize.ParseBytes(c.String("snapshot-cache-size")); err != nil || b == 0 || b > 1<<62 {
+		return usageErr("--snapshot-cache-size %q: want a size such as 500MiB or 20GB", c.String("snapshot-cache-size"))
+	} else {
+		s.SnapshotBudget = int64(b)
+	}
+	s.FreshDatadir = c.Bool("fresh-datadir")
+	if s.ServerCPUs.Overlaps(s.ClientCPUs) {
+		fmt.Fprintf(s.Log, "perfbisect: note: --server-cpus %s and --client-cpus %s share CPUs: the client takes CPU time from the server it measures\n", s.ServerCPUs, s.ClientCPUs)
+	}
+	return nil
 }
 
 // parseBuildFlags checks the build flags (a bad one is an exit-2 error naming

@@ -83,15 +83,9 @@ func simulationOf(c *cli.Context) (simulate.Scenario, session.Config, float64, e
 		noise = ""
 	}
 	commits := c.Int("commits")
-	random := c.String("culprit-pos") == "random"
-	culpritPos := 0
-	if !random {
-		var err error
-		if culpritPos, err = strconv.Atoi(c.String("culprit-pos")); err != nil {
-			return sc, cfg, 0, usageErr("--culprit-pos %q: want a position from 0 (nothing regressed) to --commits %d, or random (see perfbisect simulate --help)", c.String("culprit-pos"), commits)
-		}
-	} else {
-		culpritPos = 1
+	culpritPos, random, err := culpritPosOf(c.String("culprit-pos"), commits)
+	if err != nil {
+		return sc, cfg, 0, err
 	}
 	if err := checkSimulateFlags(c, commits, culpritPos, random, noise); err != nil {
 		return sc, cfg, 0, err
@@ -108,19 +102,8 @@ func simulationOf(c *cli.Context) (simulate.Scenario, session.Config, float64, e
 	if c.Bool("fixed") && (!c.Bool("table") || c.String("grid") != "noise" || c.String("search") != session.SearchClassic) {
 		return sc, cfg, 0, usageErr("--fixed works with --table --grid noise --search classic only (the fixed-sample design is the classic search's)")
 	}
-	if c.Bool("table") {
-		var set []string
-		for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
-			if c.IsSet(f) {
-				set = append(set, "--"+f)
-			}
-		}
-		if len(set) > 0 {
-			return sc, cfg, 0, usageErr("--table runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
-		}
-		if commits < 10 {
-			return sc, cfg, 0, usageErr("--commits %d: --table needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", commits)
-		}
+	if err := checkTableFlags(c, commits); err != nil {
+		return sc, cfg, 0, err
 	}
 	cfg = session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
 		Confidence: confidence, Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
@@ -212,6 +195,38 @@ func checkSimulateFlags(c *cli.Context, commits, culpritPos int, random bool, no
 	} {
 		if !ck.ok {
 			return usageErr("--%s %s: want %s (see perfbisect simulate --help)", ck.flag, c.String(ck.flag), ck.want)
+		}
+	}
+	return nil
+}
+
+// culpritPosOf reads --culprit-pos: a position, or random (drawn per
+// session; the position is then 1, for the checks).
+func culpritPosOf(v string, commits int) (pos int, random bool, err error) {
+	if v == "random" {
+		return 1, true, nil
+	}
+	if pos, err = strconv.Atoi(v); err != nil {
+		return 0, false, usageErr("--culprit-pos %q: want a position from 0 (nothing regressed) to --commits %d, or random (see perfbisect simulate --help)", v, commits)
+	}
+	return pos, false, nil
+}
+
+// checkTableFlags refuses, with --table, the scenario flags the grid would
+// ignore, and a history too short for it.
+func checkTableFlags(c *cli.Context, commits int) error {
+	if c.Bool("table") {
+		var set []string
+		for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
+			if c.IsSet(f) {
+				set = append(set, "--"+f)
+			}
+		}
+		if len(set) > 0 {
+			return usageErr("--table runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
+		}
+		if commits < 10 {
+			return usageErr("--commits %d: --table needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", commits)
 		}
 	}
 	return nil
