@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -49,58 +46,7 @@ func htmlReport(c *cli.Context, st *store.Store, p report.Page, ids ...int64) {
 		return
 	}
 	p.Command = strings.Join(startArgs(c), " ")
-	if err := writeHTML(path, st, p, ids...); err != nil {
+	if err := app.WriteHTML(path, st, p, ids...); err != nil {
 		printError(err)
 	}
-}
-
-// writeHTML completes p with what the store holds for the sessions ids
-// (completePage) and writes it to path atomically.
-func writeHTML(path string, st *store.Store, p report.Page, ids ...int64) error {
-	p, err := completePage(st, p, ids...)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, p); err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
-	}
-	return report.WriteFile(path, buf.Bytes())
-}
-
-// completePage adds to p what the store holds for the sessions ids: the
-// options the server read in the last run of each commit, in the order the
-// commits were first measured, and the build attempts. The report writers
-// redact secret option values.
-func completePage(st *store.Store, p report.Page, ids ...int64) (report.Page, error) {
-	seen := map[string]int{}
-	for _, id := range ids {
-		commits, options, err := st.ServerOptions(id)
-		if err != nil {
-			return p, err
-		}
-		for i, commit := range commits {
-			text := strings.TrimSpace(options[i]) // report.WriteHTML redacts secrets
-			if j, ok := seen[commit]; ok {
-				p.Options[j].Text = text
-				continue
-			}
-			seen[commit] = len(p.Options)
-			p.Options = append(p.Options, report.OptionsText{Commit: commit, Text: text})
-		}
-		builds, err := st.Builds(id)
-		if err != nil {
-			return p, err
-		}
-		for _, b := range builds {
-			f := report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor, Version: b.Version, Prefix: b.Prefix, Error: b.Error}
-			if len(ids) > 1 && slices.ContainsFunc(p.Builds, func(o report.BuildFact) bool {
-				return o.Commit == f.Commit && o.Prefix == f.Prefix && o.Error == f.Error
-			}) {
-				continue // the same build, reused by the next thread count's comparison
-			}
-			p.Builds = append(p.Builds, f)
-		}
-	}
-	return p, nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,83 +78,9 @@ func reportAction(c *cli.Context) error {
 		return usageErr("session %d (%s) has no report yet: it is %s (perfbisect status shows a running bisection)", sess.ID, sess.Kind, sess.State)
 	}
 	if h := c.String("html"); h != "" {
-		return storedHTML(w, st, sess, h)
+		return app.WriteStoredHTML(w, st, sess, h)
 	}
-	return renderStored(w, st, sess, format)
-}
-
-// storedHTML writes a finished bisection, comparison or scan as an HTML page.
-func storedHTML(w io.Writer, st *store.Store, sess *store.Session, path string) error {
-	page := report.Page{Command: strings.Join(sess.Args, " ")}
-	switch sess.Kind {
-	case store.KindStart, store.KindRun:
-		var doc report.Document
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		page.Title, page.Bisect = fmt.Sprintf("perfbisect: bisection %.10s..%.10s (session %d)", sess.Good, sess.Bad, sess.ID), &doc
-	case store.KindCompare:
-		var doc report.CompareDoc
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		page.Title, page.Compare = fmt.Sprintf("perfbisect compare %.10s %.10s (session %d)", sess.Good, sess.Bad, sess.ID), []report.CompareDoc{doc}
-	case store.KindScan:
-		var doc report.ScanDoc
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		page.Title, page.Scan = fmt.Sprintf("perfbisect scan %s..%s (session %d)", doc.From, doc.To, sess.ID), &doc
-	default:
-		return usageErr("--html: session %d is a %s, which has no HTML rendering (use --format json)", sess.ID, sess.Kind)
-	}
-	if err := writeHTML(path, st, page, sess.ID); err != nil {
-		return app.With(app.Failure, err)
-	}
-	_, err := fmt.Fprintf(w, "wrote %s (session %d, %s)\n", path, sess.ID, sess.Kind)
-	return err
-}
-
-// renderStored prints a finished session's stored document in format; a
-// bisection in text or markdown as a bug report (report.WriteBisectReport,
-// with the command line, options and builds of the store).
-func renderStored(w io.Writer, st *store.Store, sess *store.Session, format string) error {
-	if format == "json" {
-		_, err := fmt.Fprintf(w, "%s\n", sess.Result)
-		return err
-	}
-	switch sess.Kind {
-	case store.KindCompare:
-		var doc report.CompareDoc
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		return report.WriteCompare(w, format, doc)
-	case store.KindStart, store.KindRun:
-		if format == "junit" {
-			return usageErr("--format junit is for comparisons; session %d is a bisection", sess.ID)
-		}
-		var doc report.Document
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		page, err := completePage(st, report.Page{Command: "perfbisect " + strings.Join(sess.Args, " "), Bisect: &doc}, sess.ID)
-		if err != nil {
-			return app.With(app.Failure, err)
-		}
-		return report.WriteBisectReport(w, format, page)
-	case store.KindScan:
-		if format != "text" {
-			return usageErr("--format %s: a scan renders as text or json", format)
-		}
-		var doc report.ScanDoc
-		if err := json.Unmarshal(sess.Result, &doc); err != nil {
-			return app.With(app.Failure, fmt.Errorf("session %d: %w", sess.ID, err))
-		}
-		return writeScan(w, format, doc)
-	default:
-		return usageErr("session %d is a %s: only --format json renders it", sess.ID, sess.Kind)
-	}
+	return app.RenderStored(w, st, sess, format)
 }
 
 // chosenSession is the session report shows: number arg of all, or the

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,43 +70,12 @@ func scanAction(c *cli.Context) error {
 	}
 	if o := app.OutcomeOf(err); o == app.Done || o == app.Regression || o == app.Usage {
 		su.endProgress()
-		_ = writeScan(os.Stdout, c.String("format"), *doc)
+		_ = report.WriteScan(os.Stdout, c.String("format"), *doc)
 	}
 	if len(doc.Points) > 0 {
 		htmlReport(c, su.Store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: doc}, id)
 	}
 	return err
-}
-
-// writeScan renders a scan document as text or json.
-func writeScan(w io.Writer, format string, doc report.ScanDoc) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "commit\tsubject\tn\tmedian %s\n", doc.Metric)
-	for _, p := range doc.Points {
-		med := "skip: " + p.Skip
-		if p.Skip == "" {
-			med = fmt.Sprintf("%.4g", p.Median)
-		}
-		fmt.Fprintf(tw, "%.10s\t%.40s\t%d\t%s\n", p.Commit, p.Subject, len(p.Values), med)
-	}
-	tw.Flush()
-	if len(doc.Changes) == 0 {
-		fmt.Fprintf(w, "\nno shift of %s by %.1f%% or more found\n", doc.Metric, 100*doc.Threshold)
-	}
-	for _, ch := range doc.Changes {
-		kind := "improvement"
-		if ch.Regression {
-			kind = "regression"
-		}
-		fmt.Fprintf(w, "\n%s %+.1f%% between %.10s and %.10s (median of the segments before and after: %.4g -> %.4g), p=%.2g\n  bisect it: %s\n",
-			kind, 100*ch.RelChange, ch.Good, ch.Bad, ch.Before, ch.After, ch.P, ch.Start)
-	}
-	return nil
 }
 
 // bisectCommandFor is the perfbisect start command that bisects a shift, with
