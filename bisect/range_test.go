@@ -62,7 +62,7 @@ func TestRangeByGitIsRangeByGoGit(t *testing.T) {
 		t.Errorf("no commit with the subject line of the message of three lines: %+v", got)
 	}
 	// good after bad: the same refusal as go-git's.
-	if _, err := Range(r, bad, good); err == nil || !strings.Contains(err.Error(), "swap --good and --bad") {
+	if _, err := Range(r, bad, good); err == nil || !strings.Contains(err.Error(), "swap good and bad") {
 		t.Errorf("good after bad: %v", err)
 	}
 }

@@ -16,40 +16,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	version "github.com/hashicorp/go-version"
+
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // ErrUsage is what every error that is the user's input's fault (a missing
 // repository, an unknown ref, good not an ancestor of bad) is (errors.Is):
-// exit code 2. Such errors are made by Usagef, so that their text is the
-// message alone.
-var ErrUsage = errors.New("usage")
+// usage.Err, which the command line exits 2 for.
+var ErrUsage = usage.Err
 
-// usageError is an error of the user's input: its message is err's, and it
-// is ErrUsage.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string        { return e.err.Error() }
-func (e *usageError) Unwrap() error        { return e.err }
-func (e *usageError) Is(target error) bool { return target == ErrUsage }
-
-// Usagef is fmt.Errorf (%w included) for an error of the user's input: it is
-// ErrUsage (errors.Is), and its text is the message alone, with no prefix.
-func Usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
+// Usagef is usage.Errorf: an error of the user's input, its text the
+// message alone; settings named {name} (see package usage).
+func Usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // OpenRepo opens the git repository at dir (or the one containing it). A
 // missing directory or one that is not in a git repository is an ErrUsage error.
 func OpenRepo(dir string) (*git.Repository, error) {
 	if _, err := os.Stat(dir); err != nil {
-		return nil, Usagef("repository %s: %v (pass the server's source tree with --repo)", dir, err)
+		return nil, Usagef("repository %s: %v (pass the server's source tree with {repo})", dir, err)
 	}
 	// EnableDotGitCommonDir: a linked worktree (git worktree add) keeps its
 	// objects and refs in the main repository.
 	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
 		abs, _ := filepath.Abs(dir)
-		return nil, Usagef("repository %s: %v (pass the server's source tree with --repo)", abs, err)
+		return nil, Usagef("repository %s: %v (pass the server's source tree with {repo})", abs, err)
 	}
 	// The same git directory with bounded caches: go-git's default object
 	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
@@ -441,7 +432,7 @@ func rangeGoGit(r *git.Repository, good, bad string) ([]Commit, error) {
 	}
 	if !isAnc {
 		if rev, _ := bc.IsAncestor(gc); rev {
-			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", good, bad)
+			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap {good} and {bad} (or look for an improvement)", good, bad)
 		}
 		return nil, Usagef("good %.10s is not an ancestor of bad %.10s (they are on different branches)", good, bad)
 	}
@@ -511,7 +502,7 @@ func rangeGit(dir, good, bad string) ([]Commit, error) {
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == 1:
 		if git("merge-base", "--is-ancestor", bad, good).Run() == nil {
-			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap --good and --bad (or look for an improvement)", good, bad)
+			return nil, Usagef("good %.10s is not an ancestor of bad %.10s: bad is older than good; swap {good} and {bad} (or look for an improvement)", good, bad)
 		}
 		return nil, Usagef("good %.10s is not an ancestor of bad %.10s (they are on different branches)", good, bad)
 	case err != nil:

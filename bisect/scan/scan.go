@@ -98,7 +98,7 @@ func Scan(ctx context.Context, m bisect.Measurer, points []string, runs int, met
 		return nil, bisect.Usagef("a scan needs at least 2 commits to measure (got %d)", len(points))
 	}
 	if runs < 1 {
-		return nil, bisect.Usagef("--runs %d: want at least 1 run per commit", runs)
+		return nil, bisect.Usagef("{runs} %d: want at least 1 run per commit", runs)
 	}
 	res := &Result{}
 	for _, h := range points {

@@ -143,23 +143,23 @@ type Config struct {
 func (c *Config) Validate() error {
 	switch {
 	case c.Repeats < 2:
-		return bisect.Usagef("--repeats %d: need at least 2 runs per revision", c.Repeats)
+		return bisect.Usagef("{repeats} %d: need at least 2 runs per revision", c.Repeats)
 	case c.MaxRepeats > 1000:
-		return bisect.Usagef("--max-repeats %d: at most 1000 runs per side", c.MaxRepeats)
+		return bisect.Usagef("{max-repeats} %d: at most 1000 runs per side", c.MaxRepeats)
 	case c.MaxRepeats < c.Repeats:
-		return bisect.Usagef("--max-repeats %d is below --repeats %d", c.MaxRepeats, c.Repeats)
+		return bisect.Usagef("{max-repeats} %d is below {repeats} %d", c.MaxRepeats, c.Repeats)
 	case !(c.Threshold > 0 && c.Threshold < 1):
-		return bisect.Usagef("--threshold %.4g%%: must be between 0 and 100%%", 100*c.Threshold)
+		return bisect.Usagef("{threshold} %.4g%%: must be between 0 and 100%%", 100*c.Threshold)
 	case !(c.Confidence > 0.5 && c.Confidence < 1):
-		return bisect.Usagef("--confidence %.4g: must be between 0.5 and 1", c.Confidence)
+		return bisect.Usagef("{confidence} %.4g: must be between 0.5 and 1", c.Confidence)
 	case c.Jobs < 0 || c.Jobs > 16:
-		return bisect.Usagef("--jobs %d: want 1 to 16 commits per round", c.Jobs)
+		return bisect.Usagef("{jobs} %d: want 1 to 16 commits per round", c.Jobs)
 	case c.Search != "" && c.Search != SearchBayes && c.Search != SearchClassic:
-		return bisect.Usagef("--search %q: want bayes or classic", c.Search)
+		return bisect.Usagef("{search} %q: want bayes or classic", c.Search)
 	case c.MaxRuns < 0:
-		return bisect.Usagef("--max-runs %d: want 0 (from the estimate) or a number of runs", c.MaxRuns)
+		return bisect.Usagef("{max-runs} %d: want 0 (from the estimate) or a number of runs", c.MaxRuns)
 	case !slices.Contains(Metrics, c.Metric):
-		return bisect.Usagef("--metric %q: want tps, qps, p95, p99 or cpu-per-txn", c.Metric)
+		return bisect.Usagef("{metric} %q: want tps, qps, p95, p99 or cpu-per-txn", c.Metric)
 	}
 	return nil
 }
@@ -334,7 +334,7 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		b := stats.Budget{Confidence: cfg.Confidence, Steps: 2, Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
 		ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
 		if !ends.CanDecide() {
-			return nil, bisect.Usagef("--repeats %d to --max-repeats %d cannot reach p <= %.2g at any look of the endpoints' comparison: use --max-repeats %d or more", cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
+			return nil, bisect.Usagef("{repeats} %d to {max-repeats} %d cannot reach p <= %.2g at any look of the endpoints' comparison: use {max-repeats} %d or more", cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
 		}
 		return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 			Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
@@ -354,7 +354,7 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 				break
 			}
 		}
-		return nil, bisect.Usagef("--max-repeats %d cannot decide anything: with %d decisions at --confidence %g a decision needs p <= %.2g, which %d runs per side cannot reach; use --max-repeats %d or more", cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need)
+		return nil, bisect.Usagef("{max-repeats} %d cannot decide anything: with %d decisions at {confidence} %g a decision needs p <= %.2g, which %d runs per side cannot reach; use {max-repeats} %d or more", cfg.MaxRepeats, b.Steps, cfg.Confidence, b.LookAlpha(b.Looks), cfg.MaxRepeats, need)
 	}
 	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
 	if cfg.Fixed {
@@ -381,7 +381,7 @@ func NewComparison(cfg Config, m bisect.Measurer) (*Session, error) {
 	b := stats.Budget{Confidence: cfg.Confidence, Steps: 1, Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
 	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
 	if !ends.CanDecide() {
-		return nil, bisect.Usagef("--repeats %d to --max-repeats %d cannot reach p <= %.2g at any look: use --max-repeats %d or more", cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
+		return nil, bisect.Usagef("{repeats} %d to {max-repeats} %d cannot reach p <= %.2g at any look: use {max-repeats} %d or more", cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
 	}
 	return &Session{cfg: cfg, m: m, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,

@@ -28,6 +28,7 @@ import (
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/spell"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // release is the tool's release number; --version adds the commit it was
@@ -165,9 +166,10 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// printError writes err on stderr as "perfbisect: message".
+// printError writes err on stderr as "perfbisect: message", the settings
+// that usage errors name written as flags.
 func printError(err error) {
-	fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+	fmt.Fprintf(os.Stderr, "perfbisect: %s\n", usage.Text(err, "--")) // settings named as flags
 }
 
 // unknownCommand is the action of perfbisect with no command (the help) or
