@@ -1,0 +1,117 @@
+package session
+
+import (
+	"context"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// NewComparison prepares a comparison of two revisions (perfbisect compare):
+// cfg.Good is the base (old), cfg.Bad the head (new); neither needs to be an
+// ancestor of the other and cfg.Commits is not used. The comparison is one
+// decision with the whole error 1-Confidence, looked at as the endpoints are
+// (--repeats, then +--repeats per look up to --max-repeats). It validates cfg.
+func NewComparison(cfg Config, m bisect.Measurer) (*Session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Good == "" || cfg.Bad == "" {
+		return nil, bisect.Usagef("a comparison needs a base and a head revision")
+	}
+	b := stats.Budget{Confidence: cfg.Confidence, Steps: 1, Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}
+	ends := stats.Design{Start: cfg.Repeats, Batch: cfg.Repeats, Max: cfg.MaxRepeats, Alpha: b.StepAlpha()}
+	if !ends.CanDecide() {
+		return nil, bisect.Usagef("{repeats} %d to {max-repeats} %d cannot reach p <= %.2g at any look: use {max-repeats} %d or more", cfg.Repeats, cfg.MaxRepeats, ends.LookAlpha(ends.Looks()), stats.RunsNeeded(ends.LookAlpha(ends.Looks())))
+	}
+	return &Session{cfg: cfg, m: m, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
+		Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
+		Improvement: cfg.Improvement,
+	}}, nil
+}
+
+// Compare measures the base and the head interleaved until the comparison is
+// DIFFERENT or SAME, or UNKNOWN at --max-repeats, and reports whether the
+// head has the change looked for (a regression, or with Improvement a
+// speed-up; Config.Changed). Errors as for Run (an *EndpointError when either
+// revision cannot be measured). Only for a session of NewComparison.
+func (s *Session) Compare(ctx context.Context) (cmp stats.Comparison, changed bool, err error) {
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleCompare)
+	if err != nil {
+		return cmp, false, err
+	}
+	return cmp, s.changed(cmp), nil
+}
+
+// Endpoints measures the endpoints interleaved, as the first step of Run, and
+// reports whether they show the change looked for; when not, why says so. It
+// is what perfbisect run does once per git bisect before placing commits.
+// Errors as for Run (an *EndpointError for an endpoint that cannot be measured).
+func (s *Session) Endpoints(ctx context.Context) (cmp stats.Comparison, changed bool, why string, err error) {
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleEndpoints)
+	if err != nil {
+		return cmp, false, "", err
+	}
+	if !s.changed(cmp) {
+		return cmp, false, s.noChange(cmp), nil
+	}
+	s.Plan(cmp)
+	return cmp, true, "", nil
+}
+
+// endpointError wraps an untestable endpoint's error in an *EndpointError (the
+// session stops with that evidence); other errors pass unchanged.
+func endpointError(role Role, isBad bool, err error) error {
+	if role != RoleEndpoints && role != RoleCompare || !bisect.IsUntestable(err) {
+		return err
+	}
+	which := "good"
+	if isBad {
+		which = "bad"
+	}
+	return &EndpointError{Which: which, Err: err}
+}
+
+// compare measures old and new interleaved (old new, new old, ...) and decides
+// with stats.Compare at each look.
+func (s *Session) compare(ctx context.Context, old, new string, role Role) (stats.Comparison, error) {
+	var xs, ys []float64
+	var cmp stats.Comparison
+	for _, h := range []string{old, new} {
+		if err := s.prepare(ctx, h); err != nil {
+			return cmp, endpointError(role, h == new, err)
+		}
+	}
+	d := s.ends
+	if role == RoleConfirm {
+		d = s.conf
+	}
+	for look := 1; ; look++ {
+		target := d.N(look)
+		for len(xs) < target {
+			order := []string{old, new}
+			if len(xs)%2 == 1 {
+				order = []string{new, old}
+			}
+			for _, h := range order {
+				v, err := s.measure(ctx, h, true, referenceTries)
+				if err != nil {
+					return cmp, endpointError(role, h == new, err)
+				}
+				if h == old {
+					xs = append(xs, v)
+				} else {
+					ys = append(ys, v)
+				}
+			}
+		}
+		cmp = stats.Compare(xs, ys, s.cfg.Threshold, d.LookAlpha(look))
+		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
+		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
+			st := Step{Role: role, Commit: new, Against: old, Verdict: cmp.Verdict.String(), Reason: cmp.Rule,
+				Need: cmp.Need, Compare: &cmp, Looks: look}
+			s.step(st)
+			return cmp, nil
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Metric names the number a run is judged by.
+type Metric string
+
+// Metrics. Higher tps and qps are better; higher latency and CPU time per
+// transaction are worse.
+const (
+	TPS       Metric = "tps"
+	QPS       Metric = "qps"
+	P95       Metric = "p95"
+	P99       Metric = "p99"
+	CPUPerTxn Metric = "cpu-per-txn"
+)
+
+// Metrics lists the metrics --metric accepts.
+var Metrics = []Metric{TPS, QPS, P95, P99, CPUPerTxn}
+
+// Value returns the metric of a run: tps and qps per second, p95 and p99
+// event latency in milliseconds, server CPU per transaction in microseconds.
+func (m Metric) Value(r bisect.Run) float64 {
+	switch m {
+	case CPUPerTxn:
+		return float64(r.CPUPerTxn) / float64(time.Microsecond)
+	case QPS:
+		return r.QPS
+	case P95:
+		return float64(r.LatencyP95) / float64(time.Millisecond)
+	case P99:
+		return float64(r.LatencyP99) / float64(time.Millisecond)
+	}
+	return r.TPS
+}
+
+// Unit is the metric's unit for reports.
+func (m Metric) Unit() string {
+	switch m {
+	case CPUPerTxn:
+		return "us/txn"
+	case QPS:
+		return "qps"
+	case P95, P99:
+		return "ms"
+	}
+	return "tps"
+}
+
+// HigherIsBetter tells the metric's direction.
+func (m Metric) HigherIsBetter() bool { return m == TPS || m == QPS }
+
+// Config is what a session needs besides the Measurer.
+type Config struct {
+	Good, Bad  string          // full hashes of the endpoints
+	Commits    []bisect.Commit `json:"-"` // bisect.Range(good, bad)
+	Repeats    int             // starting runs per revision (per side, or blocks for a midpoint)
+	MaxRepeats int             // the limit; UNKNOWN at the limit means skip (midpoint) or inconclusive (endpoints)
+	Threshold  float64         // smallest relative change that counts, e.g. 0.05
+	Confidence float64         // probability that the whole answer is right, e.g. 0.95
+	Metric     Metric
+	NoConfirm  bool // skip the culprit's confirmation against its parent
+	// Improvement searches for the commit that made things faster (git bisect's
+	// old/new terms): Good is the old revision, Bad the new one, and the change
+	// looked for is in the better direction of Metric.
+	Improvement bool
+	// FirstParent restricts the search to bad's first-parent chain (git bisect
+	// --first-parent): the answer can be a merge commit.
+	FirstParent bool
+	// Jobs is the number of commits placed per round (k-ary search, for
+	// parallel capacity): they are measured together in blocks that share the
+	// good and bad runs; 0 or 1 is exact bisection.
+	Jobs int
+
+	// Fixed makes every decision take --max-repeats runs per side (blocks) in
+	// one look, with no plan from the endpoints: the fixed-sample design that
+	// perfbisect simulate compares the sequential one with.
+	Fixed bool `json:",omitempty"`
+
+	// Search is the search strategy: SearchBayes (probabilistic bisection,
+	// the default when empty) or SearchClassic (one sequential decision per
+	// midpoint, then the confirmation against the parent).
+	Search string `json:",omitempty"`
+	// MaxRuns bounds the runs of a probabilistic search (the endpoints'
+	// included): at the limit it answers with the smallest set of commits
+	// that holds the confidence. 0 sets it from the pre-flight estimate
+	// (BudgetRuns).
+	MaxRuns int `json:",omitempty"`
+	// BuildRuns is what building a commit costs, in runs (a build's time over
+	// a run's), for the probabilistic search's choice between a commit already
+	// built and a new one; 0 measures it (the time Prepare takes), assuming
+	// 10 until a build has been timed.
+	BuildRuns float64 `json:"-"`
+
+	// Decided is the number of midpoint decisions an earlier process of this
+	// bisection took (perfbisect run: one process per commit), so that the
+	// error budget (stats.Budget.MidpointAlpha) counts them.
+	Decided int `json:"-"`
+
+	// OnStep, when set, is called after each decision (for progress output and
+	// the store).
+	OnStep func(Step) `json:"-"`
+
+	// Replay holds the events of an interrupted run of this same session (same
+	// endpoints and settings): the session uses them, in order, instead of
+	// measuring, for as long as it asks for the same things in the same order
+	// (it does, being deterministic given its measurements), then measures live.
+	Replay []Event `json:"-"`
+	// Record, when set, is called with every event measured live, before the
+	// session uses it, with its sequence number (len(Replay) for the first live
+	// one when the whole replay was used); an error stops the session, so that
+	// nothing is decided on a run the store does not hold.
+	Record func(seq int, e Event) error `json:"-"`
+	// Diverged, when set, is called when the session stops following Replay at
+	// event seq (the settings or the code changed): the events from seq on are
+	// no longer part of this session and new ones will be recorded in their place.
+	Diverged func(seq int) `json:"-"`
+	// Logf, when set, receives progress lines.
+	Logf func(format string, args ...any) `json:"-"`
+	// OnEstimate, when set, gets the pre-flight estimate of the session's runs
+	// (Result.EstimatedRuns, replayed and earlier runs included) once the
+	// endpoints are measured: for progress displays.
+	OnEstimate func(runs int) `json:"-"`
+}
+
+// Validate checks the configuration and returns an error wrapping
+// bisect.ErrUsage naming the bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Repeats < 2:
+		return bisect.Usagef("{repeats} %d: need at least 2 runs per revision", c.Repeats)
+	case c.MaxRepeats > 1000:
+		return bisect.Usagef("{max-repeats} %d: at most 1000 runs per side", c.MaxRepeats)
+	case c.MaxRepeats < c.Repeats:
+		return bisect.Usagef("{max-repeats} %d is below {repeats} %d", c.MaxRepeats, c.Repeats)
+	case !(c.Threshold > 0 && c.Threshold < 1):
+		return bisect.Usagef("{threshold} %.4g%%: must be between 0 and 100%%", 100*c.Threshold)
+	case !(c.Confidence > 0.5 && c.Confidence < 1):
+		return bisect.Usagef("{confidence} %.4g: must be between 0.5 and 1", c.Confidence)
+	case c.Jobs < 0 || c.Jobs > 16:
+		return bisect.Usagef("{jobs} %d: want 1 to 16 commits per round", c.Jobs)
+	case c.Search != "" && c.Search != SearchBayes && c.Search != SearchClassic:
+		return bisect.Usagef("{search} %q: want bayes or classic", c.Search)
+	case c.MaxRuns < 0:
+		return bisect.Usagef("{max-runs} %d: want 0 (from the estimate) or a number of runs", c.MaxRuns)
+	case !slices.Contains(Metrics, c.Metric):
+		return bisect.Usagef("{metric} %q: want tps, qps, p95, p99 or cpu-per-txn", c.Metric)
+	}
+	return nil
+}
+
+// Role says why a commit was measured.
+type Role string
+
+// Roles of a step.
+const (
+	RoleEndpoints Role = "endpoints"
+	RoleMidpoint  Role = "midpoint"
+	RoleCompare   Role = "compare" // perfbisect compare: base (Good) against head (Bad)
+	RoleConfirm   Role = "confirm"
+)
+
+// Step is one decision with its evidence.
+type Step struct {
+	Role    Role
+	Commit  string // the candidate (midpoint), the bad endpoint, or the culprit (confirm)
+	Against string // good endpoint, or the culprit's parent (confirm)
+	Verdict string // good, bad, skip; DIFFERENT/SAME/UNKNOWN for endpoints and confirm
+	Reason  string // the rule that fired, or why the commit was skipped
+	Need    string // what more data would have needed, when undecided
+	Note    string
+	Compare *stats.Comparison     `json:",omitempty"`
+	Class   *stats.Classification `json:",omitempty"`
+	Looks   int
+}
+
+// Outcome is how a session ended.
+type Outcome string
+
+// Outcomes.
+const (
+	Found        Outcome = "found"
+	NoRegression Outcome = "no-regression"
+	Ambiguous    Outcome = "ambiguous"
+)
+
+// Result is the answer with everything measured on the way.
+type Result struct {
+	Outcome  Outcome
+	FirstBad string   // Found
+	Range    []string // Ambiguous: candidate shas, newest first
+	Why      string   // one line: why this outcome
+	Steps    []Step
+	Runs     map[string][]bisect.Run // every run of this session, per commit
+	Verdicts map[string]string       // commit -> good, bad, skip
+	Skipped  map[string]string       // commit -> why it was skipped
+	Budget   stats.Budget
+	Estimate string // pre-flight estimate printed after the endpoints
+	// EstimatedRuns is the pre-flight estimate of the session's runs in all
+	// (the endpoints' included); 0 when none was made.
+	EstimatedRuns int
+	Advice        string // what would help when the estimate is out of reach
+	// SmallestChange is the smallest relative change (0.05: 5%) the
+	// probabilistic search resolves at the endpoints' noise within
+	// SmallestChangeRuns runs (the run limit, or the least default one);
+	// 0 when not estimated (the classic search, endpoints that do not differ).
+	SmallestChange     float64
+	SmallestChangeRuns int
+	Replayed           int // events taken from the store (a resumed session) instead of measured
+	Retried            int // runs that failed once and were taken again
+	Measured           int // runs taken (replayed or live, failed ones included)
+	// Improvement is set when the session looked for a speed-up (git bisect's
+	// old/new terms: FirstBad is then the first new commit).
+	Improvement bool
+	// Posterior is the probabilistic search's posterior at its end, one entry
+	// per candidate (newest first); empty for the classic search.
+	Posterior []Posterior `json:"-"`
+}
+
+// EndpointError is an endpoint that cannot be measured: the session stops with
+// the evidence (a configuration problem, or endpoints that do not build).
+type EndpointError struct {
+	Which string // good or bad
+	Err   error
+}
+
+func (e *EndpointError) Error() string {
+	return fmt.Sprintf("%s endpoint cannot be measured: %v", e.Which, e.Err)
+}
+
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// Changed reports whether a comparison of old against new (stats.Compare of
+// the good runs against the bad runs) found the change the session looks for:
+// a significant shift in the worse direction of the metric, or the better one
+// with Improvement.
+func (c *Config) Changed(cmp stats.Comparison) bool {
+	if cmp.Verdict != stats.Different {
+		return false
+	}
+	worse := cmp.Shift.Est < 0
+	if !c.Metric.HigherIsBetter() {
+		worse = cmp.Shift.Est > 0
+	}
+	return worse != c.Improvement
+}
