@@ -409,8 +409,8 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 		s.res.Estimate += "; " + s.res.Advice
 	}
 	s.logf("estimate: %s", s.res.Estimate)
-	if s.cfg.OnEstimate != nil {
-		s.cfg.OnEstimate(est)
+	if s.cfg.Hooks.OnEstimate != nil {
+		s.cfg.Hooks.OnEstimate(est)
 	}
 	return est
 }

@@ -124,14 +124,14 @@ func TestBayesReplayIsExact(t *testing.T) {
 	// Builds of 30ms against runs of 1ms: a build costs 30 runs, so the
 	// choice between built and new commits depends on the times.
 	var events []Event
-	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
 	m := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(9, 9))}}
 	s, _ := New(cfg, m)
 	first, err := s.Run(context.Background())
 	if err != nil || first.Outcome != Found {
 		t.Fatalf("%v %s", err, first.Why)
 	}
-	cfg.Record = nil
+	cfg.Hooks.Record = nil
 	cfg.Replay = events
 	m2 := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 1))}}
 	s2, _ := New(cfg, m2)

@@ -104,30 +104,36 @@ type Config struct {
 	// error budget (stats.Budget.MidpointAlpha) counts them.
 	Decided int `json:"-"`
 
-	// OnStep, when set, is called after each decision (for progress output and
-	// the store).
-	OnStep func(Step) `json:"-"`
-
 	// Replay holds the events of an interrupted run of this same session (same
 	// endpoints and settings): the session uses them, in order, instead of
 	// measuring, for as long as it asks for the same things in the same order
 	// (it does, being deterministic given its measurements), then measures live.
 	Replay []Event `json:"-"`
+	// Hooks are the session's callbacks (the store, progress output).
+	Hooks Hooks `json:"-"`
+}
+
+// Hooks are what a session calls as it goes; each may be nil.
+type Hooks struct {
+	// OnStep, when set, is called after each decision (for progress output and
+	// the store).
+	OnStep func(Step)
+
 	// Record, when set, is called with every event measured live, before the
 	// session uses it, with its sequence number (len(Replay) for the first live
 	// one when the whole replay was used); an error stops the session, so that
 	// nothing is decided on a run the store does not hold.
-	Record func(seq int, e Event) error `json:"-"`
+	Record func(seq int, e Event) error
 	// Diverged, when set, is called when the session stops following Replay at
 	// event seq (the settings or the code changed): the events from seq on are
 	// no longer part of this session and new ones will be recorded in their place.
-	Diverged func(seq int) `json:"-"`
+	Diverged func(seq int)
 	// Logf, when set, receives progress lines.
-	Logf func(format string, args ...any) `json:"-"`
+	Logf func(format string, args ...any)
 	// OnEstimate, when set, gets the pre-flight estimate of the session's runs
 	// (Result.EstimatedRuns, replayed and earlier runs included) once the
 	// endpoints are measured: for progress displays.
-	OnEstimate func(runs int) `json:"-"`
+	OnEstimate func(runs int)
 }
 
 // Validate checks the configuration and returns an error wrapping

@@ -58,8 +58,8 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 		}
 		s.logf("resume: stored event %d (%s %.10s) is not what the session asks for now (%s %.10s): measuring from here on",
 			s.seq, e.Kind, e.Commit, kind, commit)
-		if s.cfg.Diverged != nil {
-			s.cfg.Diverged(s.seq)
+		if s.cfg.Hooks.Diverged != nil {
+			s.cfg.Hooks.Diverged(s.seq)
 		}
 	} else if s.seq > 0 {
 		s.logf("resume: %d stored events replayed; measuring from here on", s.seq)
@@ -72,10 +72,10 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 func (s *Session) record(e Event) error {
 	seq := s.seq
 	s.seq++
-	if s.cfg.Record == nil {
+	if s.cfg.Hooks.Record == nil {
 		return nil
 	}
-	if err := s.cfg.Record(seq, e); err != nil {
+	if err := s.cfg.Hooks.Record(seq, e); err != nil {
 		return fmt.Errorf("recording %s of %.10s: %w", e.Kind, e.Commit, err)
 	}
 	return nil

@@ -72,7 +72,7 @@ func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable b
 		s.res.Estimate += "; " + s.res.Advice
 	}
 	s.logf("estimate: %s", s.res.Estimate)
-	if s.cfg.OnEstimate != nil {
-		s.cfg.OnEstimate(s.res.EstimatedRuns)
+	if s.cfg.Hooks.OnEstimate != nil {
+		s.cfg.Hooks.OnEstimate(s.res.EstimatedRuns)
 	}
 }

@@ -240,14 +240,14 @@ func (s *Session) parentOf(h string) string {
 
 func (s *Session) step(st Step) {
 	s.res.Steps = append(s.res.Steps, st)
-	if s.cfg.OnStep != nil {
-		s.cfg.OnStep(st)
+	if s.cfg.Hooks.OnStep != nil {
+		s.cfg.Hooks.OnStep(st)
 	}
 }
 
 func (s *Session) logf(format string, args ...any) {
-	if s.cfg.Logf != nil {
-		s.cfg.Logf(format, args...)
+	if s.cfg.Hooks.Logf != nil {
+		s.cfg.Hooks.Logf(format, args...)
 	}
 }
 

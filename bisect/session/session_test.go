@@ -143,7 +143,7 @@ func TestKaryRoundsFindTheCulprit(t *testing.T) {
 			cfg := config(cs, hs)
 			cfg.Jobs = 3
 			var rounds int
-			cfg.Logf = func(format string, args ...any) {
+			cfg.Hooks.Logf = func(format string, args ...any) {
 				if format == "round: placing %d commits together" {
 					rounds++
 				}
@@ -295,7 +295,7 @@ func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
 	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
 	var events []Event
 	cfg := config(cs, hs)
-	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
 	// The good endpoint's server dies in its 9th run and in the retries of it:
 	// during the first midpoint (the endpoints take 6), not the revision's
 	// lasting fault.
@@ -330,7 +330,7 @@ func TestOneCrashIsRetried(t *testing.T) {
 	probe, _ := New(cfg, m)
 	first, _ := probe.search.Next()
 	var events []Event
-	cfg.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
 	c := &crashOn{Measurer: m, at: map[string]int{first: 2, hs[0]: 9}, runs: map[string]int{}, once: true}
 	s, _ := New(cfg, c)
 	res, err := s.Run(context.Background())

@@ -134,7 +134,7 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 		commits, hashes = sim.Merges(sc.Commits)
 	}
 	cfg.Good, cfg.Bad, cfg.Commits = hashes[0], hashes[sc.Commits], commits
-	cfg.Logf, cfg.OnStep, cfg.Record = nil, nil, nil
+	cfg.Hooks = session.Hooks{}
 	if cfg.BuildRuns == 0 {
 		cfg.BuildRuns = SimBuildRuns
 	}

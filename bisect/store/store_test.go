@@ -42,14 +42,14 @@ func newSim(cs []bisect.Commit, hs []string, seed uint64) *sim.Measurer {
 // recorded wires a session's events and steps into st.
 func recorded(t *testing.T, st *Store, id int64, cfg session.Config) session.Config {
 	steps := 0
-	cfg.Record = func(seq int, e session.Event) error { return st.Append(id, seq, e) }
-	cfg.OnStep = func(s session.Step) {
+	cfg.Hooks.Record = func(seq int, e session.Event) error { return st.Append(id, seq, e) }
+	cfg.Hooks.OnStep = func(s session.Step) {
 		if err := st.AddStep(id, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
 			t.Error(err)
 		}
 		steps++
 	}
-	cfg.Diverged = func(seq int) {
+	cfg.Hooks.Diverged = func(seq int) {
 		if err := st.Truncate(id, seq, steps); err != nil {
 			t.Error(err)
 		}
@@ -154,8 +154,8 @@ func TestResumeWithOtherSettingsLeavesTheReplay(t *testing.T) {
 	other.Repeats = 4
 	diverged := -1
 	cfg := recorded(t, st, x.ID, other)
-	inner := cfg.Diverged
-	cfg.Diverged = func(seq int) { diverged = seq; inner(seq) }
+	inner := cfg.Hooks.Diverged
+	cfg.Hooks.Diverged = func(seq int) { diverged = seq; inner(seq) }
 	cfg.Replay = events
 	s2, _ := session.New(cfg, m)
 	got, err := s2.Run(context.Background())

@@ -136,7 +136,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 // number of steps stored so far (for a Diverged that truncates).
 func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, firstStep int, also func(session.Step)) (steps func() int) {
 	n := firstStep
-	cfg.Record = func(seq int, e session.Event) error {
+	cfg.Hooks.Record = func(seq int, e session.Event) error {
 		err := s.Store.Append(id(), firstEvent+seq, e)
 		if err == nil && s.Live != nil && e.Kind == session.EventRun {
 			s.Live.Run(e.Commit)
@@ -144,9 +144,9 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 		return err
 	}
 	if s.Live != nil {
-		cfg.OnEstimate = s.Live.Estimate
+		cfg.Hooks.OnEstimate = s.Live.Estimate
 	}
-	cfg.OnStep = func(st session.Step) {
+	cfg.Hooks.OnStep = func(st session.Step) {
 		if err := s.Store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
@@ -155,7 +155,7 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 			also(st)
 		}
 	}
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(s.Log, format+"\n", args...) }
+	cfg.Hooks.Logf = func(format string, args ...any) { fmt.Fprintf(s.Log, format+"\n", args...) }
 	return func() int { return n }
 }
 

@@ -105,7 +105,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	table := &report.Table{W: req.Out, Subjects: subjects, Metric: cfg.Metric, Color: req.Color}
 	var res *session.Result
 	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
-	cfg.Diverged = func(seq int) {
+	cfg.Hooks.Diverged = func(seq int) {
 		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
