@@ -446,6 +446,26 @@ func (s *Store) AddStep(id int64, seq int, role, commit, verdict string, evidenc
 	return nil
 }
 
+// Decisions returns a session's decisions in order, decoded into the
+// session's own type: the one place a stored step's evidence is read.
+// Errors: the store's, or a step whose evidence does not decode (naming
+// the store and the step).
+func (s *Store) Decisions(id int64) ([]session.Step, error) {
+	steps, err := s.Steps(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]session.Step, 0, len(steps))
+	for _, st := range steps {
+		var x session.Step
+		if err := json.Unmarshal(st.Evidence, &x); err != nil {
+			return nil, fmt.Errorf("store %s: step %d of session %d: %w", s.path, st.Seq, id, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
 // Steps returns a session's decisions in order.
 func (s *Store) Steps(id int64) ([]Step, error) {
 	rows, err := s.db.Query(`SELECT seq, role, commit_hash, verdict, step, created FROM steps WHERE session = ? ORDER BY seq`, id)

@@ -505,3 +505,30 @@ func TestStoreOfAnOlderPerfbisect(t *testing.T) {
 		t.Errorf("sessions %q, want %q", strings.Join(kinds, ","), want)
 	}
 }
+
+// TestDecisionsDecodeSteps: the steps stored come back as the session's own
+// type, with their evidence, in order.
+func TestDecisionsDecodeSteps(t *testing.T) {
+	st, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := st.Begin(KindStart, []string{"start"}, "/", "g", "b", Identity{"good": "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []session.Step{
+		{Role: session.RoleEndpoints, Commit: "b", Verdict: "bad", Reason: "differ", Looks: 2},
+		{Role: session.RoleMidpoint, Commit: "m", Verdict: "good", Reason: "like good", Looks: 6},
+	}
+	for i, s := range in {
+		if err := st.AddStep(sess.ID, i, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := st.Decisions(sess.ID)
+	if err != nil || len(out) != 2 || out[1].Commit != "m" || out[1].Looks != 6 || out[0].Role != session.RoleEndpoints {
+		t.Fatalf("Decisions = %+v, %v", out, err)
+	}
+}

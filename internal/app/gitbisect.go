@@ -2,8 +2,6 @@ package app
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -193,15 +191,11 @@ func RunDocument(st *store.Store, sess *store.Session, repo *git.Repository, Fir
 	res := &session.Result{Outcome: session.Found, FirstBad: FirstBad, Runs: map[string][]bisect.Run{},
 		Verdicts: map[string]string{}, Skipped: map[string]string{},
 		Why: "git bisect run named it (.git/BISECT_LOG) from perfbisect run's verdicts"}
-	steps, err := st.Steps(sess.ID)
+	steps, err := st.Decisions(sess.ID)
 	if err != nil {
 		return report.Document{}, err
 	}
-	for _, s := range steps {
-		var x session.Step
-		if err := json.Unmarshal(s.Evidence, &x); err != nil {
-			return report.Document{}, fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err)
-		}
+	for _, x := range steps {
 		res.Steps = append(res.Steps, x)
 		if x.Role == session.RoleMidpoint {
 			res.Verdicts[x.Commit] = x.Verdict

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,20 +154,16 @@ func runSessionOf(su *Setup, cfg *session.Config, good, bad string, args []strin
 		if err != nil {
 			return ps, err
 		}
-		stored, err := st.Steps(sess.ID)
+		stored, err := st.Decisions(sess.ID)
 		if err != nil {
 			return ps, err
 		}
 		ps.events, ps.steps = len(evs), len(stored)
-		for _, s := range stored {
-			var step session.Step
-			if json.Unmarshal(s.Evidence, &step) != nil {
-				continue
-			}
-			if s.Role == string(session.RoleEndpoints) && step.Compare != nil && cfg.Changed(*step.Compare) {
+		for _, step := range stored {
+			if step.Role == session.RoleEndpoints && step.Compare != nil && cfg.Changed(*step.Compare) {
 				ps.endpointsDone, ps.endpoints = true, *step.Compare
 			}
-			if s.Role == string(session.RoleMidpoint) && step.Looks > 0 {
+			if step.Role == session.RoleMidpoint && step.Looks > 0 {
 				cfg.Decided++ // a test was made: it spent its share of the error
 			}
 		}

@@ -42,16 +42,8 @@ func LoadLatest(st *store.Store) (*Stored, error) {
 		return nil, nil
 	}
 	out := &Stored{Session: sess}
-	steps, err := st.Steps(sess.ID)
-	if err != nil {
+	if out.Steps, err = st.Decisions(sess.ID); err != nil {
 		return nil, With(Failure, err)
-	}
-	for _, s := range steps {
-		var x session.Step
-		if err := json.Unmarshal(s.Evidence, &x); err != nil {
-			return nil, With(Failure, fmt.Errorf("store %s: step %d: %w", st.Path(), s.Seq, err))
-		}
-		out.Steps = append(out.Steps, x)
 	}
 	events, err := st.Events(sess.ID)
 	if err != nil {
