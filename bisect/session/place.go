@@ -238,7 +238,6 @@ func (s *Session) placed(cl stats.Classification) stats.Classification {
 	return cl
 }
 
-
 // skipStep records why an untestable candidate is skipped and returns its step
 // (not yet emitted).
 func (s *Session) skipStep(cand string, u *bisect.UntestableError, look int) Step {
