@@ -10,9 +10,9 @@
 // order: replayed on resume, recorded live), measure.go (a revision's runs,
 // with retries), compare.go (two revisions head to head: the endpoints, the
 // confirmation, perfbisect compare), place.go (one candidate placed between
-// the endpoints: a midpoint, perfbisect run), round.go (k candidates a
-// round), plan.go (the pre-flight estimate), bayes.go (the probabilistic
-// search).
+// the endpoints: a midpoint, perfbisect run; the look loop), round.go (k
+// candidates a round), classic.go and bayes.go (the two searches Run
+// drives once the endpoints differ), plan.go (the pre-flight estimate).
 package session
 
 import (
@@ -134,81 +134,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		return s.res, nil
 	}
 	s.res.Verdicts[c.Bad] = "bad"
+	// 2. The search: the probabilistic one, or the classic midpoints and
+	// the confirmation against the parent.
+	search := s.classicSearch
 	if c.probabilistic() && !c.Fixed {
-		if err := s.bayesSearch(ctx, cmp); err != nil {
-			return s.res, err
-		}
-		return s.res, nil
+		search = s.bayesSearch
 	}
-	s.Plan(cmp)
-
-	// 2. Midpoints, one per step (or Jobs per round).
-	for {
-		var err error
-		if c.Jobs > 1 {
-			if pts := s.search.NextK(c.Jobs); len(pts) > 1 {
-				err = s.round(ctx, pts)
-				if err != nil {
-					return s.res, err
-				}
-				continue
-			}
-		}
-		cand, ok := s.search.Next()
-		if !ok {
-			break
-		}
-		side, err := s.classify(ctx, cand)
-		if err != nil {
-			return s.res, err
-		}
-		s.search.Mark(cand, side)
-		s.res.Verdicts[cand] = side.String()
-	}
-	r := s.search.Result()
-	switch r.Outcome {
-	case bisect.Ambiguous:
-		s.res.Outcome, s.res.Range = Ambiguous, r.Range
-		s.res.Why = fmt.Sprintf("skipped commits border the first bad commit: it is one of %d commits", len(r.Range))
-		return s.res, nil
-	case bisect.Found:
-	default:
-		return s.res, fmt.Errorf("search ended while still running (internal error)")
-	}
-	// 3. Confirmation against the parent.
-	s.res.FirstBad = r.FirstBad
-	s.res.Outcome = Found
-	parent := s.parentOf(r.FirstBad)
-	switch {
-	case c.NoConfirm:
-		s.res.Why = "bisection ended (not confirmed against the parent: --no-confirm)"
-		return s.res, nil
-	case parent == "":
-		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"
-		return s.res, nil
-	case parent == c.Good && r.FirstBad == c.Bad:
-		// The endpoints' comparison was this very test, at a level at
-		// least as strict: measuring the pair again would add nothing.
-		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s by the endpoints' comparison: %+.1f%% (%s)", parent, 100*cmp.Shift.Est, cmp.Rule)
-		return s.res, nil
-	}
-	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
-	if bisect.IsUntestable(err) {
-		s.res.Outcome, s.res.Range, s.res.FirstBad = Ambiguous, []string{r.FirstBad, parent}, ""
-		s.res.Why = fmt.Sprintf("%.10s could not be confirmed against its parent %.10s: %v", r.FirstBad, parent, err)
-		return s.res, nil
-	}
-	if err != nil {
-		return s.res, err
-	}
-	if s.changed(cc) {
-		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s: %+.1f%% (%s)", parent, 100*cc.Shift.Est, cc.Rule)
-		return s.res, nil
-	}
-	s.res.Outcome, s.res.Range, s.res.FirstBad = Ambiguous, []string{r.FirstBad, parent}, ""
-	s.res.Why = fmt.Sprintf("%.10s was not confirmed against its parent %.10s (%s, %s): the change may be spread over several commits",
-		r.FirstBad, parent, cc.Verdict, cc.Rule)
-	return s.res, nil
+	return s.res, search(ctx, cmp)
 }
 
 func (s *Session) changed(cmp stats.Comparison) bool { return s.cfg.Changed(cmp) }
