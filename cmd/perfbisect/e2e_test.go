@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,32 +201,50 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 		serverCPUs, clientCPUs = "1", "0"
 		args = append(args, "--server-cpus", serverCPUs, "--client-cpus", clientCPUs)
 	}
+	// At most 320 runs: the suite's time stays bounded on a noisy host.
+	args = append(args, "--max-runs", "320")
 	r := perfbisect(t, nil, args...)
-	if r.code != exitOK {
-		t.Fatalf("exit %d, want 0\n%s", r.code, r.stdout)
-	}
-	if !strings.Contains(r.stdout, "first bad commit: "+culprit) {
-		t.Errorf("stdout does not name the culprit %s", culprit)
-	}
 	j := readJSON(t, out)
-	if j.Result != "found" || j.FirstBad == nil || *j.FirstBad != culprit {
-		t.Errorf("json: result %q first_bad %v, want found %s", j.Result, j.FirstBad, culprit)
-	}
-	// The endpoints' shift is small, and the pre-flight said what this
-	// machine can resolve and what the session would cost: within 3x of what
-	// it spent (real runs are heavier-tailed than the estimate's model: 153
-	// runs against an estimate of 61 in one run of this test).
-	m := regexp.MustCompile(`good-bad shift ([-+][0-9.]+)%`).FindStringSubmatch(j.Why)
+	// The levels the session measured: the endpoints' shift is small, and
+	// the run noise says whether an exact answer was in reach.
+	m := regexp.MustCompile(`good-bad shift ([-+][0-9.]+)% at ([0-9.]+)% noise per run`).FindStringSubmatch(j.Why)
 	if m == nil {
-		t.Fatalf("json: why without the levels' shift: %s", j.Why)
+		t.Fatalf("exit %d; json: why without the levels' shift and noise: %s\n%s", r.code, j.Why, r.stdout)
 	}
-	if shift, _ := strconv.ParseFloat(m[1], 64); shift > -4 || shift < -30 {
+	shift, _ := strconv.ParseFloat(m[1], 64)
+	noise, _ := strconv.ParseFloat(m[2], 64)
+	if shift > -4 || shift < -30 {
 		t.Errorf("the small culprit's shift %v%%: not a small regression", shift)
 	}
-	if ratio := float64(j.Runs) / float64(j.EstimatedRuns); j.EstimatedRuns == 0 || ratio > 3 || ratio < 1/3.0 {
+	// On a quiet host (the 6-8% noise this fixture was made for) the
+	// answer is the culprit, exactly. Where the host's noise is over 12%
+	// per run (steal: 20% was seen) -12% is under 0.6 noise units, which 320
+	// runs do not resolve: then the answer may be a range, which must hold
+	// the culprit. A wrong first bad commit fails either way.
+	switch {
+	case r.code == exitOK:
+		if !strings.Contains(r.stdout, "first bad commit: "+culprit) {
+			t.Errorf("stdout does not name the culprit %s", culprit)
+		}
+		if j.Result != "found" || j.FirstBad == nil || *j.FirstBad != culprit {
+			t.Errorf("json: result %q first_bad %v, want found %s", j.Result, j.FirstBad, culprit)
+		}
+	case r.code == exitUndecided && noise > 12:
+		if !slices.Contains(j.Range, culprit) || j.FirstBad != nil {
+			t.Errorf("json: result %q range %v first_bad %v: a range without the culprit %s", j.Result, j.Range, j.FirstBad, culprit)
+		}
+		t.Logf("the host's noise (%.1f%% per run) kept the answer a range of %d holding the culprit", noise, len(j.Range))
+	default:
+		t.Fatalf("exit %d at %.1f%% noise, want 0 (or 4 with a range holding the culprit when the noise is over 12%%)\n%s", r.code, noise, r.stdout)
+	}
+	// The pre-flight said what this machine can resolve and what the
+	// session would cost: on a quiet host within 3x of what it spent (real
+	// runs are heavier-tailed than the estimate's model: 153 runs against an
+	// estimate of 61 in one run of this test).
+	if ratio := float64(j.Runs) / float64(j.EstimatedRuns); j.EstimatedRuns == 0 || (noise <= 12 && (ratio > 3 || ratio < 1/3.0)) {
 		t.Errorf("json: %d runs spent, pre-flight estimate %d", j.Runs, j.EstimatedRuns)
 	}
-	if !(j.SmallestChange > 0.005 && j.SmallestChange < 0.3) || j.SmallestChangeRuns != 400 {
+	if !(j.SmallestChange > 0.005 && j.SmallestChange < 0.5) || j.SmallestChangeRuns != 320 {
 		t.Errorf("json: smallest change %v in %d runs", j.SmallestChange, j.SmallestChangeRuns)
 	}
 	t.Logf("%d runs (estimate %d); %s", j.Runs, j.EstimatedRuns, j.Why)
