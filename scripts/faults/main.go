@@ -644,24 +644,9 @@ func (fx *fixture) twoDirs(state, tmp string, sockets map[string]bool) trial {
 // runSpans returns [start, end] of every stored run of state's latest start
 // session (the run's whole life: server start, warm-up, window, stop).
 func runSpans(state string) [][2]time.Time {
-	db, err := openStore(state)
-	if err != nil {
-		return nil
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT e.run FROM events e WHERE e.session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND e.run != '' ORDER BY e.seq`)
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
 	var out [][2]time.Time
-	for rows.Next() {
-		var run string
-		var r struct {
-			Started time.Time
-			Wall    time.Duration
-		}
-		if rows.Scan(&run) == nil && json.Unmarshal([]byte(run), &r) == nil && !r.Started.IsZero() {
+	for _, r := range readRuns(state) {
+		if !r.Started.IsZero() {
 			out = append(out, [2]time.Time{r.Started, r.Started.Add(r.Wall)})
 		}
 	}
@@ -737,10 +722,17 @@ func openStore(state string) (*sql.DB, error) {
 	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
 }
 
-// storedRuns returns the tps of the runs the state directory's latest start
-// session stored, in order, read with one read-only query (the probe must not
-// itself disturb the windows it waits for).
-func storedRuns(state string) []float64 {
+// storedRun is what the suite reads of a stored run.
+type storedRun struct {
+	TPS     float64       `json:"tps"`
+	Started time.Time     `json:"started"`
+	Wall    time.Duration `json:"wall"`
+}
+
+// readRuns returns the runs the state directory's latest start session
+// stored, in order, read with one read-only query (the probe must not itself
+// disturb the windows it waits for).
+func readRuns(state string) []storedRun {
 	db, err := openStore(state)
 	if err != nil {
 		return nil
@@ -751,15 +743,22 @@ func storedRuns(state string) []float64 {
 		return nil
 	}
 	defer rows.Close()
-	var tps []float64
+	var out []storedRun
 	for rows.Next() {
 		var run string
-		var r struct {
-			TPS float64 `json:"tps"`
-		}
+		var r storedRun
 		if rows.Scan(&run) == nil && json.Unmarshal([]byte(run), &r) == nil {
-			tps = append(tps, r.TPS)
+			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// storedRuns returns the tps of readRuns.
+func storedRuns(state string) []float64 {
+	var tps []float64
+	for _, r := range readRuns(state) {
+		tps = append(tps, r.TPS)
 	}
 	return tps
 }
