@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
@@ -146,31 +144,14 @@ func resetAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+	cur, err := app.Reset(dir)
+	switch {
+	case err != nil:
+		return err
+	case cur == nil:
 		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
-		return nil
+	default:
+		fmt.Fprintf(c.App.Writer, "session %d ended (good %.10s, bad %.10s); builds and datadir snapshots stay in %s\n", cur.ID, cur.Good, cur.Bad, dir)
 	}
-	unlock, err := measure.LockStateDir(dir)
-	if err != nil {
-		return usageErr("%v (stop that perfbisect first)", err)
-	}
-	defer unlock()
-	st, err := store.Open(dir)
-	if err != nil {
-		return app.With(app.Failure, err)
-	}
-	defer st.Close()
-	cur, err := st.Current(store.KindStart)
-	if err != nil {
-		return app.With(app.Failure, err)
-	}
-	if cur == nil {
-		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
-		return nil
-	}
-	if err := st.End(cur.ID, store.Reset, "reset", nil); err != nil {
-		return app.With(app.Failure, err)
-	}
-	fmt.Fprintf(c.App.Writer, "session %d ended (good %.10s, bad %.10s); builds and datadir snapshots stay in %s\n", cur.ID, cur.Good, cur.Bad, dir)
 	return nil
 }

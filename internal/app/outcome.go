@@ -1,11 +1,13 @@
 // Package app is perfbisect's application layer, between the command line
 // (cmd/perfbisect: flags in, text and exit codes out) and the packages that do
 // the work (bisect, bisect/session, bisect/store, build, serverctl, bench):
-// how a command ended (Outcome), the state directory (StateDir, Where,
-// LockAndReap), the stored sessions that status, log, reset and resume read
-// (Stored), and git's own bisection that `perfbisect run` works inside
-// (GitBisection, BisectState, EndRunSession). docs/architecture.md shows
-// where it sits.
+// what a command does, given checked settings (Setup; Start, Compare, Scan,
+// Place for git bisect run, Bench, BuildRevisions), the state directory
+// (MakeStateDir, FindStateDir, Where, LockAndReap), the stored sessions that
+// status, log, report and reset read (Stored, RenderStored, Reset), git's own
+// bisection that `perfbisect run` works inside (ReadBisectState,
+// EndRunSession), and how a command ended (Outcome). docs/architecture.md
+// shows where it sits.
 package app
 
 import (

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect/store"
 )
 
 func TestMakeStateDir(t *testing.T) {
@@ -54,5 +56,30 @@ func TestLockAndReapRefusesASecondSession(t *testing.T) {
 	defer unlock()
 	if _, err := LockAndReap(dir, os.Stderr); OutcomeOf(err) != Usage || !strings.Contains(err.Error(), "in use by another perfbisect") {
 		t.Errorf("second LockAndReap: %v, want a usage error", err)
+	}
+}
+
+// TestReset ends the unfinished start session and only it; with none, or
+// no store, it says there is none.
+func TestReset(t *testing.T) {
+	dir := t.TempDir()
+	if cur, err := Reset(dir); cur != nil || err != nil {
+		t.Fatalf("no store: %v, %v", cur, err)
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Begin(store.KindStart, []string{"start"}, "/", "g", "b", store.Identity{"good": "g"})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := Reset(dir)
+	if err != nil || cur == nil || cur.ID != s.ID {
+		t.Fatalf("Reset = %v, %v; want session %d", cur, err, s.ID)
+	}
+	if cur, err := Reset(dir); cur != nil || err != nil {
+		t.Fatalf("after the reset: %v, %v; want none", cur, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -250,4 +252,35 @@ func (s *Stored) WriteLog(w io.Writer) {
 		}
 		fmt.Fprintf(w, "# %s: %s\n", x.Outcome, doc.Why)
 	}
+}
+
+// Reset ends the unfinished start session of the state directory dir
+// (builds and datadir snapshots stay) and returns it; nil when there is none.
+// Errors: usage when a perfbisect works on it now (stop it first); the
+// store's failures.
+func Reset(dir string) (*store.Session, error) {
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+		return nil, nil
+	}
+	unlock, err := measure.LockStateDir(dir)
+	if err != nil {
+		return nil, bisect.Usagef("%v (stop that perfbisect first)", err)
+	}
+	defer unlock()
+	st, err := store.Open(dir)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	defer st.Close()
+	cur, err := st.Current(store.KindStart)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	if cur == nil {
+		return nil, nil
+	}
+	if err := st.End(cur.ID, store.Reset, "reset", nil); err != nil {
+		return nil, With(Failure, err)
+	}
+	return cur, nil
 }
