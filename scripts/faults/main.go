@@ -324,7 +324,7 @@ func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before
 	m := firstBad.FindStringSubmatch(out)
 	t.survived = exitErr == nil && m != nil && m[1] == fx.culprit
 	t.wrong = m != nil && m[1] != fx.culprit
-	if bad := fx.blamed(state); len(bad) > 0 {
+	if bad := fx.blamed(state, t.fault == "hung-build"); len(bad) > 0 {
 		t.survived = false
 		t.note = strings.TrimPrefix(t.note+"; untestable beyond the broken build: "+strings.Join(bad, " "), "; ")
 	}
@@ -339,24 +339,28 @@ func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before
 	}
 }
 
-// blamed lists the commits other than the broken build that the latest start
-// session of state stored as untestable.
-func (fx *fixture) blamed(state string) []string {
+// blamed lists the commits other than the broken build (and, when
+// timeoutIsFault, one killed at --build-timeout: the fault itself) that the
+// latest start session of state stored as untestable.
+func (fx *fixture) blamed(state string, timeoutIsFault bool) []string {
 	db, err := openStore(state)
 	if err != nil {
 		return nil
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT DISTINCT commit_hash FROM events WHERE session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND reason != ''`)
+	rows, err := db.Query(`SELECT commit_hash, reason || ' ' || error FROM events WHERE session = (SELECT max(id) FROM sessions WHERE kind = 'start') AND reason != ''`)
 	if err != nil {
 		return nil
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var c string
-		if rows.Scan(&c) == nil && c != fx.broken {
-			out = append(out, fmt.Sprintf("%.10s", c))
+		var c, why string
+		if rows.Scan(&c, &why) != nil || c == fx.broken || timeoutIsFault && strings.Contains(why, "--build-timeout") {
+			continue
+		}
+		if h := fmt.Sprintf("%.10s", c); !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
 	return out
@@ -433,6 +437,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	}
 	var exitErr error
 	var before []float64
+	secondOK := true // two-sessions: the second start was refused as it must be
 	switch fault {
 	case "kill-at":
 		exitErr = waitOrKill(s, 15*time.Minute)
@@ -467,12 +472,15 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		second := exec.CommandContext(ctx, fx.bin, fx.startArgs(state)...)
 		second.Env = append(os.Environ(), "TMPDIR="+tmp)
 		b, err := second.CombinedOutput()
+		timedOut := ctx.Err() != nil
 		cancel()
 		pid := strconv.Itoa(s.cmd.Process.Pid)
-		if err == nil || ctx.Err() != nil || !strings.Contains(string(b), pid) {
-			t.note = fmt.Sprintf("second start on the state directory: %v, want refused naming pid %s: %s", err, pid, lastLine(string(b)))
+		refused := err != nil && !timedOut && strings.Contains(string(b), "pid "+pid)
+		if !refused {
+			t.note = fmt.Sprintf("second start on the state directory: %v, want refused at once naming pid %s: %s", err, pid, lastLine(string(b)))
 		}
 		exitErr = waitOrKill(s, 15*time.Minute)
+		secondOK = refused
 	case "disk-full", "read-only":
 		if !s.waitRuns(state, t.at, &exitErr) {
 			t.note = "ended before the fault"
@@ -527,7 +535,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			t.note += fmt.Sprintf("want exit 1 saying %q; got %v: %s", want, exitErr, lastLine(out))
 		}
 		before = storedRuns(state)
-		if bad := fx.blamed(state); len(bad) > 0 {
+		if bad := fx.blamed(state, false); len(bad) > 0 {
 			t.note += "; blamed while the disk was bad: " + strings.Join(bad, " ")
 		}
 		var rout string
@@ -574,6 +582,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		s.out = bytes.NewBufferString(out)
 	}
 	fx.judge(&t, state, tmp, s.out.String(), exitErr, before, sockets)
+	t.survived = t.survived && secondOK
 	if fault == "hung-build" && !t.survived && !t.wrong && exitCode(exitErr) == 4 && strings.Contains(s.out.String(), fmt.Sprintf("%.10s", fx.culprit)) {
 		// Undecided between the culprit and the skipped (hung) revision next
 		// to it: a right answer, not an exact one.
