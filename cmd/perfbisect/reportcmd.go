@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bisect/report"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -53,14 +51,9 @@ func reportAction(c *cli.Context) error {
 	}
 	defer st.Close()
 	w := c.App.Writer
-	all, err := st.Sessions()
+	all, err := app.Sessions(st)
 	if err != nil {
-		return app.With(app.Failure, err)
-	}
-	for i, s := range all {
-		if all[i], err = app.EndRunSession(st, s); err != nil {
-			return app.With(app.Failure, err)
-		}
+		return err
 	}
 	if c.Bool("list") {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -70,7 +63,7 @@ func reportAction(c *cli.Context) error {
 		}
 		return tw.Flush()
 	}
-	sess, err := chosenSession(all, c.Args().First(), dir)
+	sess, err := app.ChooseSession(all, c.Args().First(), dir)
 	if err != nil {
 		return err
 	}
@@ -81,34 +74,4 @@ func reportAction(c *cli.Context) error {
 		return app.WriteStoredHTML(w, st, sess, h)
 	}
 	return app.RenderStored(w, st, sess, format)
-}
-
-// chosenSession is the session report shows: number arg of all, or the
-// latest one with a report when arg is "".
-func chosenSession(all []*store.Session, arg, dir string) (*store.Session, error) {
-	var sess *store.Session
-	if arg != "" {
-		id, err := strconv.ParseInt(arg, 10, 64)
-		if err != nil || id < 1 {
-			return nil, usageErr("session %q: want a session number (see perfbisect report --list)", arg)
-		}
-		for _, s := range all {
-			if s.ID == id {
-				sess = s
-			}
-		}
-		if sess == nil {
-			return nil, usageErr("no session %d in %s (see perfbisect report --list)", id, dir)
-		}
-	} else {
-		for _, s := range all {
-			if len(s.Result) > 0 && (sess == nil || s.ID > sess.ID) {
-				sess = s
-			}
-		}
-		if sess == nil {
-			return nil, usageErr("no finished session in %s (see perfbisect report --list)", dir)
-		}
-	}
-	return sess, nil
 }

@@ -83,3 +83,21 @@ func TestReset(t *testing.T) {
 		t.Fatalf("after the reset: %v, %v; want none", cur, err)
 	}
 }
+
+func TestChooseSession(t *testing.T) {
+	all := []*store.Session{{ID: 1, Result: []byte(`{}`)}, {ID: 2, Result: []byte(`{}`)}, {ID: 3}}
+	if s, err := ChooseSession(all, "", "/s"); err != nil || s.ID != 2 {
+		t.Errorf("latest with a report: %v, %v; want session 2", s, err)
+	}
+	if s, err := ChooseSession(all, "3", "/s"); err != nil || s.ID != 3 {
+		t.Errorf("session 3: %v, %v", s, err)
+	}
+	for _, arg := range []string{"4", "x", "0"} {
+		if _, err := ChooseSession(all, arg, "/s"); OutcomeOf(err) != Usage {
+			t.Errorf("session %q: %v, want a usage error", arg, err)
+		}
+	}
+	if _, err := ChooseSession(all[2:], "", "/s"); OutcomeOf(err) != Usage {
+		t.Errorf("no finished session: %v, want a usage error", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -283,4 +284,51 @@ func Reset(dir string) (*store.Session, error) {
 		return nil, With(Failure, err)
 	}
 	return cur, nil
+}
+
+// Sessions returns every session of st, a `perfbisect run` session whose git
+// bisection has ended ended first (EndRunSession). Errors (Failure): the
+// store's.
+func Sessions(st *store.Store) ([]*store.Session, error) {
+	all, err := st.Sessions()
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	for i, s := range all {
+		if all[i], err = EndRunSession(st, s); err != nil {
+			return nil, With(Failure, err)
+		}
+	}
+	return all, nil
+}
+
+// ChooseSession is the session report shows: number arg of all, or the
+// latest one with a report when arg is "". Errors (usage, naming the state
+// directory dir): arg is not a session number, or no such session.
+func ChooseSession(all []*store.Session, arg, dir string) (*store.Session, error) {
+	var sess *store.Session
+	if arg != "" {
+		id, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || id < 1 {
+			return nil, bisect.Usagef("session %q: want a session number (see perfbisect report --list)", arg)
+		}
+		for _, s := range all {
+			if s.ID == id {
+				sess = s
+			}
+		}
+		if sess == nil {
+			return nil, bisect.Usagef("no session %d in %s (see perfbisect report --list)", id, dir)
+		}
+		return sess, nil
+	}
+	for _, s := range all {
+		if len(s.Result) > 0 && (sess == nil || s.ID > sess.ID) {
+			sess = s
+		}
+	}
+	if sess == nil {
+		return nil, bisect.Usagef("no finished session in %s (see perfbisect report --list)", dir)
+	}
+	return sess, nil
 }

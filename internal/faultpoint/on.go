@@ -54,18 +54,23 @@ func parse(s string) plan {
 	return p
 }
 
+// arrived counts one arrival at point and reports whether it is the Nth
+// arrival at the point PERFBISECT_FAULT names.
+func arrived(point string) bool {
+	if spec.point != point {
+		return false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	counts[point]++
+	return counts[point] == spec.n
+}
+
 // Hit counts one arrival at point and, when PERFBISECT_FAULT names it and
 // this is its Nth arrival, kills the process with SIGKILL after the delay
 // (at once when it is 0).
 func Hit(point string) {
-	if spec.point != point {
-		return
-	}
-	mu.Lock()
-	counts[point]++
-	now := counts[point] == spec.n
-	mu.Unlock()
-	if !now {
+	if !arrived(point) {
 		return
 	}
 	kill := func() {
@@ -83,14 +88,7 @@ func Hit(point string) {
 // a loopback TCP port that a listener of this process holds for the rest of
 // its life; else 0.
 func TakenPort() int {
-	if spec.point != "port-taken" {
-		return 0
-	}
-	mu.Lock()
-	counts["port-taken"]++
-	now := counts["port-taken"] == spec.n
-	mu.Unlock()
-	if !now {
+	if !arrived("port-taken") {
 		return 0
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -46,16 +46,14 @@ func Text(err error, prefix string) string {
 		return ""
 	}
 	msg := err.Error()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		var ue *Error
-		if !errors.As(e, &ue) {
-			break
-		}
+	// Each usage error in the chain, outermost first: its text holds the
+	// inner ones' plain text, which the next turn renders.
+	var ue *Error
+	for e := err; errors.As(e, &ue); e = ue.err {
 		plain, raw := ue.Error(), ue.err.Error()
 		if i := strings.Index(msg, plain); i >= 0 {
 			msg = msg[:i] + placeholder.ReplaceAllString(raw, prefix+"$1") + msg[i+len(plain):]
 		}
-		e = ue.err
 	}
 	return msg
 }
