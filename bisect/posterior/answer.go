@@ -123,7 +123,7 @@ func (m *Model) NextK(k int, c Cost) []string {
 		bestBuilt, bestNew := -1, -1
 		var distBuilt, distNew float64
 		for x := 1; x < len(m.cands); x++ {
-			if m.untestable.has(x) || taken[x] {
+			if _, known := m.known[x]; known || m.untestable.has(x) || taken[x] {
 				continue
 			}
 			p := st.pBad[x]

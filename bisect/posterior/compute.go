@@ -64,7 +64,7 @@ func (m *Model) compute() *state {
 	st := &state{lv: m.levels()}
 	n := len(m.cands)
 	for i := 1; i < n; i++ {
-		if len(m.runs[i]) > 0 {
+		if _, known := m.known[i]; known || len(m.runs[i]) > 0 {
 			st.measured = append(st.measured, i)
 		}
 	}
@@ -77,6 +77,10 @@ func (m *Model) compute() *state {
 	st.ll = make([][]float64, len(st.measured))
 	for mi, i := range st.measured {
 		st.ll[mi] = make([]float64, len(st.fracs))
+		if bad, known := m.known[i]; known {
+			certain(st.ll[mi], bad)
+			continue
+		}
 		// The levels are estimates: their error is shared by all the runs
 		// of the commit, which the scale of each run takes in (for normal
 		// runs, the variance of their mean becomes scale^2/n + level
@@ -105,10 +109,13 @@ func (m *Model) compute() *state {
 		}
 	}
 	if len(m.good) == 0 || len(m.bad) == 0 {
-		// No levels yet: the prior.
+		// No levels yet: the prior (and the marks).
 		st.ll = make([][]float64, len(st.measured))
-		for mi := range st.ll {
+		for mi, i := range st.measured {
 			st.ll[mi] = make([]float64, len(st.fracs))
+			if bad, known := m.known[i]; known {
+				certain(st.ll[mi], bad)
+			}
 		}
 	}
 
@@ -191,7 +198,7 @@ func (m *Model) compute() *state {
 		none += st.lv.noise.at(b.v-lvl, 1) - st.lv.noise.at(b.v-(lvl+delta), 1)
 	}
 	if len(m.good) == 0 || len(m.bad) == 0 {
-		none = 0
+		none = levelLL(func(int) int { return 0 }) // the marks alone
 	}
 	terms = append(terms, term{kind: 0, logp: math.Log(pNone) + none})
 	for g, gr := range st.groups {
@@ -285,6 +292,19 @@ func (m *Model) compute() *state {
 	}
 	m.cache = st
 	return st
+}
+
+// certain sets the log-likelihoods of a commit marked by hand: 0 at its
+// level (the good level, or the bad one), minus infinity at every other.
+func certain(ll []float64, bad bool) {
+	at := 0
+	if bad {
+		at = len(ll) - 1
+	}
+	for li := range ll {
+		ll[li] = math.Inf(-1)
+	}
+	ll[at] = 0
 }
 
 func sigKey(b bitset) string {

@@ -80,7 +80,8 @@ type Model struct {
 	runs       map[int][]obs // candidate runs by candidate
 	good, bad  []obs         // reference runs
 	untestable bitset
-	t          int // runs seen, the time axis of the drift
+	known      map[int]bool // candidates marked by hand: true bad, false good (certain)
+	t          int          // runs seen, the time axis of the drift
 
 	cache *state // posterior of the current data, nil when stale
 	// answer groups (answerGroups), for the untestable commits so far
@@ -103,7 +104,7 @@ func New(commits []bisect.Commit, good, bad string, opts bisect.Options) (*Model
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cands: s.Candidates(), index: map[string]int{}, runs: map[int][]obs{}, agFor: -1}
+	m := &Model{cands: s.Candidates(), index: map[string]int{}, runs: map[int][]obs{}, known: map[int]bool{}, agFor: -1}
 	n := len(m.cands)
 	for i, h := range m.cands {
 		m.index[h] = i
@@ -189,6 +190,44 @@ func (m *Model) Untestable(commit string) {
 		m.untestable.set(i)
 		m.cache = nil
 	}
+}
+
+// Known marks a candidate good (bad false) or bad (bad true) with
+// certainty, as a user does by hand: every hypothesis that puts it at another
+// level loses its mass (a good commit sits at the good level, a bad one at
+// the bad level; an intermediate level of a split is neither), its runs no
+// longer count, and it is never proposed again. It returns an error for a
+// commit outside the candidates (the good and the bad revision are not
+// candidates to mark), and for a mark that leaves no hypothesis standing with
+// the marks so far (a good commit that contains a bad one).
+func (m *Model) Known(commit string, bad bool) error {
+	i, ok := m.index[commit]
+	if !ok || i == 0 {
+		return fmt.Errorf("posterior: %.10s is not a candidate of the range (the bad revision cannot be marked)", commit)
+	}
+	for j, b := range m.known {
+		if j == i {
+			continue
+		}
+		// A bad commit contained by a good one, either way round.
+		if b && !bad && m.anc[i].has(j) || !b && bad && m.anc[j].has(i) {
+			return fmt.Errorf("posterior: %.10s %s contradicts %.10s marked %s", commit, word(bad), m.cands[j], word(b))
+		}
+	}
+	m.known[i] = bad
+	if m.untestable.has(i) {
+		m.untestable.clear(i) // its level is known now
+		m.agFor = -1
+	}
+	m.cache = nil
+	return nil
+}
+
+func word(bad bool) string {
+	if bad {
+		return "bad"
+	}
+	return "good"
 }
 
 // Levels are the estimated levels of the runs (natural logs of the metric):
@@ -646,6 +685,7 @@ type bitset []uint64
 
 func newBitset(n int) bitset    { return make(bitset, (n+63)/64) }
 func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i int)    { b[i/64] &^= 1 << (i % 64) }
 func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
 func (b bitset) or(c bitset) {
 	for k := range b {

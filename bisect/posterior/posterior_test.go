@@ -254,3 +254,77 @@ func TestBinaryInformation(t *testing.T) {
 		t.Error("information is not largest at one half")
 	}
 }
+
+// TestKnownMarksAreCertain: commits marked by hand bound the first bad
+// commit with certainty, before any run and against runs that say
+// otherwise; they are never proposed, and a contradicting mark is refused.
+func TestKnownMarksAreCertain(t *testing.T) {
+	cs, hs := chain(20)
+	m, _ := New(cs, hs[0], hs[20], bisect.Options{})
+	if err := m.Known(hs[5], false); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Known(hs[9], true); err != nil {
+		t.Fatal(err)
+	}
+	outside := func(pts []Point, pNone float64) {
+		t.Helper()
+		if pNone != 0 {
+			t.Errorf("P(no culprit) %v with a commit marked bad", pNone)
+		}
+		for i, p := range pts {
+			pos := 20 - i
+			if (pos <= 5 || pos > 9) && p.First != 0 {
+				t.Errorf("commit %d outside the marks (5, 9] has P(first) %v", pos, p.First)
+			}
+		}
+		if p := pts[20-9]; math.Abs(p.Bad-1) > 1e-12 {
+			t.Errorf("the commit marked bad has P(bad) %v", p.Bad)
+		}
+		if p := pts[20-5]; p.Bad != 0 {
+			t.Errorf("the commit marked good has P(bad) %v", p.Bad)
+		}
+	}
+	// Before any run: the prior inside the marks, evenly.
+	pts, _, pNone, _ := m.Posterior()
+	outside(pts, pNone)
+	if math.Abs(pts[20-6].First-pts[20-8].First) > 1e-12 || pts[20-6].First < 0.2 {
+		t.Errorf("prior inside the marks: %v %v", pts[20-6].First, pts[20-8].First)
+	}
+	// Runs put the culprit at 13 and the marked commits on the other side
+	// of their marks: the marks win, the answer is inside them.
+	feed(m, hs, 13, 0.05, 0.01, 8, map[int]int{5: 6, 7: 4, 8: 4, 9: 6, 16: 4}, rand.New(rand.NewPCG(7, 7)))
+	pts, _, pNone, _ = m.Posterior()
+	outside(pts, pNone)
+	ans := m.Answer(0.99)
+	if len(ans.Commits) == 0 || ans.Commits[0] != hs[9] {
+		t.Errorf("answer %+v, want commit 9 (marked bad; its parent 8 measures good)", ans)
+	}
+	for _, h := range m.NextK(4, Cost{}) {
+		if h == hs[5] || h == hs[9] {
+			t.Errorf("a commit marked by hand was proposed: %.3s", h[37:])
+		}
+	}
+	// Contradictions: good on a descendant of a bad mark, bad on an
+	// ancestor of a good one; the endpoints are not candidates to mark.
+	if err := m.Known(hs[12], false); err == nil {
+		t.Errorf("good on 12 above bad 9 was taken")
+	}
+	if err := m.Known(hs[3], true); err == nil {
+		t.Errorf("bad on 3 below good 5 was taken")
+	}
+	if err := m.Known(hs[20], true); err == nil {
+		t.Errorf("the bad revision was marked")
+	}
+	if err := m.Known(hs[0], false); err == nil {
+		t.Errorf("the good revision was marked")
+	}
+	// Marking the same commit again with the other word replaces the mark
+	// when no other mark forbids it.
+	if err := m.Known(hs[7], true); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Known(hs[7], false); err != nil {
+		t.Errorf("re-marking 7 good: %v", err)
+	}
+}

@@ -213,10 +213,13 @@ type TestedCommit struct {
 	// Position is the commit's generation after good (see Document.Place):
 	// 0 for the good endpoint, Document.Commits for the bad one; null when not
 	// known.
-	Position *int         `json:"position,omitempty"`
-	Skipped  string       `json:"skipped,omitempty"`
-	Median   float64      `json:"median"`
-	Runs     []bisect.Run `json:"runs"`
+	Position *int   `json:"position,omitempty"`
+	Skipped  string `json:"skipped,omitempty"`
+	// Hand is the user's reason when the verdict was given by hand
+	// (perfbisect mark, replay): no run stands behind it.
+	Hand   string       `json:"hand,omitempty"`
+	Median float64      `json:"median"`
+	Runs   []bisect.Run `json:"runs"`
 }
 
 // StepDoc is one decision in the JSON document.
@@ -229,6 +232,7 @@ type StepDoc struct {
 	Need    string   `json:"need,omitempty"`
 	Note    string   `json:"note,omitempty"`
 	Looks   int      `json:"looks"`
+	Hand    bool     `json:"hand,omitempty"`  // a verdict given by hand; Rule holds the user's reason
 	N       int      `json:"n,omitempty"`     // runs per side (endpoints, confirm) or blocks (midpoint)
 	P       *float64 `json:"p,omitempty"`     // two-sided Mann-Whitney U p-value of the decision
 	Alpha   *float64 `json:"alpha,omitempty"` // the significance level of the look that decided
@@ -265,16 +269,36 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	for h := range res.Runs {
 		hashes = append(hashes, h)
 	}
+	hand := map[string]string{}
+	for _, st := range res.Steps {
+		if st.Hand {
+			hand[st.Commit] = strings.TrimPrefix(st.Reason, "marked by hand: ")
+		}
+	}
 	for h := range res.Skipped {
 		if _, ok := res.Runs[h]; !ok {
 			hashes = append(hashes, h)
 		}
 	}
-	sort.Slice(hashes, func(i, j int) bool { return first(res, hashes[i]).Before(first(res, hashes[j])) })
+	for h := range hand {
+		_, measured := res.Runs[h]
+		if _, skipped := res.Skipped[h]; !measured && !skipped {
+			hashes = append(hashes, h)
+		}
+	}
+	// By first run; commits without runs (skipped before any, marked by
+	// hand) after them, by hash.
+	sort.Slice(hashes, func(i, j int) bool {
+		a, b := first(res, hashes[i]), first(res, hashes[j])
+		if a.Equal(b) {
+			return hashes[i] < hashes[j]
+		}
+		return a.Before(b)
+	})
 	for _, h := range hashes {
 		vals := usable(res.Runs[h], metric)
 		tc := TestedCommit{Commit: h, Subject: subjects(h), Verdict: res.Verdicts[h], Skipped: res.Skipped[h],
-			Runs: res.Runs[h]}
+			Runs: res.Runs[h], Hand: hand[h]}
 		if tc.Runs == nil {
 			tc.Runs = []bisect.Run{}
 		}
@@ -291,7 +315,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	}
 	for _, st := range res.Steps {
 		sd := StepDoc{Role: string(st.Role), Commit: st.Commit, Against: st.Against, Verdict: st.Verdict,
-			Rule: st.Reason, Need: st.Need, Note: st.Note, Looks: st.Looks}
+			Rule: st.Reason, Need: st.Need, Note: st.Note, Looks: st.Looks, Hand: st.Hand}
 		if c := st.Compare; c != nil {
 			sd.N, sd.P, sd.Alpha = c.NNew, ptr(c.P), ptr(c.Alpha)
 			sd.MedianOld, sd.MedianNew = ptr(c.MedianOld), ptr(c.MedianNew)
@@ -382,7 +406,7 @@ func first(res *session.Result, h string) time.Time {
 	if rs := res.Runs[h]; len(rs) > 0 {
 		return rs[0].Started
 	}
-	return time.Now()
+	return time.Unix(1<<40, 0) // after every run
 }
 
 // CheckWritable fails early, before any measuring, when the --json file cannot

@@ -91,6 +91,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	jobs := max(c.Jobs, 1)
 	sinceRef, nextRef := 0, false
 	for {
+		s.applyMarks()
 		ans := model.Answer(s.posteriorLevel())
 		var missing string
 		forceRef := false
@@ -239,7 +240,7 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 	}
 	model := s.bayes.model
 	top := ans.Commits[0]
-	if top != s.cfg.Bad && s.usable[top] < minRuns && s.res.Skipped[top] == "" {
+	if top != s.cfg.Bad && !s.evident(top) && s.res.Skipped[top] == "" {
 		return top
 	}
 	in := map[string]bool{}
@@ -252,8 +253,8 @@ func (s *Session) missingEvidence(ans posterior.Answer) string {
 				continue // inside the answer, not a candidate (good or its ancestors), or untestable
 			}
 			ok := false
-			for x, n := range s.usable {
-				if n >= minRuns && x != s.cfg.Good && model.Contains(x, p) && !model.Contains(x, top) {
+			for _, x := range model.Candidates() {
+				if s.evident(x) && model.Contains(x, p) && !model.Contains(x, top) {
 					ok = true
 					break
 				}
@@ -299,6 +300,15 @@ func (s *Session) refsAfter(ans posterior.Answer) int {
 	return fewest
 }
 
+// evident reports whether candidate h stands on its own evidence: minRuns
+// runs, or a good or bad mark by hand.
+func (s *Session) evident(h string) bool {
+	if m, ok := s.byHand(h); ok && m.Mark != bisect.Skip {
+		return true
+	}
+	return s.usable[h] >= minRuns
+}
+
 func (s *Session) parentsOf(h string) []string {
 	for _, c := range s.cfg.Commits {
 		if c.Hash == h {
@@ -326,8 +336,8 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 	}
 	for i := len(pts) - 1; i >= 0; i-- { // oldest first
 		p := pts[i]
-		if p.Commit == c.Bad || p.Runs == 0 {
-			continue
+		if _, hand := s.byHand(p.Commit); p.Commit == c.Bad || p.Runs == 0 || hand {
+			continue // a hand mark has its step
 		}
 		// The verdict the posterior takes at the confidence; a commit it
 		// leaves in doubt is a skip for git (git bisect replay of the log

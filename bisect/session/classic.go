@@ -16,8 +16,10 @@ func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error
 	c := s.cfg
 	s.Plan(cmp)
 
-	// Midpoints, one per step (or Jobs per round).
+	// Midpoints, one per step (or Jobs per round); hand marks apply
+	// between them.
 	for {
+		s.applyMarks()
 		var err error
 		if c.Jobs > 1 {
 			if pts := s.search.NextK(c.Jobs); len(pts) > 1 {
@@ -30,14 +32,16 @@ func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error
 		}
 		cand, ok := s.search.Next()
 		if !ok {
+			if s.applyMarks() {
+				continue // marks given after the search had ended
+			}
 			break
 		}
 		side, err := s.classify(ctx, cand)
 		if err != nil {
 			return err
 		}
-		s.search.Mark(cand, side)
-		s.res.Verdicts[cand] = side.String()
+		s.markMeasured(cand, side)
 	}
 	r := s.search.Result()
 	switch r.Outcome {
@@ -59,6 +63,11 @@ func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error
 		return nil
 	case parent == "":
 		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"
+		return nil
+	case s.markedGood(parent):
+		// Measuring the parent could only contradict the user.
+		m, _ := s.byHand(parent)
+		s.res.Why = fmt.Sprintf("bisection ended at the parent %.10s marked good by hand (%s): not confirmed by runs", parent, m.Reason)
 		return nil
 	case parent == c.Good && r.FirstBad == c.Bad:
 		// The endpoints' comparison was this very test, at a level at

@@ -185,6 +185,9 @@ type Step struct {
 	Compare *stats.Comparison     `json:",omitempty"`
 	Class   *stats.Classification `json:",omitempty"`
 	Looks   int
+	// Hand is set on a verdict given by hand (perfbisect mark): Reason
+	// holds the user's reason, and no run stands behind it.
+	Hand bool `json:",omitempty"`
 }
 
 // Outcome is how a session ended.

@@ -28,6 +28,9 @@ type Event struct {
 	// probabilistic search weighs builds by it, so a resumed session needs
 	// the stored time to choose as the interrupted one did.
 	Took time.Duration `json:",omitempty"`
+	// Mark is the verdict of a hand mark (Kind EventMark): good, bad or
+	// skip; its Reason is the user's.
+	Mark string `json:",omitempty"`
 }
 
 // untestable turns an event's stored failure back into the error the session
@@ -49,6 +52,7 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 	if s.live {
 		return Event{}, false
 	}
+	s.takeMarks()
 	if s.seq < len(s.cfg.Replay) {
 		e := s.cfg.Replay[s.seq]
 		if e.Kind == kind && e.Commit == commit {
@@ -61,6 +65,7 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 		if s.cfg.Hooks.Diverged != nil {
 			s.cfg.Hooks.Diverged(s.seq)
 		}
+		s.keepMarks(s.cfg.Replay[s.seq:])
 	} else if s.seq > 0 {
 		s.logf("resume: %d stored events replayed; measuring from here on", s.seq)
 	}
@@ -68,8 +73,16 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 	return Event{}, false
 }
 
-// record hands a live event to the store (Config.Record) before it is used.
+// record hands a live event to the store (Config.Record) before it is used,
+// after the hand marks a divergence from the replay left to record again.
 func (s *Session) record(e Event) error {
+	for len(s.rerecord) > 0 {
+		m := s.rerecord[0]
+		s.rerecord = s.rerecord[1:]
+		if err := s.record(m); err != nil {
+			return err
+		}
+	}
 	seq := s.seq
 	s.seq++
 	if s.cfg.Hooks.Record == nil {

@@ -36,6 +36,12 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 	// Marks in the order the search proposed the points; the steps say the
 	// verdict the search took, so that the log replays in git.
 	for _, p := range all {
+		if m, ok := s.byHand(p.h); ok {
+			p.step.Note = strings.TrimPrefix(p.step.Note+"; marked "+m.Mark.String()+" by hand meanwhile: the hand mark stands", "; ")
+			s.hand.measured = append(s.hand.measured, Marked{Commit: p.h, Mark: p.mark})
+			s.step(p.step)
+			continue
+		}
 		if !s.search.Consistent(p.h, p.mark) {
 			why := fmt.Sprintf("measured %s, which contradicts another verdict of the same round: treated as skipped", p.mark)
 			s.res.Skipped[p.h] = why
@@ -43,8 +49,7 @@ func (s *Session) round(ctx context.Context, pts []string) error {
 			p.mark, p.step.Verdict = bisect.Skip, "skip"
 			p.step.Note = strings.TrimPrefix(p.step.Note+"; "+why, "; ")
 		}
-		s.search.Mark(p.h, p.mark)
-		s.res.Verdicts[p.h] = p.mark.String()
+		s.markMeasured(p.h, p.mark)
 		s.step(p.step)
 	}
 	return nil

@@ -48,6 +48,8 @@ type Session struct {
 	bayes     *bayes         // the probabilistic search, once started
 	builds    int            // prepares timed (replayed or live), for the cost of a build
 	building  time.Duration  // their time
+	hand      handSteps      // marks given by hand
+	rerecord  []Event        // hand marks to store again after a divergence from the replay
 }
 
 // trailRun is one run's metric value in measuring order.

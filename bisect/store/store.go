@@ -151,12 +151,15 @@ func Open(stateDir string) (*Store, error) {
 // kept in the database's user_version. Version 1 is the layout of every
 // store written before the version was kept (user_version 0 with tables);
 // version 2 adds events.took_ns, the time a prepare took (the probabilistic
-// search weighs builds by it, so a resumed session must see it again).
-const SchemaVersion = 2
+// search weighs builds by it, so a resumed session must see it again);
+// version 3 adds events.mark, the verdict of a mark given by hand.
+const SchemaVersion = 3
 
 // migrations[v] takes a store of version v to v+1; migrations[0] creates
 // version 1 (on an empty file, or over the unversioned tables of version 1).
-var migrations = []string{schema, `ALTER TABLE events ADD COLUMN took_ns INTEGER NOT NULL DEFAULT 0`}
+var migrations = []string{schema,
+	`ALTER TABLE events ADD COLUMN took_ns INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE events ADD COLUMN mark TEXT NOT NULL DEFAULT ''`}
 
 // migrate brings the store at path to SchemaVersion in one transaction, or
 // refuses a store a newer perfbisect wrote. The version is read again inside
@@ -324,6 +327,28 @@ func (s *Store) End(id int64, state State, outcome string, result any) error {
 	return nil
 }
 
+// Reopen makes the ended session id running again, for marks given by hand
+// after it ended: its outcome and result are cleared and its steps deleted
+// (resuming it replays its events and decides every step again, the marks
+// included), in one transaction.
+func (s *Store) Reopen(id int64) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return fmt.Errorf("store %s: reopen session %d: %w", s.path, id, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`UPDATE sessions SET state = ?, outcome = '', result = '', updated = ? WHERE id = ?`, Running, now(), id); err != nil {
+		return fmt.Errorf("store %s: reopen session %d: %w", s.path, id, err)
+	}
+	if _, err := tx.Exec(`DELETE FROM steps WHERE session = ?`, id); err != nil {
+		return fmt.Errorf("store %s: reopen session %d: %w", s.path, id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store %s: reopen session %d: %w", s.path, id, err)
+	}
+	return nil
+}
+
 // Append stores e as the session's event number seq, in one transaction. A seq
 // that is already stored is an error (the caller's bookkeeping is wrong). The
 // options the server read (e.Run.ServerOptions) go into their own column.
@@ -334,8 +359,8 @@ func (s *Store) Append(id int64, seq int, e session.Event) error {
 		run, _ = json.Marshal(e.Run)
 		options = e.Run.ServerOptions
 	}
-	_, err := s.db.Exec(`INSERT INTO events (session, seq, kind, commit_hash, reason, error, run, options, created, took_ns) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		id, seq, e.Kind, e.Commit, e.Reason, e.Err, string(run), options, now(), int64(e.Took))
+	_, err := s.db.Exec(`INSERT INTO events (session, seq, kind, commit_hash, reason, error, run, options, created, took_ns, mark) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		id, seq, e.Kind, e.Commit, e.Reason, e.Err, string(run), options, now(), int64(e.Took), e.Mark)
 	if err != nil {
 		return fmt.Errorf("store %s: event %d of session %d: %w", s.path, seq, id, err)
 	}
@@ -346,7 +371,7 @@ func (s *Store) Append(id int64, seq int, e session.Event) error {
 
 // Events returns a session's events in order (event i has seq i).
 func (s *Store) Events(id int64) ([]session.Event, error) {
-	rows, err := s.db.Query(`SELECT seq, kind, commit_hash, reason, error, run, options, took_ns FROM events WHERE session = ? ORDER BY seq`, id)
+	rows, err := s.db.Query(`SELECT seq, kind, commit_hash, reason, error, run, options, took_ns, mark FROM events WHERE session = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +382,7 @@ func (s *Store) Events(id int64) ([]session.Event, error) {
 		var seq int
 		var run, options string
 		var took int64
-		if err := rows.Scan(&seq, &e.Kind, &e.Commit, &e.Reason, &e.Err, &run, &options, &took); err != nil {
+		if err := rows.Scan(&seq, &e.Kind, &e.Commit, &e.Reason, &e.Err, &run, &options, &took, &e.Mark); err != nil {
 			return nil, err
 		}
 		e.Took = time.Duration(took)

@@ -417,15 +417,17 @@ func TestSchemaVersion(t *testing.T) {
 		t.Fatalf("a new store has schema version %d, want %d", v, SchemaVersion)
 	}
 	// As every store before the version was kept: version 1's tables
-	// (no events.took_ns) and user_version 0.
+	// (no events.took_ns, no events.mark) and user_version 0.
 	func() {
 		db, err := sql.Open("sqlite", "file:"+p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if _, err := db.Exec("ALTER TABLE events DROP COLUMN took_ns"); err != nil {
-			t.Fatal(err)
+		for _, col := range []string{"took_ns", "mark"} {
+			if _, err := db.Exec("ALTER TABLE events DROP COLUMN " + col); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}()
 	setVersion(0)
@@ -440,7 +442,12 @@ func TestSchemaVersion(t *testing.T) {
 	if err := st.Append(a.ID, 1, session.Event{Kind: session.EventPrepare, Commit: "b", Took: 1500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	if ev, _ := st.Events(a.ID); len(ev) != 2 || ev[1].Took != 1500*time.Millisecond || ev[0].Took != 0 {
+	// Version 3 keeps a hand mark's verdict.
+	if err := st.Append(a.ID, 2, session.MarkEvent(session.Marked{Commit: "c", Mark: bisect.Skip, Reason: "does not build with gcc 12"})); err != nil {
+		t.Fatal(err)
+	}
+	if ev, _ := st.Events(a.ID); len(ev) != 3 || ev[1].Took != 1500*time.Millisecond || ev[0].Took != 0 ||
+		ev[2].Kind != session.EventMark || ev[2].Mark != "skip" || ev[2].Reason != "does not build with gcc 12" || ev[1].Mark != "" {
 		t.Errorf("events after migrating: %+v", ev)
 	}
 	st.Close()

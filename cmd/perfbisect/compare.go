@@ -35,14 +35,14 @@ func compareCommand() *cli.Command {
 	}
 }
 
-// flagsFirst moves the positional arguments of compare, scan, report and build after their
-// flags, so
-// that "perfbisect compare origin/main HEAD --format markdown" works as users
+// flagsFirst moves the positional arguments of the commands that take them
+// (compare, scan, report, build, mark, replay) after their flags, so that
+// "perfbisect compare origin/main HEAD --format markdown" works as users
 // write it (urfave/cli v2 stops parsing flags at the first argument). A flag's
 // value is the next argument unless the flag is boolean or written
 // --flag=value; everything after "--" stays positional.
 func flagsFirst(cliApp *cli.App, args []string) []string {
-	if len(args) < 2 || args[1] != "compare" && args[1] != "scan" && args[1] != "report" && args[1] != "build" {
+	if len(args) < 2 || !slices.Contains([]string{"compare", "scan", "report", "build", "mark", "replay"}, args[1]) {
 		return args
 	}
 	if args[len(args)-1] == "--generate-bash-completion" {

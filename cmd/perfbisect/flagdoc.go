@@ -48,6 +48,7 @@ var flagDocs = map[string]flagDoc{
 	"build-cache-size": {catBuild, "SIZE"}, "distcc-hosts": {catBuild, "\"HOSTS\""}, "no-ccache": {catBuild, ""},
 	"retry-failed-builds": {catBuild, ""},
 
+	"reason":    {catRevisions, "TEXT"},
 	"state-dir": {catOutput, "DIR"}, "json": {catOutput, "FILE"}, "html": {catOutput, "FILE"}, "output": {catOutput, "FILE"},
 	"format": {catOutput, "FORMAT"}, "quiet": {catOutput, ""}, "verbose": {catOutput, ""}, "list": {catOutput, ""},
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -185,20 +186,102 @@ func checkFinishedSession(t *testing.T, repo, state, culprit string, buildFailur
 	}
 }
 
-func TestResetEndsAnUnfinishedSession(t *testing.T) {
+// TestHandMarksReplayAndReset: a bisection begun from a git bisect log
+// (perfbisect replay) takes the log's later marks by hand; interrupted, it
+// gets one more mark by hand, and the resumed session names the culprit
+// from the hand marks without building or running the commits they mark;
+// status, log and the JSON report show the marks with their reasons. Marked
+// again after it ended, the session is reopened; reset ends it, resume then
+// has nothing to continue, and a different session may start.
+func TestHandMarksReplayAndReset(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
-	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "2", "--broken-pos", "0")
+	repo, culprit := makeFixture(t, "-n", "4", "--culprit-pos", "3", "--broken-pos", "0")
+	parent := gitOut(t, repo, "rev-parse", culprit+"^")
+	good, bad := gitOut(t, repo, "rev-parse", "good"), gitOut(t, repo, "rev-parse", "bad")
 	state := t.TempDir()
-	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state}, smallRun...)
-	cmd := command(t, args...)
+	logFile := filepath.Join(t.TempDir(), "bisect.log")
+	text := fmt.Sprintf("# bisected by hand so far\ngit bisect start '%s' '%s'\ngit bisect good %s\n", bad, good, parent)
+	if err := os.WriteFile(logFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"replay", "--repo", repo, "--state-dir", state}, smallRun...)
+	cmd := command(t, append(args, logFile)...)
+	var first bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &first, &first
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, cmd, time.Minute, "a stored session", func() bool { s, _ := storedRuns(t, state); return s != nil })
+	waitFor(t, cmd, 3*time.Minute, "a stored run", func() bool { _, tps := storedRuns(t, state); return len(tps) >= 1 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	r := perfbisect(t, nil, "reset", "--state-dir", state, "--repo", repo)
-	if r.code != 0 || !strings.Contains(r.stdout, "session 1 ended") {
+	if !strings.Contains(first.String(), parent[:10]+" marked good by hand: git bisect good in "+logFile+" line 3") {
+		t.Errorf("replay did not say it took the log's mark:\n%s", tail(first.String(), 20))
+	}
+	if r := perfbisect(t, nil, "mark", "good", good, "--state-dir", state); r.code != exitUsage || !strings.Contains(r.stderr, "endpoint") {
+		t.Errorf("mark of the good endpoint: exit %d\n%s", r.code, r.stderr)
+	}
+	m := perfbisect(t, nil, "mark", "bad", culprit, "--reason", "perf record shows the new path", "--state-dir", state)
+	if m.code != exitOK || !strings.Contains(m.stdout, culprit[:10]+" marked bad by hand (perf record shows the new path)") ||
+		!strings.Contains(m.stdout, "perfbisect resume --state-dir "+state) {
+		t.Fatalf("mark: exit %d\n%s%s", m.code, m.stdout, m.stderr)
+	}
+
+	r := perfbisect(t, nil, "resume", "--state-dir", state)
+	if r.code != exitOK || !strings.Contains(r.stdout, "first bad commit: "+culprit) {
+		t.Fatalf("resumed session: exit %d, want 0 naming %s\n%s\n%s", r.code, culprit, r.stdout, tail(r.stderr, 30))
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds, _ := st.Builds(1)
+	st.Close()
+	for _, b := range builds {
+		if b.Commit != good && b.Commit != bad {
+			t.Errorf("%.10s was built, but only the endpoints need a build (the rest is marked by hand)", b.Commit)
+		}
+	}
+	if s, _ := storedRuns(t, state); s == nil || s.Args[0] != "start" || !strings.Contains(strings.Join(s.Args, " "), "--good "+good) {
+		t.Errorf("the replayed session's stored command is not the start it stands for: %+v", s)
+	}
+	status := perfbisect(t, nil, "status", "--state-dir", state)
+	lg := perfbisect(t, nil, "log", "--state-dir", state)
+	for what, out := range map[string]string{"status": status.stdout, "log": lg.stdout} {
+		if !strings.Contains(out, "marked by hand: perf record shows the new path") || !strings.Contains(out, "marked by hand: git bisect good in") {
+			t.Errorf("%s does not show the hand marks:\n%s", what, out)
+		}
+	}
+	if !strings.Contains(lg.stdout, "git bisect bad "+culprit) || !strings.Contains(lg.stdout, "git bisect good "+parent) {
+		t.Errorf("log lacks the hand marks as git bisect lines:\n%s", lg.stdout)
+	}
+	rep := perfbisect(t, nil, "report", "--state-dir", state, "--format", "json")
+	var doc struct {
+		Tested []struct {
+			Commit, Verdict, Hand string
+			Runs                  []json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(rep.stdout), &doc); err != nil {
+		t.Fatalf("report --format json: %v\n%s", err, rep.stderr)
+	}
+	hand := map[string]string{}
+	for _, tc := range doc.Tested {
+		if tc.Hand != "" {
+			hand[tc.Commit] = tc.Verdict + ": " + tc.Hand
+			if len(tc.Runs) != 0 {
+				t.Errorf("%.10s, marked by hand, has %d runs", tc.Commit, len(tc.Runs))
+			}
+		}
+	}
+	if hand[culprit] != "bad: perf record shows the new path" || !strings.HasPrefix(hand[parent], "good: git bisect good in") {
+		t.Errorf("the report's hand marks: %v", hand)
+	}
+
+	// Marked again after the end: reopened; reset ends it.
+	if m := perfbisect(t, nil, "mark", "skip", culprit, "--state-dir", state); m.code != exitOK || !strings.Contains(m.stdout, "had ended (found): it is reopened") {
+		t.Errorf("mark after the end: exit %d\n%s%s", m.code, m.stdout, m.stderr)
+	}
+	if r := perfbisect(t, nil, "reset", "--state-dir", state, "--repo", repo); r.code != 0 || !strings.Contains(r.stdout, "session 1 ended") {
 		t.Fatalf("reset: exit %d", r.code)
 	}
 	if s, _ := storedRuns(t, state); s == nil || s.State != store.Reset {
@@ -209,7 +292,7 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	}
 	// A different session may start now (and is killed at once: only its
 	// acceptance matters here).
-	other := append(append([]string(nil), args...), "--threshold", "7")
+	other := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--threshold", "7"}, smallRun...)
 	cmd = command(t, other...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -217,6 +300,18 @@ func TestResetEndsAnUnfinishedSession(t *testing.T) {
 	waitFor(t, cmd, time.Minute, "the new session stored after a reset", func() bool { s, _ := storedRuns(t, state); return s != nil && s.ID == 2 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+}
+
+// gitOut runs git in repo and returns its trimmed output.
+func gitOut(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func TestGitBisectRunFindsTheCulprit(t *testing.T) {

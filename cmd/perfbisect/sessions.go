@@ -7,12 +7,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 // The commands around a stored session, as git bisect has them: resume,
-// status, log, reset.
+// mark, status, log, reset.
 
 func stateFlags() []cli.Flag {
 	return []cli.Flag{
@@ -43,6 +44,20 @@ func sessionCommands() []*cli.Command {
 			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR]",
 			Flags:        append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"}),
 			Action:       resumeAction,
+			OnUsageError: onUsage,
+		},
+		{
+			Name:  "mark",
+			Usage: "mark commits of the latest bisection good, bad or skip by hand, with your reason (as git bisect good/bad/skip)",
+			UsageText: "perfbisect mark good|bad|skip REV... [--reason TEXT] [--repo DIR] [--state-dir DIR]\n\n" +
+				"A mark by hand is certain: the search takes it as it stands (no run is taken of the commit,\n" +
+				"runs taken before do not count against it) and the report shows it with your reason. The\n" +
+				"bisection must not be running: interrupt it (Ctrl-C; nothing measured is lost), mark, then\n" +
+				"perfbisect resume. A bisection that ended (a culprit you doubt, a range you can settle) is\n" +
+				"reopened: resume goes on from its stored runs. old and new are good and bad.",
+			Flags: append(stateFlags(),
+				&cli.StringFlag{Name: "reason", Usage: "why (stored with the mark, shown in status, log and reports)"}),
+			Action:       markAction,
 			OnUsageError: onUsage,
 		},
 		{
@@ -136,6 +151,37 @@ func logAction(c *cli.Context) error {
 		return usageErr("no session in %s", dir)
 	}
 	s.WriteLog(c.App.Writer)
+	return nil
+}
+
+func markAction(c *cli.Context) error {
+	if c.NArg() < 2 {
+		return usageErr("perfbisect mark takes a verdict and revisions: perfbisect mark good|bad|skip REV... [--reason TEXT]")
+	}
+	verdict, err := session.ParseMark(c.Args().First())
+	if err != nil {
+		return usageErr("%v (perfbisect mark good|bad|skip REV...)", err)
+	}
+	dir, err := app.FindStateDir(c.String("repo"), c.String("state-dir"))
+	if err != nil {
+		return err
+	}
+	var marks []app.HandMark
+	for _, rev := range c.Args().Slice()[1:] {
+		marks = append(marks, app.HandMark{Rev: rev, Mark: verdict, Reason: c.String("reason")})
+	}
+	res, err := app.Mark(dir, marks)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	for _, m := range res.Marked {
+		fmt.Fprintf(w, "session %d: %.10s marked %s by hand (%s)\n", res.Session.ID, m.Commit, m.Mark, m.Reason)
+	}
+	if res.Reopened {
+		fmt.Fprintf(w, "session %d had ended (%s): it is reopened, and resume goes on from its stored runs\n", res.Session.ID, res.Was)
+	}
+	fmt.Fprintf(w, "continue with: perfbisect resume %s\n", app.Where(dir, res.Session.Identity().Repo()))
 	return nil
 }
 

@@ -124,6 +124,12 @@ func startAction(c *cli.Context) error {
 	if c.String("good") == "" || c.String("bad") == "" {
 		return usageErr("--good and --bad are required: a revision without the regression and one with it (tag, branch, hash or version)")
 	}
+	return bisectFrom(c, c.String("good"), c.String("bad"), c.Bool("first-parent"), nil, startArgs(c))
+}
+
+// bisectFrom is start's work from its endpoints (as typed), with hand marks
+// (replay) and the command stored for resume.
+func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.HandMark, args []string) error {
 	if j := c.String("json"); j != "" {
 		if err := report.CheckWritable("json", j); err != nil {
 			return app.With(app.Usage, err)
@@ -138,11 +144,11 @@ func startAction(c *cli.Context) error {
 	}
 	defer su.close()
 	return app.Start(c.Context, su.Setup, app.StartRequest{
-		Good: c.String("good"), Bad: c.String("bad"),
-		NoConfirm: c.Bool("no-confirm"), FirstParent: c.Bool("first-parent"), Jobs: c.Int("jobs"),
+		Good: good, Bad: bad, Marks: marks,
+		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"),
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"),
 		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
-		StateDir: c.String("state-dir"), Args: startArgs(c), Resuming: resuming,
+		StateDir: c.String("state-dir"), Args: args, Resuming: resuming,
 		Out: su.stdout, Color: su.color(),
 		Report: func(doc report.Document, id int64) {
 			if c.String("json") != "" {
@@ -150,9 +156,61 @@ func startAction(c *cli.Context) error {
 					printError(err)
 				}
 			}
-			htmlReport(c, su.Store, report.Page{Title: "perfbisect: bisection " + c.String("good") + ".." + c.String("bad"), Bisect: &doc}, id)
+			htmlReport(c, su.Store, report.Page{Title: "perfbisect: bisection " + good + ".." + bad, Bisect: &doc}, id)
 		},
 	})
+}
+
+func replayCommand() *cli.Command {
+	cmd := startCommand()
+	var flags []cli.Flag
+	for _, f := range cmd.Flags {
+		if n := f.Names()[0]; n != "good" && n != "bad" {
+			flags = append(flags, f)
+		}
+	}
+	return &cli.Command{
+		Name:  "replay",
+		Usage: "bisect from a git bisect log: its first bad and good revisions are the endpoints, its later marks are taken as marks by hand",
+		UsageText: "perfbisect replay [start's options] LOG\n\n" +
+			"LOG is what git bisect log (or perfbisect log) printed: a bisection begun by hand, or by\n" +
+			"someone else, goes on measured. Its good, bad and skip lines after the endpoints enter the\n" +
+			"search as certain (no run is taken of those commits), their reason naming the log's line;\n" +
+			"marks outside the endpoints' range are left out, saying so. The session is then a start\n" +
+			"session like any other: perfbisect resume, status, mark, report and reset apply.",
+		Flags:        flags,
+		Action:       replayAction,
+		OnUsageError: cmd.OnUsageError,
+	}
+}
+
+func replayAction(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr("perfbisect replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", plural(c.NArg(), "argument"))
+	}
+	name := c.Args().First()
+	f, err := os.Open(name)
+	if err != nil {
+		return usageErr("%v (write one with git bisect log > %s)", err, name)
+	}
+	log, err := app.ReadBisectLog(f, name)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	// Stored as the start command it stands for: resume needs no log.
+	args := []string{"start"}
+	for _, a := range startArgs(c)[1:] {
+		if a != name {
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--good", log.Good, "--bad", log.Bad)
+	fp := c.Bool("first-parent") || log.FirstParent
+	if fp && !c.Bool("first-parent") {
+		args = append(args, "--first-parent")
+	}
+	return bisectFrom(c, log.Good, log.Bad, fp, log.Marks, args)
 }
 
 // resuming is set by perfbisect resume before it runs the stored start command.

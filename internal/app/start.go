@@ -40,6 +40,11 @@ type StartRequest struct {
 	// Resuming: the request is a stored session's command run again by
 	// resume, which must not differ from what is stored.
 	Resuming bool
+	// Marks are verdicts given by hand (perfbisect replay: a git bisect
+	// log's marks after its endpoints), stored with the session before it
+	// measures (those it already holds are not stored again); one outside
+	// the range is left out with a line on the log.
+	Marks []HandMark
 	// Out receives the decisions' table and the answer; Color allows colours
 	// in it.
 	Out   io.Writer
@@ -100,6 +105,14 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err != nil {
 		return err
 	}
+	stored := len(cfg.Replay)
+	marks, err := newMarks(su, cfg, req.Marks, commits)
+	if err != nil {
+		return err
+	}
+	for _, m := range marks {
+		cfg.Replay = append(cfg.Replay, session.MarkEvent(m))
+	}
 	st := su.Store
 	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
 	table := &report.Table{W: req.Out, Subjects: subjects, Metric: cfg.Metric, Color: req.Color}
@@ -121,6 +134,12 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		if sess, err = st.Begin(store.KindStart, req.Args, dir, good, bad, identity); err != nil {
 			return With(Failure, err)
 		}
+	}
+	for i, m := range marks {
+		if err := st.Append(sess.ID, stored+i, session.MarkEvent(m)); err != nil {
+			return With(Failure, err)
+		}
+		fmt.Fprintf(su.Log, "%.10s marked %s by hand: %s\n", m.Commit, m.Mark, m.Reason)
 	}
 	fmt.Fprintf(su.Log, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
 		len(commits), good, bad, expectedSteps(len(commits)), su.StateDir)
@@ -202,6 +221,36 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	fmt.Fprintf(su.Log, "resuming session %d started %s: %d runs stored are used, not measured again\n",
 		sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
 	return sess, identity, nil
+}
+
+// newMarks resolves the request's hand marks against the range (commits)
+// and the marks cfg.Replay already holds, and returns the ones not stored
+// yet. Errors (usage): a revision that does not resolve, or a mark that
+// contradicts the others.
+func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.Commit) ([]session.Marked, error) {
+	if len(marks) == 0 {
+		return nil, nil
+	}
+	var earlier []session.Marked
+	have := map[string]bool{} // commit and verdict
+	for _, e := range cfg.Replay {
+		if e.Kind == session.EventMark {
+			m, _ := session.ParseMark(e.Mark)
+			earlier = append(earlier, session.Marked{Commit: e.Commit, Mark: m, Reason: e.Reason})
+			have[e.Commit+" "+e.Mark] = true
+		}
+	}
+	all, err := resolveMarks(su.Repo, commits, cfg.Good, cfg.Bad, cfg.FirstParent, earlier, marks, "this bisection", su.Log)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Marked
+	for _, m := range all {
+		if !have[m.Commit+" "+m.Mark.String()] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // expectedSteps is about how many commits a bisection of n candidates

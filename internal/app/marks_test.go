@@ -1,0 +1,193 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/usage"
+)
+
+// gitRepo makes a repository of n empty commits on main and returns it, its
+// commits oldest first, and a git runner in it.
+func gitRepo(t *testing.T, n int) (string, []string, func(args ...string) string) {
+	t.Helper()
+	repo := t.TempDir()
+	g := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	g("init", "-q", "-b", "main")
+	var shas []string
+	for i := 0; i < n; i++ {
+		g("commit", "-q", "--allow-empty", "-m", "c"+string(rune('0'+i)))
+		shas = append(shas, g("rev-parse", "HEAD"))
+	}
+	return repo, shas, g
+}
+
+// TestMarkByHand: marks go into the latest bisection's events after what it
+// stored, with the user's reason; wrong marks are usage errors naming the
+// revision and nothing is stored; a finished bisection is reopened; a
+// running one, a git bisect run session and one without a regression are
+// refused.
+func TestMarkByHand(t *testing.T) {
+	repo, shas, _ := gitRepo(t, 9)
+	dir := t.TempDir()
+	if _, err := Mark(dir, []HandMark{{Rev: shas[4], Mark: bisect.Bad}}); !isUsage(err) || !strings.Contains(err.Error(), "no session") {
+		t.Errorf("no store: %v", err)
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := store.Identity{"repo": repo, "metric": "tps", "good": shas[0], "bad": shas[8]}
+	sess, err := st.Begin(store.KindStart, []string{"start"}, repo, shas[0], shas[8], id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bisect.Run{Commit: shas[0], TPS: 100}
+	if err := st.Append(sess.ID, 0, session.Event{Kind: session.EventRun, Commit: shas[0], Run: &r}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Mark(dir, []HandMark{{Rev: shas[6], Mark: bisect.Bad, Reason: " the release notes "}, {Rev: "HEAD~6", Mark: bisect.Good}})
+	if err != nil || res.Reopened || len(res.Marked) != 2 || res.Session.ID != sess.ID {
+		t.Fatalf("marking the unfinished session: %+v %v", res, err)
+	}
+	events, _ := st.Events(sess.ID)
+	if len(events) != 3 || events[1].Kind != session.EventMark || events[1].Commit != shas[6] || events[1].Mark != "bad" ||
+		events[1].Reason != "the release notes" || events[2].Commit != shas[2] || events[2].Mark != "good" || events[2].Reason != "no reason given" {
+		t.Fatalf("stored events %+v", events)
+	}
+	refused := func(what string, marks []HandMark, want ...string) {
+		t.Helper()
+		_, err := Mark(dir, marks)
+		if !isUsage(err) {
+			t.Errorf("%s: %v, want a usage error", what, err)
+			return
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", what, err, w)
+			}
+		}
+	}
+	refused("good above a bad mark", []HandMark{{Rev: shas[7], Mark: bisect.Good}}, shas[7][:10], "contradicts", "bad "+shas[6][:10])
+	refused("bad below a good mark", []HandMark{{Rev: shas[1], Mark: bisect.Bad}}, "contradicts", "good "+shas[2][:10])
+	refused("an endpoint", []HandMark{{Rev: shas[8], Mark: bisect.Skip}}, "endpoint")
+	refused("a revision that is not one", []HandMark{{Rev: "no-such-rev", Mark: bisect.Skip}}, "no-such-rev")
+	refused("one good, one wrong: nothing stored", []HandMark{{Rev: shas[3], Mark: bisect.Skip}, {Rev: shas[0], Mark: bisect.Good}}, "endpoint")
+	if ev, _ := st.Events(sess.ID); len(ev) != 3 {
+		t.Errorf("a refused mark stored events: %d, want 3", len(ev))
+	}
+	// Marking a commit again replaces its mark: 2 was good, now bad is
+	// consistent with nothing else.
+	if _, err := Mark(dir, []HandMark{{Rev: shas[2], Mark: bisect.Skip}}); err != nil {
+		t.Errorf("skip over an earlier good: %v", err)
+	}
+	unlock, err := measure.LockStateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("while a perfbisect holds the state directory", []HandMark{{Rev: shas[3], Mark: bisect.Skip}}, "stop it first", "resume")
+	unlock()
+
+	// A finished session is reopened: running again, its steps gone (resume
+	// decides them again).
+	if err := st.AddStep(sess.ID, 0, "midpoint", shas[4], "good", session.Step{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.End(sess.ID, store.Done, "found", map[string]string{"why": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Mark(dir, []HandMark{{Rev: shas[5], Mark: bisect.Good, Reason: "built by hand"}})
+	if err != nil || !res.Reopened || res.Was != "found" {
+		t.Fatalf("marking a finished session: %+v %v", res, err)
+	}
+	x, _ := st.Session(sess.ID)
+	steps, _ := st.Steps(sess.ID)
+	if cur, _ := st.Current(store.KindStart); cur == nil || cur.ID != sess.ID || x.State != store.Running || x.Outcome != "" || len(steps) != 0 {
+		t.Errorf("reopened: %+v, %d steps, current %+v", x, len(steps), cur)
+	}
+
+	if err := st.End(sess.ID, store.Done, string(session.NoRegression), nil); err != nil {
+		t.Fatal(err)
+	}
+	refused("no regression", []HandMark{{Rev: shas[3], Mark: bisect.Skip}}, "no regression")
+	if _, err := st.Begin(store.KindRun, []string{"run"}, repo, shas[0], shas[8], id); err != nil {
+		t.Fatal(err)
+	}
+	refused("a git bisect run session", []HandMark{{Rev: shas[3], Mark: bisect.Skip}}, "git bisect good")
+}
+
+func isUsage(err error) bool {
+	return err != nil && (errors.Is(err, usage.Err) || OutcomeOf(err) == Usage)
+}
+
+// TestReadBisectLog reads what git bisect log writes (a real bisection of a
+// repository) and what perfbisect log writes; wrong logs are usage errors
+// naming the file and line.
+func TestReadBisectLog(t *testing.T) {
+	_, shas, g := gitRepo(t, 9)
+	g("bisect", "start", shas[8], shas[0])
+	g("bisect", "skip", shas[4])
+	g("bisect", "good", shas[3])
+	g("bisect", "bad", shas[6])
+	text := g("bisect", "log")
+	g("bisect", "reset")
+	l, err := ReadBisectLog(strings.NewReader(text), "bisect.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Bad != shas[8] || l.Good != shas[0] || l.FirstParent || len(l.Marks) != 3 {
+		t.Fatalf("git's log read as %+v\n%s", l, text)
+	}
+	for i, want := range []struct {
+		sha  string
+		mark bisect.Mark
+	}{{shas[4], bisect.Skip}, {shas[3], bisect.Good}, {shas[6], bisect.Bad}} {
+		m := l.Marks[i]
+		if m.Rev != want.sha || m.Mark != want.mark || !strings.HasPrefix(m.Reason, "git bisect "+want.mark.String()+" in bisect.log line ") {
+			t.Errorf("mark %d: %+v, want %s %.10s", i, m, want.mark, want.sha)
+		}
+	}
+	// perfbisect log's format: quoted start arguments, --first-parent,
+	// evidence as comments; old/new terms.
+	l, err = ReadBisectLog(strings.NewReader("# perfbisect session 3\ngit bisect start '--first-parent' 'v2' 'v1'\n# good: [x] y\n#   n=6: like good\ngit bisect old abc\ngit bisect new def\n"), "p.log")
+	if err != nil || l.Bad != "v2" || l.Good != "v1" || !l.FirstParent || len(l.Marks) != 2 || l.Marks[0].Mark != bisect.Good || l.Marks[1].Mark != bisect.Bad {
+		t.Errorf("perfbisect's log: %+v %v", l, err)
+	}
+	// Endpoints given by good/bad lines after an empty start.
+	l, err = ReadBisectLog(strings.NewReader("git bisect start\ngit bisect bad v2\ngit bisect good v1\ngit bisect good v1.5\n"), "x")
+	if err != nil || l.Bad != "v2" || l.Good != "v1" || len(l.Marks) != 1 || l.Marks[0].Rev != "v1.5" {
+		t.Errorf("empty start: %+v %v", l, err)
+	}
+	for _, c := range []struct{ log, want string }{
+		{"git bisect start v2 v1 v0\n", "b.log:1: git bisect start names 2 good revisions"},
+		{"\n\ngit bisect start v2 v1 -- sql/\n", "b.log:3: a path-limited bisection"},
+		{"git bisect start --term-new=slow v2 v1\n", "custom terms"},
+		{"git bisect start v2 v1\ngit bisect visualize\n", "b.log:2: git bisect visualize cannot be replayed"},
+		{"git bisect start v2 v1\nrm -rf /\n", "b.log:2: \"rm -rf /\" is not a git bisect command"},
+		{"git bisect start v2\n", "no good and bad revision"},
+		{"git bisect start 'v2\n", "b.log:1:"},
+	} {
+		_, err := ReadBisectLog(strings.NewReader(c.log), "b.log")
+		if !isUsage(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want a usage error with %q", c.log, err, c.want)
+		}
+	}
+}
