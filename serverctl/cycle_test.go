@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/reap"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
@@ -178,5 +179,44 @@ func TestStartRetriesATakenPort(t *testing.T) {
 	}
 	if err := s.Stop(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStartOfAServerThatNeverGetsReady: a real server stopped (SIGSTOP) as
+// soon as it runs holds its files and answers nothing: the start fails
+// after StartTimeout with NotReady set and the server's log, and the
+// stopped process is killed, its socket directory removed.
+func TestStartOfAServerThatNeverGetsReady(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	in := systemInstall(t)
+	ctx := context.Background()
+	o := Options{Install: in, RunDir: filepath.Join(t.TempDir(), "run"), StartTimeout: 2 * time.Second}
+	if err := Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	afterSpawn = func(p int) {
+		pid = p
+		_ = syscall.Kill(p, syscall.SIGSTOP)
+	}
+	defer func() { afterSpawn = faultpoint.Hang }()
+	began := time.Now()
+	s, err := Start(ctx, o)
+	if err == nil {
+		s.Kill()
+		t.Fatal("a stopped server was taken as started")
+	}
+	var se *ServerError
+	if !errors.As(err, &se) || !se.NotReady || !strings.Contains(err.Error(), "not accepting connections after 2s") {
+		t.Fatalf("start of a stopped server: %v (NotReady %v)", err, se != nil && se.NotReady)
+	}
+	if took := time.Since(began); took < 2*time.Second || took > time.Minute {
+		t.Errorf("the start failed after %s, want the 2s timeout", took)
+	}
+	if pid == 0 {
+		t.Fatal("afterSpawn was not called")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the stopped server (pid %d) is still there", pid)
 	}
 }

@@ -81,6 +81,10 @@ type ServerError struct {
 	// unknown). SIGKILL comes from outside the server (the kernel's OOM
 	// killer, a user, a supervisor), never from a crash of its own.
 	Signal syscall.Signal
+	// NotReady is set when the server was alive but did not accept
+	// connections within Options.StartTimeout (it was killed then): a
+	// server that hangs at start, or a machine too slow or stalled for it.
+	NotReady bool
 }
 
 // KilledFromOutside reports whether the server was ended by SIGKILL, which a
@@ -249,6 +253,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return nil, lastErr
 }
 
+// afterSpawn is called with the server's pid as soon as it runs: the fault
+// suite's server that never gets ready (faultpoint.Hang), a test's.
+var afterSpawn = faultpoint.Hang
+
 func startOnce(ctx context.Context, o Options) (*Server, error) {
 	port, err := pickPort()
 	if p := faultpoint.TakenPort(); p != 0 {
@@ -306,6 +314,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 		cleanup()
 		return nil, fmt.Errorf("start %s: %w", o.Install.Server, err)
 	}
+	afterSpawn(cmd.Process.Pid)
 	if err := s.waitReady(ctx); err != nil {
 		s.kill()
 		cleanup()
@@ -350,7 +359,9 @@ func (s *Server) waitReady(ctx context.Context) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return s.failure("start", fmt.Sprintf("not accepting connections after %s", s.opts.StartTimeout))
+			f := s.failure("start", fmt.Sprintf("not accepting connections after %s", s.opts.StartTimeout))
+			f.NotReady = true
+			return f
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

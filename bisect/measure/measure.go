@@ -59,7 +59,12 @@ type Config struct {
 	// in StateDir across sessions; least recently used ones beyond it are
 	// deleted. 0: DefaultSnapshotBudget.
 	SnapshotBudget int64
-	Log            io.Writer // progress lines; may be nil
+	// StartTimeout bounds the wait for a started server to accept
+	// connections (serverctl.Options.StartTimeout; 0: its default, 3
+	// minutes). Past it the start fails with the server's error log, and the
+	// run is tried again as any failed run is.
+	StartTimeout time.Duration
+	Log          io.Writer // progress lines; may be nil
 	// OnBuild, when set, is called after every build attempt of a revision
 	// (cache hits included): for the store.
 	OnBuild func(BuildRecord)
@@ -333,6 +338,14 @@ func transient(err error) bool {
 
 var errTransient = errors.New("transient")
 
+// notReady reports whether err is a server start that timed out (a server
+// that hangs at start, or a stalled machine): the preparation is tried
+// again, as a run is.
+func notReady(err error) bool {
+	var se *serverctl.ServerError
+	return errors.As(err, &se) && se.NotReady
+}
+
 // errKilled is a server's death by SIGKILL, which comes from outside it:
 // retried as transient; when every attempt is killed, the revision is
 // untestable (a memory regression the OOM killer stops every time).
@@ -411,11 +424,19 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errKilled) || ctx.Err() != nil {
+		hung := notReady(err)
+		if !errors.Is(err, errKilled) && !hung || ctx.Err() != nil {
 			return nil, err
 		}
 		if attempt >= m.cfg.Retries {
+			if hung {
+				return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server never accepted connections in %d attempts to prepare its datadir (--start-timeout)", attempt+1), Err: err}
+			}
 			return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts to prepare its datadir (the OOM killer? see dmesg)", attempt+1), Err: err}
+		}
+		if hung {
+			m.logf("prepare %.10s: %v; preparing again (a stalled machine, or a server that hangs at every start?)", commit, err)
+			continue
 		}
 		m.logf("prepare %.10s: %v; preparing again (not the revision's fault)", commit, err)
 	}
@@ -435,7 +456,8 @@ func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverct
 		return err
 	}
 	_ = os.RemoveAll(snap)
-	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir}
+	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir,
+		StartTimeout: m.cfg.StartTimeout}
 	// The bootstrap and the load are heavy work: not during another
 	// perfbisect's measured window.
 	unlock, err := m.lock(ctx)
@@ -620,7 +642,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		return bisect.Run{}, err
 	}
 	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
-		CPUs: m.cfg.ServerCPUs}
+		CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
 	if m.cfg.FreshDatadir {
 		if err := serverctl.Initialize(ctx, o); err != nil {
 			return bisect.Run{}, m.serverFailure(ctx, commit, "datadir initialisation failed", err)

@@ -36,7 +36,7 @@ var flagDocs = map[string]flagDoc{
 	"driver": {catWorkload, "builtin|sysbench"}, "sysbench-path": {catWorkload, "PATH"}, "thread-list": {catWorkload, "N,N,..."},
 
 	"my-cnf": {catServer, "FILE"}, "server-cpus": {catServer, "CPUS"}, "client-cpus": {catServer, "CPUS"},
-	"fresh-datadir": {catServer, ""}, "snapshot-cache-size": {catServer, "SIZE"},
+	"fresh-datadir": {catServer, ""}, "start-timeout": {catServer, "DURATION"}, "snapshot-cache-size": {catServer, "SIZE"},
 
 	"repeats": {catDecisions, "N"}, "max-repeats": {catDecisions, "N"}, "threshold": {catDecisions, "PCT"},
 	"confidence": {catDecisions, "P"}, "metric": {catDecisions, "METRIC"}, "find": {catDecisions, "regression|improvement"},

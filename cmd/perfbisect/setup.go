@@ -230,6 +230,12 @@ func (s *setup) placementOf(c *cli.Context) error {
 		s.SnapshotBudget = int64(b)
 	}
 	s.FreshDatadir = c.Bool("fresh-datadir")
+	if s.StartTimeout, err = cliflag.Seconds("start-timeout", c.String("start-timeout")); err != nil {
+		return err
+	}
+	if s.StartTimeout < time.Second {
+		return usageErr("--start-timeout %s: want at least one second (3m, 180)", c.String("start-timeout"))
+	}
 	if s.ServerCPUs.Overlaps(s.ClientCPUs) {
 		fmt.Fprintf(s.Log, "perfbisect: note: --server-cpus %s and --client-cpus %s share CPUs: the client takes CPU time from the server it measures\n", s.ServerCPUs, s.ClientCPUs)
 	}

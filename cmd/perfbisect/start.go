@@ -45,6 +45,7 @@ func measurementFlags() []cli.Flag {
 	}
 	flags = append(flags, buildFlags()...)
 	return append(flags,
+		&cli.StringFlag{Name: "start-timeout", Value: "3m", Usage: "longest wait for a started server to accept connections (a large redo log's recovery is slow); past it the start fails with the server's error log and the run is tried again"},
 		&cli.BoolFlag{Name: "fresh-datadir", Usage: "initialise a datadir and load the tables for every run instead of restoring the prepared snapshot (slower)"},
 		&cli.StringFlag{Name: "snapshot-cache-size", Value: "10GiB", Usage: "disk space the prepared datadirs may keep in the state directory across sessions (500MiB, 20GB); least recently used ones beyond it are deleted"},
 		&cli.StringFlag{Name: "state-dir", Usage: "builds, datadir snapshots, the store and logs (default: the user's cache dir, per repository)"},

@@ -44,6 +44,7 @@ type Setup struct {
 	ServerCPUs, ClientCPUs serverctl.CPUList
 	SnapshotBudget         int64 // datadir snapshots, bytes
 	FreshDatadir           bool
+	StartTimeout           time.Duration // a server's start (0: serverctl's default)
 	Build                  BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
@@ -124,7 +125,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Bench: s.Bench, Log: s.Log, OnBuild: onBuild,
 		Driver: s.Driver, SysbenchPath: s.SysbenchPath, ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
-		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir})
+		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout})
 	m.Tidy()
 	return m
 }

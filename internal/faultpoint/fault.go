@@ -12,7 +12,9 @@
 // OOM killer or a power cut ends it. The point "port-taken" is not a kill:
 // the Nth server start gets a loopback port that another socket holds, as
 // when a process binds the chosen port between its choice and the server's
-// bind (see TakenPort).
+// bind (see TakenPort); nor is "server-hang": the Nth server started is
+// stopped (SIGSTOP) before it accepts connections, a server that never gets
+// ready (see Hang).
 package faultpoint
 
 // Points are the names Hit is called with, in the order a revision meets

@@ -12,3 +12,6 @@ func Hit(point string) {}
 
 // TakenPort returns 0; without the "faults" build tag no port is taken.
 func TakenPort() int { return 0 }
+
+// Hang does nothing; without the "faults" build tag no server hangs.
+func Hang(pid int) {}

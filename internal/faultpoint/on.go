@@ -101,3 +101,15 @@ func TakenPort() int {
 }
 
 var held []net.Listener
+
+// Hang stops the process pid (SIGSTOP) at the Nth call when
+// PERFBISECT_FAULT is server-hang:N: a server that never gets ready (it
+// holds its port and files, and answers nothing). Stopped, it still dies of
+// SIGKILL.
+func Hang(pid int) {
+	if !arrived("server-hang") {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "perfbisect: fault server-hang:%d: server pid %d stopped\n", spec.n, pid)
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+}

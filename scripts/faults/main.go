@@ -28,6 +28,11 @@
 //	                 the run is measured again, never counted
 //	port-taken       the Nth server start (at random) gets a port another
 //	                 socket holds: the start is retried on another port
+//	server-hang      the Nth server start (at random) is stopped (SIGSTOP)
+//	                 before it accepts connections, a server that never
+//	                 gets ready: --start-timeout (10 s) fails the start, the
+//	                 stopped server is killed and the run taken again; the
+//	                 revision is not blamed
 //	hung-build       the Nth build (at random, after the endpoints) hangs;
 //	                 --build-timeout kills it and the revision is skipped:
 //	                 the answer holds the culprit, nothing is left running
@@ -89,7 +94,7 @@ import (
 )
 
 var allFaults = []string{"kill-perfbisect", "kill-at", "sigint", "sigterm", "sighup", "kill-mysqld", "port-taken",
-	"hung-build", "disk-full", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
+	"server-hang", "hung-build", "disk-full", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
 
 // needsRoot are the faults that mount a filesystem.
 var needsRoot = map[string]bool{"disk-full": true, "read-only": true}
@@ -324,7 +329,7 @@ func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before
 	m := firstBad.FindStringSubmatch(out)
 	t.survived = exitErr == nil && m != nil && m[1] == fx.culprit
 	t.wrong = m != nil && m[1] != fx.culprit
-	if bad := fx.blamed(state, t.fault == "hung-build"); len(bad) > 0 {
+	if bad := fx.blamed(state, faultReason[t.fault]); len(bad) > 0 {
 		t.survived = false
 		t.note = strings.TrimPrefix(t.note+"; untestable beyond the broken build: "+strings.Join(bad, " "), "; ")
 	}
@@ -339,10 +344,16 @@ func (fx *fixture) judge(t *trial, state, tmp, out string, exitErr error, before
 	}
 }
 
-// blamed lists the commits other than the broken build (and, when
-// timeoutIsFault, one killed at --build-timeout: the fault itself) that the
-// latest start session of state stored as untestable.
-func (fx *fixture) blamed(state string, timeoutIsFault bool) []string {
+// faultReason is the failure a fault causes on purpose (a build killed at
+// --build-timeout, a start that timed out): a revision stored as untestable
+// for it is not blamed for the fault (a candidate's failed run is stored, so
+// that a resumed session replays the same retry).
+var faultReason = map[string]string{"hung-build": "--build-timeout", "server-hang": "not accepting connections after"}
+
+// blamed lists the commits other than the broken build (and those whose
+// stored failure says fault, the failure the fault causes) that the latest
+// start session of state stored as untestable.
+func (fx *fixture) blamed(state string, fault string) []string {
 	db, err := openStore(state)
 	if err != nil {
 		return nil
@@ -356,7 +367,7 @@ func (fx *fixture) blamed(state string, timeoutIsFault bool) []string {
 	var out []string
 	for rows.Next() {
 		var c, why string
-		if rows.Scan(&c, &why) != nil || c == fx.broken || timeoutIsFault && strings.Contains(why, "--build-timeout") {
+		if rows.Scan(&c, &why) != nil || c == fx.broken || fault != "" && strings.Contains(why, fault) {
 			continue
 		}
 		if h := fmt.Sprintf("%.10s", c); !slices.Contains(out, h) {
@@ -422,6 +433,10 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	case "port-taken":
 		t.at = 1 + rng.IntN(fx.total)
 		env = []string{fmt.Sprintf("PERFBISECT_FAULT=port-taken:%d", t.at)}
+	case "server-hang":
+		t.at = 1 + rng.IntN(fx.total)
+		env = []string{fmt.Sprintf("PERFBISECT_FAULT=server-hang:%d", t.at)}
+		extra = []string{"--start-timeout", "10s"}
 	case "hung-build":
 		// The endpoints are builds 1 and 2; the Nth build after them hangs.
 		t.at = 3 + rng.IntN(2)
@@ -451,12 +466,17 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		} else {
 			t.note += ": ended before the fault"
 		}
-	case "port-taken", "hung-build", "long-tmpdir":
+	case "port-taken", "server-hang", "hung-build", "long-tmpdir":
 		exitErr = waitOrKill(s, 15*time.Minute)
 		out := s.out.String()
 		switch fault {
 		case "port-taken":
 			t.injected = strings.Contains(out, "fault port-taken")
+		case "server-hang":
+			t.injected = strings.Contains(out, "fault server-hang")
+			if t.injected && !strings.Contains(out, "not accepting connections after 10s") {
+				t.note = "the hung start was not reported as such"
+			}
 		case "hung-build":
 			t.injected = strings.Contains(out, "--build-timeout")
 		default:
@@ -535,7 +555,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			t.note += fmt.Sprintf("want exit 1 saying %q; got %v: %s", want, exitErr, lastLine(out))
 		}
 		before = storedRuns(state)
-		if bad := fx.blamed(state, false); len(bad) > 0 {
+		if bad := fx.blamed(state, ""); len(bad) > 0 {
 			t.note += "; blamed while the disk was bad: " + strings.Join(bad, " ")
 		}
 		var rout string
