@@ -201,7 +201,8 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\tbase median [CI]\thead median [CI]\tchange [CI]\tp\tn\n")
+	med := medianHeader(doc)
+	fmt.Fprintf(tw, "metric\tbase %s\thead %s\tchange [CI]\tp\tn\n", med, med)
 	for _, r := range doc.Rows {
 		b, h, ch, p, n := cells(r)
 		name := r.Metric + " (" + r.Unit + ")"
@@ -213,6 +214,17 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	tw.Flush()
 	fmt.Fprintf(w, "\n* decides; intervals at %.4g%%, \"~\": not significant at that level%s\n%s\n", 100*decisionConf(doc), noIntervalNote(doc), verdictLine(doc))
 	return nil
+}
+
+// medianHeader is the medians' column title: "median [CI]" when some
+// median has its interval, "median" when none has (too few runs).
+func medianHeader(doc CompareDoc) string {
+	for _, r := range doc.Rows {
+		if c := r.Compare; c != nil && (c.MedianOldCI.OK || c.MedianNewCI.OK) {
+			return "median [CI]"
+		}
+	}
+	return "median"
 }
 
 // noIntervalNote explains a median printed without its interval (too few
@@ -244,7 +256,8 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
 	}
-	fmt.Fprintf(w, "| metric | base median [CI] | head median [CI] | change [CI] | p | n |\n|---|---|---|---|---|---|\n")
+	med := medianHeader(doc)
+	fmt.Fprintf(w, "| metric | base %s | head %s | change [CI] | p | n |\n|---|---|---|---|---|---|\n", med, med)
 	for _, r := range doc.Rows {
 		b, h, ch, p, n := cells(r)
 		name := r.Metric + " (" + r.Unit + ")"

@@ -89,6 +89,34 @@ func TestCompareRowsAndFormats(t *testing.T) {
 	}
 }
 
+// TestCompareMedianHeader: the medians' column says [CI] only when some
+// median has an interval (8 runs a side have one; 3 do not).
+func TestCompareMedianHeader(t *testing.T) {
+	header := func(doc CompareDoc) string {
+		var b bytes.Buffer
+		_ = WriteCompare(&b, "text", doc)
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(l, "metric") {
+				return l
+			}
+		}
+		return ""
+	}
+	if h := header(compareDoc(t, CompareRegression)); !strings.Contains(h, "base median [CI]") {
+		t.Errorf("8 runs a side: header %q", h)
+	}
+	var base, head []bisect.Run
+	for _, v := range []float64{100, 102, 99} {
+		base = append(base, bisect.Run{TPS: v})
+		head = append(head, bisect.Run{TPS: 0.8 * v})
+	}
+	cmp := stats.Compare(usable(base, session.TPS), usable(head, session.TPS), 0.05, 0.05)
+	few := CompareDoc{Result: CompareInconclusive, Metric: "tps", Rows: CompareRows(base, head, session.TPS, cmp)}
+	if h := header(few); strings.Contains(h, "median [CI]") || !strings.Contains(h, "base median") {
+		t.Errorf("3 runs a side: header %q, want medians without [CI]", h)
+	}
+}
+
 func TestCompareSetPerThreadCount(t *testing.T) {
 	a, b := compareDoc(t, CompareNoRegression), compareDoc(t, CompareRegression)
 	a.Threads, b.Threads = 1, 8
