@@ -147,6 +147,50 @@ func Open(stateDir string) (*Store, error) {
 	return &Store{db: db, path: path}, nil
 }
 
+// OpenReadOnly opens the store in stateDir for reading only, as on a
+// read-only filesystem (status, log and report must still show what a
+// session stored when the disk went read-only): nothing is created,
+// migrated or written; a write fails. Errors name the file: it is missing,
+// damaged, or of another schema version than this perfbisect's (an older
+// one cannot be migrated without writing: make the disk writable).
+func OpenReadOnly(stateDir string) (*Store, error) {
+	path := filepath.Join(stateDir, FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	// With a WAL file left (a writer was killed), SQLite reads it through
+	// the -shm file that is there too. Without one, it cannot make the
+	// -shm file on a read-only disk: the database is opened as immutable
+	// (nothing is in a WAL to miss, and nobody can write there).
+	dsn := "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)"
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		dsn = "file:" + path + "?mode=ro&immutable=1"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	var check string
+	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+		db.Close()
+		if err == nil {
+			err = errors.New(check)
+		}
+		return nil, fmt.Errorf("store %s is damaged: %v", path, err)
+	}
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: schema version: %w", path, err)
+	}
+	if v != SchemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("store %s has schema version %d and this perfbisect reads %d: it cannot be migrated read-only (make its disk writable)", path, v, SchemaVersion)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
 // SchemaVersion is the layout of the store's tables this perfbisect writes,
 // kept in the database's user_version. Version 1 is the layout of every
 // store written before the version was kept (user_version 0 with tables);

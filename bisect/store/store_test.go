@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -537,5 +538,101 @@ func TestDecisionsDecodeSteps(t *testing.T) {
 	out, err := st.Decisions(sess.ID)
 	if err != nil || len(out) != 2 || out[1].Commit != "m" || out[1].Looks != 6 || out[0].Role != session.RoleEndpoints {
 		t.Fatalf("Decisions = %+v, %v", out, err)
+	}
+}
+
+// TestOpenReadOnly: a store on a filesystem remounted read-only (a real
+// tmpfs) cannot be opened for writing, and OpenReadOnly reads every session
+// and event, also those a killed writer left in the WAL file.
+func TestOpenReadOnly(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a read-only filesystem")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := st.Begin(KindStart, []string{"start"}, "/src", "good", "bad", Identity{"repo": "/src"})
+	for i := 0; i < 3; i++ {
+		r := bisect.Run{Commit: "good", TPS: float64(100 + i)}
+		if err := st.Append(a.ID, i, session.Event{Kind: session.EventRun, Commit: "good", Run: &r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Left open, as by a killed perfbisect: the last writes may be in the
+	// WAL only. The remount needs no file open for writing: copy the files
+	// as they are into a fresh tmpfs made read-only.
+	ro := t.TempDir()
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(ro, syscall.MNT_DETACH)
+	files, _ := filepath.Glob(filepath.Join(dir, FileName+"*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ro, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ro); err == nil || !errors.Is(err, syscall.EROFS) {
+		t.Errorf("Open on a read-only filesystem: %v, want EROFS", err)
+	}
+	r, err := OpenReadOnly(ro)
+	if err != nil {
+		t.Fatalf("OpenReadOnly: %v (files %v)", err, files)
+	}
+	defer r.Close()
+	x, err := r.LatestOf(KindStart)
+	if err != nil || x == nil || x.ID != a.ID {
+		t.Fatalf("latest session: %+v %v", x, err)
+	}
+	ev, err := r.Events(a.ID)
+	if err != nil || len(ev) != 3 || ev[2].Run.TPS != 102 {
+		t.Errorf("events read-only: %d %v, want the 3 stored", len(ev), err)
+	}
+	if err := r.Append(a.ID, 3, session.Event{Kind: session.EventRun, Commit: "good"}); err == nil {
+		t.Errorf("a write to a read-only store succeeded")
+	}
+
+	// Closed cleanly (no WAL file left), then read-only.
+	clean := t.TempDir()
+	if err := syscall.Mount("tmpfs", clean, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Unmount(clean, syscall.MNT_DETACH)
+	st, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if left, _ := filepath.Glob(filepath.Join(dir, FileName+"-*")); len(left) > 0 {
+		t.Fatalf("a clean close left %v", left)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if err := os.WriteFile(filepath.Join(clean, FileName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", clean, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := OpenReadOnly(clean)
+	if err != nil {
+		t.Fatalf("OpenReadOnly of a cleanly closed store: %v", err)
+	}
+	defer r2.Close()
+	if ev, err := r2.Events(a.ID); err != nil || len(ev) != 3 {
+		t.Errorf("events of the cleanly closed store: %d %v", len(ev), err)
 	}
 }

@@ -140,6 +140,13 @@ func OpenStore(dir string) (*store.Store, error) {
 		return nil, nil
 	}
 	st, err := store.Open(dir)
+	if err != nil && diskfault.Check(dir, err) != nil {
+		// A read-only (or full) disk: what the session stored can still
+		// be shown.
+		if ro, rerr := store.OpenReadOnly(dir); rerr == nil {
+			return ro, nil
+		}
+	}
 	if err != nil {
 		return nil, With(Failure, err)
 	}

@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 )
 
@@ -99,5 +102,44 @@ func TestChooseSession(t *testing.T) {
 	}
 	if _, err := ChooseSession(all[2:], "", "/s"); OutcomeOf(err) != Usage {
 		t.Errorf("no finished session: %v, want a usage error", err)
+	}
+}
+
+// TestStoreOnAReadOnlyDisk: status, log and report read a state directory
+// whose disk went read-only (a real tmpfs remounted so): OpenStore falls
+// back to reading only, and the stored session shows.
+func TestStoreOnAReadOnlyDisk(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a read-only filesystem")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := st.Begin(store.KindStart, []string{"start", "--good", "v1"}, "/src", "aaaa", "bbbb", store.Identity{"repo": "/nonexistent"})
+	r := bisect.Run{Commit: "aaaa", TPS: 100}
+	_ = st.Append(sess.ID, 0, session.Event{Kind: session.EventRun, Commit: "aaaa", Run: &r})
+	st.Close()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenStore(dir)
+	if err != nil || ro == nil {
+		t.Fatalf("OpenStore on a read-only disk: %v", err)
+	}
+	defer ro.Close()
+	s, err := LoadLatest(ro)
+	if err != nil || s == nil || s.Runs != 1 {
+		t.Fatalf("LoadLatest: %+v %v", s, err)
+	}
+	var b strings.Builder
+	s.WriteStatus(&b, dir)
+	if !strings.Contains(b.String(), "session 1:") || !strings.Contains(b.String(), "runs stored: 1") {
+		t.Errorf("status on a read-only disk:\n%s", b.String())
 	}
 }
