@@ -42,8 +42,9 @@
 //	                 once the space is back
 //	read-only        (root) the same tmpfs remounted read-only after a
 //	                 session is interrupted at a random run (Linux refuses
-//	                 it while the store is open for writing): resume must
-//	                 stop saying so, and resume once it is writable
+//	                 it while the store is open for writing): status must
+//	                 show the session, resume must stop saying so, and
+//	                 resume once it is writable
 //	long-tmpdir      TMPDIR 180 bytes long (a unix socket path holds 107)
 //	two-sessions     a second start on the state directory of a running one:
 //	                 refused at once, naming the first; the first goes on
@@ -452,7 +453,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	}
 	var exitErr error
 	var before []float64
-	secondOK := true // two-sessions: the second start was refused as it must be
+	checksOK := true // the fault's own checks held (two-sessions: the second start refused; read-only: status works)
 	switch fault {
 	case "kill-at":
 		exitErr = waitOrKill(s, 15*time.Minute)
@@ -500,7 +501,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			t.note = fmt.Sprintf("second start on the state directory: %v, want refused at once naming pid %s: %s", err, pid, lastLine(string(b)))
 		}
 		exitErr = waitOrKill(s, 15*time.Minute)
-		secondOK = refused
+		checksOK = refused
 	case "disk-full", "read-only":
 		if !s.waitRuns(state, t.at, &exitErr) {
 			t.note = "ended before the fault"
@@ -524,6 +525,11 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			if err := syscall.Mount("tmpfs", state, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=3g,mode=0700"); err != nil {
 				t.note += "remount read-only: " + err.Error()
 				break
+			}
+			// What the session stored still shows.
+			if b, err := exec.Command(fx.bin, "status", "--state-dir", state).CombinedOutput(); err != nil || !strings.Contains(string(b), "unfinished") {
+				t.note += fmt.Sprintf("status on the read-only disk: %v: %s; ", err, lastLine(string(b)))
+				checksOK = false
 			}
 			var out string
 			out, exitErr = fx.resume(state, tmp)
@@ -602,7 +608,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		s.out = bytes.NewBufferString(out)
 	}
 	fx.judge(&t, state, tmp, s.out.String(), exitErr, before, sockets)
-	t.survived = t.survived && secondOK
+	t.survived = t.survived && checksOK
 	if fault == "hung-build" && !t.survived && !t.wrong && exitCode(exitErr) == 4 && strings.Contains(s.out.String(), fmt.Sprintf("%.10s", fx.culprit)) {
 		// Undecided between the culprit and the skipped (hung) revision next
 		// to it: a right answer, not an exact one.
