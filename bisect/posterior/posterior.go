@@ -223,6 +223,17 @@ func (m *Model) Known(commit string, bad bool) error {
 	return nil
 }
 
+// Forget takes back a Known mark of commit (a mark by hand replaced by a
+// skip): its runs count again.
+func (m *Model) Forget(commit string) {
+	if i, ok := m.index[commit]; ok {
+		if _, known := m.known[i]; known {
+			delete(m.known, i)
+			m.cache = nil
+		}
+	}
+}
+
 func word(bad bool) string {
 	if bad {
 		return "bad"

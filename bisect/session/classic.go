@@ -13,11 +13,27 @@ import (
 // Jobs midpoints), then the first bad commit confirmed against its parent. It
 // fills the session's result.
 func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error {
-	c := s.cfg
 	s.Plan(cmp)
+	for {
+		if err := s.midpoints(ctx); err != nil {
+			return err
+		}
+		if err := s.classicAnswer(ctx, cmp); err != nil {
+			return err
+		}
+		// Hand marks taken during the confirmation, or stored after the
+		// session had ended (it was reopened): the search goes on with them.
+		if !s.applyMarks() {
+			return nil
+		}
+		s.res.Outcome, s.res.Range, s.res.FirstBad, s.res.Why = "", nil, "", ""
+	}
+}
 
-	// Midpoints, one per step (or Jobs per round); hand marks apply
-	// between them.
+// midpoints places midpoints, one per step (or Jobs per round), until the
+// search has its answer; hand marks apply between them.
+func (s *Session) midpoints(ctx context.Context) error {
+	c := s.cfg
 	for {
 		s.applyMarks()
 		var err error
@@ -43,6 +59,13 @@ func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error
 		}
 		s.markMeasured(cand, side)
 	}
+	return nil
+}
+
+// classicAnswer sets the result from the search's answer: a range, or the
+// first bad commit confirmed against its parent.
+func (s *Session) classicAnswer(ctx context.Context, cmp stats.Comparison) error {
+	c := s.cfg
 	r := s.search.Result()
 	switch r.Outcome {
 	case bisect.Ambiguous:
@@ -68,6 +91,11 @@ func (s *Session) classicSearch(ctx context.Context, cmp stats.Comparison) error
 		// Measuring the parent could only contradict the user.
 		m, _ := s.byHand(parent)
 		s.res.Why = fmt.Sprintf("bisection ended at the parent %.10s marked good by hand (%s): not confirmed by runs", parent, m.Reason)
+		return nil
+	case s.markedBad(r.FirstBad):
+		// No run is taken of a commit marked by hand.
+		m, _ := s.byHand(r.FirstBad)
+		s.res.Why = fmt.Sprintf("bisection ended at %.10s, marked bad by hand (%s): not confirmed by runs", r.FirstBad, m.Reason)
 		return nil
 	case parent == c.Good && r.FirstBad == c.Bad:
 		// The endpoints' comparison was this very test, at a level at

@@ -73,15 +73,12 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 	return Event{}, false
 }
 
-// record hands a live event to the store (Config.Record) before it is used,
-// after the hand marks a divergence from the replay left to record again.
+// record hands a live event to the store (Config.Record) before it is used;
+// after a failure to store the hand marks a divergence kept (keepMarks) it
+// returns that failure.
 func (s *Session) record(e Event) error {
-	for len(s.rerecord) > 0 {
-		m := s.rerecord[0]
-		s.rerecord = s.rerecord[1:]
-		if err := s.record(m); err != nil {
-			return err
-		}
+	if s.recordErr != nil {
+		return s.recordErr
 	}
 	seq := s.seq
 	s.seq++

@@ -64,15 +64,19 @@ func (s *Session) takeMarks() {
 	}
 }
 
-// keepMarks is called when the session leaves its replay at event seq: the
-// hand marks stored after it stay part of the session (they are the user's,
-// not measurements): pending now, and recorded again with the next live
-// event.
+// keepMarks is called when the session leaves its replay (the stored events
+// from its place on were dropped): the hand marks among rest stay part of the
+// session (they are the user's, not measurements): pending now, and stored
+// again at once, at the place the session has reached. A failure to store
+// them is returned by the next record.
 func (s *Session) keepMarks(rest []Event) {
 	for _, e := range rest {
-		if e.Kind == EventMark {
-			s.hand.pending = append(s.hand.pending, e.marked())
-			s.rerecord = append(s.rerecord, e)
+		if e.Kind != EventMark {
+			continue
+		}
+		s.hand.pending = append(s.hand.pending, e.marked())
+		if err := s.record(e); err != nil && s.recordErr == nil {
+			s.recordErr = err
 		}
 	}
 }
@@ -87,6 +91,12 @@ func (s *Session) byHand(h string) (Marked, bool) {
 func (s *Session) markedGood(h string) bool {
 	m, ok := s.byHand(h)
 	return ok && m.Mark == bisect.Good
+}
+
+// markedBad reports whether h was marked bad by hand.
+func (s *Session) markedBad(h string) bool {
+	m, ok := s.byHand(h)
+	return ok && m.Mark == bisect.Bad
 }
 
 // applyMarks applies the pending hand marks (a decision point of either
@@ -112,6 +122,7 @@ func (s *Session) applyMarks() bool {
 			}
 		}
 		if s.bayes != nil && m.Mark == bisect.Skip {
+			s.bayes.model.Forget(m.Commit) // a good or bad mark before it no longer holds
 			s.bayes.model.Untestable(m.Commit)
 		}
 		delete(s.res.Skipped, m.Commit)

@@ -225,3 +225,93 @@ func TestHandMarksOutliveADivergence(t *testing.T) {
 		}
 	}
 }
+
+// TestHandMarkAfterTheConfirmation: a classic session that ended confirmed
+// is reopened with its culprit marked good: the search goes on past the
+// confirmation with the mark, and names the commit after it.
+func TestHandMarkAfterTheConfirmation(t *testing.T) {
+	cfg, hs := bayesConfig(30)
+	cfg = config(cfg.Commits, hs)
+	cfg.Threshold = 0.03
+	var events []Event
+	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(4, 4))}
+	s, _ := New(cfg, m)
+	res, err := s.Run(context.Background())
+	if err != nil || res.FirstBad != hs[17] || res.Steps[len(res.Steps)-1].Role != RoleConfirm {
+		t.Fatalf("first session: %v %s %.3s (%s)", err, res.Outcome, res.FirstBad, res.Why)
+	}
+	cfg.Replay = append(events, MarkEvent(Marked{Commit: hs[17], Mark: bisect.Good, Reason: "rebuilt it: good"}))
+	cfg.Hooks = Hooks{}
+	s2, _ := New(cfg, m)
+	res, err = s2.Run(context.Background())
+	if err != nil || res.FirstBad != hs[18] || res.Verdicts[hs[17]] != "good" {
+		t.Fatalf("with the mark after the confirmation: %v %s %.3s, verdict of 17 %q (%s)", err, res.Outcome, res.FirstBad, res.Verdicts[hs[17]], res.Why)
+	}
+}
+
+// TestHandMarksKeptAtADivergenceSurviveAnInterrupt: the marks a divergence
+// keeps are stored again at once, not with the next live event: a session
+// stopped right after the divergence still has them.
+func TestHandMarksKeptAtADivergenceSurviveAnInterrupt(t *testing.T) {
+	cfg, hs := bayesConfig(30)
+	events := handMarkSession(t, cfg, hs[17], 5, 30)
+	events = append(events, MarkEvent(Marked{Commit: hs[20], Mark: bisect.Bad, Reason: "known"}))
+	cfg.Threshold, cfg.Repeats = 0.02, 8 // another session: it leaves the replay early
+	cfg.Replay = events
+	stored := append([]Event(nil), events...) // the store, truncated at the divergence as the app does
+	cfg.Hooks.Diverged = func(seq int) { stored = stored[:seq] }
+	cfg.Hooks.Record = func(seq int, e Event) error {
+		if seq != len(stored) {
+			t.Fatalf("event stored at %d, the store has %d", seq, len(stored))
+		}
+		stored = append(stored, e)
+		return nil
+	}
+	m := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+		Rand: rand.New(rand.NewPCG(8, 3))}, runs: map[string]int{}, stop: 1} // interrupted at the first live run
+	s, _ := New(cfg, m)
+	if _, err := s.Run(context.Background()); !errors.Is(err, errStopped) {
+		t.Fatalf("%v, want the interrupt", err)
+	}
+	marks := 0
+	for _, e := range stored {
+		if e.Kind == EventMark && e.Commit == hs[20] {
+			marks++
+		}
+	}
+	if marks != 1 {
+		t.Errorf("after the divergence and the interrupt the store holds the mark %d times, want once", marks)
+	}
+}
+
+// TestHandMarksReplaced: a commit marked again gets its last mark: bad then
+// skip is a skip (no longer certain), in both searches; a bad mark on a
+// commit that does not build names it without running it.
+func TestHandMarksReplaced(t *testing.T) {
+	for _, search := range []string{SearchBayes, SearchClassic} {
+		t.Run(search, func(t *testing.T) {
+			cfg, hs := bayesConfig(30)
+			if search == SearchClassic {
+				cfg = config(cfg.Commits, hs)
+				cfg.Threshold = 0.03
+			}
+			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[15], Mark: bisect.Bad}), MarkEvent(Marked{Commit: hs[15], Mark: bisect.Skip})}
+			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
+			s, _ := New(cfg, m)
+			res, err := s.Run(context.Background())
+			if err != nil || res.FirstBad != hs[17] {
+				t.Errorf("bad then skip on 15 (culprit 17): %v %s %.3s %d-range (%s)", err, res.Outcome, res.FirstBad, len(res.Range), res.Why)
+			}
+
+			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[17], Mark: bisect.Bad, Reason: "built elsewhere: slow"})}
+			m2 := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+				Untestable: map[string]string{hs[17]: "build failed"}, Rand: rand.New(rand.NewPCG(2, 2))}, runs: map[string]int{}}
+			s2, _ := New(cfg, m2)
+			res, err = s2.Run(context.Background())
+			if err != nil || res.FirstBad != hs[17] || m2.runs[hs[17]] != 0 {
+				t.Errorf("bad by hand on the culprit that does not build: %v %s %.3s, %d runs of it (%s)", err, res.Outcome, res.FirstBad, m2.runs[hs[17]], res.Why)
+			}
+		})
+	}
+}

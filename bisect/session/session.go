@@ -49,7 +49,7 @@ type Session struct {
 	builds    int            // prepares timed (replayed or live), for the cost of a build
 	building  time.Duration  // their time
 	hand      handSteps      // marks given by hand
-	rerecord  []Event        // hand marks to store again after a divergence from the replay
+	recordErr error          // storing the hand marks kept at a divergence failed
 }
 
 // trailRun is one run's metric value in measuring order.

@@ -175,6 +175,10 @@ func markAction(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
+	if len(res.Marked) == 0 {
+		fmt.Fprintf(w, "session %d: nothing new to mark (every commit named is marked so already)\n", res.Session.ID)
+		return nil
+	}
 	for _, m := range res.Marked {
 		fmt.Fprintf(w, "session %d: %.10s marked %s by hand (%s)\n", res.Session.ID, m.Commit, m.Mark, m.Reason)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
@@ -198,6 +199,14 @@ func replayAction(c *cli.Context) error {
 	f.Close()
 	if err != nil {
 		return err
+	}
+	// The endpoints as hashes: a symbolic one (HEAD) would move.
+	if r, err := bisect.OpenRepo(c.String("repo")); err == nil {
+		for _, rev := range []*string{&log.Good, &log.Bad} {
+			if h, err := bisect.Resolve(r, *rev); err == nil {
+				*rev = h
+			}
+		}
 	}
 	// Stored as the start command it stands for: resume needs no log.
 	args := []string{"start"}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -27,7 +28,8 @@ type HandMark struct {
 }
 
 // MarkResult is what Mark did: the session marked, the marks as stored
-// (full hashes), and whether the session had ended and was reopened.
+// (full hashes; none when every commit was marked so already), and whether
+// the session had ended and was reopened.
 type MarkResult struct {
 	Session  *store.Session
 	Marked   []session.Marked
@@ -105,7 +107,7 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 		}
 	}
 	res := &MarkResult{Session: sess, Marked: marked}
-	if sess.State == store.Done {
+	if sess.State == store.Done && len(marked) > 0 {
 		if err := st.Reopen(sess.ID); err != nil {
 			return nil, With(Failure, err)
 		}
@@ -136,40 +138,109 @@ func resolveMarks(repo *git.Repository, commits []bisect.Commit, good, bad strin
 	all := append([]session.Marked(nil), earlier...)
 	var out []session.Marked
 	for _, hm := range marks {
-		h, err := bisect.Resolve(repo, hm.Rev)
+		hashes, err := markedCommits(repo, hm.Rev, hm.Mark)
 		if err != nil {
-			return nil, With(Usage, fmt.Errorf("%s: %w", hm.Rev, err))
+			return nil, err
 		}
-		if !searched[h] {
-			why := fmt.Sprintf("%s (%.10s) is not a commit %s searches: marks apply to the commits after good %.10s up to and before bad %.10s", hm.Rev, h, where, good, bad)
-			if h == good || h == bad {
-				why = fmt.Sprintf("%s (%.10s) is an endpoint of %s: the endpoints are measured, not marked", hm.Rev, h, where)
+		for _, h := range hashes {
+			if !searched[h] {
+				if strings.Contains(hm.Rev, "..") {
+					continue // a skip range: its commits outside the search do not matter
+				}
+				why := fmt.Sprintf("%s (%.10s) is not a commit %s searches: marks apply to the commits after good %.10s up to and before bad %.10s", hm.Rev, h, where, good, bad)
+				if h == good || h == bad {
+					why = fmt.Sprintf("%s (%.10s) is an endpoint of %s: the endpoints are measured, not marked", hm.Rev, h, where)
+				}
+				if log != nil {
+					fmt.Fprintf(log, "perfbisect: %s %s left out: %s\n", hm.Mark, hm.Rev, why)
+					continue
+				}
+				return nil, bisect.Usagef("%s", why)
 			}
-			if log != nil {
-				fmt.Fprintf(log, "perfbisect: %s %s left out: %s\n", hm.Mark, hm.Rev, why)
-				continue
+			if !consistent(commits, good, bad, opts, all, h, hm.Mark) {
+				return nil, bisect.Usagef("%s %s (%.10s) contradicts the hand marks of %s (%s): a good commit cannot come after a bad one",
+					hm.Mark, hm.Rev, h, where, describeMarks(latest(all)))
 			}
-			return nil, bisect.Usagef("%s", why)
-		}
-		s, _ := bisect.NewSearchOptions(commits, []string{good}, bad, opts)
-		for _, m := range all {
-			if m.Commit != h {
-				s.Mark(m.Commit, m.Mark)
+			reason := strings.TrimSpace(hm.Reason)
+			if reason == "" {
+				reason = "no reason given"
 			}
+			m := session.Marked{Commit: h, Mark: hm.Mark, Reason: reason}
+			if l := latest(all); len(l) > 0 && slices.ContainsFunc(l, func(x session.Marked) bool { return x.Commit == h && x.Mark == hm.Mark }) {
+				continue // marked so already
+			}
+			all = append(all, m)
+			out = append(out, m)
 		}
-		if !s.Consistent(h, hm.Mark) {
-			return nil, bisect.Usagef("%s %s (%.10s) contradicts the hand marks of %s (%s): a good commit cannot come after a bad one",
-				hm.Mark, hm.Rev, h, where, describeMarks(all))
-		}
-		reason := strings.TrimSpace(hm.Reason)
-		if reason == "" {
-			reason = "no reason given"
-		}
-		m := session.Marked{Commit: h, Mark: hm.Mark, Reason: reason}
-		all = append(all, m)
-		out = append(out, m)
 	}
 	return out, nil
+}
+
+// markedCommits resolves the revision of a mark: one commit, or for a skip
+// the commits of a range A..B, as git bisect skip takes (those of B not in
+// A). Errors (usage) name the revision.
+func markedCommits(repo *git.Repository, rev string, m bisect.Mark) ([]string, error) {
+	from, to, isRange := strings.Cut(rev, "..")
+	if !isRange {
+		h, err := bisect.Resolve(repo, rev)
+		if err != nil {
+			return nil, With(Usage, fmt.Errorf("%s: %w", rev, err))
+		}
+		return []string{h}, nil
+	}
+	if m != bisect.Skip {
+		return nil, bisect.Usagef("%s: a range marks commits skip only (as git bisect skip); mark good or bad one commit", rev)
+	}
+	a, err := bisect.Resolve(repo, from)
+	if err != nil {
+		return nil, With(Usage, fmt.Errorf("%s: %w", rev, err))
+	}
+	b, err := bisect.Resolve(repo, to)
+	if err != nil {
+		return nil, With(Usage, fmt.Errorf("%s: %w", rev, err))
+	}
+	cs, err := bisect.Range(repo, a, b)
+	if err != nil {
+		return nil, With(OutcomeOf(err), fmt.Errorf("%s: %w", rev, err))
+	}
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Hash)
+	}
+	return out, nil
+}
+
+// latest keeps each commit's last mark of ms, in the order the commits were
+// first marked.
+func latest(ms []session.Marked) []session.Marked {
+	last := map[string]session.Marked{}
+	var order []string
+	for _, m := range ms {
+		if _, ok := last[m.Commit]; !ok {
+			order = append(order, m.Commit)
+		}
+		last[m.Commit] = m
+	}
+	out := make([]session.Marked, 0, len(order))
+	for _, h := range order {
+		out = append(out, last[h])
+	}
+	return out
+}
+
+// consistent reports whether marking h with m agrees with the last marks of
+// the other commits (bisect.Search.Consistent).
+func consistent(commits []bisect.Commit, good, bad string, opts bisect.Options, marks []session.Marked, h string, m bisect.Mark) bool {
+	s, err := bisect.NewSearchOptions(commits, []string{good}, bad, opts)
+	if err != nil {
+		return false
+	}
+	for _, x := range latest(marks) {
+		if x.Commit != h {
+			s.Mark(x.Commit, x.Mark)
+		}
+	}
+	return s.Consistent(h, m)
 }
 
 // describeMarks lists hand marks as "bad 1a2b3c4d5e, good 5e6f7a8b9c".

@@ -94,11 +94,26 @@ func TestMarkByHand(t *testing.T) {
 	if ev, _ := st.Events(sess.ID); len(ev) != 3 {
 		t.Errorf("a refused mark stored events: %d, want 3", len(ev))
 	}
-	// Marking a commit again replaces its mark: 2 was good, now bad is
-	// consistent with nothing else.
+	// Marking a commit again replaces its mark.
 	if _, err := Mark(dir, []HandMark{{Rev: shas[2], Mark: bisect.Skip}}); err != nil {
 		t.Errorf("skip over an earlier good: %v", err)
 	}
+	// The same commit twice in one call is stored once; marked so again,
+	// nothing is stored. A bad mark before 6 is now allowed: 2's good
+	// mark was replaced by skip... and 6 stays bad.
+	res, err = Mark(dir, []HandMark{{Rev: shas[5], Mark: bisect.Bad}, {Rev: shas[5], Mark: bisect.Bad}, {Rev: shas[6], Mark: bisect.Bad}})
+	if err != nil || len(res.Marked) != 1 || res.Marked[0].Commit != shas[5] {
+		t.Errorf("5 bad twice and 6 bad again: %+v %v, want one new mark", res, err)
+	}
+	if _, err := Mark(dir, []HandMark{{Rev: shas[1], Mark: bisect.Bad}}); err != nil {
+		t.Errorf("bad on 1 after 2's good mark was replaced by skip: %v", err)
+	}
+	// A skip range marks the commits of A..B the session searches.
+	res, err = Mark(dir, []HandMark{{Rev: shas[0] + ".." + shas[3], Mark: bisect.Skip, Reason: "build broken there"}})
+	if err != nil || len(res.Marked) != 2 || res.Marked[0].Commit == shas[2] || res.Marked[1].Commit == shas[2] {
+		t.Errorf("skip %.7s..%.7s: %+v %v, want 1 and 3 (2 is skip already)", shas[0], shas[3], res, err)
+	}
+	refused("a good range", []HandMark{{Rev: shas[1] + ".." + shas[3], Mark: bisect.Good}}, "skip only")
 	unlock, err := measure.LockStateDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +135,25 @@ func TestMarkByHand(t *testing.T) {
 	}
 	x, _ := st.Session(sess.ID)
 	steps, _ := st.Steps(sess.ID)
+	// status and log show the marks the session has not taken yet.
+	stored, err := LoadLatest(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status, log strings.Builder
+	stored.WriteStatus(&status, dir)
+	stored.WriteLog(&log)
+	for what, out := range map[string]string{"status": status.String(), "log": log.String()} {
+		if !strings.Contains(out, "marked by hand: built by hand (taken when the session goes on)") || !strings.Contains(out, shas[6][:10]) {
+			t.Errorf("%s does not show the pending hand marks:\n%s", what, out)
+		}
+	}
+	if !strings.Contains(log.String(), "git bisect good "+shas[5]) {
+		t.Errorf("log lacks the pending mark as a git bisect line:\n%s", log.String())
+	}
+	if res, err := Mark(dir, []HandMark{{Rev: shas[5], Mark: bisect.Good}}); err != nil || len(res.Marked) != 0 {
+		t.Errorf("marked so again: %+v %v, want nothing new", res, err)
+	}
 	if cur, _ := st.Current(store.KindStart); cur == nil || cur.ID != sess.ID || x.State != store.Running || x.Outcome != "" || len(steps) != 0 {
 		t.Errorf("reopened: %+v, %d steps, current %+v", x, len(steps), cur)
 	}
@@ -164,6 +198,19 @@ func TestReadBisectLog(t *testing.T) {
 		if m.Rev != want.sha || m.Mark != want.mark || !strings.HasPrefix(m.Reason, "git bisect "+want.mark.String()+" in bisect.log line ") {
 			t.Errorf("mark %d: %+v, want %s %.10s", i, m, want.mark, want.sha)
 		}
+	}
+	// git keeps the start line's revisions as typed: the endpoints are
+	// the hashes of the comments before it, not what HEAD is later.
+	g("bisect", "start", "HEAD", "HEAD~8")
+	g("bisect", "good", shas[2])
+	text = g("bisect", "log")
+	g("bisect", "reset")
+	l, err = ReadBisectLog(strings.NewReader("\ufeff"+strings.ReplaceAll(text, "\n", "\r\n")), "crlf.log")
+	if err != nil || l.Bad != shas[8] || l.Good != shas[0] || len(l.Marks) != 1 || l.Marks[0].Rev != shas[2] {
+		t.Fatalf("git's log of start HEAD HEAD~8 (with a BOM and CRLF) read as %+v %v\n%s", l, err, text)
+	}
+	if l, err := ReadBisectLog(strings.NewReader("git bisect start 'v2' 'v1' '--'\n"), "x"); err != nil || l.Bad != "v2" {
+		t.Errorf("a start line ending in -- with no paths: %+v %v", l, err)
 	}
 	// perfbisect log's format: quoted start arguments, --first-parent,
 	// evidence as comments; old/new terms.

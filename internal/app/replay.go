@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	shellwords "github.com/mattn/go-shellwords"
@@ -11,6 +12,10 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 )
+
+// logComment is git's comment before a verdict: "# bad: [sha] subject"
+// (also new/old).
+var logComment = regexp.MustCompile(`^# (good|bad|old|new): \[([0-9a-f]{40})\]`)
 
 // BisectLog is a git bisect log (what git bisect log or perfbisect log
 // print) read for perfbisect replay: the first bad and the first good
@@ -39,9 +44,25 @@ func ReadBisectLog(r io.Reader, name string) (*BisectLog, error) {
 	bad := func(format string, args ...any) error {
 		return bisect.Usagef("%s:%d: %s", name, n, fmt.Sprintf(format, args...))
 	}
+	// git writes the start line's revisions as typed (HEAD, a branch) and
+	// their hashes in the comments before it ("# bad: [sha] subject"):
+	// those are the endpoints, not what HEAD is when the log is replayed.
+	var hashed map[bisect.Mark][]string
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte-order mark an editor added
+		}
+		if m := logComment.FindStringSubmatch(line); m != nil {
+			if v, err := session.ParseMark(m[1]); err == nil && v != bisect.Skip {
+				if hashed == nil {
+					hashed = map[bisect.Mark][]string{}
+				}
+				hashed[v] = append(hashed[v], m[2])
+			}
+			continue
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -53,13 +74,17 @@ func ReadBisectLog(r io.Reader, name string) (*BisectLog, error) {
 			return nil, bad("%q is not a git bisect command: want git bisect start, good, bad or skip (a log written by git bisect log or perfbisect log)", line)
 		}
 		verb, args := words[2], words[3:]
+		comments := hashed
+		hashed = nil
 		if verb == "start" {
 			var revs []string
-			for _, a := range args {
+			for i, a := range args {
 				switch {
 				case a == "--first-parent":
 					out.FirstParent = true
 				case a == "--no-checkout":
+				case a == "--" && i == len(args)-1:
+					// no paths after it
 				case a == "--":
 					return nil, bad("a path-limited bisection (git bisect start ... -- PATHS) cannot be replayed: perfbisect bisects every commit of the range")
 				case strings.HasPrefix(a, "--term"):
@@ -72,6 +97,12 @@ func ReadBisectLog(r io.Reader, name string) (*BisectLog, error) {
 			}
 			if len(revs) > 2 {
 				return nil, bad("git bisect start names %d good revisions (%s): perfbisect bisects from one good revision; start it with one, or edit the log", len(revs)-1, strings.Join(revs[1:], " "))
+			}
+			if len(revs) > 0 && len(comments[bisect.Bad]) == 1 {
+				revs[0] = comments[bisect.Bad][0]
+			}
+			if len(revs) == 2 && len(comments[bisect.Good]) == 1 {
+				revs[1] = comments[bisect.Good][0]
 			}
 			for i, rev := range revs {
 				m := bisect.Good

@@ -26,6 +26,9 @@ type Stored struct {
 	Runs    int
 	Builds  []store.Build
 	Repo    *git.Repository
+	// Pending are the marks by hand stored after the session's last
+	// decision on their commit: the session applies them when it goes on.
+	Pending []session.Marked
 }
 
 // LoadLatest reads the latest bisection of st (a start or a `perfbisect
@@ -52,9 +55,25 @@ func LoadLatest(st *store.Store) (*Stored, error) {
 	if err != nil {
 		return nil, With(Failure, err)
 	}
+	var marks []session.Marked
 	for _, e := range events {
 		if e.Run != nil {
 			out.Runs++
+		}
+		if e.Kind == session.EventMark {
+			m, _ := session.ParseMark(e.Mark)
+			marks = append(marks, session.Marked{Commit: e.Commit, Mark: m, Reason: e.Reason})
+		}
+	}
+	applied := map[string]bool{}
+	for _, st := range out.Steps {
+		if st.Hand {
+			applied[st.Commit+" "+st.Verdict] = true
+		}
+	}
+	for _, m := range latest(marks) {
+		if !applied[m.Commit+" "+m.Mark.String()] {
+			out.Pending = append(out.Pending, m)
 		}
 	}
 	if out.Builds, err = st.Builds(sess.ID); err != nil {
@@ -115,6 +134,9 @@ func (s *Stored) WriteStatus(w io.Writer, dir string) {
 	for _, st := range s.Steps {
 		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, DecisionN(st), st.Reason)
 	}
+	for _, m := range s.Pending {
+		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s marked by hand: %s (taken when the session goes on)\n", "mark", m.Commit, m.Mark, "no runs", m.Reason)
+	}
 	resume := func() {
 		if interrupted {
 			where := Where(dir, x.Identity().Repo())
@@ -128,7 +150,7 @@ func (s *Stored) WriteStatus(w io.Writer, dir string) {
 		resume()
 	case x.State == store.Running:
 		if s.Repo != nil {
-			if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), s.Steps); err == nil {
+			if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), append(pendingSteps(s.Pending), s.Steps...)); err == nil {
 				next, _ := search.Next()
 				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
 				if next != "" {
@@ -215,6 +237,15 @@ func ReplaySearch(r *git.Repository, good, bad string, firstParent bool, steps [
 	return search, nil
 }
 
+// pendingSteps are marks by hand as the midpoint steps they become.
+func pendingSteps(ms []session.Marked) []session.Step {
+	var out []session.Step
+	for _, m := range ms {
+		out = append(out, session.Step{Role: session.RoleMidpoint, Commit: m.Commit, Verdict: m.Mark.String(), Reason: "marked by hand: " + m.Reason, Hand: true})
+	}
+	return out
+}
+
 // WriteLog writes the session in git bisect log's format (git bisect replay
 // reads it back), with perfbisect's evidence as comment lines.
 func (s *Stored) WriteLog(w io.Writer) {
@@ -241,6 +272,10 @@ func (s *Stored) WriteLog(w io.Writer) {
 		case session.RoleConfirm:
 			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s): %s\n", st.Commit, st.Against, st.Verdict, DecisionN(st), st.Reason)
 		}
+	}
+	for _, m := range s.Pending {
+		fmt.Fprintf(w, "# %s: [%s] %s\n#   marked by hand: %s (taken when the session goes on)\n", m.Mark, m.Commit, s.Subject(m.Commit), m.Reason)
+		fmt.Fprintf(w, "git bisect %s %s\n", m.Mark, m.Commit)
 	}
 	if x.State == store.Done && len(x.Result) > 0 {
 		var doc struct {
