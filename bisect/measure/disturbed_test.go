@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,5 +198,65 @@ func TestServerKilledFromOutsideIsRetried(t *testing.T) {
 		if !strings.Contains(log.String(), "retrying (not the revision's fault)") {
 			t.Errorf("killed %v after it was seen, the run was not retried as the machine's:\n%s", delay, log.String())
 		}
+	}
+}
+
+// A server that never gets ready (stopped with SIGSTOP as it starts) fails
+// the run after StartTimeout as the revision's (the session retries it): the
+// stopped server is killed, and the run directory keeps its logs but not its
+// datadir copy.
+func TestServerThatNeverGetsReady(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 10000, 2, 2*time.Second, time.Second
+	var log strings.Builder
+	m, rev, state := fixtureMeasurer(t, Config{Bench: o, Log: &log, DisturbedRetries: -1, StartTimeout: 2 * time.Second})
+	if _, err := m.Measure(context.Background(), rev, 1); err != nil { // the snapshot, and one run that works
+		t.Fatal(err)
+	}
+	stopped := make(chan int, 1)
+	go func() {
+		for range 500 {
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				if err != nil || !strings.Contains(string(b), filepath.Join(state, "runs")) || !strings.Contains(string(b), "mariadbd") || strings.Contains(string(b), "--print-defaults") {
+					continue
+				}
+				pid, _ := strconv.Atoi(e.Name())
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+				stopped <- pid
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		stopped <- 0
+	}()
+	_, err := m.Measure(context.Background(), rev, 1)
+	pid := <-stopped
+	if pid == 0 {
+		t.Fatal("no server to stop was seen")
+	}
+	var u *bisect.UntestableError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "not accepting connections after 2s") {
+		t.Fatalf("a server stopped as it started: %v, want the revision's failure after the 2s start timeout", err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the stopped server (pid %d) is still there", pid)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(state, "runs", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v, want the failed run's", dirs)
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], "data")); err == nil {
+		t.Errorf("the failed run's datadir copy is left in %s", dirs[0])
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], serverctl.StderrFile)); err != nil {
+		ents, _ := os.ReadDir(dirs[0])
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the failed run's logs are gone: %v", names)
 	}
 }

@@ -276,10 +276,8 @@ func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision)
 		if err == nil || bisect.IsUntestable(err) || ctx.Err() != nil || !transient(err) {
 			return r, d, err
 		}
-		// The failed attempt's logs stay as evidence; its datadir copy goes.
-		if rerr := serverctl.RemoveDatadir(filepath.Join(m.runDir(commit), "data")); rerr != nil {
-			m.logf("note: %v", rerr)
-		}
+		// The failed attempt's logs stay as evidence; its datadir copy went
+		// (run).
 		if attempt >= m.cfg.Retries {
 			if errors.Is(err, errKilled) {
 				return r, d, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts of a run (the OOM killer? see dmesg)", attempt+1), Err: err}
@@ -620,7 +618,25 @@ func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err
 func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
 	var d disturbance
 	r, err := m.run1(ctx, commit, rev, &d)
+	if err != nil && ctx.Err() == nil {
+		m.dropFailedDatadir(commit)
+	}
 	return r, d, err
+}
+
+// dropFailedDatadir removes the datadir copy of the run of commit that just
+// failed: its logs stay in the run directory as the evidence the error
+// names, but a copy of the tables (hundreds of MB on a real workload) is no
+// evidence, unless the server dumped a core there, which is kept.
+func (m *Measurer) dropFailedDatadir(commit string) {
+	data := filepath.Join(m.runDir(commit), "data")
+	if cores, _ := filepath.Glob(filepath.Join(data, "core*")); len(cores) > 0 {
+		m.logf("note: the failed run's core dump is kept: %s", strings.Join(cores, " "))
+		return
+	}
+	if err := serverctl.RemoveDatadir(data); err != nil {
+		m.logf("note: %v", err)
+	}
 }
 
 // run1 is run; it sets *d once the window's load is known.
@@ -758,7 +774,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
 	}
 	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
-	// A failed run keeps its directory (logs, datadir) as evidence.
+	// A failed run keeps its directory's logs as evidence (run).
 	if err := serverctl.RemoveDatadir(data); err != nil {
 		return bisect.Run{}, err
 	}
