@@ -10,7 +10,8 @@
 // (mariadb-10.0.22, mysql-5.7.44, 10.11.18; scripts/real-trees/import-releases.sh
 // makes one from release imports). Its release tags are grouped by series
 // (X.Y); for every series the -series filter admits (default: all), the
-// newest release (NEW) and the one -back releases before it (OLD) are
+// newest release (NEW) and the one -back releases before it (OLD; in a
+// series of one release, the release before it in the repository) are
 //
 //  1. built cold: perfbisect build NEW, with an empty ccache (a CCACHE_DIR of
 //     the series' own) into a fresh state directory: wall time, the install's
@@ -126,9 +127,11 @@ func main() {
 			if len(want) > 0 && !want[s] || done[repo+"\t"+s] {
 				continue
 			}
-			in := inSeries(rels, s)
-			newRel := in[len(in)-1]
-			oldRel := in[max(len(in)-1-*back, 0)]
+			newRel, oldRel, ok := pair(rels, s, *back)
+			if !ok {
+				fmt.Fprintf(os.Stderr, "real-trees: %s series %s: one release and none before it: nothing to compare it with\n", repo, s)
+				continue
+			}
 			if st, err := diskFree(*work); err == nil && st < free {
 				fatal(1, "%s free under %s, below -min-free %s: free space, or pass a smaller -min-free", humanize.IBytes(st), *work, *minFree)
 			}
@@ -197,6 +200,23 @@ func seriesOf(rels []release) []string {
 		}
 	}
 	return out
+}
+
+// pair returns the newest release of series s and the one back releases
+// before it in the series; a series of one release is paired with the
+// release before it in rels (another series: a Debian source package has one
+// release per series). ok is false when there is none.
+func pair(rels []release, s string, back int) (newRel, oldRel release, ok bool) {
+	in := inSeries(rels, s)
+	newRel = in[len(in)-1]
+	if len(in) > back {
+		return newRel, in[len(in)-1-back], true
+	}
+	i := slices.IndexFunc(rels, func(r release) bool { return r.tag == in[0].tag })
+	if i == 0 {
+		return newRel, release{}, false
+	}
+	return newRel, rels[i-1], true
 }
 
 func inSeries(rels []release, s string) []release {
