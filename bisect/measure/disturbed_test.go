@@ -168,25 +168,7 @@ func TestServerKilledFromOutsideIsRetried(t *testing.T) {
 	// (the warm-up or the window).
 	for _, delay := range []time.Duration{0, 1500 * time.Millisecond} {
 		log.Reset()
-		killed := make(chan int, 1)
-		go func() {
-			for range 300 {
-				ents, _ := os.ReadDir("/proc")
-				for _, e := range ents {
-					b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-					if err != nil || !strings.Contains(string(b), filepath.Join(state, "runs")) || !strings.Contains(string(b), "mariadbd") || strings.Contains(string(b), "--print-defaults") {
-						continue
-					}
-					time.Sleep(delay)
-					pid, _ := strconv.Atoi(e.Name())
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					killed <- pid
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			killed <- 0
-		}()
+		killed := signalRunServer(state, delay, syscall.SIGKILL)
 		runs, err := m.Measure(context.Background(), rev, 1)
 		pid := <-killed
 		if pid == 0 {
@@ -214,24 +196,7 @@ func TestServerThatNeverGetsReady(t *testing.T) {
 	if _, err := m.Measure(context.Background(), rev, 1); err != nil { // the snapshot, and one run that works
 		t.Fatal(err)
 	}
-	stopped := make(chan int, 1)
-	go func() {
-		for range 500 {
-			ents, _ := os.ReadDir("/proc")
-			for _, e := range ents {
-				b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-				if err != nil || !strings.Contains(string(b), filepath.Join(state, "runs")) || !strings.Contains(string(b), "mariadbd") || strings.Contains(string(b), "--print-defaults") {
-					continue
-				}
-				pid, _ := strconv.Atoi(e.Name())
-				_ = syscall.Kill(pid, syscall.SIGSTOP)
-				stopped <- pid
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		stopped <- 0
-	}()
+	stopped := signalRunServer(state, 0, syscall.SIGSTOP)
 	_, err := m.Measure(context.Background(), rev, 1)
 	pid := <-stopped
 	if pid == 0 {
@@ -259,4 +224,30 @@ func TestServerThatNeverGetsReady(t *testing.T) {
 		}
 		t.Errorf("the failed run's logs are gone: %v", names)
 	}
+}
+
+// signalRunServer watches for the mariadbd of a run under state (its
+// runs/ directory) for about 6 s, and sends it sig delay after it is seen;
+// the channel gets its pid, or 0 when none was seen.
+func signalRunServer(state string, delay time.Duration, sig syscall.Signal) chan int {
+	got := make(chan int, 1)
+	go func() {
+		for range 1200 {
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				if err != nil || !strings.Contains(string(b), filepath.Join(state, "runs")) || !strings.Contains(string(b), "mariadbd") || strings.Contains(string(b), "--print-defaults") {
+					continue
+				}
+				time.Sleep(delay)
+				pid, _ := strconv.Atoi(e.Name())
+				_ = syscall.Kill(pid, sig)
+				got <- pid
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		got <- 0
+	}()
+	return got
 }

@@ -132,19 +132,28 @@ func Open(stateDir string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serialises anyway
-	var check string
-	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+	if err := intact(db, path); err != nil {
 		db.Close()
-		if err == nil {
-			err = errors.New(check)
-		}
-		return nil, fmt.Errorf("store %s is damaged: %v (move it away to start afresh; builds and datadir snapshots stay usable)", path, err)
+		return nil, fmt.Errorf("%w (move it away to start afresh; builds and datadir snapshots stay usable)", err)
 	}
 	if err := migrate(db, path); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return &Store{db: db, path: path}, nil
+}
+
+// intact runs SQLite's quick check of the store at path: an error saying it
+// is damaged, naming the file.
+func intact(db *sql.DB, path string) error {
+	var check string
+	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+		if err == nil {
+			err = errors.New(check)
+		}
+		return fmt.Errorf("store %s is damaged: %v", path, err)
+	}
+	return nil
 }
 
 // OpenReadOnly opens the store in stateDir for reading only, as on a
@@ -171,13 +180,9 @@ func OpenReadOnly(stateDir string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	var check string
-	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+	if err := intact(db, path); err != nil {
 		db.Close()
-		if err == nil {
-			err = errors.New(check)
-		}
-		return nil, fmt.Errorf("store %s is damaged: %v", path, err)
+		return nil, err
 	}
 	var v int
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {

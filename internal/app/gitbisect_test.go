@@ -2,8 +2,6 @@ package app
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -17,24 +15,7 @@ import (
 // decisions and runs), abandoned when BISECT_LOG is gone without it or is
 // another bisection's; while git bisects it stays running.
 func TestRunSessionEndsWithGitBisect(t *testing.T) {
-	repo := t.TempDir()
-	g := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	g("init", "-q", "-b", "main")
-	var shas []string
-	for i := 0; i < 4; i++ {
-		g("commit", "-q", "--allow-empty", "-m", "c"+string(rune('0'+i)))
-		shas = append(shas, g("rev-parse", "HEAD"))
-	}
+	repo, shas, g := gitRepo(t, 4)
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 )
@@ -53,16 +52,11 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
 		return nil, bisect.Usagef("no session in %s (perfbisect start begins one, perfbisect replay LOG one from a git bisect log)", dir)
 	}
-	unlock, err := measure.LockStateDir(dir)
+	st, done, err := lockedStore(dir, "stop it first: Ctrl-C, nothing measured is lost; mark, then perfbisect resume")
 	if err != nil {
-		return nil, bisect.Usagef("%v: stop it first (Ctrl-C; nothing measured is lost), mark, then perfbisect resume", err)
+		return nil, err
 	}
-	defer unlock()
-	st, err := store.Open(dir)
-	if err != nil {
-		return nil, With(Failure, err)
-	}
-	defer st.Close()
+	defer done()
 	sess, err := st.LatestOf(store.KindStart, store.KindRun)
 	if err != nil {
 		return nil, With(Failure, err)

@@ -290,6 +290,22 @@ func (s *Stored) WriteLog(w io.Writer) {
 	}
 }
 
+// lockedStore takes the state directory dir's lock and opens its store, to
+// change a session no perfbisect works on; done closes the store and lets the
+// lock go. Errors: usage when a perfbisect holds dir (what names what to do
+// then); the store's failures.
+func lockedStore(dir, what string) (st *store.Store, done func(), err error) {
+	unlock, err := measure.LockStateDir(dir)
+	if err != nil {
+		return nil, nil, bisect.Usagef("%v (%s)", err, what)
+	}
+	if st, err = store.Open(dir); err != nil {
+		unlock()
+		return nil, nil, With(Failure, err)
+	}
+	return st, func() { st.Close(); unlock() }, nil
+}
+
 // Reset ends the unfinished start session of the state directory dir
 // (builds and datadir snapshots stay) and returns it; nil when there is none.
 // Errors: usage when a perfbisect works on it now (stop it first); the
@@ -298,16 +314,11 @@ func Reset(dir string) (*store.Session, error) {
 	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
 		return nil, nil
 	}
-	unlock, err := measure.LockStateDir(dir)
+	st, done, err := lockedStore(dir, "stop that perfbisect first")
 	if err != nil {
-		return nil, bisect.Usagef("%v (stop that perfbisect first)", err)
+		return nil, err
 	}
-	defer unlock()
-	st, err := store.Open(dir)
-	if err != nil {
-		return nil, With(Failure, err)
-	}
-	defer st.Close()
+	defer done()
 	cur, err := st.Current(store.KindStart)
 	if err != nil {
 		return nil, With(Failure, err)
