@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -32,9 +31,7 @@ type project struct {
 
 func newProject(t *testing.T, units int) *project {
 	t.Helper()
-	if _, err := exec.LookPath("cmake"); err != nil {
-		t.Fatal("cmake is required (apt-get install cmake)")
-	}
+	testenv.Require(t, testenv.BuildTools) // a CMake project, built with cc
 	p := &project{t: t, dir: t.TempDir(), units: units}
 	p.git = gitIn(t, p.dir)
 	p.git("init", "-q", "-b", "main")

@@ -173,6 +173,7 @@ func TestIncrementalBuildIsACleanBuild(t *testing.T) {
 // The code digest sees code, not the file: stripping debug information keeps
 // it, a changed constant changes it.
 func TestCodeDigest(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools) // compiles with cc
 	dir := t.TempDir()
 	cc := func(name, src string, args ...string) string {
 		t.Helper()

@@ -76,6 +76,7 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 // A state directory inside the work tree (or around it) is refused before
 // anything is written.
 func TestStateDirInsideWorkTreeIsRefused(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools) // build checks its tools (cmake) before the state directory
 	repo, _ := makeFixture(t, "--commits", "4", "--culprit-pos", "2", "--broken-pos", "0")
 	for _, dir := range []string{repo, filepath.Join(repo, "sql"), filepath.Dir(repo)} {
 		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", dir, "good")
