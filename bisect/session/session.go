@@ -12,7 +12,8 @@
 // confirmation, perfbisect compare), place.go (one candidate placed between
 // the endpoints: a midpoint, perfbisect run; the look loop), round.go (k
 // candidates a round), classic.go and bayes.go (the two searches Run
-// drives once the endpoints differ), plan.go (the pre-flight estimate).
+// drives once the endpoints differ), marks.go (verdicts given by hand),
+// plan.go (the pre-flight estimate).
 package session
 
 import (
