@@ -47,7 +47,10 @@ var shNotFound = regexp.MustCompile(`^(/bin/)?(ba|da)?sh: (line )?\d+: .*: not f
 var missingSigns = []string{"Could NOT find ", "CMAKE_MAKE_PROGRAM is not set", "CMAKE_C_COMPILER not set", "CMAKE_CXX_COMPILER not set",
 	"No CMAKE_C_COMPILER could be found", "No CMAKE_CXX_COMPILER could be found", "is not found or unusable",
 	"required but not found", "not found. Please install", "is required to build", "Cannot find appropriate system libraries",
-	"set to NOTFOUND", "library not found", "not found. Install"}
+	"set to NOTFOUND", "library not found", "not found. Install",
+	// A bundled library CMake downloads when the system's is missing
+	// (MariaDB 10.11's libfmt): no network here, or none wanted.
+	"Each download failed", "Couldn't resolve host name", "Could not resolve host"}
 
 // noRule is make's missing prerequisite: often a system file an upgrade
 // removed (an absolute library path the configure found), so not the
@@ -65,6 +68,7 @@ var DebianPackages = []struct {
 	Missing string // regular expression over the error
 	Package string
 }{
+	{`libfmt`, "libfmt-dev"},
 	{`pcre2`, "libpcre2-dev"},
 	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
 	{`\bzlib\b|zlib\.h`, "zlib1g-dev"},

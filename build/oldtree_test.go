@@ -160,6 +160,8 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		{"# configure: cmake\nCMake Error at cmake/readline.cmake:85 (MESSAGE):\n  Curses library not found.  Please install appropriate package,\n", faultMachine, []string{"libncurses-dev"}},
 		{"# configure: cmake\nCMake Error at cmake/ssl.cmake:230 (MESSAGE):\n  Cannot find appropriate system libraries for SSL.  Make sure you've\n", faultMachine, []string{"libssl-dev"}},
 		{"# build: sh -c make\nsh: 1: make: not found\n", faultMachine, []string{"make"}},
+		// MariaDB 10.11 without libfmt-dev downloads fmt, with no network here.
+		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
