@@ -22,7 +22,7 @@ var (
 	// diagnostic ("   12 |   printf(...)", "      |   ^~~"): never a verdict.
 	sourceQuote = regexp.MustCompile(`^\s*\d*\s*\|`)
 	// errorLine is a compiler's, linker's or CMake's own error line.
-	errorLine = regexp.MustCompile(`:\d+(:\d+)?: (fatal )?error: |^CMake Error|undefined reference to |error: ld returned|: error: linker command failed|^make(\[\d+\])?: \*\*\* No rule to make target`)
+	errorLine = regexp.MustCompile(`:\d+(:\d+)?: (fatal )?error: |^CMake Error|undefined reference to |error: ld returned|: error: linker command failed|^g?make(\[\d+\])?: \*\*\* No rule to make target`)
 	// missingFile is a missing include: a header the revision removed, or a
 	// -dev package the machine lacks; perfbisect cannot tell, so it is not
 	// remembered.

@@ -135,6 +135,9 @@ func TestDiagnoseFirstErrorOfTheFailingStep(t *testing.T) {
 		{"# configure: cmake\n-- Could NOT find JNI\nCMake Error at libmysql/CMakeLists.txt:12 (MESSAGE):\n  Version script check failed.  Either switch to GNU ld\nCall Stack (most recent call first):\n  CMakeLists.txt:3\n", faultRevision, "CMake Error at libmysql/CMakeLists.txt:12 (MESSAGE): Version script check failed. Either switch to GNU ld", nil},
 		{"# configure: cmake\nCMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)\n", faultMachine, "CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message): Could NOT find ZLIB (missing: ZLIB_LIBRARY ZLIB_INCLUDE_DIR)", []string{"zlib1g-dev"}},
 		{"# build: cmake --build\nsql/x.cc:3:10: fatal error: pcre2.h: No such file or directory\n", faultUnknown, "sql/x.cc:3:10: fatal error: pcre2.h: No such file or directory", []string{"libpcre2-dev"}},
+		// CMake's Makefiles call GNU make gmake; a tree that lost a file
+		// (git add without -f of a tarball that ships ignored files).
+		{"# build: cmake --build\ngmake[2]: *** No rule to make target 'dbug/user.r', needed by 'dbug/user.ps'.  Stop.\ngmake[2]: *** Waiting for unfinished jobs....\n[ 30%] Generating example3.r\ngmake[1]: *** [CMakeFiles/Makefile2:4438: dbug/CMakeFiles/user_ps.dir/all] Error 2\ngmake[1]: *** Waiting for unfinished jobs....\n[ 30%] Built target GenError\ngmake: *** [Makefile:156: all] Error 2\n", faultUnknown, "gmake[2]: *** No rule to make target 'dbug/user.r', needed by 'dbug/user.ps'. Stop.", nil},
 		// An error of an earlier, finished step (make -k) is not this step's.
 		{"# configure: cmake\nCMake Error: stale\n# build: cmake --build\nld: cannot open output file: No space left on device\n", faultMachine, "ld: cannot open output file: No space left on device", nil},
 	} {
@@ -163,6 +166,7 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		// MariaDB 10.11 without libfmt-dev downloads fmt, with no network here.
 		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
+
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
 		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
