@@ -66,8 +66,8 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 			s.cfg.Hooks.Diverged(s.seq)
 		}
 		s.keepMarks(s.cfg.Replay[s.seq:])
-	} else if s.seq > 0 {
-		s.logf("resume: %d stored events replayed; measuring from here on", s.seq)
+	} else if s.res.Replayed > 0 {
+		s.logf("resume: %d stored events replayed; measuring from here on", s.res.Replayed)
 	}
 	s.live = true
 	return Event{}, false
