@@ -140,7 +140,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 	// Two revisions that both have the culprit: no regression.
 	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
 		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--threshold", "15", "--max-repeats", "8", "--state-dir", state}, fastRun...)...)
+		"--threshold", "15", "--max-repeats", "6", "--state-dir", state}, fastRun...)...)
 	if r.code != exitOK && r.code != exitUndecided {
 		t.Fatalf("culprit vs bad: exit %d, want 0 (or 4 if the noise kept it undecided)\n%s", r.code, r.stderr)
 	}
