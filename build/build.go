@@ -440,7 +440,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", err
 	}
 	b.markUsed(prefix)
-	b.logf("build %.10s: installed in %.1fs: %s", commit, time.Since(start).Seconds(), st)
+	b.logf("build %.10s: configured, built and installed in %.1fs: %s", commit, time.Since(start).Seconds(), st)
 	b.evict()
 	return prefix, nil
 }

@@ -200,6 +200,10 @@ func compareText(w io.Writer, doc CompareDoc) error {
 		fmt.Fprintf(w, "workload %s\n", doc.Workload)
 	}
 	fmt.Fprintln(w)
+	if len(doc.Rows) == 0 { // nothing was measured (a build failed): no empty table
+		fmt.Fprintln(w, verdictLine(doc))
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	med := medianHeader(doc)
 	fmt.Fprintf(tw, "metric\tbase %s\thead %s\tchange [CI]\tp\tn\n", med, med)
@@ -255,6 +259,10 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	fmt.Fprintf(w, "base `%.10s` %s → head `%.10s` %s\n\n", doc.Base, mdEscape(doc.BaseSubject), doc.Head, mdEscape(doc.HeadSubject))
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
+	}
+	if len(doc.Rows) == 0 { // nothing was measured (a build failed): no empty table
+		fmt.Fprintln(w, mdEscape(verdictLine(doc)))
+		return nil
 	}
 	med := medianHeader(doc)
 	fmt.Fprintf(w, "| metric | base %s | head %s | change [CI] | p | n |\n|---|---|---|---|---|---|\n", med, med)

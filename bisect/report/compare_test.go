@@ -141,3 +141,18 @@ func TestCompareSetPerThreadCount(t *testing.T) {
 		t.Errorf("json: %v", err)
 	}
 }
+
+// TestCompareWithNothingMeasured: a comparison that stopped before any run
+// (a build failed) prints its error, not an empty table.
+func TestCompareWithNothingMeasured(t *testing.T) {
+	doc := CompareDoc{Result: CompareError, Error: "BASE cannot be measured: build failed", Metric: "tps"}
+	for _, f := range []string{"text", "markdown"} {
+		var b bytes.Buffer
+		if err := WriteCompare(&b, f, doc); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "metric") || !strings.Contains(b.String(), "build failed") {
+			t.Errorf("%s of a comparison with no runs:\n%s", f, b.String())
+		}
+	}
+}

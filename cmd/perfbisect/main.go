@@ -95,7 +95,7 @@ var exitCodes = map[app.Outcome]int{
 const exitCodesHelp = `EXIT CODES:
    0    done (start: first bad commit found; compare: no regression beyond --threshold)
    1    failure of the tool or the machine (never a verdict on a revision)
-   2    usage or configuration error (nothing was measured)
+   2    usage or configuration error, or an endpoint that cannot be built or run (choose another)
    3    no regression reproduced (start: the endpoints do not differ)
    4    undecided (start: the answer is a range; compare: inconclusive at --max-repeats)
    5    regression beyond --threshold (compare, scan)

@@ -94,7 +94,7 @@ func resumeAction(c *cli.Context) error {
 		return err
 	}
 	if st == nil {
-		return usageErr("no session in %s (the state directory of --repo %s; perfbisect start begins one)", dir, c.String("repo"))
+		return usageErr("no session in %s (%s; perfbisect start begins one)", dir, whose(c))
 	}
 	cur, err := st.Current(store.KindStart)
 	st.Close()
@@ -102,7 +102,7 @@ func resumeAction(c *cli.Context) error {
 		return app.With(app.Failure, err)
 	}
 	if cur == nil {
-		return usageErr("no unfinished session in %s (the state directory of --repo %s; perfbisect status shows the last one, perfbisect start begins a new one)", dir, c.String("repo"))
+		return usageErr("no unfinished session in %s (%s; perfbisect status shows the last one, perfbisect start begins a new one)", dir, whose(c))
 	}
 	if err := os.Chdir(cur.Dir); err != nil {
 		return usageErr("the session was started in %s, which is gone: %v (run its start command again from elsewhere with absolute paths: perfbisect %s)",
@@ -116,6 +116,15 @@ func resumeAction(c *cli.Context) error {
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: perfbisect %s (in %s)\n", strings.Join(cur.Args, " "), cur.Dir)
 	resuming = true
 	return newApp().RunContext(c.Context, args)
+}
+
+// whose says where the state directory came from: --state-dir, or the
+// default one of --repo.
+func whose(c *cli.Context) string {
+	if c.IsSet("state-dir") {
+		return "--state-dir"
+	}
+	return "the state directory of --repo " + c.String("repo")
 }
 
 // loadLatest reads the latest bisection of the state directory the flags
@@ -136,7 +145,7 @@ func statusAction(c *cli.Context) error {
 		return err
 	}
 	if s == nil {
-		return usageErr("no session in %s (the state directory of --repo %s; pass the server's tree with --repo, or --state-dir)", dir, c.String("repo"))
+		return usageErr("no session in %s (%s; pass the server's tree with --repo, or --state-dir)", dir, whose(c))
 	}
 	s.WriteStatus(c.App.Writer, dir)
 	return nil
@@ -199,7 +208,7 @@ func resetAction(c *cli.Context) error {
 	case err != nil:
 		return err
 	case cur == nil:
-		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (the state directory of --repo %s)\n", dir, c.String("repo"))
+		fmt.Fprintf(c.App.Writer, "no unfinished session in %s (%s)\n", dir, whose(c))
 	default:
 		fmt.Fprintf(c.App.Writer, "session %d ended (good %.10s, bad %.10s); builds and datadir snapshots stay in %s\n", cur.ID, cur.Good, cur.Bad, dir)
 	}

@@ -294,7 +294,7 @@ func priorNoise(w io.Writer, st *store.Store, id int64, metric session.Metric, c
 		for i, r := range runs {
 			vals[i] = metric.Value(r)
 		}
-		fmt.Fprintf(w, "earlier sessions measured %s %.10s %d times: median %s %.1f, noise (robust CV) %.1f%%\n",
+		fmt.Fprintf(w, "earlier sessions measured %s %.10s %d times: median %s %.1f, noise (robust CV) %.1f%% (what to expect; this session decides on its own runs)\n",
 			name, commits[name], len(runs), metric, stats.Median(vals), 100*stats.RobustCV(vals))
 	}
 }

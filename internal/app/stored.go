@@ -135,7 +135,7 @@ func (s *Stored) WriteStatus(w io.Writer, dir string) {
 		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, DecisionN(st), st.Reason)
 	}
 	for _, m := range s.Pending {
-		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s marked by hand: %s (taken when the session goes on)\n", "mark", m.Commit, m.Mark, "no runs", m.Reason)
+		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s marked by hand: %s (taken when the session goes on)\n", "mark", m.Commit, m.Mark, "by hand", m.Reason)
 	}
 	resume := func() {
 		if interrupted {
@@ -193,6 +193,8 @@ func DecisionN(st session.Step) string {
 		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
 	case st.Class != nil:
 		return fmt.Sprintf("%d blocks", st.Class.N)
+	case st.Hand:
+		return "by hand"
 	case st.Looks > 0:
 		return fmt.Sprintf("n=%d", st.Looks) // a probabilistic search's step: the commit's runs
 	default:
@@ -250,7 +252,11 @@ func pendingSteps(ms []session.Marked) []session.Step {
 // reads it back), with perfbisect's evidence as comment lines.
 func (s *Stored) WriteLog(w io.Writer) {
 	x := s.Session
-	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, x.State, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
+	state := string(x.State)
+	if x.State == store.Running && x.Kind == store.KindStart {
+		state = "unfinished" // status says whether a perfbisect works on it now
+	}
+	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, state, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
 	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.Subject(x.Bad), x.Good, s.Subject(x.Good))
 	opt := ""
 	if x.Identity().FirstParent() {
