@@ -19,8 +19,8 @@
 //     compiler's);
 //  2. built warm: perfbisect build OLD into the same state directory and
 //     ccache: the rebuild between releases a bisection pays;
-//  3. compared: perfbisect compare OLD NEW in that state directory (3 runs a
-//     side, 5 s windows, 2 threads, 1 table of 10,000 rows): the servers
+//  3. compared: perfbisect compare OLD NEW in that state directory (4 runs a
+//     side (the fewest a one-look test at 95% can decide with), 5 s windows, 2 threads, 1 table of 10,000 rows): the servers
 //     start, the workload runs, both medians and the verdict.
 //
 // Only the flags of a user who types --good and --bad are given: the presets
@@ -274,7 +274,7 @@ func doSeries(bin, repo, series, oldTag, newTag, state string, keep bool) row {
 	}
 	r.warm = took
 	o, _, err = run("compare", oldTag, newTag, "--repo", repo, "--state-dir", sd, "--quiet", "--format", "json",
-		"--repeats", "3", "--max-repeats", "3", "--time", "5", "--warmup", "2", "--threads", "2", "--table-size", "10000")
+		"--repeats", "4", "--max-repeats", "4", "--time", "5", "--warmup", "2", "--threads", "2", "--table-size", "10000")
 	var doc struct {
 		Result string `json:"result"`
 		Error  string `json:"error"`
@@ -348,7 +348,7 @@ func appendRow(path string, r row) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(f, header)
 	}
-	_, err = fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%.0f\t%.0f\t%d\t%d\t%.1f\t%.1f\t%s\t%s\n", r.repo, r.series, r.oldTag, r.newTag,
+	_, err = fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t%s\t%s\n", r.repo, r.series, r.oldTag, r.newTag,
 		r.cold.Seconds(), r.warm.Seconds(), r.install, r.peakRSS, r.oldTPS, r.newTPS,
 		strings.ReplaceAll(r.result, "\t", " "), time.Now().Format("2006-01-02"))
 	return err
@@ -391,7 +391,7 @@ func printTable(path string) {
 			if v == 0 {
 				return "-"
 			}
-			return (time.Duration(v) * time.Second).String()
+			return (time.Duration(v * float64(time.Second))).Round(100 * time.Millisecond).String()
 		}
 		bytes := func(s string) string {
 			v, _ := strconv.ParseUint(s, 10, 64)
