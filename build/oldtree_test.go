@@ -109,14 +109,23 @@ func TestDebianPackagesExist(t *testing.T) {
 	if out, err := exec.Command("apt-cache", "show", "bash").CombinedOutput(); err != nil || len(out) == 0 {
 		t.Skip("no apt package lists on this machine (apt-get update)")
 	}
-	seen := map[string]bool{}
+	var names []string
 	for _, p := range DebianPackages {
-		if seen[p.Package] {
-			continue
+		if !slices.Contains(names, p.Package) {
+			names = append(names, p.Package)
 		}
-		seen[p.Package] = true
-		if out, err := exec.Command("apt-cache", "show", "--no-all-versions", p.Package).CombinedOutput(); err != nil || !strings.Contains(string(out), "Package: "+p.Package) {
-			t.Errorf("%s (for %q) is not a Debian package here: %v %s", p.Package, p.Missing, err, out)
+	}
+	// One apt-cache call for all of them (one each took 20 s).
+	out, _ := exec.Command("apt-cache", append([]string{"show", "--no-all-versions"}, names...)...).CombinedOutput()
+	found := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if name, ok := strings.CutPrefix(l, "Package: "); ok {
+			found[strings.TrimSpace(name)] = true
+		}
+	}
+	for _, p := range DebianPackages {
+		if !found[p.Package] {
+			t.Errorf("%s (for %q) is not a Debian package here", p.Package, p.Missing)
 		}
 	}
 }
