@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,10 +35,15 @@ func lockDir() string {
 // sharing builds and datadir snapshots would overwrite each other's.
 const StateLockFile = "session.lock"
 
+// ErrStateDirInUse is LockStateDir's error when another perfbisect holds the
+// state directory (errors.Is), as opposed to a lock file that cannot be
+// opened (a read-only disk).
+var ErrStateDirInUse = errors.New("in use by another perfbisect")
+
 // LockStateDir takes the state directory's lock without waiting. It returns an
-// error naming the directory and the holder (its pid and since when) when
-// another perfbisect holds it; the returned function releases it (so does the
-// process's death).
+// error naming the directory and the holder (its pid and since when),
+// wrapping ErrStateDirInUse, when another perfbisect holds it; the returned
+// function releases it (so does the process's death).
 func LockStateDir(dir string) (func(), error) {
 	p := filepath.Join(dir, StateLockFile)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
@@ -51,7 +57,7 @@ func LockStateDir(dir string) (func(), error) {
 		if who == "" {
 			who = "an older perfbisect"
 		}
-		return nil, fmt.Errorf("state directory %s is in use by another perfbisect (%s): wait for it to end, or use another state directory", dir, who)
+		return nil, fmt.Errorf("state directory %s is %w (%s): wait for it to end, or use another state directory", dir, ErrStateDirInUse, who)
 	}
 	_ = f.Chmod(0o600) // a lock file of an older perfbisect was 0644
 	if err := f.Truncate(0); err == nil {

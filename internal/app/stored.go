@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,12 +104,17 @@ func (s *Stored) WriteStatus(w io.Writer, dir string) {
 	state := string(x.State)
 	interrupted := false // resume is the way on only when nothing works on it
 	if x.State == store.Running && x.Kind == store.KindStart {
-		if unlock, err := measure.LockStateDir(dir); err == nil {
+		unlock, err := measure.LockStateDir(dir)
+		switch {
+		case err == nil:
 			unlock()
 			state = "unfinished (interrupted: no perfbisect is working on it)"
 			interrupted = true
-		} else {
+		case errors.Is(err, measure.ErrStateDirInUse):
 			state = "running (a perfbisect is working on it now)"
+		default: // the lock cannot be taken at all: a read-only disk, say
+			state = fmt.Sprintf("unfinished (no perfbisect can work on it now: %v)", err)
+			interrupted = true
 		}
 	}
 	if x.Kind == store.KindRun && x.State == store.Running {
