@@ -165,7 +165,7 @@ func logAction(c *cli.Context) error {
 
 func markAction(c *cli.Context) error {
 	if c.NArg() < 2 {
-		return usageErr("perfbisect mark takes a verdict and revisions: perfbisect mark good|bad|skip REV... [--reason TEXT]")
+		return usageErr("mark takes a verdict and revisions: perfbisect mark good|bad|skip REV... [--reason TEXT]")
 	}
 	verdict, err := session.ParseMark(c.Args().First())
 	if err != nil {

@@ -188,7 +188,7 @@ func replayCommand() *cli.Command {
 
 func replayAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageErr("perfbisect replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", plural(c.NArg(), "argument"))
+		return usageErr("replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", plural(c.NArg(), "argument"))
 	}
 	name := c.Args().First()
 	f, err := os.Open(name)
