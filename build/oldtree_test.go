@@ -175,7 +175,6 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		// MariaDB 10.11 without libfmt-dev downloads fmt, with no network here.
 		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
-
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
 		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // cutter cancels the session's context when the inner measurer is asked for
@@ -545,14 +546,7 @@ func TestDecisionsDecodeSteps(t *testing.T) {
 // tmpfs) cannot be opened for writing, and OpenReadOnly reads every session
 // and event, also those a killed writer left in the WAL file.
 func TestOpenReadOnly(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a read-only filesystem")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	dir := testenv.Tmpfs(t, "64m")
 	st, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -567,11 +561,7 @@ func TestOpenReadOnly(t *testing.T) {
 	// Left open, as by a killed perfbisect: the last writes may be in the
 	// WAL only. The remount needs no file open for writing: copy the files
 	// as they are into a fresh tmpfs made read-only.
-	ro := t.TempDir()
-	if err := syscall.Mount("tmpfs", ro, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Unmount(ro, syscall.MNT_DETACH)
+	ro := testenv.Tmpfs(t, "64m")
 	files, _ := filepath.Glob(filepath.Join(dir, FileName+"*"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -583,9 +573,7 @@ func TestOpenReadOnly(t *testing.T) {
 		}
 	}
 	st.Close()
-	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ReadOnly(t, ro, "64m")
 	if _, err := Open(ro); err == nil || !errors.Is(err, syscall.EROFS) {
 		t.Errorf("Open on a read-only filesystem: %v, want EROFS", err)
 	}
@@ -607,11 +595,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 
 	// Closed cleanly (no WAL file left), then read-only.
-	clean := t.TempDir()
-	if err := syscall.Mount("tmpfs", clean, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Unmount(clean, syscall.MNT_DETACH)
+	clean := testenv.Tmpfs(t, "64m")
 	st, err = Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -624,9 +608,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(clean, FileName), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", clean, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ReadOnly(t, clean, "64m")
 	r2, err := OpenReadOnly(clean)
 	if err != nil {
 		t.Fatalf("OpenReadOnly of a cleanly closed store: %v", err)

@@ -4,12 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func TestMakeStateDir(t *testing.T) {
@@ -109,14 +109,7 @@ func TestChooseSession(t *testing.T) {
 // whose disk went read-only (a real tmpfs remounted so): OpenStore falls
 // back to reading only, and the stored session shows.
 func TestStoreOnAReadOnlyDisk(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a read-only filesystem")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64m,mode=0700"); err != nil {
-		t.Fatalf("mount tmpfs: %v", err)
-	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	dir := testenv.Tmpfs(t, "64m")
 	st, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -125,9 +118,7 @@ func TestStoreOnAReadOnlyDisk(t *testing.T) {
 	r := bisect.Run{Commit: "aaaa", TPS: 100}
 	_ = st.Append(sess.ID, 0, session.Event{Kind: session.EventRun, Commit: "aaaa", Run: &r})
 	st.Close()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=64m,mode=0700"); err != nil {
-		t.Fatal(err)
-	}
+	testenv.ReadOnly(t, dir, "64m")
 	ro, err := OpenStore(dir)
 	if err != nil || ro == nil {
 		t.Fatalf("OpenStore on a read-only disk: %v", err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func TestCheckReadsTheError(t *testing.T) {
@@ -50,33 +52,17 @@ func TestCheckReadsTheError(t *testing.T) {
 // of its own is the disk's once the disk is full, and that a read-only mount
 // is seen.
 func TestCheckReadsTheDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
-		t.Skipf("mount tmpfs: %v (a container without CAP_SYS_ADMIN)", err)
-	}
-	defer syscall.Unmount(dir, 0)
+	dir := testenv.Tmpfs(t, "4m")
 	crash := errors.New("server exited with status 1")
 	if got := Check(dir, crash); got == nil || got.ReadOnly {
 		// 4 MiB is under MinFree: full from the start.
 		t.Fatalf("a 4 MiB filesystem is under MinFree: Check = %v, want full", got)
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=4m"); err != nil {
-		t.Fatalf("remount read-only: %v", err)
-	}
+	testenv.ReadOnly(t, dir, "4m")
 	if got := Check(dir, crash); got == nil || !got.ReadOnly {
 		t.Fatalf("read-only mount: Check = %v, want read-only", got)
 	}
-	big := t.TempDir() + "/big"
-	if err := os.Mkdir(big, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", big, "tmpfs", 0, "size=64m"); err != nil {
-		t.Fatalf("mount: %v", err)
-	}
-	defer syscall.Unmount(big, 0)
+	big := testenv.Tmpfs(t, "64m")
 	if got := Check(big, crash); got != nil {
 		t.Fatalf("64 MiB free, no sign in the error: Check = %v, want nil", got)
 	}

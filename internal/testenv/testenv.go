@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -77,4 +78,29 @@ func (n Need) missing() string {
 		}
 	}
 	return ""
+}
+
+// Tmpfs mounts a tmpfs of size (as mount takes it: "64m") on a new temporary
+// directory and returns it; it is unmounted when the test ends. Without root
+// (or in a container without CAP_SYS_ADMIN) the test is skipped, saying so:
+// a read-only or full disk cannot be made otherwise.
+func Tmpfs(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		t.Skipf("mount tmpfs: %v (a container without CAP_SYS_ADMIN)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// ReadOnly remounts the tmpfs dir (from Tmpfs) read-only.
+func ReadOnly(t testing.TB, dir, size string) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size="+size+",mode=0700"); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
 }
