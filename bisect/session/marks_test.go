@@ -59,11 +59,7 @@ func handMarkSession(t *testing.T, cfg Config, culprit string, seed uint64, stop
 func TestHandMarksNarrowAResumedSearch(t *testing.T) {
 	for _, search := range []string{SearchBayes, SearchClassic} {
 		t.Run(search, func(t *testing.T) {
-			cfg, hs := bayesConfig(30)
-			if search == SearchClassic {
-				cfg = config(cfg.Commits, hs)
-				cfg.Threshold = 0.03
-			}
+			cfg, hs := searchConfig(search)
 			events := handMarkSession(t, cfg, hs[17], 5, 30) // past the endpoints: inside the search
 			stored := len(events)
 			events = append(events,
@@ -130,11 +126,7 @@ func TestHandMarksNarrowAResumedSearch(t *testing.T) {
 func TestHandMarkOverridesTheRuns(t *testing.T) {
 	for _, search := range []string{SearchBayes, SearchClassic} {
 		t.Run(search, func(t *testing.T) {
-			cfg, hs := bayesConfig(30)
-			if search == SearchClassic {
-				cfg = config(cfg.Commits, hs)
-				cfg.Threshold = 0.03
-			}
+			cfg, hs := searchConfig(search)
 			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[17], Mark: bisect.Good, Reason: "the user knows"})}
 			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
 			s, _ := New(cfg, m)
@@ -155,11 +147,7 @@ func TestHandMarkOverridesTheRuns(t *testing.T) {
 func TestHandMarksReopenAFinishedRange(t *testing.T) {
 	for _, search := range []string{SearchBayes, SearchClassic} {
 		t.Run(search, func(t *testing.T) {
-			cfg, hs := bayesConfig(30)
-			if search == SearchClassic {
-				cfg = config(cfg.Commits, hs)
-				cfg.Threshold = 0.03
-			}
+			cfg, hs := searchConfig(search)
 			var events []Event
 			cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
 			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
@@ -291,11 +279,7 @@ func TestHandMarksKeptAtADivergenceSurviveAnInterrupt(t *testing.T) {
 func TestHandMarksReplaced(t *testing.T) {
 	for _, search := range []string{SearchBayes, SearchClassic} {
 		t.Run(search, func(t *testing.T) {
-			cfg, hs := bayesConfig(30)
-			if search == SearchClassic {
-				cfg = config(cfg.Commits, hs)
-				cfg.Threshold = 0.03
-			}
+			cfg, hs := searchConfig(search)
 			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[15], Mark: bisect.Bad}), MarkEvent(Marked{Commit: hs[15], Mark: bisect.Skip})}
 			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
 			s, _ := New(cfg, m)
@@ -314,4 +298,15 @@ func TestHandMarksReplaced(t *testing.T) {
 			}
 		})
 	}
+}
+
+// searchConfig is the policy of the marks tests for search over a chain of
+// 30 commits: bayesConfig's, or the classic one at a 3% threshold.
+func searchConfig(search string) (Config, []string) {
+	cfg, hs := bayesConfig(30)
+	if search == SearchClassic {
+		cfg = config(cfg.Commits, hs)
+		cfg.Threshold = 0.03
+	}
+	return cfg, hs
 }

@@ -160,7 +160,7 @@ func resolveMarks(repo *git.Repository, commits []bisect.Commit, good, bad strin
 				reason = "no reason given"
 			}
 			m := session.Marked{Commit: h, Mark: hm.Mark, Reason: reason}
-			if l := latest(all); len(l) > 0 && slices.ContainsFunc(l, func(x session.Marked) bool { return x.Commit == h && x.Mark == hm.Mark }) {
+			if slices.ContainsFunc(latest(all), func(x session.Marked) bool { return x.Commit == h && x.Mark == hm.Mark }) {
 				continue // marked so already
 			}
 			all = append(all, m)
