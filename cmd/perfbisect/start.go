@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
@@ -191,35 +190,12 @@ func replayAction(c *cli.Context) error {
 		return usageErr("replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", plural(c.NArg(), "argument"))
 	}
 	name := c.Args().First()
-	f, err := os.Open(name)
-	if err != nil {
-		return usageErr("%v (write one with git bisect log > %s)", err, name)
-	}
-	log, err := app.ReadBisectLog(f, name)
-	f.Close()
+	log, err := app.OpenBisectLog(name, c.String("repo"))
 	if err != nil {
 		return err
 	}
-	// The endpoints as hashes: a symbolic one (HEAD) would move.
-	if r, err := bisect.OpenRepo(c.String("repo")); err == nil {
-		for _, rev := range []*string{&log.Good, &log.Bad} {
-			if h, err := bisect.Resolve(r, *rev); err == nil {
-				*rev = h
-			}
-		}
-	}
-	// Stored as the start command it stands for: resume needs no log.
-	args := []string{"start"}
-	for _, a := range startArgs(c)[1:] {
-		if a != name {
-			args = append(args, a)
-		}
-	}
-	args = append(args, "--good", log.Good, "--bad", log.Bad)
 	fp := c.Bool("first-parent") || log.FirstParent
-	if fp && !c.Bool("first-parent") {
-		args = append(args, "--first-parent")
-	}
+	args := log.StartArgs(startArgs(c)[1:], name, c.Bool("first-parent"))
 	return bisectFrom(c, log.Good, log.Bad, fp, log.Marks, args)
 }
 

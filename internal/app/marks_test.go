@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,5 +237,27 @@ func TestReadBisectLog(t *testing.T) {
 		if !isUsage(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want a usage error with %q", c.log, err, c.want)
 		}
+	}
+}
+
+// TestOpenBisectLog: a log's symbolic endpoints become hashes of the
+// repository, and the stored start command carries them, not the log.
+func TestOpenBisectLog(t *testing.T) {
+	repo, shas, _ := gitRepo(t, 5)
+	name := filepath.Join(t.TempDir(), "b.log")
+	if err := os.WriteFile(name, []byte("git bisect start --first-parent HEAD HEAD~4\ngit bisect skip HEAD~2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenBisectLog(name, repo)
+	if err != nil || l.Bad != shas[4] || l.Good != shas[0] {
+		t.Fatalf("%+v %v, want the hashes of HEAD and HEAD~4", l, err)
+	}
+	got := strings.Join(l.StartArgs([]string{"--repo", repo, name, "--threads", "2"}, name, false), " ")
+	want := "start --repo " + repo + " --threads 2 --good " + shas[0] + " --bad " + shas[4] + " --first-parent"
+	if got != want {
+		t.Errorf("stored command %q, want %q", got, want)
+	}
+	if _, err := OpenBisectLog(name+".missing", repo); !isUsage(err) || !strings.Contains(err.Error(), "git bisect log >") {
+		t.Errorf("a missing log: %v", err)
 	}
 }

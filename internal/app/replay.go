@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 
@@ -145,4 +146,46 @@ func (l *BisectLog) add(m bisect.Mark, rev, name string, line int) {
 	default:
 		l.Marks = append(l.Marks, HandMark{Rev: rev, Mark: m, Reason: fmt.Sprintf("git bisect %s in %s line %d", m, name, line)})
 	}
+}
+
+// OpenBisectLog reads the git bisect log file name (ReadBisectLog) and
+// resolves its endpoints to hashes in the repository at repo when it opens
+// (a symbolic one such as HEAD would move before a resume). Errors (usage):
+// the file cannot be read, or ReadBisectLog's.
+func OpenBisectLog(name, repo string) (*BisectLog, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, bisect.Usagef("%v (write one with git bisect log > %s)", err, name)
+	}
+	defer f.Close()
+	l, err := ReadBisectLog(f, name)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := bisect.OpenRepo(repo); err == nil {
+		for _, rev := range []*string{&l.Good, &l.Bad} {
+			if h, err := bisect.Resolve(r, *rev); err == nil {
+				*rev = h
+			}
+		}
+	}
+	return l, nil
+}
+
+// StartArgs is the start command a replay of l stands for, stored for
+// resume (which then needs no log): typed, the replay's arguments after the
+// command's name, with the log file name left out, and --good, --bad and
+// --first-parent (unless typed) from the log.
+func (l *BisectLog) StartArgs(typed []string, name string, firstParentTyped bool) []string {
+	args := []string{"start"}
+	for _, a := range typed {
+		if a != name {
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--good", l.Good, "--bad", l.Bad)
+	if l.FirstParent && !firstParentTyped {
+		args = append(args, "--first-parent")
+	}
+	return args
 }
