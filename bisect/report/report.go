@@ -109,7 +109,7 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 			}
 			fmt.Fprintf(w, "  %s %s%s\n", h, subjects(h), why)
 		}
-	case session.NoRegression:
+	case session.NoRegression, session.Undecided:
 		fmt.Fprintf(w, "%s\n", answer)
 	}
 	if res.Why != "" {
@@ -145,7 +145,7 @@ func writePosterior(w io.Writer, res *session.Result, subjects Subjects) {
 
 // Document is the --json output.
 type Document struct {
-	Result string `json:"result"` // found, no-regression, ambiguous; "error" when the session stopped on an error
+	Result string `json:"result"` // found, no-regression, ambiguous, undecided; "error" when the session stopped on an error
 	Error  string `json:"error,omitempty"`
 	Good   string `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
 	Bad    string `json:"bad,omitempty"`
@@ -501,6 +501,8 @@ func outcomeWords(outcome string, improvement bool) string {
 		return "ambiguous: " + culprit + " is one of"
 	case string(session.NoRegression):
 		return "no " + change + " reproduced"
+	case string(session.Undecided):
+		return "undecided: the endpoints were neither told apart nor shown the same"
 	case "error":
 		return "stopped on an error"
 	}

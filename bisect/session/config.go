@@ -193,11 +193,17 @@ type Step struct {
 // Outcome is how a session ended.
 type Outcome string
 
-// Outcomes.
+// Outcomes. Found names the first bad commit; Ambiguous a range of
+// candidates; NoRegression says the endpoints do not show the change looked
+// for (they are the same within the threshold, or bad is the better one);
+// Undecided says the endpoints could not be told apart nor shown the same
+// within the repeat limit: the run noise was too large for the change, and
+// no search was made (more runs, less noise, or a larger threshold needed).
 const (
 	Found        Outcome = "found"
 	NoRegression Outcome = "no-regression"
 	Ambiguous    Outcome = "ambiguous"
+	Undecided    Outcome = "undecided"
 )
 
 // Result is the answer with everything measured on the way.
@@ -259,4 +265,21 @@ func (c *Config) Changed(cmp stats.Comparison) bool {
 		worse = cmp.Shift.Est > 0
 	}
 	return worse != c.Improvement
+}
+
+// Unresolved reports whether a comparison that did not find the change
+// (Changed false) leaves it possible: the verdict is UNKNOWN and the
+// interval of the shift reaches a change of Threshold or more in the
+// direction looked for (lower tps, higher latency; the other way with
+// Improvement). An UNKNOWN whose interval excludes such a change is an
+// answer: no change of that size.
+func (c *Config) Unresolved(cmp stats.Comparison) bool {
+	if cmp.Verdict != stats.Unknown {
+		return false
+	}
+	down := c.Metric.HigherIsBetter() != c.Improvement // the change looked for lowers the metric
+	if down {
+		return cmp.Shift.Lo <= -c.Threshold
+	}
+	return cmp.Shift.Hi >= c.Threshold
 }

@@ -131,8 +131,14 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	s.res.Verdicts[c.Good] = "good"
 	if !s.changed(cmp) {
-		s.res.Verdicts[c.Bad] = "good"
 		s.res.Outcome = NoRegression
+		if c.Unresolved(cmp) {
+			// The change may be there, hidden by the noise: bad is not
+			// "good", and no search is made.
+			s.res.Outcome = Undecided
+		} else {
+			s.res.Verdicts[c.Bad] = "good"
+		}
 		s.res.Why = s.noChange(cmp)
 		return s.res, nil
 	}
@@ -159,9 +165,15 @@ func (s *Session) noChange(cmp stats.Comparison) string {
 		return fmt.Sprintf("%s is %s than %s (%+.1f%%, %s): no %s reproduced", new, way, old, 100*cmp.Shift.Est, cmp.Rule, what)
 	case stats.Same:
 		return fmt.Sprintf("%s and %s do not differ by %.1f%% or more (%s): no %s reproduced", old, new, 100*s.cfg.Threshold, cmp.Rule, what)
-	default:
-		return fmt.Sprintf("no %s reproduced at the repeat limit (%d runs per side): %s; %s", what, s.cfg.MaxRepeats, cmp.Rule, cmp.Need)
 	}
+	if !s.cfg.Unresolved(cmp) {
+		return fmt.Sprintf("the %.4g%% interval of the shift [%+.1f%%, %+.1f%%] excludes a %s of %.1f%% or more (%d runs per side): no %s reproduced",
+			100*cmp.Shift.Conf, 100*cmp.Shift.Lo, 100*cmp.Shift.Hi, what, 100*s.cfg.Threshold, cmp.NNew, what)
+	}
+	// The levels in the words the search's answers use (good-bad shift at
+	// noise per run), so that a reader sees what was out of reach.
+	return fmt.Sprintf("undecided at the repeat limit (%d runs per side): %s-%s shift %+.1f%% at %.1f%% noise per run; %s; %s",
+		s.cfg.MaxRepeats, old, new, 100*cmp.Shift.Est, 100*cmp.Noise, cmp.Rule, cmp.Need)
 }
 
 func (s *Session) parentOf(h string) string {

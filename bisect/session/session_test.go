@@ -49,12 +49,57 @@ func TestNoRegression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != NoRegression || res.FirstBad != "" {
+	if res.Outcome != NoRegression || res.FirstBad != "" || !strings.Contains(res.Why, "no regression reproduced") {
 		t.Fatalf("%s %s", res.Outcome, res.Why)
 	}
 	// Only the endpoints were measured.
 	if len(res.Runs) != 2 {
 		t.Errorf("measured %d revisions, want only the 2 endpoints", len(res.Runs))
+	}
+}
+
+// TestUndecidedEndpoints: a change the noise hides at the repeat limit is
+// neither "no regression" nor a bad endpoint called good: the session ends
+// undecided, says the levels it could not resolve, and measures nothing else.
+func TestUndecidedEndpoints(t *testing.T) {
+	cs, hs := sim.Chain(20)
+	undecided := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		m := &sim.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[9]: 0.88}, CV: 0.45,
+			Rand: rand.New(rand.NewPCG(seed, 3))}
+		s, err := New(config(cs, hs), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := res.Steps[0]
+		if ends.Role != RoleEndpoints || ends.Compare == nil {
+			t.Fatalf("seed %d: first step %+v, want the endpoints' comparison", seed, ends)
+		}
+		// UNKNOWN with an interval that reaches -5%: undecided; one that
+		// excludes -5% is an answer (no regression).
+		if (ends.Compare.Verdict == stats.Unknown && ends.Compare.Shift.Lo <= -0.05) != (res.Outcome == Undecided) {
+			t.Fatalf("seed %d: endpoints %s, outcome %s (%s)", seed, ends.Compare.Verdict, res.Outcome, res.Why)
+		}
+		if res.Outcome != Undecided {
+			continue
+		}
+		undecided++
+		if v, ok := res.Verdicts[hs[len(hs)-1]]; ok || res.FirstBad != "" || len(res.Range) != 0 {
+			t.Errorf("seed %d: undecided with bad's verdict %q (%v), first bad %q, range %v", seed, v, ok, res.FirstBad, res.Range)
+		}
+		if len(res.Runs) != 2 || len(res.Runs[hs[0]]) != 18 {
+			t.Errorf("seed %d: %d revisions measured, %d runs of good; want the 2 endpoints at the repeat limit 18", seed, len(res.Runs), len(res.Runs[hs[0]]))
+		}
+		if !strings.Contains(res.Why, "good-bad shift") || !strings.Contains(res.Why, "noise per run") || !strings.Contains(res.Why, "repeat limit") {
+			t.Errorf("seed %d: why without the levels: %s", seed, res.Why)
+		}
+	}
+	if undecided == 0 {
+		t.Fatal("a -12% change at 45% noise per run was resolved in 18 runs per side by every seed: the test does not test")
 	}
 }
 

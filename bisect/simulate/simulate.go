@@ -45,7 +45,7 @@ type Summary struct {
 	Sessions     int
 	Correct      int // named the culprit (with two, the first on the path from good), or, without one, said no regression
 	WrongCulprit int // named a commit that is not a culprit (a false culprit when there is none)
-	NoRegression int // said no regression although there was one (a miss; an improvement, Factor > 1, always ends here)
+	NoRegression int // said no regression (or undecided endpoints) although there was one (a miss; an improvement, Factor > 1, always ends here)
 	Ambiguous    int // answered with a range (with a culprit in the history)
 	FalseAlarm   int // nothing regressed, yet the answer was a range
 	Errors       int
@@ -203,9 +203,11 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 			o.kind = kCorrect
 		case res.Outcome == session.Found:
 			o.kind, o.second = kWrongCulprit, res.FirstBad == second
-		case res.Outcome == session.NoRegression && culprit == "" && second == "":
+		// Undecided endpoints name nothing, as no regression does: right
+		// when nothing regressed, a miss otherwise.
+		case (res.Outcome == session.NoRegression || res.Outcome == session.Undecided) && culprit == "" && second == "":
 			o.kind = kCorrect
-		case res.Outcome == session.NoRegression:
+		case res.Outcome == session.NoRegression || res.Outcome == session.Undecided:
 			o.kind = kNoRegression
 		case res.Outcome == session.Ambiguous && culprit == "" && second == "":
 			o.kind = kFalseAlarm

@@ -6,7 +6,7 @@
 //
 // Exit codes of every command but `run` (exitCodesHelp): 0 done, 1 failure
 // of the tool or the machine, 2 usage or configuration, 3 no regression
-// reproduced, 4 undecided (start's range, compare's inconclusive), 5
+// reproduced, 4 undecided (start's range or unresolved endpoints, compare's inconclusive), 5
 // regression (compare, scan), 130 interrupted. `run` (git bisect run's
 // script) exits 0 good, 1 bad, 125 skip, and 128 or more for everything else
 // (see run.go).
@@ -85,7 +85,7 @@ var exitCodes = map[app.Outcome]int{
 	app.Failure:      1,
 	app.Usage:        2,
 	app.NoRegression: 3,   // start: the endpoints do not differ
-	app.Undecided:    4,   // start: the answer is a range; compare: inconclusive at --max-repeats
+	app.Undecided:    4,   // start: the answer is a range, or the endpoints unresolved; compare: inconclusive at --max-repeats
 	app.Regression:   5,   // compare, scan: a regression beyond --threshold
 	app.Interrupted:  130, // a signal; no server is left running
 }
@@ -97,7 +97,7 @@ const exitCodesHelp = `EXIT CODES:
    1    failure of the tool or the machine (never a verdict on a revision)
    2    usage or configuration error, or an endpoint that cannot be built or run (choose another)
    3    no regression reproduced (start: the endpoints do not differ)
-   4    undecided (start: the answer is a range; compare: inconclusive at --max-repeats)
+   4    undecided (start: a range, or endpoints not told apart; compare: inconclusive at --max-repeats)
    5    regression beyond --threshold (compare, scan)
    130  interrupted (no server is left running; perfbisect resume continues a bisection)`
 

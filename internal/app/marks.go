@@ -70,6 +70,8 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 		return nil, bisect.Usagef("session %d in %s was %s: begin a new one (perfbisect start, or perfbisect replay LOG)", sess.ID, dir, sess.State)
 	case sess.State == store.Done && sess.Outcome == string(session.NoRegression):
 		return nil, bisect.Usagef("session %d in %s found no regression between its endpoints: there is no search to mark", sess.ID, dir)
+	case sess.State == store.Done && sess.Outcome == string(session.Undecided):
+		return nil, bisect.Usagef("session %d in %s could not tell its endpoints apart (too much run noise for the change): there is no search to mark; begin a new one with more runs (--max-repeats) or less noise", sess.ID, dir)
 	}
 	repo, err := git.PlainOpen(sess.Identity().Repo())
 	if err != nil {

@@ -37,7 +37,9 @@ const (
 	Usage
 	// NoRegression: start's endpoints do not differ.
 	NoRegression
-	// Undecided: start's answer is a range; compare is inconclusive.
+	// Undecided: start's answer is a range, or its endpoints could not be
+	// told apart nor shown the same at the repeat limit; compare is
+	// inconclusive.
 	Undecided
 	// Regression beyond the threshold (compare, scan).
 	Regression
