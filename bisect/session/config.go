@@ -196,9 +196,10 @@ type Outcome string
 // Outcomes. Found names the first bad commit; Ambiguous a range of
 // candidates; NoRegression says the endpoints do not show the change looked
 // for (they are the same within the threshold, or bad is the better one);
-// Undecided says the endpoints could not be told apart nor shown the same
-// within the repeat limit: the run noise was too large for the change, and
-// no search was made (more runs, less noise, or a larger threshold needed).
+// Undecided says the endpoints could not be told apart at the repeat limit
+// although bad leaned worse and a change of the threshold was not excluded
+// (Config.Unresolved): the run noise was too large for the change, and no
+// search was made (more runs, less noise, or a larger threshold needed).
 const (
 	Found        Outcome = "found"
 	NoRegression Outcome = "no-regression"
@@ -268,18 +269,18 @@ func (c *Config) Changed(cmp stats.Comparison) bool {
 }
 
 // Unresolved reports whether a comparison that did not find the change
-// (Changed false) leaves it possible: the verdict is UNKNOWN and the
-// interval of the shift reaches a change of Threshold or more in the
-// direction looked for (lower tps, higher latency; the other way with
-// Improvement). An UNKNOWN whose interval excludes such a change is an
-// answer: no change of that size.
+// (Changed false) leaves it open: the verdict is UNKNOWN, the shift's
+// estimate leans the way looked for (lower tps, higher latency; the other
+// way with Improvement) and its interval reaches a change of Threshold or
+// more that way. An UNKNOWN that leans the other way, or whose interval
+// excludes a change of that size, is an answer: no such change reproduced.
 func (c *Config) Unresolved(cmp stats.Comparison) bool {
 	if cmp.Verdict != stats.Unknown {
 		return false
 	}
 	down := c.Metric.HigherIsBetter() != c.Improvement // the change looked for lowers the metric
 	if down {
-		return cmp.Shift.Lo <= -c.Threshold
+		return cmp.Shift.Est < 0 && cmp.Shift.Lo <= -c.Threshold
 	}
-	return cmp.Shift.Hi >= c.Threshold
+	return cmp.Shift.Est > 0 && cmp.Shift.Hi >= c.Threshold
 }

@@ -167,8 +167,9 @@ func (s *Session) noChange(cmp stats.Comparison) string {
 		return fmt.Sprintf("%s and %s do not differ by %.1f%% or more (%s): no %s reproduced", old, new, 100*s.cfg.Threshold, cmp.Rule, what)
 	}
 	if !s.cfg.Unresolved(cmp) {
-		return fmt.Sprintf("the %.4g%% interval of the shift [%+.1f%%, %+.1f%%] excludes a %s of %.1f%% or more (%d runs per side): no %s reproduced",
-			100*cmp.Shift.Conf, 100*cmp.Shift.Lo, 100*cmp.Shift.Hi, what, 100*s.cfg.Threshold, cmp.NNew, what)
+		// UNKNOWN, but leaning the other way or excluding the threshold.
+		return fmt.Sprintf("no %s of %.1f%% or more shown at the repeat limit (%d runs per side: %s-%s shift %+.1f%% [%.4g%% interval %+.1f%%..%+.1f%%], p=%.2g): no %s reproduced",
+			what, 100*s.cfg.Threshold, cmp.NNew, old, new, 100*cmp.Shift.Est, 100*cmp.Shift.Conf, 100*cmp.Shift.Lo, 100*cmp.Shift.Hi, cmp.P, what)
 	}
 	// The levels in the words the search's answers use (good-bad shift at
 	// noise per run), so that a reader sees what was out of reach.

@@ -139,8 +139,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 	state := t.TempDir()
 	// Two revisions that both have the culprit: no regression.
 	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
-		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--threshold", "15", "--max-repeats", "6", "--state-dir", state}, fastRun...)...)
+		"--workload", "oltp_read_only", "--threshold", "15", "--max-repeats", "6", "--quiet", "--state-dir", state}, smallRun...)...)
 	if r.code != exitOK && r.code != exitUndecided {
 		t.Fatalf("culprit vs bad: exit %d, want 0 (or 4 if the noise kept it undecided)\n%s", r.code, r.stderr)
 	}
@@ -201,9 +200,9 @@ func TestScanFindsBothRegressions(t *testing.T) {
 		"--second-culprit-options", "--innodb-buffer-pool-size=6M --innodb-log-file-size=48M")
 	second := fixtureEnv(t, repo)["SECOND_CULPRIT_SHA"]
 	page := filepath.Join(t.TempDir(), "scan.html")
-	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "5", "--html", page,
-		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "1000", "--rand-type", "uniform",
-		"--threshold", "15", "--state-dir", t.TempDir()}, fastRun...)...)
+	// Shifts of -40% and more: 3 half-second runs per commit tell them.
+	r := perfbisect(t, nil, append([]string{"scan", "good..bad", "--repo", repo, "--runs", "3", "--html", page,
+		"--workload", "oltp_read_only", "--threshold", "15", "--quiet", "--state-dir", t.TempDir()}, smallRun...)...)
 	t.Logf("stdout:\n%s", r.stdout)
 	if r.code != exitRegression {
 		t.Fatalf("scan: exit %d, want %d\n%s", r.code, exitRegression, r.stderr)
@@ -231,8 +230,8 @@ func TestScanFindsBothRegressions(t *testing.T) {
 			segments++
 		}
 	}
-	if runs, _ := got.Canvases[0].Dataset("runs"); runs.Inside != 9*5 || segments != 3 {
-		t.Errorf("scan chart: %d runs drawn (want 45), %d segment lines (want 3)", runs.Inside, segments)
+	if runs, _ := got.Canvases[0].Dataset("runs"); runs.Inside != 9*3 || segments != 3 {
+		t.Errorf("scan chart: %d runs drawn (want 27), %d segment lines (want 3)", runs.Inside, segments)
 	}
 }
 

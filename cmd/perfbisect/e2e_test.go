@@ -401,15 +401,29 @@ func TestNoRegressionReproduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_point_select", "--table-size", "10000", "--rand-type", "special",
-		"--max-repeats", "12", "--state-dir", t.TempDir(), "--json", out}, shortRun...)
+		"--max-repeats", "12", "--threshold", "20", "--state-dir", t.TempDir(), "--json", out}, shortRun...)
 	r := perfbisect(t, nil, args...)
+	j := readJSON(t, out)
+	// At the repeat limit (12 runs per side, about 9% noise per run on a
+	// quiet host: an interval of about ±11%) a 20% regression is excluded
+	// even when bad measures a little slower. Where the host's noise is over
+	// 12% per run it may not be: then the answer is undecided, never a
+	// culprit or a range.
+	if m := regexp.MustCompile(`at ([0-9.]+)% noise per run`).FindStringSubmatch(j.Why); r.code == exitUndecided && m != nil {
+		if noise, _ := strconv.ParseFloat(m[1], 64); noise > 12 && j.Result == "undecided" {
+			if j.FirstBad != nil || len(j.Range) != 0 || len(j.Tested) != 2 {
+				t.Errorf("json: undecided endpoints with first bad %v, range %v, %d commits tested", j.FirstBad, j.Range, len(j.Tested))
+			}
+			t.Logf("the host's noise (%.1f%% per run) kept the endpoints undecided: %s", noise, j.Why)
+			return
+		}
+	}
 	if r.code != exitNoRegression {
-		t.Fatalf("exit %d, want %d", r.code, exitNoRegression)
+		t.Fatalf("exit %d, want %d (%s)", r.code, exitNoRegression, j.Why)
 	}
 	if !strings.Contains(r.stdout, "no regression reproduced") {
 		t.Error("stdout does not say no regression reproduced")
 	}
-	j := readJSON(t, out)
 	if j.Result != "no-regression" || j.FirstBad != nil || len(j.Tested) != 2 {
 		t.Errorf("json: %+v", j)
 	}

@@ -114,8 +114,9 @@ func resumeAction(c *cli.Context) error {
 		args = append(args, "--quiet")
 	}
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: perfbisect %s (in %s)\n", strings.Join(cur.Args, " "), cur.Dir)
-	resuming = true
-	return newApp().RunContext(c.Context, args)
+	again := newApp()
+	again.Metadata = map[string]any{resumingKey: true}
+	return again.RunContext(c.Context, args)
 }
 
 // whose says where the state directory came from: --state-dir, or the

@@ -149,7 +149,7 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"),
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"),
 		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
-		StateDir: c.String("state-dir"), Args: args, Resuming: resuming,
+		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
 		Out: su.stdout, Color: su.color(),
 		Report: func(doc report.Document, id int64) {
 			if c.String("json") != "" {
@@ -199,8 +199,10 @@ func replayAction(c *cli.Context) error {
 	return bisectFrom(c, log.Good, log.Bad, fp, log.Marks, args)
 }
 
-// resuming is set by perfbisect resume before it runs the stored start command.
-var resuming bool
+// resumingKey marks, in the App's Metadata, the application perfbisect
+// resume runs the stored start command with (no package state: a test may
+// run several applications).
+const resumingKey = "resuming"
 
 // startArgs returns the command's arguments as typed (for resume, and the
 // command line of HTML reports): the process's arguments from the command's
