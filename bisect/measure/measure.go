@@ -74,6 +74,18 @@ type Config struct {
 	// DisturbedRetries is how many times a run whose window was disturbed
 	// (DisturbedShare) is measured again; 0: 3; negative: never.
 	DisturbedRetries int
+	// Setting, when set, spells a setting's name (start-timeout,
+	// snapshot-cache-size) as the caller's user knows it in reasons and
+	// notes: the command line gives usage.Flag. Nil: the name as it is.
+	Setting func(name string) string
+}
+
+// setting is name as the caller spells it (Config.Setting).
+func (m *Measurer) setting(name string) string {
+	if m.cfg.Setting != nil {
+		return m.cfg.Setting(name)
+	}
+	return name
 }
 
 // BuildRecord is one build attempt of a revision as the store keeps it.
@@ -428,7 +440,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		}
 		if attempt >= m.cfg.Retries {
 			if hung {
-				return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server never accepted connections in %d attempts to prepare its datadir (--start-timeout)", attempt+1), Err: err}
+				return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server never accepted connections in %d attempts to prepare its datadir (%s)", attempt+1, m.setting("start-timeout")), Err: err}
 			}
 			return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts to prepare its datadir (the OOM killer? see dmesg)", attempt+1), Err: err}
 		}
@@ -567,7 +579,7 @@ func (m *Measurer) evictSnapshots() {
 		return true
 	})
 	if total > budget {
-		m.logf("note: the datadir snapshots this session uses take %s, over the %s budget (--snapshot-cache-size)", humanize.IBytes(uint64(total)), humanize.IBytes(uint64(budget)))
+		m.logf("note: the datadir snapshots this session uses take %s, over the %s budget (%s)", humanize.IBytes(uint64(total)), humanize.IBytes(uint64(budget)), m.setting("snapshot-cache-size"))
 	}
 }
 

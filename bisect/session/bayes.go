@@ -415,7 +415,8 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 			limit, 100*sm, math.Log1p(sm)/noise)
 	}
 	if effect < 0.5 {
-		s.res.Advice = fmt.Sprintf("the shift is under half the noise of one run: the search will take many runs. A longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps) or CPU pinning would make it cheaper")
+		s.res.Advice = fmt.Sprintf("the shift is under half the noise of one run: the search will take many runs. A longer %s (noise falls about with the square root of the window), %s cpu-per-txn (steadier than tps) or CPU pinning would make it cheaper",
+			s.cfg.setting("time"), s.cfg.setting("metric"))
 		s.res.Estimate += "; " + s.res.Advice
 	}
 	s.logf("estimate: %s", s.res.Estimate)

@@ -82,7 +82,7 @@ func (s *Session) classicAnswer(ctx context.Context, cmp stats.Comparison) error
 	parent := s.parentOf(r.FirstBad)
 	switch {
 	case c.NoConfirm:
-		s.res.Why = "bisection ended (not confirmed against the parent: --no-confirm)"
+		s.res.Why = "bisection ended (not confirmed against the parent: " + s.cfg.setting("no-confirm") + ")"
 		return nil
 	case parent == "":
 		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"

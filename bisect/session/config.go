@@ -134,6 +134,19 @@ type Hooks struct {
 	// (Result.EstimatedRuns, replayed and earlier runs included) once the
 	// endpoints are measured: for progress displays.
 	OnEstimate func(runs int)
+	// Setting, when set, spells a setting's name (max-repeats, time,
+	// no-confirm) as the caller's user knows it in notes, advice and the
+	// answer's why: the command line gives usage.Flag ("--max-repeats").
+	// Nil: the name as it is.
+	Setting func(name string) string
+}
+
+// setting is name as the caller spells it (Hooks.Setting).
+func (c *Config) setting(name string) string {
+	if c.Hooks.Setting != nil {
+		return c.Hooks.Setting(name)
+	}
+	return name
 }
 
 // Validate checks the configuration and returns an error wrapping

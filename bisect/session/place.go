@@ -199,8 +199,8 @@ func undecided(cl stats.Classification, blocks int) string {
 // leaves its decision a share that design d cannot reach.
 func (s *Session) spent(d stats.Design) *bisect.UntestableError {
 	return &bisect.UntestableError{Reason: "error budget spent", Err: fmt.Errorf(
-		"after %d midpoint decisions the next may err with probability %.2g, which %d blocks cannot reach (best p %.2g): not measured; a higher --max-repeats or a narrower range would decide it",
-		s.cfg.Decided+s.decided, d.Alpha, d.Max, stats.MinP(d.Max, d.Max))}
+		"after %d midpoint decisions the next may err with probability %.2g, which %d blocks cannot reach (best p %.2g): not measured; a higher %s or a narrower range would decide it",
+		s.cfg.Decided+s.decided, d.Alpha, d.Max, stats.MinP(d.Max, d.Max), s.cfg.setting("max-repeats"))}
 }
 
 // designFor is the design of midpoint decision k (1-based, counted in this

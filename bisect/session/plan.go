@@ -67,8 +67,9 @@ func (s *Session) estimate(cmp stats.Comparison, half, full float64, reachable b
 		(time.Duration(runs) * perRun).Round(time.Second), perRun.Seconds())
 	if !reachable {
 		need := min(stats.NeededN(half, s.mid.LookAlpha(s.mid.Looks()), 0.9), 1000)
-		s.res.Advice = fmt.Sprintf("out of reach: placing a midpoint needs about %d blocks per step (--max-repeats %d); most midpoints will be skipped and the answer will be a range. To make it reachable: a longer --time (noise falls about with the square root of the window), --metric cpu-per-txn (steadier than tps), CPU pinning of server and client, or --max-repeats %d",
-			need, c.MaxRepeats, need)
+		mr := s.cfg.setting("max-repeats")
+		s.res.Advice = fmt.Sprintf("out of reach: placing a midpoint needs about %d blocks per step (%s %d); most midpoints will be skipped and the answer will be a range. To make it reachable: a longer %s (noise falls about with the square root of the window), %s cpu-per-txn (steadier than tps), CPU pinning of server and client, or %s %d",
+			need, mr, c.MaxRepeats, s.cfg.setting("time"), s.cfg.setting("metric"), mr, need)
 		s.res.Estimate += "; " + s.res.Advice
 	}
 	s.logf("estimate: %s", s.res.Estimate)

@@ -121,8 +121,8 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	s.logf("error budget: %d decisions, each wrong with probability <= %.3g (the whole answer right with probability >= %g); endpoints: %s",
 		s.budget.Steps, s.budget.StepAlpha(), c.Confidence, s.ends)
 	if mp := stats.MinP(c.Repeats, c.Repeats); mp > s.budget.LookAlpha(1) {
-		s.logf("note: %d runs per side cannot reach the first look's alpha %.2g (best p %.2g); at least %d are needed, so the first decision needs more runs than --repeats",
-			c.Repeats, s.budget.LookAlpha(1), mp, stats.RunsNeeded(s.budget.LookAlpha(1)))
+		s.logf("note: %d runs per side cannot reach the first look's alpha %.2g (best p %.2g); at least %d are needed, so the first decision needs more runs than %s",
+			c.Repeats, s.budget.LookAlpha(1), mp, stats.RunsNeeded(s.budget.LookAlpha(1)), c.setting("repeats"))
 	}
 	// 1. Endpoints, interleaved.
 	cmp, err := s.compare(ctx, c.Good, c.Bad, RoleEndpoints)

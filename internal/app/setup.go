@@ -17,6 +17,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
+	"github.com/perfbisect/perfbisect/internal/usage"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -125,7 +126,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Bench: s.Bench, Log: s.Log, OnBuild: onBuild,
 		Driver: s.Driver, SysbenchPath: s.SysbenchPath, ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
-		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout})
+		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag})
 	m.Tidy()
 	return m
 }
@@ -157,6 +158,7 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 		}
 	}
 	cfg.Hooks.Logf = func(format string, args ...any) { fmt.Fprintf(s.Log, format+"\n", args...) }
+	cfg.Hooks.Setting = usage.Flag
 	return func() int { return n }
 }
 

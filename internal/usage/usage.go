@@ -17,6 +17,11 @@ import (
 	"strings"
 )
 
+// Flag is a setting's name as the command line spells it: "--" + name. It is
+// what the command line passes as the libraries' Setting hooks
+// (session.Hooks.Setting, measure.Config.Setting).
+func Flag(name string) string { return "--" + name }
+
 // Err is what every usage error is (errors.Is).
 var Err = errors.New("usage")
 
