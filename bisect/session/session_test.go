@@ -513,3 +513,32 @@ func mustRun(t *testing.T, cfg Config, m bisect.Measurer) *Result {
 	}
 	return res
 }
+
+// TestSettingNames: the session names its settings as they are, and as the
+// caller spells them when Hooks.Setting is set (the command line's flags).
+func TestSettingNames(t *testing.T) {
+	cs, hs := sim.Chain(8)
+	for _, tc := range []struct {
+		setting func(string) string
+		want    string
+	}{
+		{nil, "(not confirmed against the parent: no-confirm)"},
+		{func(n string) string { return "--" + n }, "(not confirmed against the parent: --no-confirm)"},
+	} {
+		m := &sim.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[5]: 0.5}, CV: 0.03,
+			Rand: rand.New(rand.NewPCG(4, 4))}
+		cfg := config(cs, hs)
+		cfg.NoConfirm, cfg.Hooks.Setting = true, tc.setting
+		s, err := New(cfg, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != Found || !strings.HasSuffix(res.Why, tc.want) {
+			t.Errorf("%s: why %q, want it to end %q", res.Outcome, res.Why, tc.want)
+		}
+	}
+}
