@@ -1,19 +1,18 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 )
@@ -94,119 +93,56 @@ func (s *Stored) Subject(h string) string {
 	return bisect.Subject(s.Repo, h)
 }
 
-// WriteStatus writes where the session stands, as `perfbisect status` shows
-// it: its state (an unfinished start is "running" while a perfbisect holds
-// the state directory dir, else "unfinished (interrupted)" with the resume
-// command), command, endpoints, runs and decisions, and what comes next or
-// the answer.
-func (s *Stored) WriteStatus(w io.Writer, dir string) {
+// Status is the session as status and log show it (report.Status): an
+// unfinished start is "running" while a perfbisect holds the state directory
+// dir, else "unfinished (interrupted)" with the resume command; a classic
+// search's candidates left and next commit come from its stored decisions
+// and the pending marks.
+func (s *Stored) Status(dir string) report.Status {
 	x := s.Session
-	state := string(x.State)
+	out := report.Status{Session: x, Steps: s.Steps, Runs: s.Runs, Builds: s.Builds, Pending: s.Pending, Subjects: s.Subject, Dir: dir}
 	interrupted := false // resume is the way on only when nothing works on it
 	if x.State == store.Running && x.Kind == store.KindStart {
 		unlock, err := measure.LockStateDir(dir)
 		switch {
 		case err == nil:
 			unlock()
-			state = "unfinished (interrupted: no perfbisect is working on it)"
+			out.State = "unfinished (interrupted: no perfbisect is working on it)"
 			interrupted = true
 		case errors.Is(err, measure.ErrStateDirInUse):
-			state = "running (a perfbisect is working on it now)"
+			out.State = "running (a perfbisect is working on it now)"
 		default: // the lock cannot be taken at all: a read-only disk, say
-			state = fmt.Sprintf("unfinished (no perfbisect can work on it now: %v)", err)
+			out.State = fmt.Sprintf("unfinished (no perfbisect can work on it now: %v)", err)
 			interrupted = true
 		}
 	}
 	if x.Kind == store.KindRun && x.State == store.Running {
-		state = "git bisect run bisection (perfbisect run; git bisect log shows git's side)"
+		out.State = "git bisect run bisection (perfbisect run; git bisect log shows git's side)"
 	}
-	fmt.Fprintf(w, "session %d: %s", x.ID, state)
-	if x.Outcome != "" {
-		fmt.Fprintf(w, " (%s)", x.Outcome)
-	}
-	fmt.Fprintf(w, "\nstarted %s, last activity %s\n", x.Created.Local().Format("2006-01-02 15:04:05"), x.Updated.Local().Format("2006-01-02 15:04:05"))
-	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
-	fmt.Fprintf(w, "state:   %s\n", dir)
-	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.Subject(x.Good), x.Bad, s.Subject(x.Bad))
-	var secs float64
-	failed := 0
-	for _, b := range s.Builds {
-		secs += b.Seconds
-		if b.Error != "" {
-			failed++
-		}
-	}
-	fmt.Fprintf(w, "runs stored: %d; decisions: %d; build attempts: %d (%d failed, %.0fs in all)\n", s.Runs, len(s.Steps), len(s.Builds), failed, secs)
-	for _, st := range s.Steps {
-		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, DecisionN(st), st.Reason)
-	}
-	for _, m := range s.Pending {
-		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s marked by hand: %s (taken when the session goes on)\n", "mark", m.Commit, m.Mark, "by hand", m.Reason)
-	}
-	resume := func() {
-		if interrupted {
-			where := Where(dir, x.Identity().Repo())
-			fmt.Fprintf(w, "continue with: perfbisect resume %s   (end it with: perfbisect reset %s)\n", where, where)
-		}
+	if interrupted {
+		where := Where(dir, x.Identity().Repo())
+		out.Resume = fmt.Sprintf("continue with: perfbisect resume %s   (end it with: perfbisect reset %s)", where, where)
 	}
 	switch {
-	case x.Kind == store.KindRun && x.State == store.Running:
-	case x.State == store.Running && SearchOf(x) == session.SearchBayes:
-		fmt.Fprintf(w, "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)\n")
-		resume()
-	case x.State == store.Running:
-		if s.Repo != nil {
-			if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), append(pendingSteps(s.Pending), s.Steps...)); err == nil {
-				next, _ := search.Next()
-				fmt.Fprintf(w, "remaining: %d candidate(s)", len(search.Candidates()))
-				if next != "" {
-					fmt.Fprintf(w, "; next to test: %.10s %s", next, s.Subject(next))
-				}
-				fmt.Fprintln(w)
-			}
-		}
-		resume()
-	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
-		var doc struct {
-			FirstBad *string  `json:"first_bad"`
-			Range    []string `json:"range"`
-			Why      string   `json:"why"`
-			Error    string   `json:"error"`
-		}
-		_ = json.Unmarshal(x.Result, &doc)
-		if doc.FirstBad != nil {
-			fmt.Fprintf(w, "first bad commit: %s %s\n", *doc.FirstBad, s.Subject(*doc.FirstBad))
-		}
-		for _, h := range doc.Range {
-			fmt.Fprintf(w, "  candidate: %s %s\n", h, s.Subject(h))
-		}
-		if doc.Why != "" {
-			fmt.Fprintln(w, doc.Why)
-		}
-		if doc.Error != "" {
-			fmt.Fprintln(w, "error:", doc.Error)
+	case x.Kind != store.KindStart || x.State != store.Running:
+	case SearchOf(x) == session.SearchBayes:
+		out.Note = "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)"
+	case s.Repo != nil:
+		if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), append(pendingSteps(s.Pending), s.Steps...)); err == nil {
+			out.Remaining = len(search.Candidates())
+			out.Next, _ = search.Next()
 		}
 	}
+	return out
 }
 
-// DecisionN says how many runs a decision used: per side for the endpoints
-// and the confirmation ("n=6+6"), blocks of (good, bad, candidate) for a
-// classic midpoint ("3 blocks"), a probabilistic step's runs of the commit
-// ("n=4").
-func DecisionN(st session.Step) string {
-	switch {
-	case st.Compare != nil:
-		return fmt.Sprintf("n=%d+%d", st.Compare.NOld, st.Compare.NNew)
-	case st.Class != nil:
-		return fmt.Sprintf("%d blocks", st.Class.N)
-	case st.Hand:
-		return "by hand"
-	case st.Looks > 0:
-		return fmt.Sprintf("n=%d", st.Looks) // a probabilistic search's step: the commit's runs
-	default:
-		return "no runs"
-	}
-}
+// WriteStatus writes where the session stands, as `perfbisect status` shows
+// it (report.WriteStatus of Status(dir)).
+func (s *Stored) WriteStatus(w io.Writer, dir string) { report.WriteStatus(w, s.Status(dir)) }
+
+// WriteLog writes the session in git bisect log's format, as `perfbisect
+// log` shows it (report.WriteLog).
+func (s *Stored) WriteLog(w io.Writer) { report.WriteLog(w, s.Status("")) }
 
 // SearchOf returns the search strategy a start session was begun with:
 // session.SearchBayes, or session.SearchClassic for sessions stored before
@@ -252,54 +188,6 @@ func pendingSteps(ms []session.Marked) []session.Step {
 		out = append(out, session.Step{Role: session.RoleMidpoint, Commit: m.Commit, Verdict: m.Mark.String(), Reason: "marked by hand: " + m.Reason, Hand: true})
 	}
 	return out
-}
-
-// WriteLog writes the session in git bisect log's format (git bisect replay
-// reads it back), with perfbisect's evidence as comment lines.
-func (s *Stored) WriteLog(w io.Writer) {
-	x := s.Session
-	state := string(x.State)
-	if x.State == store.Running && x.Kind == store.KindStart {
-		state = "unfinished" // status says whether a perfbisect works on it now
-	}
-	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, state, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
-	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.Subject(x.Bad), x.Good, s.Subject(x.Good))
-	opt := ""
-	if x.Identity().FirstParent() {
-		opt = "'--first-parent' "
-	}
-	fmt.Fprintf(w, "git bisect start %s'%s' '%s'\n", opt, x.Bad, x.Good)
-	for _, st := range s.Steps {
-		switch st.Role {
-		case session.RoleEndpoints:
-			fmt.Fprintf(w, "# endpoints: %s (%s): %s\n", st.Verdict, DecisionN(st), st.Reason)
-		case session.RoleMidpoint:
-			fmt.Fprintf(w, "# %s: [%s] %s\n", st.Verdict, st.Commit, s.Subject(st.Commit))
-			fmt.Fprintf(w, "#   %s: %s", DecisionN(st), st.Reason)
-			if st.Note != "" {
-				fmt.Fprintf(w, "; %s", st.Note)
-			}
-			fmt.Fprintln(w)
-			fmt.Fprintf(w, "git bisect %s %s\n", st.Verdict, st.Commit)
-		case session.RoleConfirm:
-			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s): %s\n", st.Commit, st.Against, st.Verdict, DecisionN(st), st.Reason)
-		}
-	}
-	for _, m := range s.Pending {
-		fmt.Fprintf(w, "# %s: [%s] %s\n#   marked by hand: %s (taken when the session goes on)\n", m.Mark, m.Commit, s.Subject(m.Commit), m.Reason)
-		fmt.Fprintf(w, "git bisect %s %s\n", m.Mark, m.Commit)
-	}
-	if x.State == store.Done && len(x.Result) > 0 {
-		var doc struct {
-			FirstBad *string `json:"first_bad"`
-			Why      string  `json:"why"`
-		}
-		_ = json.Unmarshal(x.Result, &doc)
-		if doc.FirstBad != nil {
-			fmt.Fprintf(w, "# first bad commit: [%s] %s\n", *doc.FirstBad, s.Subject(*doc.FirstBad))
-		}
-		fmt.Fprintf(w, "# %s: %s\n", x.Outcome, doc.Why)
-	}
 }
 
 // lockedStore takes the state directory dir's lock and opens its store, to

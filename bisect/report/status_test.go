@@ -1,0 +1,52 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+)
+
+// TestStatusOfEndedSessions: the answer of an ended session is decoded from
+// its stored document (a range, an undecided why, a failure's error), and
+// an ended session offers no resume even when the caller passes one.
+func TestStatusOfEndedSessions(t *testing.T) {
+	subjects := func(h string) string { return "subject of " + h[:4] }
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		state   store.State
+		outcome string
+		result  string
+		want    []string
+	}{
+		{store.Done, "ambiguous", `{"result":"ambiguous","first_bad":null,"range":["cccc1111","dddd2222"],"why":"a skipped commit borders it"}`,
+			[]string{"session 7: done (ambiguous)", "  candidate: cccc1111 subject of cccc", "  candidate: dddd2222 subject of dddd", "a skipped commit borders it"}},
+		{store.Done, "undecided", `{"result":"undecided","first_bad":null,"why":"undecided at the repeat limit (50 runs per side): good-bad shift -14.7% at 31.0% noise per run"}`,
+			[]string{"session 7: done (undecided)", "undecided at the repeat limit (50 runs per side): good-bad shift -14.7% at 31.0% noise per run"}},
+		{store.Failed, "error", `{"result":"error","first_bad":null,"why":"","error":"good endpoint cannot be measured: build failed"}`,
+			[]string{"session 7: failed (error)", "error: good endpoint cannot be measured: build failed"}},
+	} {
+		x := &store.Session{ID: 7, Kind: store.KindStart, State: tc.state, Outcome: tc.outcome, Args: []string{"start", "--good", "g"},
+			Good: "aaaa0000", Bad: "bbbb9999", Created: at, Updated: at, Result: []byte(tc.result)}
+		var b strings.Builder
+		WriteStatus(&b, Status{Session: x, Runs: 12, Subjects: subjects, Dir: "/state", Resume: "continue with: perfbisect resume",
+			Steps: []session.Step{{Role: session.RoleEndpoints, Commit: "bbbb9999", Verdict: "UNKNOWN", Reason: "p=0.6"}}})
+		out := b.String()
+		for _, w := range tc.want {
+			if !strings.Contains(out, w+"\n") {
+				t.Errorf("%s: status lacks %q:\n%s", tc.outcome, w, out)
+			}
+		}
+		if strings.Contains(out, "continue with") || !strings.Contains(out, "runs stored: 12; decisions: 1") {
+			t.Errorf("%s: an ended session's status offers a resume, or miscounts:\n%s", tc.outcome, out)
+		}
+		b.Reset()
+		WriteLog(&b, Status{Session: x, Subjects: subjects})
+		if !strings.HasPrefix(b.String(), "# perfbisect session 7, "+string(tc.state)+", started 2026-12-02T10:00:00Z: perfbisect start --good g\n") ||
+			!strings.Contains(b.String(), "git bisect start 'bbbb9999' 'aaaa0000'\n") {
+			t.Errorf("%s: log:\n%s", tc.outcome, b.String())
+		}
+	}
+}
