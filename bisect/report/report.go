@@ -83,7 +83,7 @@ func (t *Table) Step(st session.Step, runs map[string][]bisect.Run) {
 		if st.Note != "" {
 			note += "; " + st.Note
 		}
-		t.row(st.Commit, st.Verdict, runs[st.Commit], note)
+		t.row(st.Commit, string(st.Verdict), runs[st.Commit], note)
 	case session.RoleConfirm:
 		v := "confirmed"
 		if st.Compare == nil || st.Compare.Verdict != stats.Different {
@@ -314,7 +314,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 		d.Tested = append(d.Tested, tc)
 	}
 	for _, st := range res.Steps {
-		sd := StepDoc{Role: string(st.Role), Commit: st.Commit, Against: st.Against, Verdict: st.Verdict,
+		sd := StepDoc{Role: string(st.Role), Commit: st.Commit, Against: st.Against, Verdict: string(st.Verdict),
 			Rule: st.Reason, Need: st.Need, Note: st.Note, Looks: st.Looks, Hand: st.Hand}
 		if c := st.Compare; c != nil {
 			sd.N, sd.P, sd.Alpha = c.NNew, ptr(c.P), ptr(c.Alpha)

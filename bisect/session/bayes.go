@@ -342,16 +342,16 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 		// The verdict the posterior takes at the confidence; a commit it
 		// leaves in doubt is a skip for git (git bisect replay of the log
 		// then arrives where the posterior did).
-		verdict := bisect.Skip.String()
+		verdict := VerdictSkip
 		switch {
 		case p.Bad >= c.Confidence:
-			verdict = bisect.Bad.String()
+			verdict = VerdictBad
 		case 1-p.Bad >= c.Confidence:
-			verdict = bisect.Good.String()
+			verdict = VerdictGood
 		case s.res.Skipped[p.Commit] == "":
 			s.res.Skipped[p.Commit] = fmt.Sprintf("left undecided by the posterior: P(bad) %.3g after %d runs", p.Bad, p.Runs)
 		}
-		s.res.Verdicts[p.Commit] = verdict
+		s.res.Verdicts[p.Commit] = string(verdict)
 		s.step(Step{Role: RoleMidpoint, Commit: p.Commit, Against: c.Good, Verdict: verdict,
 			Reason: fmt.Sprintf("posterior: P(%s) %.3g, P(%s) %.3g; position %.2f [%.2f, %.2f] between %s and %s over %d runs",
 				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, p.Runs),

@@ -108,7 +108,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 		cmp = stats.Compare(xs, ys, s.cfg.Threshold, d.LookAlpha(look))
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
 		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
-			st := Step{Role: role, Commit: new, Against: old, Verdict: cmp.Verdict.String(), Reason: cmp.Rule,
+			st := Step{Role: role, Commit: new, Against: old, Verdict: CompareVerdict(cmp.Verdict), Reason: cmp.Rule,
 				Need: cmp.Need, Compare: &cmp, Looks: look}
 			s.step(st)
 			return cmp, nil

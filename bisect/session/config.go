@@ -186,12 +186,48 @@ const (
 	RoleConfirm   Role = "confirm"
 )
 
+// Verdict is what a step decided: a commit's mark for a midpoint (measured
+// or marked by hand), the comparison's verdict (stats.Verdict's words) for
+// the endpoints, a compare and the confirmation. It is stored as its string.
+type Verdict string
+
+// Verdicts of a step.
+const (
+	VerdictGood      Verdict = "good"
+	VerdictBad       Verdict = "bad"
+	VerdictSkip      Verdict = "skip"
+	VerdictDifferent Verdict = "DIFFERENT"
+	VerdictSame      Verdict = "SAME"
+	VerdictUnknown   Verdict = "UNKNOWN"
+)
+
+// MarkVerdict is the verdict of a midpoint given mark m (bisect.Good, Bad,
+// Skip).
+func MarkVerdict(m bisect.Mark) Verdict { return Verdict(m.String()) }
+
+// CompareVerdict is the verdict of a step decided by a comparison.
+func CompareVerdict(v stats.Verdict) Verdict { return Verdict(v.String()) }
+
+// Mark is the mark a midpoint's verdict gives its commit; false for a
+// comparison's verdict.
+func (v Verdict) Mark() (bisect.Mark, bool) {
+	switch v {
+	case VerdictGood:
+		return bisect.Good, true
+	case VerdictBad:
+		return bisect.Bad, true
+	case VerdictSkip:
+		return bisect.Skip, true
+	}
+	return bisect.Unmarked, false
+}
+
 // Step is one decision with its evidence.
 type Step struct {
 	Role    Role
-	Commit  string // the candidate (midpoint), the bad endpoint, or the culprit (confirm)
-	Against string // good endpoint, or the culprit's parent (confirm)
-	Verdict string // good, bad, skip; DIFFERENT/SAME/UNKNOWN for endpoints and confirm
+	Commit  string  // the candidate (midpoint), the bad endpoint, or the culprit (confirm)
+	Against string  // good endpoint, or the culprit's parent (confirm)
+	Verdict Verdict // good, bad, skip (midpoint); DIFFERENT, SAME, UNKNOWN (endpoints, compare, confirm)
 	Reason  string // the rule that fired, or why the commit was skipped
 	Need    string // what more data would have needed, when undecided
 	Note    string

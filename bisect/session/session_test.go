@@ -285,7 +285,7 @@ func TestRoundWithTwoCrashesInOneBlockDecidesEachOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decided := map[string][]string{}
+	decided := map[string][]Verdict{}
 	for _, st := range res.Steps {
 		if st.Role == RoleMidpoint {
 			decided[st.Commit] = append(decided[st.Commit], st.Verdict)
@@ -320,10 +320,10 @@ func TestRoundStepsCarryTheVerdictTheSearchTook(t *testing.T) {
 		if st.Role != RoleMidpoint {
 			continue
 		}
-		if st.Verdict != res.Verdicts[st.Commit] {
+		if string(st.Verdict) != res.Verdicts[st.Commit] {
 			t.Errorf("step %.10s says %s, the search took %s", st.Commit[30:], st.Verdict, res.Verdicts[st.Commit])
 		}
-		mark := map[string]bisect.Mark{"good": bisect.Good, "bad": bisect.Bad, "skip": bisect.Skip}[st.Verdict]
+		mark, _ := st.Verdict.Mark()
 		if !replay.Consistent(st.Commit, mark) {
 			t.Errorf("step %.10s (%s) contradicts the steps before it", st.Commit[30:], st.Verdict)
 		}

@@ -495,25 +495,26 @@ func (s *Store) Truncate(id int64, seq, stepSeq int) error {
 }
 
 // Step is one stored decision: its role, commit and verdict as columns for
-// queries, and the whole evidence as JSON.
+// queries, and the whole session.Step as JSON (Decisions decodes it).
 type Step struct {
 	Seq      int
-	Role     string
+	Role     session.Role
 	Commit   string
-	Verdict  string
+	Verdict  session.Verdict
 	Evidence json.RawMessage
 	Created  time.Time
 }
 
-// AddStep stores decision number seq of a session; a seq already stored is
-// replaced (a resumed session decides the replayed steps again, identically).
-func (s *Store) AddStep(id int64, seq int, role, commit, verdict string, evidence any) error {
-	ev, err := json.Marshal(evidence)
+// AddStep stores decision number seq of a session, st (its role, commit
+// and verdict also as columns); a seq already stored is replaced (a resumed
+// session decides the replayed steps again, identically).
+func (s *Store) AddStep(id int64, seq int, st session.Step) error {
+	ev, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
 	_, err = s.db.Exec(`INSERT OR REPLACE INTO steps (session, seq, role, commit_hash, verdict, step, created) VALUES (?,?,?,?,?,?,?)`,
-		id, seq, role, commit, verdict, string(ev), now())
+		id, seq, string(st.Role), st.Commit, string(st.Verdict), string(ev), now())
 	if err != nil {
 		return fmt.Errorf("store %s: step %d of session %d: %w", s.path, seq, id, err)
 	}

@@ -46,7 +46,7 @@ func recorded(t *testing.T, st *Store, id int64, cfg session.Config) session.Con
 	steps := 0
 	cfg.Hooks.Record = func(seq int, e session.Event) error { return st.Append(id, seq, e) }
 	cfg.Hooks.OnStep = func(s session.Step) {
-		if err := st.AddStep(id, steps, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+		if err := st.AddStep(id, steps, s); err != nil {
 			t.Error(err)
 		}
 		steps++
@@ -532,7 +532,7 @@ func TestDecisionsDecodeSteps(t *testing.T) {
 		{Role: session.RoleMidpoint, Commit: "m", Verdict: "good", Reason: "like good", Looks: 6},
 	}
 	for i, s := range in {
-		if err := st.AddStep(sess.ID, i, string(s.Role), s.Commit, s.Verdict, s); err != nil {
+		if err := st.AddStep(sess.ID, i, s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -198,8 +198,8 @@ func RunDocument(st *store.Store, sess *store.Session, repo *git.Repository, Fir
 	for _, x := range steps {
 		res.Steps = append(res.Steps, x)
 		if x.Role == session.RoleMidpoint {
-			res.Verdicts[x.Commit] = x.Verdict
-			if x.Verdict == "skip" {
+			res.Verdicts[x.Commit] = string(x.Verdict)
+			if x.Verdict == session.VerdictSkip {
 				res.Skipped[x.Commit] = x.Reason
 			}
 		}

@@ -32,7 +32,7 @@ func TestRunSessionEndsWithGitBisect(t *testing.T) {
 			t.Fatal(err)
 		}
 		step := session.Step{Role: session.RoleMidpoint, Commit: shas[2], Verdict: "bad", Reason: "like bad"}
-		if err := st.AddStep(s.ID, 0, string(step.Role), step.Commit, step.Verdict, step); err != nil {
+		if err := st.AddStep(s.ID, 0, step); err != nil {
 			t.Fatal(err)
 		}
 		return s

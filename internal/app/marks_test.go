@@ -124,7 +124,7 @@ func TestMarkByHand(t *testing.T) {
 
 	// A finished session is reopened: running again, its steps gone (resume
 	// decides them again).
-	if err := st.AddStep(sess.ID, 0, "midpoint", shas[4], "good", session.Step{}); err != nil {
+	if err := st.AddStep(sess.ID, 0, session.Step{Role: session.RoleMidpoint, Commit: shas[4], Verdict: session.VerdictGood}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.End(sess.ID, store.Done, "found", map[string]string{"why": "x"}); err != nil {

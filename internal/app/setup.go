@@ -149,7 +149,7 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 		cfg.Hooks.OnEstimate = s.Live.Estimate
 	}
 	cfg.Hooks.OnStep = func(st session.Step) {
-		if err := s.Store.AddStep(id(), n, string(st.Role), st.Commit, st.Verdict, st); err != nil {
+		if err := s.Store.AddStep(id(), n, st); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 		n++

@@ -68,7 +68,7 @@ func LoadLatest(st *store.Store) (*Stored, error) {
 	applied := map[string]bool{}
 	for _, st := range out.Steps {
 		if st.Hand {
-			applied[st.Commit+" "+st.Verdict] = true
+			applied[st.Commit+" "+string(st.Verdict)] = true
 		}
 	}
 	for _, m := range latest(marks) {
@@ -169,13 +169,8 @@ func ReplaySearch(r *git.Repository, good, bad string, firstParent bool, steps [
 		if st.Role != session.RoleMidpoint {
 			continue
 		}
-		switch st.Verdict {
-		case "good":
-			search.Mark(st.Commit, bisect.Good)
-		case "bad":
-			search.Mark(st.Commit, bisect.Bad)
-		case "skip":
-			search.Mark(st.Commit, bisect.Skip)
+		if m, ok := st.Verdict.Mark(); ok {
+			search.Mark(st.Commit, m)
 		}
 	}
 	return search, nil
@@ -185,7 +180,7 @@ func ReplaySearch(r *git.Repository, good, bad string, firstParent bool, steps [
 func pendingSteps(ms []session.Marked) []session.Step {
 	var out []session.Step
 	for _, m := range ms {
-		out = append(out, session.Step{Role: session.RoleMidpoint, Commit: m.Commit, Verdict: m.Mark.String(), Reason: "marked by hand: " + m.Reason, Hand: true})
+		out = append(out, session.Step{Role: session.RoleMidpoint, Commit: m.Commit, Verdict: session.MarkVerdict(m.Mark), Reason: "marked by hand: " + m.Reason, Hand: true})
 	}
 	return out
 }
