@@ -228,8 +228,8 @@ type Step struct {
 	Commit  string  // the candidate (midpoint), the bad endpoint, or the culprit (confirm)
 	Against string  // good endpoint, or the culprit's parent (confirm)
 	Verdict Verdict // good, bad, skip (midpoint); DIFFERENT, SAME, UNKNOWN (endpoints, compare, confirm)
-	Reason  string // the rule that fired, or why the commit was skipped
-	Need    string // what more data would have needed, when undecided
+	Reason  string  // the rule that fired, or why the commit was skipped
+	Need    string  // what more data would have needed, when undecided
 	Note    string
 	Compare *stats.Comparison     `json:",omitempty"`
 	Class   *stats.Classification `json:",omitempty"`
