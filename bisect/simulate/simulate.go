@@ -75,7 +75,7 @@ func (s Summary) Rate(n int) float64 { return float64(n) / float64(s.Sessions) }
 
 // String renders the summary as one line of rates.
 func (s Summary) String() string {
-	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f; cost (runs + %d per build) mean %.0f",
+	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression or undecided endpoints) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f; cost (runs + %d per build) mean %.0f",
 		s.Sessions, 100*s.Rate(s.Correct), 100*s.Rate(s.WrongCulprit), 100*s.Rate(s.FalseAlarm), 100*s.Rate(s.NoRegression),
 		100*s.Rate(s.Ambiguous), s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built, SimBuildRuns, s.MeanCost)
 	if s.Second > 0 {
