@@ -502,7 +502,7 @@ func outcomeWords(outcome string, improvement bool) string {
 	case string(session.NoRegression):
 		return "no " + change + " reproduced"
 	case string(session.Undecided):
-		return "undecided: the endpoints were neither told apart nor shown the same"
+		return "undecided: bad measured worse than good, within the noise at the repeat limit"
 	case "error":
 		return "stopped on an error"
 	}

@@ -38,7 +38,7 @@ const (
 	// NoRegression: start's endpoints do not differ.
 	NoRegression
 	// Undecided: start's answer is a range, or its endpoints could not be
-	// told apart nor shown the same at the repeat limit; compare is
+	// told apart at the repeat limit while bad leaned worse; compare is
 	// inconclusive.
 	Undecided
 	// Regression beyond the threshold (compare, scan).
