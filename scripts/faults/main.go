@@ -56,10 +56,10 @@
 //	                 file when they fail, and must leave it as it was
 //
 // The faults take turns (one trial of each per round, so a suite stopped
-// early has them all), each until it has its trials with the fault injected (a session
-// that ended before its fault is tried again, at most three times the trials
-// in all; later faults are then drawn inside the shorter session). Each trial bisects a
-// fresh state directory of one 8-commit fixture (scripts/make-fixture.sh -n 8
+// early has them all), each until it has its trials with the fault
+// injected (a session that ended before its fault is tried again, at most
+// three times the trials in all; later faults are then drawn inside the
+// shorter session). Each trial bisects a fresh state directory of one 8-commit fixture (scripts/make-fixture.sh -n 8
 // --culprit-pos 5 --broken-pos 3: a broken build, then its fix) with short
 // runs (0.5 s windows, 3 runs a look), with a TMPDIR of its own. Trials
 // append one line each to -out (default faults.tsv in the current directory),
