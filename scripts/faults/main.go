@@ -59,8 +59,9 @@
 // early has them all), each until it has its trials with the fault
 // injected (a session that ended before its fault is tried again, at most
 // three times the trials in all; later faults are then drawn inside the
-// shorter session). Each trial bisects a fresh state directory of one 8-commit fixture (scripts/make-fixture.sh -n 8
-// --culprit-pos 5 --broken-pos 3: a broken build, then its fix) with short
+// shorter session). Each trial bisects a fresh state directory of one
+// 8-commit fixture (scripts/make-fixture.sh -n 8 --culprit-pos 5
+// --broken-pos 3: a broken build, then its fix) with short
 // runs (0.5 s windows, 3 runs a look), with a TMPDIR of its own. Trials
 // append one line each to -out (default faults.tsv in the current directory),
 // so an interrupted suite resumes where it stopped, and the table is printed
