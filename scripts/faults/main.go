@@ -235,6 +235,13 @@ func run(faults []string, want map[string]int, out string, seed uint64) error {
 				fmt.Fprintf(os.Stderr, "faults: a session stored %d runs: faults now come after 1..%d\n", n, n-2)
 				fx.total = n
 			}
+			if t.injected && (!t.survived || t.wrong || t.lost > 0 || t.twice > 0 || t.processes > 0) && fault != "corrupt-store" {
+				// What went wrong is in the trial's store and logs: kept.
+				kept := filepath.Join(os.TempDir(), fmt.Sprintf("perfbisect-faults-kept-%s-%d-%d", fault, i, os.Getpid()))
+				if err := os.Rename(state, kept); err == nil {
+					fmt.Fprintf(os.Stderr, "faults: kept the trial's state directory in %s\n", kept)
+				}
+			}
 			_ = os.RemoveAll(state)
 			_ = os.RemoveAll(filepath.Join(work, fmt.Sprintf("tmp-%s-%d", fault, i)))
 			tried[fault]++
