@@ -43,8 +43,12 @@ var ErrStateDirInUse = errors.New("in use by another perfbisect")
 // LockStateDir takes the state directory's lock without waiting. It returns an
 // error naming the directory and the holder (its pid and since when),
 // wrapping ErrStateDirInUse, when another perfbisect holds it; the returned
-// function releases it (so does the process's death).
+// function releases it (so does the process's death). An empty dir is an
+// error (it would lock the working directory).
 func LockStateDir(dir string) (func(), error) {
+	if dir == "" {
+		return nil, errors.New("state directory lock: no state directory given")
+	}
 	p := filepath.Join(dir, StateLockFile)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

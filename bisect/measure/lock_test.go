@@ -184,4 +184,13 @@ func TestLockStateDirNamesTheHolder(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	again()
+	// No directory is not the working directory: perfbisect log once
+	// left a session.lock wherever it ran.
+	t.Chdir(t.TempDir())
+	if _, err := LockStateDir(""); err == nil {
+		t.Error(`LockStateDir("") succeeded`)
+	}
+	if _, err := os.Stat(StateLockFile); err == nil {
+		t.Errorf(`LockStateDir("") made %s in the working directory`, StateLockFile)
+	}
 }

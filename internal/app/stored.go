@@ -100,7 +100,8 @@ func (s *Stored) Subject(h string) string {
 // and the pending marks.
 func (s *Stored) Status(dir string) report.Status {
 	x := s.Session
-	out := report.Status{Session: x, Steps: s.Steps, Runs: s.Runs, Builds: s.Builds, Pending: s.Pending, Subjects: s.Subject, Dir: dir}
+	out := s.stored()
+	out.Dir = dir
 	interrupted := false // resume is the way on only when nothing works on it
 	if x.State == store.Running && x.Kind == store.KindStart {
 		unlock, err := measure.LockStateDir(dir)
@@ -141,8 +142,14 @@ func (s *Stored) Status(dir string) report.Status {
 func (s *Stored) WriteStatus(w io.Writer, dir string) { report.WriteStatus(w, s.Status(dir)) }
 
 // WriteLog writes the session in git bisect log's format, as `perfbisect
-// log` shows it (report.WriteLog).
-func (s *Stored) WriteLog(w io.Writer) { report.WriteLog(w, s.Status("")) }
+// log` shows it (report.WriteLog): what the store holds, without asking
+// whether a perfbisect works on it.
+func (s *Stored) WriteLog(w io.Writer) { report.WriteLog(w, s.stored()) }
+
+// stored is what the store holds of the session, for report.
+func (s *Stored) stored() report.Status {
+	return report.Status{Session: s.Session, Steps: s.Steps, Runs: s.Runs, Builds: s.Builds, Pending: s.Pending, Subjects: s.Subject}
+}
 
 // SearchOf returns the search strategy a start session was begun with:
 // session.SearchBayes, or session.SearchClassic for sessions stored before
