@@ -67,14 +67,7 @@ func TestUndecidedEndpoints(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		m := &sim.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[9]: 0.88}, CV: 0.45,
 			Rand: rand.New(rand.NewPCG(seed, 3))}
-		s, err := New(config(cs, hs), m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustRun(t, config(cs, hs), m)
 		ends := res.Steps[0]
 		if ends.Role != RoleEndpoints || ends.Compare == nil {
 			t.Fatalf("seed %d: first step %+v, want the endpoints' comparison", seed, ends)
@@ -529,14 +522,7 @@ func TestSettingNames(t *testing.T) {
 			Rand: rand.New(rand.NewPCG(4, 4))}
 		cfg := config(cs, hs)
 		cfg.NoConfirm, cfg.Hooks.Setting = true, tc.setting
-		s, err := New(cfg, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := mustRun(t, cfg, m)
 		if res.Outcome != Found || !strings.HasSuffix(res.Why, tc.want) {
 			t.Errorf("%s: why %q, want it to end %q", res.Outcome, res.Why, tc.want)
 		}
