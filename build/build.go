@@ -140,6 +140,16 @@ type Progress struct {
 	Elapsed time.Duration // since the revision's build began
 }
 
+// String is the update in words: "build 3f2c1a9d4e: build 45% (1m12s)"
+// (the percentage left out when unknown).
+func (bp Progress) String() string {
+	s := fmt.Sprintf("build %.10s: %s", bp.Commit, bp.Step)
+	if bp.Percent >= 0 {
+		s += fmt.Sprintf(" %d%%", bp.Percent)
+	}
+	return s + fmt.Sprintf(" (%s)", bp.Elapsed.Truncate(time.Second))
+}
+
 // BuildError is a revision that did not configure, build or install.
 type BuildError struct {
 	Commit string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
@@ -181,4 +182,16 @@ func DecisionN(st session.Step) string {
 	default:
 		return "no runs"
 	}
+}
+
+// WriteSessionList writes sessions as report --list shows them: one row per
+// session (number, kind, state, outcome, start in local time, the
+// revisions' hashes), columns aligned.
+func WriteSessionList(w io.Writer, sessions []*store.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "session\tkind\tstate\toutcome\tstarted\trevisions\n")
+	for _, s := range sessions {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.10s..%.10s\n", s.ID, s.Kind, s.State, s.Outcome, s.Created.Local().Format("2006-01-02 15:04"), s.Good, s.Bad)
+	}
+	return tw.Flush()
 }

@@ -2,13 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
 
-	"github.com/perfbisect/perfbisect/bench"
-	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/urfave/cli/v2"
 )
@@ -60,112 +55,21 @@ func benchCommand() *cli.Command {
 	}
 }
 
-// benchFlags are perfbisect's own options of the bench command.
-type benchFlags struct {
-	driver, sysbenchPath, format, output string
-	verbose                              bool
-	formatSet, outputSet                 bool // --format, --output given
-}
-
-// splitBenchArgs takes perfbisect's own options out of args and leaves
-// sysbench's command line. help is true for -h/--help.
-func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err error) {
-	f.driver, f.format = "builtin", "text"
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") {
-			rest = append(rest, a)
-			continue
-		}
-		var dst *string
-		switch name {
-		case "h", "help":
-			return f, nil, true, nil
-		case "v", "verbose":
-			f.verbose = true
-			continue
-		case "driver":
-			dst = &f.driver
-		case "sysbench-path":
-			dst = &f.sysbenchPath
-		case "format":
-			dst, f.formatSet = &f.format, true
-		case "output":
-			dst, f.outputSet = &f.output, true
-		default:
-			rest = append(rest, a)
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
-				return f, nil, false, usageErr("--%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		*dst = value
-	}
-	switch f.driver {
-	case "builtin", "built-in", "sysbench":
-	default:
-		return f, nil, false, usageErr("--driver %q: want builtin or sysbench", f.driver)
-	}
-	if f.format != "text" && f.format != "json" {
-		return f, nil, false, usageErr("--format %q: want text or json", f.format)
-	}
-	return f, rest, false, nil
-}
-
 func benchAction(c *cli.Context) error {
-	f, args, help, err := splitBenchArgs(c.Args().Slice())
-	if err != nil {
+	req, verbose, notes, help, err := app.ParseBenchArgs(c.Args().Slice())
+	switch {
+	case err != nil:
 		return err
-	}
-	if help {
+	case help:
 		fmt.Fprintln(c.App.Writer, "usage: "+benchUsage)
 		return nil
 	}
-	inv, err := bench.ParseArgs(args)
-	if err != nil {
-		return usageErr("%s", flagError(c, err))
-	}
-	o := inv.Options
-	if err := o.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	switch inv.Command {
-	case "prepare", "run", "cleanup":
-	case "":
-		return usageErr("say what to do: prepare, run or cleanup (see perfbisect bench --help)")
-	default:
-		return usageErr("%s: not supported; prepare, run and cleanup are", inv.Command)
-	}
-	if (f.outputSet || f.formatSet) && inv.Command != "run" {
-		return usageErr("--output and --format are for run; %s prints one line", inv.Command)
-	}
-	if f.outputSet && f.output == "" {
-		return usageErr("--output: name a file")
-	}
-	if f.output != "" {
-		if err := report.CheckWritable("output", f.output); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	if o.Workload == "oltp_insert" && !o.AutoInc && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--rand-seed") }) {
-		// Its ids come from the unique sequence of the seed: a fixed seed would
-		// insert the ids of the last run again (duplicate keys).
-		o.RandSeed = 0
-		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
-	}
-	for _, n := range inv.Notes {
+	for _, n := range notes {
 		fmt.Fprintln(os.Stderr, "perfbisect bench: note: "+n)
 	}
-	var raw io.Writer // sysbench's own output, with -v
-	if f.verbose {
-		raw = os.Stderr
+	req.Out, req.Log = c.App.Writer, os.Stderr
+	if verbose {
+		req.Raw = os.Stderr // sysbench's own output
 	}
-	return app.Bench(c.Context, app.BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn,
-		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output,
-		Out: c.App.Writer, Log: os.Stderr, Raw: raw})
+	return app.Bench(c.Context, req)
 }

@@ -36,7 +36,7 @@ func buildAction(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageErr("name at least one revision to build (tag, branch, hash or version)")
 	}
-	settings, err := parseBuildFlags(c)
+	settings, err := app.ParseBuildSettings(buildRequest(c))
 	if err != nil {
 		return err
 	}

@@ -35,61 +35,6 @@ func compareCommand() *cli.Command {
 	}
 }
 
-// flagsFirst moves the positional arguments of the commands that take them
-// (compare, scan, report, build, mark, replay) after their flags, so that
-// "perfbisect compare origin/main HEAD --format markdown" works as users
-// write it (urfave/cli v2 stops parsing flags at the first argument). A flag's
-// value is the next argument unless the flag is boolean or written
-// --flag=value; everything after "--" stays positional.
-func flagsFirst(cliApp *cli.App, args []string) []string {
-	if len(args) < 2 || !slices.Contains([]string{"compare", "scan", "report", "build", "mark", "replay"}, args[1]) {
-		return args
-	}
-	if args[len(args)-1] == "--generate-bash-completion" {
-		return args // shell completion: urfave/cli reads the line as typed
-	}
-	var cmd *cli.Command
-	for _, c := range cliApp.Commands {
-		if c.Name == args[1] {
-			cmd = c
-		}
-	}
-	boolean := map[string]bool{"help": true, "h": true}
-	for _, f := range cmd.Flags {
-		if _, ok := f.(*cli.BoolFlag); ok {
-			for _, n := range f.Names() {
-				boolean[n] = true
-			}
-		}
-	}
-	flags, pos := []string{}, []string{}
-	rest := args[2:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "--":
-			pos = append(pos, rest[i+1:]...)
-			i = len(rest)
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && !boolean[name] {
-				if i+1 == len(rest) {
-					// A value flag with no value: leave it last, so that
-					// the parser says so (it would take "--" for its value).
-					return append([]string{args[0], args[1]}, flags...)
-				}
-				i++
-				flags = append(flags, rest[i])
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	out := append(append([]string{args[0], args[1]}, flags...), "--")
-	return append(out, pos...)
-}
-
 func compareAction(c *cli.Context) error {
 	if c.NArg() != 2 {
 		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", plural(c.NArg(), "argument"))

@@ -1,17 +1,6 @@
 package main
 
-import (
-	"strings"
-
-	"github.com/urfave/cli/v2"
-)
-
-// flagDoc is how a flag is shown in --help: its category and the name of
-// its value.
-type flagDoc struct {
-	category    string
-	placeholder string
-}
+import "github.com/perfbisect/perfbisect/internal/cliflag"
 
 // Help categories of the flags, numbered in the order a user needs them
 // (urfave/cli sorts categories by name).
@@ -26,7 +15,7 @@ const (
 
 // flagDocs are the categories and value names of the commands' flags, by
 // flag name (a flag not listed keeps no category and shows "value").
-var flagDocs = map[string]flagDoc{
+var flagDocs = docs(map[string][2]string{
 	"repo": {catRevisions, "DIR"}, "good": {catRevisions, "REV"}, "bad": {catRevisions, "REV"},
 	"first-parent": {catRevisions, ""}, "every": {catRevisions, "N"}, "merges": {catRevisions, ""},
 
@@ -51,50 +40,13 @@ var flagDocs = map[string]flagDoc{
 	"reason":    {catRevisions, "TEXT"},
 	"state-dir": {catOutput, "DIR"}, "json": {catOutput, "FILE"}, "html": {catOutput, "FILE"}, "output": {catOutput, "FILE"},
 	"format": {catOutput, "FORMAT"}, "quiet": {catOutput, ""}, "verbose": {catOutput, ""}, "list": {catOutput, ""},
-}
+})
 
-// decorateFlags puts the flags of cmds (bench excepted: it has sysbench's
-// own command line) into their help categories.
-func decorateFlags(cmds []*cli.Command) {
-	for _, cmd := range cmds {
-		if cmd.Name == "bench" || cmd.Name == "simulate" {
-			continue
-		}
-		for _, f := range cmd.Flags {
-			d, ok := flagDocs[f.Names()[0]]
-			if !ok {
-				continue
-			}
-			switch f := f.(type) {
-			case *cli.StringFlag:
-				f.Category = d.category
-			case *cli.IntFlag:
-				f.Category = d.category
-			case *cli.Int64Flag:
-				f.Category = d.category
-			case *cli.Float64Flag:
-				f.Category = d.category
-			case *cli.BoolFlag:
-				f.Category = d.category
-			}
-		}
+// docs is the table of flagDocs: flag name → category, value name.
+func docs(table map[string][2]string) cliflag.Docs {
+	d := cliflag.Docs{}
+	for name, v := range table {
+		d[name] = cliflag.Doc{Category: v[0], Placeholder: v[1]}
 	}
-}
-
-// defaultFlagStringer is urfave/cli's, which names every value "value".
-var defaultFlagStringer = cli.FlagStringer
-
-// flagString shows a flag with its value's name ("--my-cnf FILE") instead of
-// "value", and a switch without "(default: false)".
-func flagString(f cli.Flag) string {
-	s := strings.TrimSuffix(defaultFlagStringer(f), " (default: false)")
-	d, ok := flagDocs[f.Names()[0]]
-	if !ok || d.placeholder == "" {
-		return s
-	}
-	head, tail, found := strings.Cut(s, "\t")
-	if !found {
-		return s
-	}
-	return strings.ReplaceAll(head, " value", " "+d.placeholder) + "\t" + tail
+	return d
 }

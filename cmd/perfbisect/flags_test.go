@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
 
 func TestSimulateCommand(t *testing.T) {
@@ -30,30 +32,30 @@ func TestSimulateCommand(t *testing.T) {
 
 func TestFlagsFirst(t *testing.T) {
 	app := newApp()
-	got := flagsFirst(app, []string{"perfbisect", "compare", "origin/main", "HEAD", "--format", "markdown", "--quiet", "--threshold=3", "--repo", "/x"})
+	got := cliflag.FlagsFirst(app, []string{"perfbisect", "compare", "origin/main", "HEAD", "--format", "markdown", "--quiet", "--threshold=3", "--repo", "/x"}, positionalCommands)
 	want := []string{"perfbisect", "compare", "--format", "markdown", "--quiet", "--threshold=3", "--repo", "/x", "--", "origin/main", "HEAD"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	got = flagsFirst(app, []string{"perfbisect", "scan", "--runs", "3", "a..b", "--merges", "--", "-odd-ref"})
+	got = cliflag.FlagsFirst(app, []string{"perfbisect", "scan", "--runs", "3", "a..b", "--merges", "--", "-odd-ref"}, positionalCommands)
 	want = []string{"perfbisect", "scan", "--runs", "3", "--merges", "--", "a..b", "-odd-ref"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	// A value flag left without its value stays last, for the parser to say so.
-	got = flagsFirst(app, []string{"perfbisect", "compare", "a", "b", "--state-dir"})
+	got = cliflag.FlagsFirst(app, []string{"perfbisect", "compare", "a", "b", "--state-dir"}, positionalCommands)
 	if strings.Join(got, " ") != "perfbisect compare --state-dir" {
 		t.Errorf("trailing value flag: %q", got)
 	}
 	if code := run([]string{"perfbisect", "compare", "a", "b", "--state-dir"}); code != exitUsage {
 		t.Errorf("trailing --state-dir: exit %d", code)
 	}
-	got = flagsFirst(app, []string{"perfbisect", "report", "1", "--format", "junit"})
+	got = cliflag.FlagsFirst(app, []string{"perfbisect", "report", "1", "--format", "junit"}, positionalCommands)
 	if strings.Join(got, " ") != "perfbisect report --format junit -- 1" {
 		t.Errorf("report: %q", got)
 	}
 	start := []string{"perfbisect", "start", "--good", "a"}
-	if got := flagsFirst(app, start); strings.Join(got, " ") != strings.Join(start, " ") {
+	if got := cliflag.FlagsFirst(app, start, positionalCommands); strings.Join(got, " ") != strings.Join(start, " ") {
 		t.Errorf("start changed: %q", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -77,6 +78,13 @@ func buildVersion() string {
 	return v + ")"
 }
 
+// positionalCommands take positional arguments, which may come before
+// their flags (cliflag.FlagsFirst).
+var positionalCommands = []string{"compare", "scan", "report", "build", "mark", "replay"}
+
+// defaultFlagStringer is urfave/cli's, which names every value "value".
+var defaultFlagStringer = cli.FlagStringer
+
 // exitCodes is the one table from a command's outcome to its exit code, for
 // every command but run (runExitCodes); it is the README's table and
 // exitCodesHelp's.
@@ -115,7 +123,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cliApp := newApp()
-	err := cliApp.RunContext(ctx, flagsFirst(cliApp, args))
+	err := cliApp.RunContext(ctx, cliflag.FlagsFirst(cliApp, args, positionalCommands))
 	codes := exitCodes
 	if os.Getenv(runChildEnv) != "" {
 		codes = runExitCodes
@@ -216,8 +224,8 @@ func newApp() *cli.App {
 			return app.With(app.Usage, errors.New(flagError(c, err)))
 		},
 	}
-	decorateFlags(app.Commands)
-	cli.FlagStringer = flagString
+	flagDocs.Categorize(slices.DeleteFunc(slices.Clone(app.Commands), func(c *cli.Command) bool { return c.Name == "bench" || c.Name == "simulate" }))
+	cli.FlagStringer = flagDocs.Stringer(defaultFlagStringer)
 	// One exit-code table in every command's help but run's (git bisect
 	// run's protocol, in its own help) and bench's (its own, a subset).
 	for _, cmd := range app.Commands {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -56,12 +54,7 @@ func reportAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("list") {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "session\tkind\tstate\toutcome\tstarted\trevisions\n")
-		for _, s := range all {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.10s..%.10s\n", s.ID, s.Kind, s.State, s.Outcome, s.Created.Local().Format("2006-01-02 15:04"), s.Good, s.Bad)
-		}
-		return tw.Flush()
+		return report.WriteSessionList(w, all)
 	}
 	sess, err := app.ChooseSession(all, c.Args().First(), dir)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/internal/app"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
 
 func scanCommand() *cli.Command {
@@ -38,11 +39,11 @@ func scanAction(c *cli.Context) error {
 	if c.NArg() != 1 || !strings.Contains(c.Args().First(), "..") {
 		return usageErr("scan needs one range FROM..TO (e.g. mariadb-10.0.22..mariadb-10.0.26); got %q", strings.Join(c.Args().Slice(), " "))
 	}
-	if c.Int("every") < 1 || c.Int("runs") < 1 || c.Int("runs") > 100 {
-		return usageErr("--every %d, --runs %d: want --every >= 1 and 1 <= --runs <= 100", c.Int("every"), c.Int("runs"))
-	}
-	if c.IsSet("every") && c.Bool("merges") {
-		return usageErr("--every and --merges: choose one")
+	req := app.ScanRequest{Range: c.Args().First(), Every: c.Int("every"), EverySet: c.IsSet("every"), Merges: c.Bool("merges"),
+		Runs: c.Int("runs"), StateDir: c.String("state-dir"), Args: append([]string{"scan"}, c.Args().Slice()...),
+		StartCommand: func(ch scan.Change) string { return bisectCommandFor(c, ch) }}
+	if err := req.Check(); err != nil {
+		return err
 	}
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usageErr("--format %q: want text or json", f)
@@ -53,18 +54,12 @@ func scanAction(c *cli.Context) error {
 	if c.String("find") != "regression" {
 		return usageErr("--find %q: scan reports shifts in both directions; it takes no --find", c.String("find"))
 	}
-	fromRef, toRef, _ := strings.Cut(c.Args().First(), "..")
-	if fromRef == "" || toRef == "" || strings.HasPrefix(toRef, ".") {
-		return usageErr("range %q: want FROM..TO with both ends (two dots)", c.Args().First())
-	}
 	su, err := newSetup(c)
 	if err != nil {
 		return err
 	}
 	defer su.close()
-	doc, id, err := app.Scan(c.Context, su.Setup, app.ScanRequest{From: fromRef, To: toRef, Range: c.Args().First(),
-		Every: c.Int("every"), Merges: c.Bool("merges"), Runs: c.Int("runs"), StateDir: c.String("state-dir"),
-		Args: append([]string{"scan"}, c.Args().Slice()...), StartCommand: func(ch scan.Change) string { return bisectCommandFor(c, ch) }})
+	doc, id, err := app.Scan(c.Context, su.Setup, req)
 	if doc == nil {
 		return err
 	}
@@ -110,18 +105,7 @@ func forwardedFlags(c *cli.Context) []string {
 		} else if _, ok := f.(*cli.Float64Flag); ok {
 			v = fmt.Sprint(c.Float64(name))
 		}
-		out = append(out, "--"+name, shellQuote(v))
+		out = append(out, "--"+name, cliflag.ShellQuote(v))
 	}
 	return out
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '%' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

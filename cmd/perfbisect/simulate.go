@@ -1,19 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"math"
 	"runtime"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/internal/cliflag"
-
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
-	"github.com/perfbisect/perfbisect/bisect/simulate"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -55,179 +47,19 @@ func simulateCommand() *cli.Command {
 	}
 }
 
-// simulateAction checks simulate's flags and runs the scenario or the grid.
+// simulateAction reads simulate's flags and runs the scenario or the grid
+// (app.Simulate).
 func simulateAction(c *cli.Context) error {
-	sc, cfg, confidence, err := simulationOf(c)
-	if err != nil {
-		return err
+	set := map[string]bool{}
+	for _, name := range c.FlagNames() {
+		set[name] = c.IsSet(name)
 	}
-	return runSimulation(c, sc, cfg, confidence)
-}
-
-// simulationOf reads simulate's flags into the scenario and the session
-// settings (and the --confidence as typed, which the classic side of the
-// targets grid uses); a bad flag is a usage error naming it.
-func simulationOf(c *cli.Context) (simulate.Scenario, session.Config, float64, error) {
-	var sc simulate.Scenario
-	var cfg session.Config
-	threshold, err := cliflag.Percent("threshold", c.String("threshold"))
-	if err != nil {
-		return sc, cfg, 0, err
-	}
-	confidence, err := cliflag.Confidence(c.String("confidence"))
-	if err != nil {
-		return sc, cfg, 0, err
-	}
-	noise := c.String("noise")
-	if noise == sim.NoiseLogNormal {
-		noise = ""
-	}
-	commits := c.Int("commits")
-	culpritPos, random, err := culpritPosOf(c.String("culprit-pos"), commits)
-	if err != nil {
-		return sc, cfg, 0, err
-	}
-	if err := checkSimulateFlags(c, commits, culpritPos, random, noise); err != nil {
-		return sc, cfg, 0, err
-	}
-	sc = simulate.Scenario{Commits: commits, CulpritPos: culpritPos, RandomPos: random, Merges: c.Bool("merges"), Factor: 1 + c.Float64("change")/100,
-		CV: c.Float64("cv") / 100, Noise: noise, DriftPerRun: c.Float64("drift") / 100, Broken: c.IntSlice("broken"),
-		StepAt: c.Int("step-at"), StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky") / 100,
-		Culprit2Pos: c.Int("second-pos"), Factor2: 1 + c.Float64("second-change")/100}
-	for _, b := range sc.Broken {
-		if b < 1 || b > sc.Commits {
-			return sc, cfg, 0, usageErr("--broken %d: not a position between 1 and --commits %d", b, sc.Commits)
-		}
-	}
-	if c.Bool("fixed") && (!c.Bool("table") || c.String("grid") != "noise" || c.String("search") != session.SearchClassic) {
-		return sc, cfg, 0, usageErr("--fixed works with --table --grid noise --search classic only (the fixed-sample design is the classic search's)")
-	}
-	if err := checkTableFlags(c, commits); err != nil {
-		return sc, cfg, 0, err
-	}
-	cfg = session.Config{Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: threshold,
-		Confidence: confidence, Metric: session.TPS, Search: c.String("search"), MaxRuns: c.Int("max-runs")}
-	if cfg.Search == session.SearchBayes && !c.IsSet("confidence") {
-		cfg.Confidence = app.BayesConfidence
-	}
-	if cfg.Search == session.SearchBayes && !c.IsSet("max-repeats") {
-		cfg.MaxRepeats = session.BayesEndpointRuns
-	}
-	if err := cfg.Validate(); err != nil {
-		return sc, cfg, 0, app.With(app.Usage, err)
-	}
-	return sc, cfg, confidence, nil
-}
-
-// runSimulation runs the targets grid, the noise grid or the one scenario
-// and prints the table or the summary.
-func runSimulation(c *cli.Context, sc simulate.Scenario, cfg session.Config, confidence float64) error {
-	if c.Bool("table") && c.String("grid") == "targets" {
-		if cfg.Search != session.SearchBayes {
-			return usageErr("--grid targets compares both searches; leave out --search")
-		}
-		rows := simulate.Targets(sc.Commits)
-		cl := cfg
-		cl.Search, cl.Confidence, cl.MaxRepeats = session.SearchClassic, confidence, c.Int("max-repeats")
-		if err := simulate.Compare(c.Context, rows, cfg, cl, c.Int("sessions"), c.Uint64("seed"), c.Int("workers")); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.Writer, "%d sessions per row and design, %d commits (the culprit drawn uniformly per session unless the row places it), seed %d; --threshold %g%%; bayes at --confidence %g --max-repeats %d, classic at --confidence %g --max-repeats %d, --repeats %d; a build costs %d runs in the cost column\n\n",
-			c.Int("sessions"), sc.Commits, c.Uint64("seed"), 100*cfg.Threshold, cfg.Confidence, cfg.MaxRepeats, cl.Confidence, cl.MaxRepeats, cfg.Repeats, simulate.SimBuildRuns)
-		fmt.Fprint(c.App.Writer, simulate.CompareMarkdown(rows))
-		return nil
-	}
-	if c.Bool("table") {
-		rows := simulate.Grid(sc.Commits)
-		var fixed func(simulate.Row) bool
-		if c.Bool("fixed") {
-			fixed = func(r simulate.Row) bool {
-				return r.Scenario.Noise == "" && r.Scenario.CV == 0.05 && r.Scenario.CulpritPos > 0 &&
-					r.Scenario.DriftPerRun == 0 && r.Scenario.StepAt == 0 && r.Scenario.Flaky == 0 && r.Scenario.Culprit2Pos == 0 && len(r.Scenario.Broken) == 0 &&
-					(r.Name[:3] == "6x " || r.Name[:4] == "10x ")
-			}
-		}
-		if err := simulate.Fill(c.Context, rows, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"), fixed); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.Writer, "%d sessions per row, %d commits, culprit at %d; --repeats %d, --max-repeats %d, --threshold %g%%, --confidence %g; shift = good-bad change in multiples of the per-run noise on a log scale\n\n",
-			c.Int("sessions"), sc.Commits, sc.Commits*3/5, cfg.Repeats, cfg.MaxRepeats, 100*cfg.Threshold, cfg.Confidence)
-		fmt.Fprint(c.App.Writer, simulate.Markdown(rows))
-		return nil
-	}
-	s, err := simulate.RunContext(c.Context, sc, cfg, c.Int("sessions"), c.Uint64("seed"), c.Int("workers"))
-	if err != nil {
-		return err
-	}
-	if s.Errors == s.Sessions {
-		return usageErr("simulate: every session failed: %s", s.FirstError)
-	}
-	fmt.Fprintln(c.App.Writer, s)
-	return nil
-}
-
-// checkSimulateFlags checks simulate's numeric flags, one per flag in flag
-// order: the first bad one is named with what it must be.
-func checkSimulateFlags(c *cli.Context, commits, culpritPos int, random bool, noise string) error {
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	// One check per flag, in flag order: the first bad one is named
-	// with what it must be.
-	for _, ck := range []struct {
-		flag string
-		ok   bool
-		want string
-	}{
-		{"sessions", c.Int("sessions") >= 1 && c.Int("sessions") <= simulate.MaxSessions, fmt.Sprintf("1 to %d", simulate.MaxSessions)},
-		{"commits", commits >= 1 && commits <= 100000, "1 to 100000"},
-		{"culprit-pos", culpritPos >= 0 && culpritPos <= commits || c.Bool("table") && !c.IsSet("culprit-pos"), fmt.Sprintf("0 (nothing regressed) to --commits %d, or random", commits)},
-		{"change", finite(c.Float64("change")) && c.Float64("change") > -100 && c.Float64("change") <= 1000, "a percentage above -100 and at most 1000"},
-		{"cv", finite(c.Float64("cv")) && c.Float64("cv") >= 0 && c.Float64("cv") <= 100, "a percentage from 0 to 100"},
-		{"drift", finite(c.Float64("drift")) && c.Float64("drift") > -1 && c.Float64("drift") < 1, "a percentage per run between -1 and 1"},
-		{"noise", noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers || noise == sim.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
-		{"grid", c.String("grid") == "targets" || c.String("grid") == "noise", "targets or noise"},
-		{"step-at", c.Int("step-at") >= 0, "a run number, or 0 for no step"},
-		{"step-factor", finite(c.Float64("step-factor")) && c.Float64("step-factor") > 0 && c.Float64("step-factor") <= 10, "a factor above 0 and at most 10"},
-		{"flaky", finite(c.Float64("flaky")) && c.Float64("flaky") >= 0 && c.Float64("flaky") <= 50, "a percentage from 0 to 50"},
-		{"second-pos", c.Int("second-pos") >= 0 && c.Int("second-pos") <= commits && (c.Int("second-pos") == 0 || c.Int("second-pos") != culpritPos || random),
-			fmt.Sprintf("0 (none) to --commits %d, not --culprit-pos (one culprit's change is --change)", commits)},
-		{"second-change", finite(c.Float64("second-change")) && c.Float64("second-change") > -100 && c.Float64("second-change") <= 1000, "a percentage above -100 and at most 1000"},
-		{"workers", c.Int("workers") >= 1 && c.Int("workers") <= 256, "1 to 256"},
-	} {
-		if !ck.ok {
-			return usageErr("--%s %s: want %s (see perfbisect simulate --help)", ck.flag, c.String(ck.flag), ck.want)
-		}
-	}
-	return nil
-}
-
-// culpritPosOf reads --culprit-pos: a position, or random (drawn per
-// session; the position is then 1, for the checks).
-func culpritPosOf(v string, commits int) (pos int, random bool, err error) {
-	if v == "random" {
-		return 1, true, nil
-	}
-	if pos, err = strconv.Atoi(v); err != nil {
-		return 0, false, usageErr("--culprit-pos %q: want a position from 0 (nothing regressed) to --commits %d, or random (see perfbisect simulate --help)", v, commits)
-	}
-	return pos, false, nil
-}
-
-// checkTableFlags refuses, with --table, the scenario flags the grid would
-// ignore, and a history too short for it.
-func checkTableFlags(c *cli.Context, commits int) error {
-	if c.Bool("table") {
-		var set []string
-		for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
-			if c.IsSet(f) {
-				set = append(set, "--"+f)
-			}
-		}
-		if len(set) > 0 {
-			return usageErr("--table runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
-		}
-		if commits < 10 {
-			return usageErr("--commits %d: --table needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", commits)
-		}
-	}
-	return nil
+	return app.Simulate(c.Context, app.SimulateRequest{
+		Sessions: c.Int("sessions"), Commits: c.Int("commits"), CulpritPos: c.String("culprit-pos"), Merges: c.Bool("merges"),
+		Change: c.Float64("change"), CV: c.Float64("cv"), Drift: c.Float64("drift"), Broken: c.IntSlice("broken"), Seed: c.Uint64("seed"),
+		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"), Confidence: c.String("confidence"),
+		Search: c.String("search"), MaxRuns: c.Int("max-runs"), Noise: c.String("noise"), StepAt: c.Int("step-at"),
+		StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky"), SecondPos: c.Int("second-pos"), SecondChange: c.Float64("second-change"),
+		Table: c.Bool("table"), Grid: c.String("grid"), Fixed: c.Bool("fixed"), Workers: c.Int("workers"), Set: set, Out: c.App.Writer,
+	})
 }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
 
 // BenchRequest is `perfbisect bench`: one workload command (prepare, run,
@@ -133,4 +135,108 @@ func writeBenchJSON(w io.Writer, o bench.Options, conn bench.Connection, res *be
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// ParseBenchArgs reads perfbisect bench's command line: perfbisect's own
+// options (--driver, --sysbench-path, --format, --output, -v/--verbose,
+// -h/--help) anywhere in args, and sysbench's command line (1.0's, or 0.4's
+// translated) in the rest. It returns the request (without its writers:
+// Raw is to be set when verbose), the notes to show (translations, a seed
+// from the clock), whether help was asked for, and a usage error naming the
+// option at fault.
+func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []string, help bool, err error) {
+	f, rest, help, err := splitBenchArgs(args)
+	if err != nil || help {
+		return req, false, nil, help, err
+	}
+	inv, err := bench.ParseArgs(rest)
+	if err != nil {
+		return req, false, nil, false, With(Usage, errors.New(cliflag.Error("bench", nil, err)))
+	}
+	o := inv.Options
+	if err := o.Validate(); err != nil {
+		return req, false, nil, false, With(Usage, err)
+	}
+	switch inv.Command {
+	case "prepare", "run", "cleanup":
+	case "":
+		return req, false, nil, false, usageError("say what to do: prepare, run or cleanup (see perfbisect bench --help)")
+	default:
+		return req, false, nil, false, usageError("%s: not supported; prepare, run and cleanup are", inv.Command)
+	}
+	switch {
+	case (f.outputSet || f.formatSet) && inv.Command != "run":
+		return req, false, nil, false, usageError("{output} and {format} are for run; %s prints one line", inv.Command)
+	case f.outputSet && f.output == "":
+		return req, false, nil, false, usageError("{output}: name a file")
+	case f.output != "":
+		if err := report.CheckWritable("output", f.output); err != nil {
+			return req, false, nil, false, With(Usage, err)
+		}
+	}
+	if o.Workload == "oltp_insert" && !o.AutoInc && !slices.ContainsFunc(rest, func(a string) bool { return strings.HasPrefix(a, "--rand-seed") }) {
+		// Its ids come from the unique sequence of the seed: a fixed seed would
+		// insert the ids of the last run again (duplicate keys).
+		o.RandSeed = 0
+		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
+	}
+	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn,
+		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output}, f.verbose, inv.Notes, false, nil
+}
+
+// benchFlags are perfbisect's own options of the bench command.
+type benchFlags struct {
+	driver, sysbenchPath, format, output string
+	verbose                              bool
+	formatSet, outputSet                 bool // --format, --output given
+}
+
+// splitBenchArgs takes perfbisect's own options out of args and leaves
+// sysbench's command line. help is true for -h/--help.
+func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err error) {
+	f.driver, f.format = "builtin", "text"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		var dst *string
+		switch name {
+		case "h", "help":
+			return f, nil, true, nil
+		case "v", "verbose":
+			f.verbose = true
+			continue
+		case "driver":
+			dst = &f.driver
+		case "sysbench-path":
+			dst = &f.sysbenchPath
+		case "format":
+			dst, f.formatSet = &f.format, true
+		case "output":
+			dst, f.outputSet = &f.output, true
+		default:
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+				return f, nil, false, usageError("{%s} needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		*dst = value
+	}
+	switch f.driver {
+	case "builtin", "built-in", "sysbench":
+	default:
+		return f, nil, false, usageError("{driver} %q: want builtin or sysbench", f.driver)
+	}
+	if f.format != "text" && f.format != "json" {
+		return f, nil, false, usageError("{format} %q: want text or json", f.format)
+	}
+	return f, rest, false, nil
 }

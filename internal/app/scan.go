@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
@@ -20,13 +21,30 @@ import (
 // messages; StartCommand, when set, gives the bisection command a change
 // suggests.
 type ScanRequest struct {
-	From, To, Range string
-	Every           int
-	Merges          bool
-	Runs            int
-	StateDir        string
-	Args            []string
-	StartCommand    func(scan.Change) string
+	Range        string // FROM..TO
+	Every        int
+	EverySet     bool // Every was given (it and Merges exclude each other)
+	Merges       bool
+	Runs         int
+	StateDir     string
+	Args         []string
+	StartCommand func(scan.Change) string
+}
+
+// Check refuses, as a usage error naming the setting, a range that is not
+// FROM..TO with both ends, Every below 1, Runs outside 1..100, and Every
+// given with Merges.
+func (req ScanRequest) Check() error {
+	fromRef, toRef, _ := strings.Cut(req.Range, "..")
+	switch {
+	case fromRef == "" || toRef == "" || strings.HasPrefix(toRef, "."):
+		return usageError("range %q: want FROM..TO with both ends (two dots)", req.Range)
+	case req.Every < 1 || req.Runs < 1 || req.Runs > 100:
+		return usageError("{every} %d, {runs} %d: want {every} >= 1 and 1 <= {runs} <= 100", req.Every, req.Runs)
+	case req.EverySet && req.Merges:
+		return usageError("{every} and {merges}: choose one")
+	}
+	return nil
 }
 
 // Scan measures the picked commits and finds the change points of their
@@ -37,11 +55,15 @@ type ScanRequest struct {
 // (the range, too few commits, too few measured), an interruption, or a
 // failure.
 func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int64, error) {
-	from, err := bisect.Resolve(su.Repo, req.From)
+	if err := req.Check(); err != nil {
+		return nil, 0, err
+	}
+	fromRef, toRef, _ := strings.Cut(req.Range, "..")
+	from, err := bisect.Resolve(su.Repo, fromRef)
 	if err != nil {
 		return nil, 0, With(Usage, fmt.Errorf("FROM: %w", err))
 	}
-	to, err := bisect.Resolve(su.Repo, req.To)
+	to, err := bisect.Resolve(su.Repo, toRef)
 	if err != nil {
 		return nil, 0, With(Usage, fmt.Errorf("TO: %w", err))
 	}

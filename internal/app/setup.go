@@ -307,16 +307,6 @@ func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Wri
 	return bl
 }
 
-// BuildProgressText is one build progress update in words ("build
-// 3f2c1a9d4e: build 45% (1m12s)").
-func BuildProgressText(bp build.Progress) string {
-	s := fmt.Sprintf("build %.10s: %s", bp.Commit, bp.Step)
-	if bp.Percent >= 0 {
-		s += fmt.Sprintf(" %d%%", bp.Percent)
-	}
-	return s + fmt.Sprintf(" (%s)", bp.Elapsed.Truncate(time.Second))
-}
-
 // BuildProgressLines returns a Builder.Progress that writes a progress line
 // to w each time the build step crosses a quarter (for logs, where a bar
 // cannot redraw).
@@ -329,7 +319,7 @@ func BuildProgressLines(w io.Writer) func(build.Progress) {
 		key := bp.Commit + " " + bp.Step
 		if q := bp.Percent / 25; q > last[key] {
 			last[key] = q
-			fmt.Fprintln(w, BuildProgressText(bp))
+			fmt.Fprintln(w, bp)
 		}
 	}
 }

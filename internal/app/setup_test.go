@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // TestIdentityNamesWhatShapesTheAnswer: a changed workload field or policy
@@ -39,5 +40,63 @@ func TestSessionError(t *testing.T) {
 	err := SessionError(errors.New("store: database or disk is full (13)"), false, dir, "")
 	if OutcomeOf(err) != Failure || !strings.Contains(err.Error(), "is full") || !strings.Contains(err.Error(), "the session is kept") {
 		t.Errorf("a full disk: %v", err)
+	}
+}
+
+// TestScanRequestCheck: a range without both ends, --every below 1, --runs
+// outside 1..100 and --every with --merges are usage errors naming the
+// setting; a good request passes.
+func TestScanRequestCheck(t *testing.T) {
+	good := ScanRequest{Range: "a..b", Every: 1, Runs: 3}
+	if err := good.Check(); err != nil {
+		t.Fatalf("good request refused: %v", err)
+	}
+	for _, c := range []struct {
+		mut  func(*ScanRequest)
+		want string
+	}{
+		{func(r *ScanRequest) { r.Range = "a.." }, "FROM..TO"},
+		{func(r *ScanRequest) { r.Range = "a...b" }, "FROM..TO"},
+		{func(r *ScanRequest) { r.Every = 0 }, "--every 0"},
+		{func(r *ScanRequest) { r.Runs = 101 }, "--runs 101"},
+		{func(r *ScanRequest) { r.EverySet, r.Merges = true, true }, "--every and --merges"},
+	} {
+		r := good
+		c.mut(&r)
+		err := r.Check()
+		if OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), c.want) {
+			t.Errorf("%+v: got %v (outcome %v), want a usage error with %q", r, err, OutcomeOf(err), c.want)
+		}
+	}
+}
+
+// TestParseBenchArgs: perfbisect's own options are taken out anywhere on
+// the line, sysbench's are read, and each wrong line is a usage error that
+// says what is wrong.
+func TestParseBenchArgs(t *testing.T) {
+	req, verbose, _, help, err := ParseBenchArgs([]string{"--driver=sysbench", "oltp_read_only", "--threads=4", "-v", "--format", "json", "run"})
+	if err != nil || help || !verbose || !req.Sysbench || req.Format != "json" || req.Command != "run" || req.Options.Threads != 4 {
+		t.Fatalf("got %+v verbose=%v help=%v err=%v", req, verbose, help, err)
+	}
+	if _, _, _, help, err := ParseBenchArgs([]string{"oltp_read_only", "--help"}); !help || err != nil {
+		t.Errorf("--help: help=%v err=%v", help, err)
+	}
+	_, _, notes, _, err := ParseBenchArgs([]string{"oltp_insert", "--auto-inc=off", "run"})
+	if err != nil || len(notes) == 0 || !strings.Contains(notes[len(notes)-1], "--rand-seed from the clock") {
+		t.Errorf("oltp_insert: notes %q, err %v", notes, err)
+	}
+	for args, want := range map[string]string{
+		"--driver x oltp_read_only run":            "--driver \"x\"",
+		"oltp_read_only --format xml run":          "--format \"xml\"",
+		"oltp_read_only --output out.json prepare": "--output and --format are for run",
+		"oltp_read_only":                           "prepare, run or cleanup",
+		"oltp_read_only --thraeds=3 run":           "--thraeds",
+		"oltp_read_only prewarm":                   "prewarm: not supported",
+		"oltp_read_only run --output":              "--output needs a value",
+	} {
+		_, _, _, _, err := ParseBenchArgs(strings.Fields(args))
+		if OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), want) {
+			t.Errorf("%s: got %v, want a usage error with %q", args, err, want)
+		}
 	}
 }

@@ -113,3 +113,15 @@ func Error(command string, flags []cli.Flag, err error) string {
 	}
 	return msg + " (see " + name + " --help)"
 }
+
+// ShellQuote quotes s for a POSIX shell when it needs it (single quotes;
+// a quote inside written '\”).
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '%' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

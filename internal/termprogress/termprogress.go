@@ -1,4 +1,8 @@
-package main
+// Package termprogress is the one-line progress display of a measuring
+// command on a terminal (schollz/progressbar): runs measured against the
+// session's estimate, the revision of the last run, builds in progress, and
+// text lines written around it without mixing with it.
+package termprogress
 
 import (
 	"bytes"
@@ -11,28 +15,28 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perfbisect/perfbisect/build"
-	"github.com/perfbisect/perfbisect/internal/app"
 )
 
-// liveProgress is the one-line progress display of a measuring command on a
+// Bar is the one-line progress display of a measuring command on a
 // terminal: runs measured out of the session's estimate, the revision of the
 // last run, elapsed time and the time left at the rate so far (schollz/
 // progressbar). Progress lines and stdout rows written through Writer clear
 // the bar first and draw it again after, so the two never mix. Commands use
 // it only when stderr is a terminal and --quiet is not given; elsewhere the
 // progress lines are plain text as before.
-type liveProgress struct {
+type Bar struct {
 	mu   sync.Mutex
 	bar  *progressbar.ProgressBar
 	runs int
 	est  int // estimated runs of the whole session, 0 until known
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// newLiveProgress returns a display drawn on w (the terminal's stderr).
-func newLiveProgress(w io.Writer) *liveProgress {
+// New returns a display drawn on w (the terminal's stderr). Its methods
+// are safe for concurrent use.
+func New(w io.Writer) *Bar {
 	bar := progressbar.NewOptions(-1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("runs"),
@@ -46,17 +50,17 @@ func newLiveProgress(w io.Writer) *liveProgress {
 		progressbar.OptionSetSpinnerChangeInterval(0),
 		progressbar.OptionClearOnFinish(),
 	)
-	return &liveProgress{bar: bar}
+	return &Bar{bar: bar}
 }
 
 // Writer returns w wrapped so that every write clears the bar, writes whole
 // lines, and draws the bar again.
-func (p *liveProgress) Writer(w io.Writer) io.Writer {
+func (p *Bar) Writer(w io.Writer) io.Writer {
 	return &barWriter{p: p, w: w}
 }
 
 type barWriter struct {
-	p   *liveProgress
+	p   *Bar
 	w   io.Writer
 	buf []byte // an unfinished line
 }
@@ -77,7 +81,7 @@ func (b *barWriter) Write(data []byte) (int, error) {
 }
 
 // Run counts one measured run of commit.
-func (p *liveProgress) Run(commit string) {
+func (p *Bar) Run(commit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.runs++
@@ -87,7 +91,7 @@ func (p *liveProgress) Run(commit string) {
 
 // Estimate sets the session's expected number of runs (the pre-flight
 // estimate), which turns the spinner into a bar with a time left.
-func (p *liveProgress) Estimate(runs int) {
+func (p *Bar) Estimate(runs int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if runs <= p.runs {
@@ -98,7 +102,7 @@ func (p *liveProgress) Estimate(runs int) {
 	_ = p.bar.RenderBlank()
 }
 
-func (p *liveProgress) describe(commit string) {
+func (p *Bar) describe(commit string) {
 	if p.est > 0 && p.runs >= p.est {
 		// At or beyond the estimate: grow it (the bar would finish, and
 		// clear itself, at 100%).
@@ -109,7 +113,7 @@ func (p *liveProgress) describe(commit string) {
 }
 
 // Close removes the bar from the terminal.
-func (p *liveProgress) Close() {
+func (p *Bar) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.bar.Clear()
@@ -118,9 +122,9 @@ func (p *liveProgress) Close() {
 
 // Build shows a build in progress: "build 3f2c1a9d4e: build 45% (1m12s)" as
 // the bar's description.
-func (p *liveProgress) Build(bp build.Progress) {
+func (p *Bar) Build(bp build.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar.Describe(app.BuildProgressText(bp))
+	p.bar.Describe(bp.String())
 	_ = p.bar.RenderBlank()
 }

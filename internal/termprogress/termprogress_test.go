@@ -1,4 +1,4 @@
-package main
+package termprogress
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // nothing left of the bar after Close.
 func TestLiveProgress(t *testing.T) {
 	var term bytes.Buffer
-	p := newLiveProgress(&term)
+	p := New(&term)
 	log := p.Writer(&term)
 	fmt.Fprintf(log, "bisecting 24 commits\n")
 	for i := 0; i < 3; i++ {

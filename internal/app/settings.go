@@ -1,0 +1,299 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	humanize "github.com/dustin/go-humanize"
+	shellwords "github.com/mattn/go-shellwords"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
+	"github.com/perfbisect/perfbisect/internal/usage"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// SetupRequest is what a measuring command (start, compare, scan, run) was
+// given, as typed: the settings Configure checks and turns into a Setup.
+// Durations are seconds or Go durations ("10", "10s"), percentages "5" or
+// "5%", sizes "500MiB" or "20GB"; the names in its errors are the command
+// line's (usage.Errorf's {setting} placeholders).
+type SetupRequest struct {
+	Repo  string // the server's git source tree
+	MyCnf string // the user's option file, "" for none
+
+	Workload WorkloadRequest
+	// Driver is builtin (built-in, too) or sysbench; SysbenchPath the
+	// sysbench binary ("" for the one in PATH).
+	Driver, SysbenchPath string
+
+	// ServerCPUs and ClientCPUs are CPU lists as for taskset -c ("" for all).
+	ServerCPUs, ClientCPUs string
+	SnapshotCacheSize      string
+	FreshDatadir           bool
+	StartTimeout           string
+
+	Repeats, MaxRepeats   int
+	Threshold, Confidence string
+	Metric                string
+	Find                  string // regression or improvement
+
+	Build BuildRequestFlags
+}
+
+// WorkloadRequest is the workload as typed: sysbench's settings, and any
+// others on a sysbench command line in Options (which win over the fields).
+type WorkloadRequest struct {
+	Name                       string
+	Threads, Tables, TableSize int
+	Time, Warmup               string
+	RangeSize                  int
+	RandType                   string
+	RandSeed                   int64
+	Options                    string // "--point-selects=1 --skip-trx=on", or a 0.4 line
+}
+
+// BuildRequestFlags are the build settings as typed (start, compare, scan,
+// run, build). PresetSet says --preset was given (a preset other than none
+// then conflicts with BuildCmd).
+type BuildRequestFlags struct {
+	Preset                   string
+	PresetSet                bool
+	CMakeArgs                string // split as a shell would
+	BuildCmd, InstallCmd     string
+	Jobs                     int // 0: one per CPU
+	Timeout, CacheSize       string
+	DistccHosts              string
+	NoCcache, Verbose, Retry bool
+}
+
+// Configure checks every setting of req (a bad one is a usage error naming
+// it, before anything is built; notes on what the server or sysbench would
+// do otherwise go to s.Log) and opens the repository. It does not touch the
+// state directory; Lock does.
+func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
+	threshold, err := cliflag.Percent("threshold", req.Threshold)
+	if err != nil {
+		return err
+	}
+	confidence, err := cliflag.Confidence(req.Confidence)
+	if err != nil {
+		return err
+	}
+	if s.Build, err = ParseBuildSettings(req.Build); err != nil {
+		return err
+	}
+	if s.OptionFile, err = optionFile(req.MyCnf, s.Log); err != nil {
+		return err
+	}
+	var improvement bool
+	switch req.Find {
+	case "regression":
+	case "improvement":
+		improvement = true
+	default:
+		return usageError("{find} %q: want regression or improvement", req.Find)
+	}
+	if s.Bench, err = workload(req.Workload, s.Log); err != nil {
+		return err
+	}
+	if s.Driver, s.SysbenchPath, err = driver(ctx, req.Driver, req.SysbenchPath, s.Bench); err != nil {
+		return err
+	}
+	if err := s.placement(req); err != nil {
+		return err
+	}
+	s.Policy = session.Config{
+		Repeats: req.Repeats, MaxRepeats: req.MaxRepeats,
+		Threshold: threshold, Confidence: confidence, Metric: session.Metric(req.Metric),
+		Improvement: improvement,
+	}
+	if err := s.Policy.Validate(); err != nil { // every command's decision settings, before anything is built
+		return With(Usage, err)
+	}
+	s.Repo, err = bisect.OpenRepo(req.Repo)
+	if err != nil {
+		return With(Usage, err)
+	}
+	s.RepoRoot, _ = filepath.Abs(req.Repo)
+	if wt, err := s.Repo.Worktree(); err == nil {
+		s.RepoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory Repo names
+	}
+	return nil
+}
+
+// usageError is a usage outcome whose message names settings with {name}.
+func usageError(format string, args ...any) error {
+	return With(Usage, usage.Errorf(format, args...))
+}
+
+// optionFile checks the option file f and reads it as the server will,
+// before anything is built: a syntax error stops here with its line; what
+// the server would skip silently is said on log. Its settings are checked
+// once the revisions are known (Setup.CheckSettings). It returns the file's
+// absolute path, "" for none.
+func optionFile(f string, log io.Writer) (string, error) {
+	if f == "" {
+		return "", nil
+	}
+	if err := serverctl.CheckOptionFile(f); err != nil {
+		return "", With(Usage, err)
+	}
+	abs, _ := filepath.Abs(f)
+	set, err := serverctl.ReadUserOptionFile(abs, nil)
+	if err != nil {
+		return "", usageError("{my-cnf}: %w", err)
+	}
+	for _, w := range set.Warnings {
+		fmt.Fprintf(log, "perfbisect: note: %s: %s\n", usage.Flag("my-cnf"), w)
+	}
+	return abs, nil
+}
+
+// workload reads the workload (and sysbench's own options in w.Options,
+// their notes said on log) into checked options.
+func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
+	runTime, err := cliflag.Seconds("time", w.Time)
+	if err != nil {
+		return bench.Options{}, err
+	}
+	warmup, err := cliflag.Seconds("warmup", w.Warmup)
+	if err != nil {
+		return bench.Options{}, err
+	}
+	bo := bench.DefaultOptions()
+	bo.Workload = w.Name
+	bo.Threads, bo.Tables, bo.TableSize = w.Threads, w.Tables, w.TableSize
+	bo.Time, bo.Warmup = runTime, warmup
+	bo.RangeSize = w.RangeSize
+	bo.RandType = w.RandType
+	bo.RandSeed = w.RandSeed
+	if wo := w.Options; wo != "" {
+		args, err := shellwords.Parse(wo)
+		if err != nil {
+			return bench.Options{}, usageError("{workload-options} %q: %v", wo, err)
+		}
+		inv, err := bench.ParseArgsOver(bo, args)
+		switch {
+		case err != nil:
+			return bench.Options{}, usageError("{workload-options}: %v", err)
+		case len(inv.ConnOptions) > 0:
+			return bench.Options{}, usageError("{workload-options}: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
+		case inv.Command != "":
+			return bench.Options{}, usageError("{workload-options}: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
+		}
+		bo = inv.Options
+		for _, n := range inv.Notes {
+			fmt.Fprintln(log, "perfbisect: note: "+n)
+		}
+	}
+	if err := bo.Validate(); err != nil {
+		return bench.Options{}, With(Usage, err)
+	}
+	return bo, nil
+}
+
+// driver checks the driver (builtin or sysbench: then sysbench must run
+// these options and be installed at path, "" for PATH's).
+func driver(ctx context.Context, name, path string, bo bench.Options) (string, string, error) {
+	switch name {
+	case "builtin", "built-in":
+		name = "builtin"
+	case "sysbench":
+		if err := bench.SysbenchSupports(bo); err != nil {
+			return "", "", usageError("{driver} sysbench: %v", err)
+		}
+		if _, err := bench.SysbenchVersion(ctx, path); err != nil {
+			return "", "", usageError("{driver} sysbench: %v", err)
+		}
+	default:
+		return "", "", usageError("{driver} %q: want builtin or sysbench", name)
+	}
+	return name, path, nil
+}
+
+// placement reads where the server and the client run and the datadir
+// snapshot settings.
+func (s *Setup) placement(req SetupRequest) error {
+	var err error
+	for _, f := range []struct {
+		name, value string
+		dst         *serverctl.CPUList
+	}{{"server-cpus", req.ServerCPUs, &s.ServerCPUs}, {"client-cpus", req.ClientCPUs, &s.ClientCPUs}} {
+		if *f.dst, err = serverctl.ParseCPUList(f.value); err != nil {
+			return usageError("{%s}: %v", f.name, err)
+		}
+	}
+	if b, err := humanize.ParseBytes(req.SnapshotCacheSize); err != nil || b == 0 || b > 1<<62 {
+		return usageError("{snapshot-cache-size} %q: want a size such as 500MiB or 20GB", req.SnapshotCacheSize)
+	} else {
+		s.SnapshotBudget = int64(b)
+	}
+	s.FreshDatadir = req.FreshDatadir
+	if s.StartTimeout, err = cliflag.Seconds("start-timeout", req.StartTimeout); err != nil {
+		return err
+	}
+	if s.StartTimeout < time.Second {
+		return usageError("{start-timeout} %s: want at least one second (3m, 180)", req.StartTimeout)
+	}
+	if s.ServerCPUs.Overlaps(s.ClientCPUs) {
+		fmt.Fprintf(s.Log, "perfbisect: note: %s %s and %s %s share CPUs: the client takes CPU time from the server it measures\n", usage.Flag("server-cpus"), s.ServerCPUs, usage.Flag("client-cpus"), s.ClientCPUs)
+	}
+	return nil
+}
+
+// ParseBuildSettings checks the build settings (a bad one is a usage error
+// naming it) and that the tools they need are installed.
+func ParseBuildSettings(req BuildRequestFlags) (BuildSettings, error) {
+	var b BuildSettings
+	if req.Jobs < 0 {
+		return b, usageError("{build-jobs} %d: want a positive number of parallel build jobs (0 or none: one per CPU)", req.Jobs)
+	}
+	cmakeArgs, err := shellwords.Parse(req.CMakeArgs)
+	if err != nil {
+		return b, usageError("{cmake-args} %q: %v", req.CMakeArgs, err)
+	}
+	b.Recipe = build.Recipe{Preset: req.Preset, CMakeArgs: cmakeArgs, Jobs: req.Jobs,
+		BuildCmd: strings.TrimSpace(req.BuildCmd), InstallCmd: strings.TrimSpace(req.InstallCmd),
+		NoCcache: req.NoCcache, DistccHosts: strings.TrimSpace(req.DistccHosts)}
+	if _, err := build.PresetFor(b.Recipe.Preset, build.Tree{}); err != nil {
+		return b, usageError("{preset}: %v", err)
+	}
+	if b.Recipe.BuildCmd != "" && (len(cmakeArgs) > 0 || req.PresetSet && b.Recipe.Preset != "none") {
+		return b, usageError("{build-cmd} replaces CMake: leave out {cmake-args} and {preset} (the command has JOBS, SRC, BUILD_DIR, PREFIX and DESTDIR in its environment)")
+	}
+	if b.Recipe.BuildCmd == "" {
+		if _, err := exec.LookPath("cmake"); err != nil {
+			return b, With(Usage, build.ErrNoCMake)
+		}
+	}
+	if b.Recipe.DistccHosts != "" {
+		if _, err := exec.LookPath("distcc"); err != nil {
+			return b, usageError("{distcc-hosts}: distcc is not installed (apt-get install distcc)")
+		}
+	}
+	if t := req.Timeout; t != "" {
+		if b.Timeout, err = cliflag.Seconds("build-timeout", t); err != nil {
+			return b, err
+		}
+		if b.Timeout < time.Second {
+			return b, usageError("{build-timeout} %s: want at least one second (90m, 3600)", t)
+		}
+	}
+	size, err := humanize.ParseBytes(req.CacheSize)
+	if err != nil || size < 1<<20 || size > 1<<62 {
+		return b, usageError("{build-cache-size} %q: want a size of at least 1MiB, such as 20GiB or 500MB", req.CacheSize)
+	}
+	b.Budget = int64(size)
+	b.Verbose = req.Verbose
+	b.RetryFailed = req.Retry
+	return b, nil
+}

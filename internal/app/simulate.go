@@ -1,0 +1,224 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simulate"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
+)
+
+// SimulateRequest is perfbisect simulate's settings as typed: one scenario
+// (a history of Commits commits, a culprit at CulpritPos changing tps by
+// Change percent, per-run noise CV percent of shape Noise, ...) run
+// Sessions times, or with Table a grid of scenarios (Grid: targets or
+// noise). Percentages are in percent (-40, 5); the decision settings are
+// start's. Set holds the names of the settings given explicitly (the rest
+// are defaults: the grid refuses the scenario's, the probabilistic search
+// takes its own confidence and repeat limit unless they are set).
+type SimulateRequest struct {
+	Sessions, Commits     int
+	CulpritPos            string // a position, 0 for none, or random
+	Merges                bool
+	Change, CV, Drift     float64
+	Broken                []int
+	Seed                  uint64
+	Repeats, MaxRepeats   int
+	Threshold, Confidence string
+	Search                string
+	MaxRuns               int
+	Noise                 string
+	StepAt                int
+	StepFactor            float64
+	Flaky                 float64
+	SecondPos             int
+	SecondChange          float64
+	Table                 bool
+	Grid                  string
+	Fixed                 bool
+	Workers               int
+	Set                   map[string]bool
+	// Out receives the summary or the table.
+	Out io.Writer
+}
+
+// Simulate checks req (a bad setting is a usage error naming it) and runs
+// the scenario or the grid, writing the summary or the markdown table to
+// req.Out. Errors: usage; ctx's on interruption; usage too when every
+// simulated session failed (the scenario cannot run).
+func Simulate(ctx context.Context, req SimulateRequest) error {
+	sc, cfg, confidence, err := simulation(req)
+	if err != nil {
+		return err
+	}
+	w := req.Out
+	if req.Table && req.Grid == "targets" {
+		if cfg.Search != session.SearchBayes {
+			return usageError("{grid} targets compares both searches; leave out {search}")
+		}
+		rows := simulate.Targets(sc.Commits)
+		cl := cfg
+		cl.Search, cl.Confidence, cl.MaxRepeats = session.SearchClassic, confidence, req.MaxRepeats
+		if err := simulate.Compare(ctx, rows, cfg, cl, req.Sessions, req.Seed, req.Workers); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d sessions per row and design, %d commits (the culprit drawn uniformly per session unless the row places it), seed %d; --threshold %g%%; bayes at --confidence %g --max-repeats %d, classic at --confidence %g --max-repeats %d, --repeats %d; a build costs %d runs in the cost column\n\n",
+			req.Sessions, sc.Commits, req.Seed, 100*cfg.Threshold, cfg.Confidence, cfg.MaxRepeats, cl.Confidence, cl.MaxRepeats, cfg.Repeats, simulate.SimBuildRuns)
+		fmt.Fprint(w, simulate.CompareMarkdown(rows))
+		return nil
+	}
+	if req.Table {
+		rows := simulate.Grid(sc.Commits)
+		var fixed func(simulate.Row) bool
+		if req.Fixed {
+			fixed = func(r simulate.Row) bool {
+				return r.Scenario.Noise == "" && r.Scenario.CV == 0.05 && r.Scenario.CulpritPos > 0 &&
+					r.Scenario.DriftPerRun == 0 && r.Scenario.StepAt == 0 && r.Scenario.Flaky == 0 && r.Scenario.Culprit2Pos == 0 && len(r.Scenario.Broken) == 0 &&
+					(r.Name[:3] == "6x " || r.Name[:4] == "10x ")
+			}
+		}
+		if err := simulate.Fill(ctx, rows, cfg, req.Sessions, req.Seed, req.Workers, fixed); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d sessions per row, %d commits, culprit at %d; --repeats %d, --max-repeats %d, --threshold %g%%, --confidence %g; shift = good-bad change in multiples of the per-run noise on a log scale\n\n",
+			req.Sessions, sc.Commits, sc.Commits*3/5, cfg.Repeats, cfg.MaxRepeats, 100*cfg.Threshold, cfg.Confidence)
+		fmt.Fprint(w, simulate.Markdown(rows))
+		return nil
+	}
+	s, err := simulate.RunContext(ctx, sc, cfg, req.Sessions, req.Seed, req.Workers)
+	if err != nil {
+		return err
+	}
+	if s.Errors == s.Sessions {
+		return usageError("simulate: every session failed: %s", s.FirstError)
+	}
+	fmt.Fprintln(w, s)
+	return nil
+}
+
+// simulation checks req and returns the scenario, the session settings and
+// the confidence as typed (which the classic side of the targets grid
+// uses).
+func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64, error) {
+	var sc simulate.Scenario
+	var cfg session.Config
+	threshold, err := cliflag.Percent("threshold", req.Threshold)
+	if err != nil {
+		return sc, cfg, 0, err
+	}
+	confidence, err := cliflag.Confidence(req.Confidence)
+	if err != nil {
+		return sc, cfg, 0, err
+	}
+	noise := req.Noise
+	if noise == sim.NoiseLogNormal {
+		noise = ""
+	}
+	culpritPos, random, err := culpritPosition(req.CulpritPos, req.Commits)
+	if err != nil {
+		return sc, cfg, 0, err
+	}
+	if err := checkSimulation(req, culpritPos, random, noise); err != nil {
+		return sc, cfg, 0, err
+	}
+	sc = simulate.Scenario{Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
+		CV: req.CV / 100, Noise: noise, DriftPerRun: req.Drift / 100, Broken: req.Broken,
+		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100,
+		Culprit2Pos: req.SecondPos, Factor2: 1 + req.SecondChange/100}
+	for _, b := range sc.Broken {
+		if b < 1 || b > sc.Commits {
+			return sc, cfg, 0, usageError("{broken} %d: not a position between 1 and {commits} %d", b, sc.Commits)
+		}
+	}
+	if req.Fixed && (!req.Table || req.Grid != "noise" || req.Search != session.SearchClassic) {
+		return sc, cfg, 0, usageError("{fixed} works with {table} {grid} noise {search} classic only (the fixed-sample design is the classic search's)")
+	}
+	if err := checkTable(req); err != nil {
+		return sc, cfg, 0, err
+	}
+	cfg = session.Config{Repeats: req.Repeats, MaxRepeats: req.MaxRepeats, Threshold: threshold,
+		Confidence: confidence, Metric: session.TPS, Search: req.Search, MaxRuns: req.MaxRuns}
+	if cfg.Search == session.SearchBayes && !req.Set["confidence"] {
+		cfg.Confidence = BayesConfidence
+	}
+	if cfg.Search == session.SearchBayes && !req.Set["max-repeats"] {
+		cfg.MaxRepeats = session.BayesEndpointRuns
+	}
+	if err := cfg.Validate(); err != nil {
+		return sc, cfg, 0, With(Usage, err)
+	}
+	return sc, cfg, confidence, nil
+}
+
+// checkSimulation checks simulate's numeric settings, one per setting in
+// the order of its flags: the first bad one is named with what it must be.
+func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise string) error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	commits := req.Commits
+	for _, ck := range []struct {
+		name  string
+		value any
+		ok    bool
+		want  string
+	}{
+		{"sessions", req.Sessions, req.Sessions >= 1 && req.Sessions <= simulate.MaxSessions, fmt.Sprintf("1 to %d", simulate.MaxSessions)},
+		{"commits", commits, commits >= 1 && commits <= 100000, "1 to 100000"},
+		{"culprit-pos", req.CulpritPos, culpritPos >= 0 && culpritPos <= commits || req.Table && !req.Set["culprit-pos"], fmt.Sprintf("0 (nothing regressed) to {commits} %d, or random", commits)},
+		{"change", req.Change, finite(req.Change) && req.Change > -100 && req.Change <= 1000, "a percentage above -100 and at most 1000"},
+		{"cv", req.CV, finite(req.CV) && req.CV >= 0 && req.CV <= 100, "a percentage from 0 to 100"},
+		{"drift", req.Drift, finite(req.Drift) && req.Drift > -1 && req.Drift < 1, "a percentage per run between -1 and 1"},
+		{"noise", req.Noise, noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers || noise == sim.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
+		{"grid", req.Grid, req.Grid == "targets" || req.Grid == "noise", "targets or noise"},
+		{"step-at", req.StepAt, req.StepAt >= 0, "a run number, or 0 for no step"},
+		{"step-factor", req.StepFactor, finite(req.StepFactor) && req.StepFactor > 0 && req.StepFactor <= 10, "a factor above 0 and at most 10"},
+		{"flaky", req.Flaky, finite(req.Flaky) && req.Flaky >= 0 && req.Flaky <= 50, "a percentage from 0 to 50"},
+		{"second-pos", req.SecondPos, req.SecondPos >= 0 && req.SecondPos <= commits && (req.SecondPos == 0 || req.SecondPos != culpritPos || random),
+			fmt.Sprintf("0 (none) to {commits} %d, not {culprit-pos} (one culprit's change is {change})", commits)},
+		{"second-change", req.SecondChange, finite(req.SecondChange) && req.SecondChange > -100 && req.SecondChange <= 1000, "a percentage above -100 and at most 1000"},
+		{"workers", req.Workers, req.Workers >= 1 && req.Workers <= 256, "1 to 256"},
+	} {
+		if !ck.ok {
+			return usageError("{%s} %v: want %s (see perfbisect simulate --help)", ck.name, ck.value, ck.want)
+		}
+	}
+	return nil
+}
+
+// culpritPosition reads the culprit's position: a number, or random (drawn
+// per session; the position is then 1, for the checks).
+func culpritPosition(v string, commits int) (pos int, random bool, err error) {
+	if v == "random" {
+		return 1, true, nil
+	}
+	if pos, err = strconv.Atoi(v); err != nil {
+		return 0, false, usageError("{culprit-pos} %q: want a position from 0 (nothing regressed) to {commits} %d, or random (see perfbisect simulate --help)", v, commits)
+	}
+	return pos, false, nil
+}
+
+// checkTable refuses, with Table, the scenario settings the grid would
+// ignore, and a history too short for it.
+func checkTable(req SimulateRequest) error {
+	if !req.Table {
+		return nil
+	}
+	var set []string
+	for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
+		if req.Set[f] {
+			set = append(set, "{"+f+"}")
+		}
+	}
+	if len(set) > 0 {
+		return usageError("{table} runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
+	}
+	if req.Commits < 10 {
+		return usageError("{commits} %d: {table} needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", req.Commits)
+	}
+	return nil
+}
