@@ -173,6 +173,10 @@ type BuildError struct {
 	// Packages are the Debian packages that provide what the build reports
 	// missing (from DebianPackages; none when unknown).
 	Packages []string
+	// Installed are those of Packages that dpkg says are installed: then
+	// the tree cannot use the machine's version of them, and installing
+	// is not the answer.
+	Installed []string
 
 	fault fault // whose, as the log says
 }
@@ -180,6 +184,8 @@ type BuildError struct {
 func (e *BuildError) Error() string {
 	what := ""
 	switch {
+	case e.Machine && len(e.Packages) > 0 && len(e.Installed) == len(e.Packages):
+		what = " (not the revision's fault: " + strings.Join(e.Installed, " ") + " is installed, but this tree cannot use the machine's version of it: change the CMake arguments as the error says, then resume)"
 	case e.Machine && len(e.Packages) > 0:
 		what = " (not the revision's fault: install " + strings.Join(e.Packages, " ") + " (apt-get install " + strings.Join(e.Packages, " ") + "), then resume)"
 	case e.Machine:
@@ -225,7 +231,7 @@ func (b *Builder) Resolve(commit string) (Resolved, error) {
 	}
 	if p != nil && b.Recipe.BuildCmd == "" {
 		r.Preset = p.Name
-		r.Args, r.Notes = p.Args(t.Version)
+		r.Args, r.Notes = p.Args(t)
 	}
 	r.Args = append(r.Args, b.Recipe.CMakeArgs...)
 	r.Hash = shortHash(append([]string{b.Recipe.Hash()}, r.Args...)...)
@@ -549,7 +555,8 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			}
 			logf.Sync()
 			d := diagnose(in.logPath)
-			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages, fault: d.Fault}
+			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
+				Installed: installedPackages(d.Packages), fault: d.Fault}
 			switch {
 			case timedOut:
 				be.TimedOut = true

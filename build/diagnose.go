@@ -3,6 +3,7 @@ package build
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -114,6 +115,19 @@ func packagesFor(text string) []string {
 		}
 	}
 	return nil
+}
+
+// installedPackages returns those of pkgs that dpkg says are installed
+// (none where dpkg-query is missing: not a Debian machine).
+func installedPackages(pkgs []string) []string {
+	var out []string
+	for _, p := range pkgs {
+		st, err := exec.Command("dpkg-query", "-W", "-f", "${db:Status-Status}", p).Output()
+		if err == nil && strings.TrimSpace(string(st)) == "installed" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // diagnosis is what a failed build's log says.

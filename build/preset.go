@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,11 @@ import (
 type Tree struct {
 	Flavor  string           // "MariaDB", "MySQL", "Percona"; "" when the tree is not a server tree
 	Version *version.Version // nil when unknown
+	// NoOpenSSL3: the tree's cmake/ssl.cmake takes a system OpenSSL only
+	// below 3.0 (MariaDB 10.3.39 does, though the release notes date
+	// OpenSSL 3 support to 10.3.32), so WITH_SSL=system fails on a machine
+	// with OpenSSL 3.
+	NoOpenSSL3 bool
 }
 
 func (t Tree) String() string {
@@ -74,8 +80,18 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 	if parsed, err := version.NewVersion(v); err == nil {
 		t.Version = parsed
 	}
+	if f, err := tree.File("cmake/ssl.cmake"); err == nil && f.Size < 1<<20 {
+		if text, err := f.Contents(); err == nil {
+			t.NoOpenSSL3 = belowOpenSSL3.MatchString(text)
+		}
+	}
 	return t, nil
 }
+
+// belowOpenSSL3 matches the check of a cmake/ssl.cmake that takes a system
+// OpenSSL only below 3.0, as MariaDB 10.3.39's does ("IF(OPENSSL_FOUND AND
+// OPENSSL_VERSION AND OPENSSL_VERSION VERSION_LESS "3.0.0")").
+var belowOpenSSL3 = regexp.MustCompile(`OPENSSL_VERSION\s+VERSION_LESS\s+"?3\.0`)
 
 // readVersionFile parses NAME=VALUE lines (MariaDB's VERSION, MySQL's
 // MYSQL_VERSION) as a shell would read them (quotes, "export ", comments, a
@@ -114,18 +130,27 @@ type Preset struct {
 
 // PresetRule adds CMake arguments for the versions its constraint matches
 // (hashicorp/go-version syntax, e.g. "< 10.2.41"; "" matches every version,
-// also an unknown one). Note says why, for the user.
+// also an unknown one) and, when If is set, the trees it accepts. Note says
+// why, for the user.
 type PresetRule struct {
 	Versions string
+	If       func(Tree) bool
 	Args     []string
 	Note     string
 }
+
+// takesOpenSSL3 and refusesOpenSSL3 tell the trees whose cmake/ssl.cmake
+// takes the machine's OpenSSL 3 from those that refuse it (Tree.NoOpenSSL3).
+func takesOpenSSL3(t Tree) bool   { return !t.NoOpenSSL3 }
+func refusesOpenSSL3(t Tree) bool { return t.NoOpenSSL3 }
 
 // Presets are the built-in recipes, by name. Which versions were actually
 // built with them on this project's machine is in docs/builds.md; the rules for
 // older versions follow the servers' release notes (OpenSSL 3 support:
 // MariaDB 10.2.41/10.3.32/10.4.22/10.5.13/10.6.5, MySQL 8.0.30; C++17 as
-// gcc 11+'s default breaks MariaDB before 10.2 and MySQL before 5.7).
+// gcc 11+'s default breaks MariaDB before 10.2 and MySQL before 5.7), and
+// the trees themselves where a real build proved the notes wrong (10.3.39's
+// cmake/ssl.cmake refuses OpenSSL 3: Tree.NoOpenSSL3).
 var Presets = map[string]Preset{
 	"mariadb": {Name: "mariadb", Flavor: "MariaDB", Rules: []PresetRule{
 		{Args: []string{"-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DWITH_UNIT_TESTS=OFF", "-DWITH_EMBEDDED_SERVER=OFF",
@@ -140,12 +165,13 @@ var Presets = map[string]Preset{
 		// "system" (a 10.0.22 configure failed so on Debian 12).
 		{Versions: ">= 10.5", Args: []string{"-DWITH_PCRE=system", "-DWITH_ZLIB=system"}, Note: "system PCRE2 and zlib"},
 		{Versions: "< 10.5", Args: []string{"-DWITH_PCRE=bundled", "-DWITH_ZLIB=system"}, Note: "the tree's own PCRE 1 (pcre/), system zlib"},
-		{Versions: ">= 10.6.5", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
-		{Versions: ">= 10.5.13, < 10.6", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
-		{Versions: ">= 10.4.22, < 10.5", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
-		{Versions: ">= 10.3.32, < 10.4", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
-		{Versions: ">= 10.2.41, < 10.3", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 10.6.5", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 10.5.13, < 10.6", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 10.4.22, < 10.5", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 10.3.32, < 10.4", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 10.2.41, < 10.3", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: "< 10.2.41", Args: []string{"-DWITH_SSL=bundled"}, Note: "bundled SSL: this version predates OpenSSL 3 support"},
+		{Versions: ">= 10.2.41", If: refusesOpenSSL3, Args: []string{"-DWITH_SSL=bundled"}, Note: "bundled SSL: the tree's cmake/ssl.cmake takes no OpenSSL 3"},
 		// 10.0 and 10.1 keep TokuDB, Mroonga and the others in the build for
 		// PLUGIN_X=NO (TokuDB then needs C++11 against the gnu++98 below);
 		// they honour WITHOUT_X. Their libmysql's linker-script check fails
@@ -163,8 +189,9 @@ var Presets = map[string]Preset{
 			"-DWITH_RAPID=OFF", "-DWITH_MYSQLX=OFF", "-DWITH_TOKUDB=OFF", "-DWITH_ROCKSDB=OFF",
 			"-DWITH_ZLIB=bundled", "-DWITH_SYSTEMD=OFF"},
 			Note: "lean server-only RelWithDebInfo build"},
-		{Versions: ">= 8.0.30", Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
+		{Versions: ">= 8.0.30", If: takesOpenSSL3, Args: []string{"-DWITH_SSL=system"}, Note: "system OpenSSL"},
 		{Versions: "< 8.0.30", Args: []string{"-DWITH_SSL=bundled"}, Note: "bundled SSL: this version predates OpenSSL 3 support"},
+		{Versions: ">= 8.0.30", If: refusesOpenSSL3, Args: []string{"-DWITH_SSL=bundled"}, Note: "bundled SSL: the tree's cmake/ssl.cmake takes no OpenSSL 3"},
 		{Versions: "< 5.7", Args: []string{"-DCMAKE_CXX_FLAGS=-std=gnu++98 -Wno-error", "-DCMAKE_C_FLAGS=-fcommon -Wno-error"},
 			Note: "C++98 and -fcommon: the tree predates gcc 10/11 defaults"},
 	}},
@@ -205,11 +232,15 @@ func PresetNames() []string {
 	return names
 }
 
-// Args returns the CMake arguments of p for version v (nil: every rule with a
-// constraint is left out) and the notes of the rules that apply, in rule
-// order.
-func (p *Preset) Args(v *version.Version) (args, notes []string) {
+// Args returns the CMake arguments of p for the tree t (an unknown version:
+// every rule with a version constraint is left out) and the notes of the
+// rules that apply, in rule order.
+func (p *Preset) Args(t Tree) (args, notes []string) {
+	v := t.Version
 	for _, r := range p.Rules {
+		if r.If != nil && !r.If(t) {
+			continue
+		}
 		if r.Versions != "" {
 			c, err := version.NewConstraint(r.Versions)
 			if err != nil {

@@ -89,3 +89,38 @@ func TestPresetByTree(t *testing.T) {
 		t.Errorf("unknown preset: %v", err)
 	}
 }
+
+// A tree whose cmake/ssl.cmake takes a system OpenSSL only below 3.0 (as
+// MariaDB 10.3.39's does, after the release said 10.3.32 supports OpenSSL 3)
+// gets the bundled SSL; the same version without that check gets the
+// system's.
+func TestPresetBundlesSSLWhenTheTreeRefusesOpenSSL3(t *testing.T) {
+	dir := t.TempDir()
+	g := gitIn(t, dir)
+	g("init", "-q", "-b", "main")
+	write := func(name, content string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func() string { g("add", "-A"); g("commit", "-qm", "c"); return g("rev-parse", "HEAD") }
+	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=3\nMYSQL_VERSION_PATCH=39\n")
+	write("cmake/ssl.cmake", "    FIND_PACKAGE(OpenSSL)\n    IF(OPENSSL_FOUND AND OPENSSL_VERSION AND OPENSSL_VERSION VERSION_LESS \"3.0.0\")\n      SET(OPENSSL_LIBRARY ${OPENSSL_SSL_LIBRARY})\n")
+	refuses := commit()
+	write("cmake/ssl.cmake", "    FIND_PACKAGE(OpenSSL)\n    IF(OPENSSL_FOUND)\n")
+	takes := commit()
+	repo, _ := git.PlainOpen(dir)
+	b := &Builder{Repo: repo}
+	for _, c := range []struct {
+		commit, want, not string
+	}{{refuses, "-DWITH_SSL=bundled", "-DWITH_SSL=system"}, {takes, "-DWITH_SSL=system", "-DWITH_SSL=bundled"}} {
+		r, err := b.Resolve(c.commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(r.Args, c.want) || slices.Contains(r.Args, c.not) {
+			t.Errorf("%s (NoOpenSSL3 %v): args %q, want %s and not %s", r.Tree, r.Tree.NoOpenSSL3, r.Args, c.want, c.not)
+		}
+	}
+}

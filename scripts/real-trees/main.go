@@ -15,7 +15,7 @@
 //
 //  1. built cold: perfbisect build NEW, with an empty ccache (a CCACHE_DIR of
 //     the series' own) into a fresh state directory: wall time, the install's
-//     size, perfbisect's own peak resident size (its rusage, not the
+//     size, perfbisect's own peak resident size (its VmHWM, not the
 //     compiler's);
 //  2. built warm: perfbisect build OLD into the same state directory and
 //     ccache: the rebuild between releases a bisection pays;
@@ -229,6 +229,32 @@ func inSeries(rels []release, s string) []release {
 	return out
 }
 
+// watchHWM returns the largest VmHWM (peak resident set) of process pid
+// alone, in bytes, read from /proc every quarter second until done is
+// closed. A child's rusage would not do: Linux folds the peak of every
+// waited-for descendant (the compiler's) into it.
+func watchHWM(pid int, done <-chan struct{}) int64 {
+	var peak int64
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+					if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
+						peak = max(peak, kb<<10)
+					}
+				}
+			}
+		}
+		select {
+		case <-done:
+			return peak
+		case <-tick.C:
+		}
+	}
+}
+
 // doSeries builds NEW cold and OLD warm and compares them, in state (with
 // its own ccache), which is removed afterwards unless keep.
 func doSeries(bin, repo, series, oldTag, newTag, state string, keep bool) row {
@@ -249,11 +275,16 @@ func doSeries(bin, repo, series, oldTag, newTag, state string, keep bool) row {
 		var so, se strings.Builder
 		cmd.Stdout, cmd.Stderr = &so, &se
 		began := time.Now()
-		err := cmd.Run()
-		took := time.Since(began)
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.peakRSS = max(r.peakRSS, ru.Maxrss<<10) // KiB on Linux
+		err := cmd.Start()
+		if err == nil {
+			done := make(chan struct{})
+			peak := make(chan int64)
+			go func() { peak <- watchHWM(cmd.Process.Pid, done) }()
+			err = cmd.Wait()
+			close(done)
+			r.peakRSS = max(r.peakRSS, <-peak)
 		}
+		took := time.Since(began)
 		if err != nil {
 			return so.String(), took, fmt.Errorf("perfbisect %s: %v: %s", args[0], err, lastLine(se.String()))
 		}
