@@ -44,6 +44,9 @@ type Measurer struct {
 	Calls    int      // runs measured (failed ones included)
 	Failed   int      // runs that failed (Flaky)
 	Prepared []string // commits prepared, in order
+
+	parents  map[string][]string // Commits' parents, by hash (Contains)
+	contains map[[2]string]bool  // Contains' answers
 }
 
 // Prepare fails for untestable commits, like a build failure, before any run.
@@ -142,11 +145,26 @@ func (m *Measurer) noise() float64 {
 }
 
 // Contains reports whether culprit is commit or one of its ancestors in the range.
+// The answers are memoized: Commits must not change once measuring began.
 func (m *Measurer) Contains(commit, culprit string) bool {
-	parents := map[string][]string{}
-	for _, c := range m.Commits {
-		parents[c.Hash] = c.Parents
+	key := [2]string{commit, culprit}
+	if v, ok := m.contains[key]; ok {
+		return v
 	}
+	if m.parents == nil {
+		m.parents = make(map[string][]string, len(m.Commits))
+		for _, c := range m.Commits {
+			m.parents[c.Hash] = c.Parents
+		}
+		m.contains = map[[2]string]bool{}
+	}
+	v := m.reaches(commit, culprit)
+	m.contains[key] = v
+	return v
+}
+
+// reaches walks commit's ancestry (through parents) looking for culprit.
+func (m *Measurer) reaches(commit, culprit string) bool {
 	seen := map[string]bool{}
 	stack := []string{commit}
 	for len(stack) > 0 {
@@ -159,7 +177,7 @@ func (m *Measurer) Contains(commit, culprit string) bool {
 			continue
 		}
 		seen[h] = true
-		stack = append(stack, parents[h]...)
+		stack = append(stack, m.parents[h]...)
 	}
 	return false
 }
