@@ -315,6 +315,7 @@ func (m *Model) levels() Levels {
 		return out
 	}
 	refs := append(slices.Clone(m.good), m.bad...)
+	order := timeOrder(refs)
 	smooth := len(refs) >= 12
 	for iter := 0; iter < 2; iter++ {
 		l.Good, l.Bad = stats.Median(vals(m.good, l.drift)), stats.Median(vals(m.bad, l.drift))
@@ -330,9 +331,9 @@ func (m *Model) levels() Levels {
 			}
 			res[i] = x.v - lv
 		}
-		sc := diffScale(refs, res)
-		l.Steps, l.gaps = steps(refs, res, sc)
-		l.drift, l.weight = smoothDrift(refs, res, sc, m.t, l.Steps)
+		sc := diffScale(refs, res, order)
+		l.Steps, l.gaps = steps(refs, res, sc, order)
+		l.drift, l.weight = smoothDrift(refs, res, sc, m.t, l.Steps, order)
 		// The drift is relative to run 0's level: anchor at the mean so that
 		// the levels stay the medians of the references.
 		mean := 0.0
@@ -498,18 +499,19 @@ const driftStep = 4
 
 // smoothDrift is the Gaussian-kernel smooth (bandwidth DriftBandwidth, cut
 // at three bandwidths) of the references' residuals res (refs[i]'s, in any
-// order) at every run 0..t-1, with Huber weights beyond 2 scale so that a
-// hiccup does not move it, and the kernel's total weight there. The kernel
-// does not cross the steps (run numbers, increasing).
-func smoothDrift(refs []obs, res []float64, scale float64, t int, steps []int) (drift, weight []float64) {
+// order; order is their run order, timeOrder) at every run 0..t-1, with
+// Huber weights beyond 2 scale so that a hiccup does not move it, and the
+// kernel's total weight there. The kernel does not cross the steps (run
+// numbers, increasing).
+func smoothDrift(refs []obs, res []float64, scale float64, t int, steps []int, order []int) (drift, weight []float64) {
 	drift, weight = make([]float64, t), make([]float64, t)
 	bounds := append(append([]int{0}, steps...), t)
 	for s := 0; s+1 < len(bounds); s++ {
 		t0, t1 := bounds[s], bounds[s+1]
 		var sr []obs
 		var sres []float64
-		for i, x := range refs {
-			if x.t >= t0 && x.t < t1 {
+		for _, i := range order {
+			if x := refs[i]; x.t >= t0 && x.t < t1 {
 				sr = append(sr, x)
 				sres = append(sres, res[i])
 			}
@@ -520,16 +522,15 @@ func smoothDrift(refs []obs, res []float64, scale float64, t int, steps []int) (
 }
 
 // smoothSegment fills drift and weight for runs t0..t1-1 from the references
-// of that stretch.
+// of that stretch, in run order.
 func smoothSegment(refs []obs, res []float64, scale float64, t0, t1 int, drift, weight []float64) {
 	if t1 <= t0 || len(refs) == 0 {
 		return
 	}
-	order := make([]int, len(refs))
+	order := make([]int, len(refs)) // refs are in run order already
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
 	const cut = 3 * DriftBandwidth
 	var gridT []int
 	for x := t0; x < t1; x += driftStep {
@@ -605,13 +606,9 @@ func driftKernel(dt int) float64 {
 
 // diffScale is a scale of the references' noise that a step or a drift does
 // not inflate: the median absolute difference of residuals neighbouring in
-// run order, over sqrt 2, scaled to a normal standard deviation.
-func diffScale(refs []obs, res []float64) float64 {
-	order := make([]int, len(refs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
+// run order (order: timeOrder), over sqrt 2, scaled to a normal standard
+// deviation.
+func diffScale(refs []obs, res []float64, order []int) float64 {
 	var d []float64
 	for k := 1; k < len(order); k++ {
 		d = append(d, math.Abs(res[order[k]]-res[order[k-1]]))
@@ -634,16 +631,11 @@ const (
 // steps returns the run numbers where the references' level stepped,
 // increasing, and for each the runs between the last reference before it
 // and the first after (exclusive), whose level is not known: the step may
-// have come anywhere there.
-func steps(refs []obs, res []float64, scale float64) (cuts []int, gaps [][2]int) {
+// have come anywhere there. order is refs' run order (timeOrder).
+func steps(refs []obs, res []float64, scale float64, order []int) (cuts []int, gaps [][2]int) {
 	if scale <= 0 || len(refs) < 2*stepMinRefs {
 		return nil, nil
 	}
-	order := make([]int, len(refs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
 	y := make([]float64, len(order))
 	for k, i := range order {
 		y[k] = math.Max(-2*scale, math.Min(2*scale, res[i]))
@@ -680,6 +672,17 @@ func steps(refs []obs, res []float64, scale float64) (cuts []int, gaps [][2]int)
 	split(0, len(y))
 	slices.Sort(cuts)
 	return cuts, gaps
+}
+
+// timeOrder returns the indexes of refs in run order (their t, unique per
+// run), which the drift, the step detection and the difference scale walk.
+func timeOrder(refs []obs) []int {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return refs[a].t - refs[b].t })
+	return order
 }
 
 func mad(xs []float64) float64 {
