@@ -110,6 +110,7 @@ const exitCodesHelp = `EXIT CODES:
    130  interrupted (no server is left running; perfbisect resume continues a bisection)`
 
 func main() {
+	app.LimitMemory()
 	if code, wrapped := runWrapper(os.Args); wrapped {
 		os.Exit(code)
 	}

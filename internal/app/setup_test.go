@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -98,5 +100,24 @@ func TestParseBenchArgs(t *testing.T) {
 		if OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), want) {
 			t.Errorf("%s: got %v, want a usage error with %q", args, err, want)
 		}
+	}
+}
+
+// TestLimitMemory: perfbisect's soft memory limit applies unless GOMEMLIMIT
+// names one (which the runtime then keeps).
+func TestLimitMemory(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(math.MaxInt64)
+	LimitMemory()
+	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {
+		t.Errorf("limit %d, want %d", got, MemoryLimit)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30)
+	LimitMemory()
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT=1GiB: limit %d, want %d", got, 1<<30)
 	}
 }

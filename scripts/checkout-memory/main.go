@@ -16,9 +16,11 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/app"
 )
 
 func main() {
+	app.LimitMemory() // as perfbisect does (GOMEMLIMIT= to see it without)
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: checkout-memory REPO REV...")
 		os.Exit(2)
