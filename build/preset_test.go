@@ -10,19 +10,27 @@ import (
 	git "github.com/go-git/go-git/v5"
 )
 
-// The preset follows the tree's flavor and version, commit by commit, and
-// the user's --cmake-args come after it.
-func TestPresetByTree(t *testing.T) {
-	dir := t.TempDir()
-	g := gitIn(t, dir)
+// treeRepo makes an empty git repository for trees written file by file:
+// its directory, git in it, write (a file, its directories made), and
+// commit (everything, returning the hash).
+func treeRepo(t *testing.T) (dir string, g func(...string) string, write func(name, content string), commit func() string) {
+	dir = t.TempDir()
+	g = gitIn(t, dir)
 	g("init", "-q", "-b", "main")
-	write := func(name, content string) {
+	write = func(name, content string) {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	commit := func() string { g("add", "-A"); g("commit", "-qm", "c"); return g("rev-parse", "HEAD") }
+	commit = func() string { g("add", "-A"); g("commit", "-qm", "c"); return g("rev-parse", "HEAD") }
+	return dir, g, write, commit
+}
+
+// The preset follows the tree's flavor and version, commit by commit, and
+// the user's --cmake-args come after it.
+func TestPresetByTree(t *testing.T) {
+	dir, g, write, commit := treeRepo(t)
 	write("CMakeLists.txt", "project(x C)\n")
 	plain := commit()
 	write("storage/maria/ha_maria.cc", "\n")
@@ -95,16 +103,7 @@ func TestPresetByTree(t *testing.T) {
 // gets the bundled SSL; the same version without that check gets the
 // system's.
 func TestPresetBundlesSSLWhenTheTreeRefusesOpenSSL3(t *testing.T) {
-	dir := t.TempDir()
-	g := gitIn(t, dir)
-	g("init", "-q", "-b", "main")
-	write := func(name, content string) {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit := func() string { g("add", "-A"); g("commit", "-qm", "c"); return g("rev-parse", "HEAD") }
+	dir, _, write, commit := treeRepo(t)
 	write("VERSION", "MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=3\nMYSQL_VERSION_PATCH=39\n")
 	write("cmake/ssl.cmake", "    FIND_PACKAGE(OpenSSL)\n    IF(OPENSSL_FOUND AND OPENSSL_VERSION AND OPENSSL_VERSION VERSION_LESS \"3.0.0\")\n      SET(OPENSSL_LIBRARY ${OPENSSL_SSL_LIBRARY})\n")
 	refuses := commit()
