@@ -15,6 +15,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // BenchRequest is `perfbisect bench`: one workload command (prepare, run,
@@ -223,7 +224,7 @@ func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err 
 		}
 		if !hasValue {
 			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
-				return f, nil, false, usageError("{%s} needs a value", name)
+				return f, nil, false, usageError("%s needs a value", usage.Setting(name))
 			}
 			i++
 			value = args[i]

@@ -229,7 +229,7 @@ func (s *Setup) placement(req SetupRequest) error {
 		dst         *serverctl.CPUList
 	}{{"server-cpus", req.ServerCPUs, &s.ServerCPUs}, {"client-cpus", req.ClientCPUs, &s.ClientCPUs}} {
 		if *f.dst, err = serverctl.ParseCPUList(f.value); err != nil {
-			return usageError("{%s}: %v", f.name, err)
+			return usageError("%s: %v", usage.Setting(f.name), err)
 		}
 	}
 	if b, err := humanize.ParseBytes(req.SnapshotCacheSize); err != nil || b == 0 || b > 1<<62 {

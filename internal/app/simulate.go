@@ -6,12 +6,12 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 	"github.com/perfbisect/perfbisect/bisect/simulate"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // SimulateRequest is perfbisect simulate's settings as typed: one scenario
@@ -165,11 +165,11 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		name  string
 		value any
 		ok    bool
-		want  string
+		want  any // a string, or a usage error whose {names} are settings
 	}{
 		{"sessions", req.Sessions, req.Sessions >= 1 && req.Sessions <= simulate.MaxSessions, fmt.Sprintf("1 to %d", simulate.MaxSessions)},
 		{"commits", commits, commits >= 1 && commits <= 100000, "1 to 100000"},
-		{"culprit-pos", req.CulpritPos, culpritPos >= 0 && culpritPos <= commits || req.Table && !req.Set["culprit-pos"], fmt.Sprintf("0 (nothing regressed) to {commits} %d, or random", commits)},
+		{"culprit-pos", req.CulpritPos, culpritPos >= 0 && culpritPos <= commits || req.Table && !req.Set["culprit-pos"], usage.Errorf("0 (nothing regressed) to {commits} %d, or random", commits)},
 		{"change", req.Change, finite(req.Change) && req.Change > -100 && req.Change <= 1000, "a percentage above -100 and at most 1000"},
 		{"cv", req.CV, finite(req.CV) && req.CV >= 0 && req.CV <= 100, "a percentage from 0 to 100"},
 		{"drift", req.Drift, finite(req.Drift) && req.Drift > -1 && req.Drift < 1, "a percentage per run between -1 and 1"},
@@ -179,12 +179,12 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		{"step-factor", req.StepFactor, finite(req.StepFactor) && req.StepFactor > 0 && req.StepFactor <= 10, "a factor above 0 and at most 10"},
 		{"flaky", req.Flaky, finite(req.Flaky) && req.Flaky >= 0 && req.Flaky <= 50, "a percentage from 0 to 50"},
 		{"second-pos", req.SecondPos, req.SecondPos >= 0 && req.SecondPos <= commits && (req.SecondPos == 0 || req.SecondPos != culpritPos || random),
-			fmt.Sprintf("0 (none) to {commits} %d, not {culprit-pos} (one culprit's change is {change})", commits)},
+			usage.Errorf("0 (none) to {commits} %d, not {culprit-pos} (one culprit's change is {change})", commits)},
 		{"second-change", req.SecondChange, finite(req.SecondChange) && req.SecondChange > -100 && req.SecondChange <= 1000, "a percentage above -100 and at most 1000"},
 		{"workers", req.Workers, req.Workers >= 1 && req.Workers <= 256, "1 to 256"},
 	} {
 		if !ck.ok {
-			return usageError("{%s} %v: want %s (see perfbisect simulate --help)", ck.name, ck.value, ck.want)
+			return usageError("%s %v: want %v (see perfbisect simulate --help)", usage.Setting(ck.name), ck.value, ck.want)
 		}
 	}
 	return nil
@@ -208,14 +208,14 @@ func checkTable(req SimulateRequest) error {
 	if !req.Table {
 		return nil
 	}
-	var set []string
-	for _, f := range []string{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
-		if req.Set[f] {
-			set = append(set, "{"+f+"}")
+	var set usage.Settings
+	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
+		if req.Set[string(f)] {
+			set = append(set, f)
 		}
 	}
 	if len(set) > 0 {
-		return usageError("{table} runs its own grid of scenarios; %s would be ignored: leave them out", strings.Join(set, ", "))
+		return usageError("{table} runs its own grid of scenarios; %v would be ignored: leave them out", set)
 	}
 	if req.Commits < 10 {
 		return usageError("{commits} %d: {table} needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", req.Commits)

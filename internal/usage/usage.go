@@ -5,9 +5,11 @@
 // message written with {name} placeholders ("{max-repeats} 10 is below
 // {repeats} 12") reads "max-repeats 10 is below repeats 12" in Error() and
 // "--max-repeats 10 is below --repeats 12" from Text(err, "--"), as the
-// command line says it. The packages that do the work (bisect,
-// bisect/session, bisect/scan) name their own settings; only the command
-// line knows they are flags.
+// command line says it. Only the format is read for placeholders, never the
+// values formatted into it (what the user typed stays as typed); a name
+// known only at run time is an argument of type Setting. The packages that
+// do the work (bisect, bisect/session, bisect/scan) name their own settings;
+// only the command line knows they are flags.
 package usage
 
 import (
@@ -25,24 +27,76 @@ func Flag(name string) string { return "--" + name }
 // Err is what every usage error is (errors.Is).
 var Err = errors.New("usage")
 
-// Error is a usage error. Its message may hold {name} placeholders (see the
-// package comment).
+// Error is a usage error. Its format may hold {name} placeholders (see the
+// package comment); its arguments are never read for them: a value the user
+// typed ("{x}" in a path, say) stays as typed.
 type Error struct {
-	err error
+	format string
+	args   []any
+	err    error // the plain text (names bare), and what %w wrapped
 }
 
 // Errorf is fmt.Errorf (%w included) for an error of the user's input: it
 // is Err (errors.Is), and its text is the message alone, with no prefix.
-// Setting names in the format may be written {name}.
+// Setting names in the format may be written {name}; a name computed at run
+// time is an argument of type Setting (or Settings).
 func Errorf(format string, args ...any) error {
-	return &Error{fmt.Errorf(format, args...)}
+	return &Error{format: format, args: args, err: fmt.Errorf(placeholder.ReplaceAllString(format, "$1"), args...)}
+}
+
+// Setting is a setting's name as an argument of Errorf: written bare by
+// Error, with the prefix by Text, as a {name} of the format is.
+type Setting string
+
+func (s Setting) String() string { return string(s) }
+
+// Settings are names as one argument of Errorf, written "a, b".
+type Settings []Setting
+
+func (s Settings) String() string { return s.text("") }
+
+func (s Settings) text(prefix string) string {
+	var out []string
+	for _, n := range s {
+		out = append(out, prefix+string(n))
+	}
+	return strings.Join(out, ", ")
 }
 
 var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9-]*)\}`)
 
-func (e *Error) Error() string        { return placeholder.ReplaceAllString(e.err.Error(), "$1") }
+func (e *Error) Error() string        { return e.err.Error() }
 func (e *Error) Unwrap() error        { return e.err }
 func (e *Error) Is(target error) bool { return target == Err }
+
+// render is e's text with setting names written with prefix: the format's
+// placeholders, the Setting arguments, and usage errors among the arguments.
+func (e *Error) render(prefix string) string {
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		switch v := a.(type) {
+		case Setting:
+			args[i] = prefix + string(v)
+		case Settings:
+			args[i] = v.text(prefix)
+		case error:
+			args[i] = rendered{Text(v, prefix), v}
+		default:
+			args[i] = a
+		}
+	}
+	return fmt.Errorf(placeholder.ReplaceAllString(e.format, prefix+"$1"), args...).Error()
+}
+
+// rendered is an error argument with its text rendered (still an error, for
+// a %w of the format).
+type rendered struct {
+	text string
+	err  error
+}
+
+func (r rendered) Error() string { return r.text }
+func (r rendered) Unwrap() error { return r.err }
 
 // Text is err's message with every usage error's setting names written with
 // prefix ("--" for flags); other errors' text is as it is.
@@ -51,13 +105,13 @@ func Text(err error, prefix string) string {
 		return ""
 	}
 	msg := err.Error()
-	// Each usage error in the chain, outermost first: its text holds the
-	// inner ones' plain text, which the next turn renders.
+	// The outermost usage error renders the ones inside it (its arguments).
 	var ue *Error
-	for e := err; errors.As(e, &ue); e = ue.err {
-		plain, raw := ue.Error(), ue.err.Error()
-		if i := strings.Index(msg, plain); i >= 0 {
-			msg = msg[:i] + placeholder.ReplaceAllString(raw, prefix+"$1") + msg[i+len(plain):]
+	if errors.As(err, &ue) {
+		if plain := ue.Error(); plain != "" {
+			if i := strings.Index(msg, plain); i >= 0 {
+				msg = msg[:i] + ue.render(prefix) + msg[i+len(plain):]
+			}
 		}
 	}
 	return msg

@@ -32,3 +32,31 @@ func TestSettingNames(t *testing.T) {
 		t.Error("Text(nil)")
 	}
 }
+
+// A value the user typed is never read for placeholders: "{threads}" in it
+// stays as typed; names computed at run time are Setting and Settings.
+func TestValuesStayAsTyped(t *testing.T) {
+	err := Errorf("{find} %q: want regression or improvement", "{threads}")
+	if got := Text(err, "--"); got != `--find "{threads}": want regression or improvement` {
+		t.Errorf("Text = %q", got)
+	}
+	if got := err.Error(); got != `find "{threads}": want regression or improvement` {
+		t.Errorf("Error() = %q", got)
+	}
+	path := Errorf("{my-cnf}: %w", fmt.Errorf("option file /tmp/{repo}/my.cnf:1: bad"))
+	if got := Text(path, "--"); got != "--my-cnf: option file /tmp/{repo}/my.cnf:1: bad" {
+		t.Errorf("a wrapped error's text = %q", got)
+	}
+	dyn := Errorf("%s needs a value; %v would be ignored", Setting("output"), Settings{"cv", "merges"})
+	if got, plain := Text(dyn, "--"), dyn.Error(); got != "--output needs a value; --cv, --merges would be ignored" || plain != "output needs a value; cv, merges would be ignored" {
+		t.Errorf("Text = %q, Error() = %q", got, plain)
+	}
+	inner := fmt.Errorf("start: %w", Errorf("{max-repeats} %d", 4))
+	outer := Errorf("{search} %s: %w", "{x}", inner)
+	if got := Text(outer, "--"); got != "--search {x}: start: --max-repeats 4" {
+		t.Errorf("a usage error inside a plain one, inside a usage error: %q", got)
+	}
+	if !errors.Is(errors.Unwrap(errors.Unwrap(outer)), inner) && !errors.Is(outer, inner) {
+		t.Error("%w no longer wraps")
+	}
+}
