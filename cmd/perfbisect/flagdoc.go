@@ -15,7 +15,7 @@ const (
 
 // flagDocs are the categories and value names of the commands' flags, by
 // flag name (a flag not listed keeps no category and shows "value").
-var flagDocs = docs(map[string][2]string{
+var flagDocs = cliflag.DocTable(map[string][2]string{
 	"repo": {catRevisions, "DIR"}, "good": {catRevisions, "REV"}, "bad": {catRevisions, "REV"},
 	"first-parent": {catRevisions, ""}, "every": {catRevisions, "N"}, "merges": {catRevisions, ""},
 
@@ -41,12 +41,3 @@ var flagDocs = docs(map[string][2]string{
 	"state-dir": {catOutput, "DIR"}, "json": {catOutput, "FILE"}, "html": {catOutput, "FILE"}, "output": {catOutput, "FILE"},
 	"format": {catOutput, "FORMAT"}, "quiet": {catOutput, ""}, "verbose": {catOutput, ""}, "list": {catOutput, ""},
 })
-
-// docs is the table of flagDocs: flag name → category, value name.
-func docs(table map[string][2]string) cliflag.Docs {
-	d := cliflag.Docs{}
-	for name, v := range table {
-		d[name] = cliflag.Doc{Category: v[0], Placeholder: v[1]}
-	}
-	return d
-}

@@ -54,6 +54,10 @@ func TestFlagsFirst(t *testing.T) {
 	if strings.Join(got, " ") != "perfbisect report --format junit -- 1" {
 		t.Errorf("report: %q", got)
 	}
+	// Help after arguments is the command's help, not a help topic.
+	if got := cliflag.FlagsFirst(app, []string{"perfbisect", "compare", "a", "b", "--format", "json", "--help"}, positionalCommands); strings.Join(got, " ") != "perfbisect compare --help" {
+		t.Errorf("help after arguments: %q", got)
+	}
 	start := []string{"perfbisect", "start", "--good", "a"}
 	if got := cliflag.FlagsFirst(app, start, positionalCommands); strings.Join(got, " ") != strings.Join(start, " ") {
 		t.Errorf("start changed: %q", got)

@@ -74,6 +74,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		SnapshotCacheSize: c.String("snapshot-cache-size"), FreshDatadir: c.Bool("fresh-datadir"), StartTimeout: c.String("start-timeout"),
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"),
 		Confidence: c.String("confidence"), Metric: c.String("metric"), Find: c.String("find"),
+		Search: c.String("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
 		Build: buildRequest(c),
 	})
 	if err != nil {

@@ -61,5 +61,6 @@ func simulateAction(c *cli.Context) error {
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"), Noise: c.String("noise"), StepAt: c.Int("step-at"),
 		StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky"), SecondPos: c.Int("second-pos"), SecondChange: c.Float64("second-change"),
 		Table: c.Bool("table"), Grid: c.String("grid"), Fixed: c.Bool("fixed"), Workers: c.Int("workers"), Set: set, Out: c.App.Writer,
+		Args: c.Args().Slice(),
 	})
 }

@@ -45,6 +45,13 @@ type SetupRequest struct {
 	Threshold, Confidence string
 	Metric                string
 	Find                  string // regression or improvement
+	// Search is start's search (bayes or classic; "" for the other
+	// commands). With bayes, a confidence and a repeat limit not given
+	// (ConfidenceSet, MaxRepeatsSet false) are the probabilistic search's
+	// (BayesConfidence, session.BayesEndpointRuns), as Start takes them,
+	// before the settings are checked.
+	Search                       string
+	ConfidenceSet, MaxRepeatsSet bool
 
 	Build BuildRequestFlags
 }
@@ -115,6 +122,12 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 		Repeats: req.Repeats, MaxRepeats: req.MaxRepeats,
 		Threshold: threshold, Confidence: confidence, Metric: session.Metric(req.Metric),
 		Improvement: improvement,
+	}
+	if req.Search == session.SearchBayes && !req.ConfidenceSet {
+		s.Policy.Confidence = BayesConfidence
+	}
+	if req.Search == session.SearchBayes && !req.MaxRepeatsSet {
+		s.Policy.MaxRepeats = session.BayesEndpointRuns
 	}
 	if err := s.Policy.Validate(); err != nil { // every command's decision settings, before anything is built
 		return With(Usage, err)

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"io"
 	"math"
 	"runtime/debug"
 	"strings"
@@ -119,5 +121,41 @@ func TestLimitMemory(t *testing.T) {
 	LimitMemory()
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Errorf("with GOMEMLIMIT=1GiB: limit %d, want %d", got, 1<<30)
+	}
+}
+
+// TestConfigureTakesTheSearchsDefaults: start's probabilistic search checks
+// --repeats against its own repeat limit (100) unless --max-repeats is
+// given, and the classic search and the other commands against 18.
+func TestConfigureTakesTheSearchsDefaults(t *testing.T) {
+	repo, _, _ := gitRepo(t, 2)
+	req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
+		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
+		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 20, MaxRepeats: 18, Threshold: "5",
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
+	for _, c := range []struct {
+		search        string
+		maxRepeatsSet bool
+		ok            bool
+		maxRepeats    int
+		confidence    float64
+	}{
+		{session.SearchBayes, false, true, session.BayesEndpointRuns, BayesConfidence},
+		{session.SearchBayes, true, false, 0, 0},
+		{session.SearchClassic, false, false, 0, 0},
+		{"", false, false, 0, 0}, // compare, scan, run
+	} {
+		r := req
+		r.Search, r.MaxRepeatsSet = c.search, c.maxRepeatsSet
+		s := &Setup{Log: io.Discard}
+		err := s.Configure(context.Background(), r)
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%q (max-repeats set %v): %v", c.search, c.maxRepeatsSet, err)
+		case c.ok && (s.Policy.MaxRepeats != c.maxRepeats || s.Policy.Confidence != c.confidence):
+			t.Errorf("%q: max-repeats %d, confidence %g; want %d, %g", c.search, s.Policy.MaxRepeats, s.Policy.Confidence, c.maxRepeats, c.confidence)
+		case !c.ok && (OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), "--max-repeats 18 is below --repeats 20")):
+			t.Errorf("%q (max-repeats set %v): got %v, want --max-repeats 18 refused", c.search, c.maxRepeatsSet, err)
+		}
 	}
 }

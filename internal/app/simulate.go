@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
@@ -44,6 +45,9 @@ type SimulateRequest struct {
 	Fixed                 bool
 	Workers               int
 	Set                   map[string]bool
+	// Args are arguments that are not settings: refused (the command line
+	// stops reading flags at the first one, so what follows would be lost).
+	Args []string
 	// Out receives the summary or the table.
 	Out io.Writer
 }
@@ -108,6 +112,9 @@ func Simulate(ctx context.Context, req SimulateRequest) error {
 func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64, error) {
 	var sc simulate.Scenario
 	var cfg session.Config
+	if len(req.Args) > 0 {
+		return sc, cfg, 0, usageError("simulate takes no arguments (got %q): every setting is a flag (see perfbisect simulate --help)", strings.Join(req.Args, " "))
+	}
 	threshold, err := cliflag.Percent("threshold", req.Threshold)
 	if err != nil {
 		return sc, cfg, 0, err

@@ -43,7 +43,7 @@ func Percent(flag, s string) (float64, error) {
 }
 
 // Confidence reads --confidence as a probability (0.95) or a percentage
-// (95%), from 0.5 to below 1; "99.9%" is 0.999 exactly (the value is part of
+// (95%), above 0.5 and below 1 (what the session takes); "99.9%" is 0.999 exactly (the value is part of
 // a session's identity). A number above 1 without % is refused: 95 may be a
 // typo either way.
 func Confidence(s string) (float64, error) {
@@ -52,8 +52,8 @@ func Confidence(s string) (float64, error) {
 		num += "e-2" // 99.9% is 0.999 as typed, not 99.9/100
 	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(f >= 0.5 && f < 1) {
-		return 0, bisect.Usagef("--confidence %q: want a probability from 0.5 to below 1, or a percentage, such as 0.95 or 95%%", s)
+	if err != nil || !(f > 0.5 && f < 1) {
+		return 0, bisect.Usagef("--confidence %q: want a probability above 0.5 and below 1, or a percentage, such as 0.95 or 95%%", s)
 	}
 	return f, nil
 }

@@ -13,7 +13,8 @@ import (
 // flags at the first argument). args is the whole command line (program
 // name first). A flag's value is the next argument unless the flag is
 // boolean or written --flag=value; everything after "--" stays positional;
-// a value flag left without its value stays last, for the parser to say so.
+// a value flag left without its value stays last, for the parser to say so;
+// -h or --help before "--" leaves the command's help alone.
 func FlagsFirst(app *cli.App, args []string, positional []string) []string {
 	if len(args) < 2 || !slices.Contains(positional, args[1]) {
 		return args
@@ -40,6 +41,16 @@ func FlagsFirst(app *cli.App, args []string, positional []string) []string {
 	}
 	flags, pos := []string{}, []string{}
 	rest := args[2:]
+	for _, a := range rest {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "-help" {
+			// Help, whatever else was typed: urfave/cli would read the
+			// arguments as help topics.
+			return []string{args[0], args[1], "--help"}
+		}
+	}
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
@@ -76,6 +87,15 @@ type Doc struct {
 
 // Docs are the help categories and value names of flags, by flag name.
 type Docs map[string]Doc
+
+// DocTable makes Docs from a table of flag name -> {category, value name}.
+func DocTable(table map[string][2]string) Docs {
+	d := Docs{}
+	for name, v := range table {
+		d[name] = Doc{Category: v[0], Placeholder: v[1]}
+	}
+	return d
+}
 
 // Categorize puts the flags of cmds into their help categories (a flag not
 // in d keeps none).
