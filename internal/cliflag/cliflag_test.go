@@ -39,12 +39,12 @@ func TestPercent(t *testing.T) {
 }
 
 func TestConfidence(t *testing.T) {
-	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "99.99%": 0.9999, "0.5": 0.5} {
+	for in, want := range map[string]float64{"0.95": 0.95, "95%": 0.95, " 99.9% ": 0.999, "99.99%": 0.9999, "0.51": 0.51} {
 		if got, err := Confidence(in); err != nil || got != want { // exactly: the value is part of the session's identity
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%", "0.95%", "0.4"} {
+	for _, in := range []string{"95", "1", "0", "100%", "-0.9", "abc", "0%", "0.95%", "0.4", "0.5", "50%"} {
 		if _, err := Confidence(in); !errors.Is(err, bisect.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", in, err)
 		}
