@@ -251,3 +251,50 @@ func signalRunServer(state string, delay time.Duration, sig syscall.Signal) chan
 	}()
 	return got
 }
+
+// A machine that other processes keep busy (more than BusyShare of its CPU)
+// gets no counted run: the run waits for them (Config.QuietPatience, 3 s
+// here), then the measurement stops with an error that is the machine's,
+// never a run measured beside them.
+func TestBusyMachineCountsNoRun(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
+	var log strings.Builder
+	var mu sync.Mutex
+	m, rev, _ := fixtureMeasurer(t, Config{Bench: o, Log: lockedWriter{&mu, &log}, QuietPatience: 3 * time.Second})
+	// Enough hogs for a third of the machine's CPUs (one on 2 CPUs is half).
+	for i := 0; i < max(1, (runtime.NumCPU()+2)/3); i++ {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = hog.Process.Kill(); _ = hog.Wait() })
+	}
+	runs, err := m.Measure(context.Background(), rev, 1)
+	mu.Lock()
+	t.Logf("runs %v, err %v\nlog:\n%s", runs, err, log.String())
+	text := log.String()
+	mu.Unlock()
+	if err == nil || len(runs) != 0 {
+		t.Fatalf("a run counted while other processes burned the machine: %v, %v", runs, err)
+	}
+	if bisect.IsUntestable(err) || !strings.Contains(err.Error(), "other processes took") || !strings.Contains(err.Error(), "resume when the machine is quiet") {
+		t.Errorf("the error does not say it is the machine's: %v", err)
+	}
+	if !strings.Contains(text, "measured again, not counted") || !strings.Contains(text, "waiting up to 3s") {
+		t.Errorf("the log does not say the run was discarded and waited:\n%s", text)
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

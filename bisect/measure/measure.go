@@ -74,6 +74,11 @@ type Config struct {
 	// DisturbedRetries is how many times a run whose window was disturbed
 	// (DisturbedShare) is measured again; 0: 3; negative: never.
 	DisturbedRetries int
+	// QuietPatience is how long a run waits for other processes to leave
+	// the machine when they took more than BusyShare of its CPU during the
+	// window (such a run never counts); past it the session stops, the
+	// machine's fault. 0: 10 minutes.
+	QuietPatience time.Duration
 	// Setting, when set, spells a setting's name (start-timeout,
 	// snapshot-cache-size) as the caller's user knows it in reasons and
 	// notes: the command line gives usage.Flag. Nil: the name as it is.
@@ -187,6 +192,17 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 // the bad revision's level.
 const DisturbedShare = 0.05
 
+// BusyShare is the share of the machine's CPU time over a run's window that
+// other processes (not the hypervisor's steal) may take before the run is
+// not counted at all, however many times it was measured again: a fault
+// suite's bisection, measured while a test suite ran beside it (other
+// processes 20-80% of the CPU in every window for two minutes), named a
+// wrong first bad commit at posterior probability 1 from such runs, which
+// counted (marked disturbed) once their re-measurements ran out. Such a run
+// waits for the machine to be quiet (Config.QuietPatience) and is measured
+// again. Steal is not a process that ends: it stays with DisturbedShare.
+const BusyShare = 0.15
+
 // disturbance is what the machine did besides the measurement during a
 // run's window.
 type disturbance struct {
@@ -205,6 +221,12 @@ func (d disturbance) disturbed() bool {
 	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
 }
 
+// busy reports whether other processes took more than BusyShare of the
+// machine's CPU time over the window.
+func (d disturbance) busy() bool {
+	return d.capacity > 0 && float64(d.other-tickSlack) > BusyShare*float64(d.capacity)
+}
+
 func (d disturbance) String() string {
 	return fmt.Sprintf("steal %.2fs, other processes %.2fs of the window's %.1f CPU-seconds",
 		d.steal.Seconds(), d.other.Seconds(), d.capacity.Seconds())
@@ -217,7 +239,9 @@ func (d disturbance) String() string {
 // cost at most 3 runs and a quarter of the revision's runs counted so far: the run
 // returned names the discarded ones in its facts (discarded_runs), and when
 // every attempt was disturbed it is the least disturbed one, with the fact
-// "disturbed".
+// "disturbed". A run whose window other processes took more than BusyShare
+// of is never counted nor one of the retries: it waits for the machine to
+// be quiet (waitQuiet), then is measured again; an error when they stay.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -244,6 +268,17 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			}
 			best = r
 			break
+		}
+		if d.busy() {
+			// Never counted, and not one of the retries: the run waits for
+			// the other processes to leave, then is measured again.
+			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
+			m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
+			if err := m.waitQuiet(ctx, commit); err != nil {
+				return bisect.Run{}, err
+			}
+			attempt--
+			continue
 		}
 		if attempt == 0 || d.steal+d.other < bestD.steal+bestD.other {
 			if attempt > 0 {
@@ -278,6 +313,46 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	}
 	m.logRun(commit, best)
 	return best, nil
+}
+
+// waitQuiet waits until other processes take at most BusyShare of the
+// machine's CPU over a 2-second sample, saying so once; past
+// Config.QuietPatience it returns an error that is the machine's (the
+// session stops, resumable). Nothing is waited for when the machine's CPU
+// time cannot be read.
+func (m *Measurer) waitQuiet(ctx context.Context, commit string) error {
+	patience := m.cfg.QuietPatience
+	if patience == 0 {
+		patience = 10 * time.Minute
+	}
+	const sample = 2 * time.Second
+	began := time.Now()
+	for noted := false; ; noted = true {
+		var p loadProbe
+		p.begin()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(sample):
+		}
+		p.end()
+		other, _, loadavg, ok := p.other(0)
+		capacity := sample * time.Duration(serverctl.MachineCPUs())
+		d := disturbance{other: other, capacity: capacity}
+		switch {
+		case !ok || !d.busy():
+			if noted {
+				m.logf("the machine is quiet again after %s: measuring %.10s", time.Since(began).Round(time.Second), commit)
+			}
+			return nil
+		case time.Since(began) >= patience:
+			return fmt.Errorf("other processes took %.0f%% of the machine's CPU (load average %.2f) for %s: a run of %.10s now would measure them, not the revision; nothing was counted: resume when the machine is quiet",
+				100*float64(other)/float64(capacity), loadavg, patience, commit)
+		case !noted:
+			m.logf("note: other processes take %.0f%% of the machine's CPU (load average %.2f): waiting up to %s for them to end before measuring %.10s again",
+				100*float64(other)/float64(capacity), loadavg, patience, commit)
+		}
+	}
 }
 
 // retriedRun is run, retried up to Config.Retries times after a failure that
