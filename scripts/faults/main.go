@@ -582,6 +582,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		}
 		if exitCode(exitErr) != 1 || !strings.Contains(strings.ToLower(out), want) || strings.Contains(out, "panic:") {
 			t.note += fmt.Sprintf("want exit 1 saying %q; got %v: %s", want, exitErr, lastLine(out))
+			checksOK = false // a resumed session that ends well does not make up for a stop that did not say why
 		}
 		before = storedRuns(state)
 		if bad := fx.blamed(state, ""); len(bad) > 0 {
