@@ -47,9 +47,9 @@ type SetupRequest struct {
 	Find                  string // regression or improvement
 	// Search is start's search (bayes or classic; "" for the other
 	// commands). With bayes, a confidence and a repeat limit not given
-	// (ConfidenceSet, MaxRepeatsSet false) are the probabilistic search's
-	// (BayesConfidence, session.BayesEndpointRuns), as Start takes them,
-	// before the settings are checked.
+	// (ConfidenceSet, MaxRepeatsSet false) are checked as the probabilistic
+	// search's (BayesConfidence, session.BayesEndpointRuns), which Start
+	// gives them; Setup.Policy keeps them as given.
 	Search                       string
 	ConfidenceSet, MaxRepeatsSet bool
 
@@ -123,13 +123,16 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 		Threshold: threshold, Confidence: confidence, Metric: session.Metric(req.Metric),
 		Improvement: improvement,
 	}
+	// Checked as the search will take them (Start sets them itself: a
+	// resumed session keeps the search it was begun with).
+	check := s.Policy
 	if req.Search == session.SearchBayes && !req.ConfidenceSet {
-		s.Policy.Confidence = BayesConfidence
+		check.Confidence = BayesConfidence
 	}
 	if req.Search == session.SearchBayes && !req.MaxRepeatsSet {
-		s.Policy.MaxRepeats = session.BayesEndpointRuns
+		check.MaxRepeats = session.BayesEndpointRuns
 	}
-	if err := s.Policy.Validate(); err != nil { // every command's decision settings, before anything is built
+	if err := check.Validate(); err != nil { // every command's decision settings, before anything is built
 		return With(Usage, err)
 	}
 	s.Repo, err = bisect.OpenRepo(req.Repo)
