@@ -279,7 +279,7 @@ func TestBusyMachineCountsNoRun(t *testing.T) {
 	if err == nil || len(runs) != 0 {
 		t.Fatalf("a run counted while other processes burned the machine: %v, %v", runs, err)
 	}
-	if bisect.IsUntestable(err) || !strings.Contains(err.Error(), "other processes took") || !strings.Contains(err.Error(), "resume when the machine is quiet") {
+	if bisect.IsUntestable(err) || !strings.Contains(err.Error(), "other processes kept the machine busy") || !strings.Contains(err.Error(), "resume when the machine is quiet") {
 		t.Errorf("the error does not say it is the machine's: %v", err)
 	}
 	if !strings.Contains(text, "measured again, not counted") || !strings.Contains(text, "waiting up to 3s") {

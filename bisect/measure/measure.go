@@ -250,6 +250,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	var discarded []string
 	var best bisect.Run
 	var bestD disturbance
+	var busySince time.Time // the first run other processes kept busy
 	for attempt := 0; ; attempt++ {
 		r, d, err := m.retriedRun(ctx, commit, rev)
 		if err != nil {
@@ -274,7 +275,10 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			// the other processes to leave, then is measured again.
 			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
 			m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
-			if err := m.waitQuiet(ctx, commit); err != nil {
+			if busySince.IsZero() {
+				busySince = time.Now()
+			}
+			if err := m.waitQuiet(ctx, commit, busySince); err != nil {
 				return bisect.Run{}, err
 			}
 			attempt--
@@ -316,17 +320,17 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 }
 
 // waitQuiet waits until other processes take at most BusyShare of the
-// machine's CPU over a 2-second sample, saying so once; past
-// Config.QuietPatience it returns an error that is the machine's (the
-// session stops, resumable). Nothing is waited for when the machine's CPU
-// time cannot be read.
-func (m *Measurer) waitQuiet(ctx context.Context, commit string) error {
+// machine's CPU over a 2-second sample, saying so once; Config.QuietPatience
+// after began (the run's first busy window: a machine busy in every run's
+// window but quiet between them must end too) it returns an error that is
+// the machine's (the session stops, resumable). Nothing is waited for when
+// the machine's CPU time cannot be read.
+func (m *Measurer) waitQuiet(ctx context.Context, commit string, began time.Time) error {
 	patience := m.cfg.QuietPatience
 	if patience == 0 {
 		patience = 10 * time.Minute
 	}
 	const sample = 2 * time.Second
-	began := time.Now()
 	for noted := false; ; noted = true {
 		var p loadProbe
 		p.begin()
@@ -340,14 +344,14 @@ func (m *Measurer) waitQuiet(ctx context.Context, commit string) error {
 		capacity := sample * time.Duration(serverctl.MachineCPUs())
 		d := disturbance{other: other, capacity: capacity}
 		switch {
+		case time.Since(began) >= patience:
+			return fmt.Errorf("other processes kept the machine busy for %s while %.10s was measured (%.0f%% of its CPU in the last %s, load average %.2f): a run now would measure them, not the revision; nothing was counted: resume when the machine is quiet",
+				patience, commit, 100*float64(other)/float64(capacity), sample, loadavg)
 		case !ok || !d.busy():
 			if noted {
 				m.logf("the machine is quiet again after %s: measuring %.10s", time.Since(began).Round(time.Second), commit)
 			}
 			return nil
-		case time.Since(began) >= patience:
-			return fmt.Errorf("other processes took %.0f%% of the machine's CPU (load average %.2f) for %s: a run of %.10s now would measure them, not the revision; nothing was counted: resume when the machine is quiet",
-				100*float64(other)/float64(capacity), loadavg, patience, commit)
 		case !noted:
 			m.logf("note: other processes take %.0f%% of the machine's CPU (load average %.2f): waiting up to %s for them to end before measuring %.10s again",
 				100*float64(other)/float64(capacity), loadavg, patience, commit)
