@@ -92,7 +92,13 @@ func StatusDelta(before, after map[string]int64) map[string]int64 {
 // PeakRSS returns the server process's peak resident set size in bytes
 // (VmHWM of /proc/PID/status).
 func (s *Server) PeakRSS() (int64, error) {
-	return procStatusBytes(s.Pid(), "VmHWM:")
+	return ProcessPeakRSS(s.Pid())
+}
+
+// ProcessPeakRSS returns process pid's peak resident set size in bytes
+// (VmHWM of /proc/PID/status: the process alone, not its children).
+func ProcessPeakRSS(pid int) (int64, error) {
+	return procStatusBytes(pid, "VmHWM:")
 }
 
 func procStatusBytes(pid int, field string) (int64, error) {

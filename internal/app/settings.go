@@ -126,12 +126,8 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	// Checked as the search will take them (Start sets them itself: a
 	// resumed session keeps the search it was begun with).
 	check := s.Policy
-	if req.Search == session.SearchBayes && !req.ConfidenceSet {
-		check.Confidence = BayesConfidence
-	}
-	if req.Search == session.SearchBayes && !req.MaxRepeatsSet {
-		check.MaxRepeats = session.BayesEndpointRuns
-	}
+	check.Search = req.Search
+	searchDefaults(&check, req.ConfidenceSet, req.MaxRepeatsSet)
 	if err := check.Validate(); err != nil { // every command's decision settings, before anything is built
 		return With(Usage, err)
 	}

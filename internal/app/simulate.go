@@ -151,12 +151,7 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	}
 	cfg = session.Config{Repeats: req.Repeats, MaxRepeats: req.MaxRepeats, Threshold: threshold,
 		Confidence: confidence, Metric: session.TPS, Search: req.Search, MaxRuns: req.MaxRuns}
-	if cfg.Search == session.SearchBayes && !req.Set["confidence"] {
-		cfg.Confidence = BayesConfidence
-	}
-	if cfg.Search == session.SearchBayes && !req.Set["max-repeats"] {
-		cfg.MaxRepeats = session.BayesEndpointRuns
-	}
+	searchDefaults(&cfg, req.Set["confidence"], req.Set["max-repeats"])
 	if err := cfg.Validate(); err != nil {
 		return sc, cfg, 0, With(Usage, err)
 	}

@@ -21,6 +21,22 @@ import (
 // at most 1% of sessions in every row at it.
 const BayesConfidence = 0.99
 
+// searchDefaults gives a probabilistic search (cfg.Search bayes) its own
+// confidence (BayesConfidence) and endpoints' repeat limit
+// (session.BayesEndpointRuns) where the user set none; the classic search
+// keeps the command's defaults.
+func searchDefaults(cfg *session.Config, confidenceSet, maxRepeatsSet bool) {
+	if cfg.Search != session.SearchBayes {
+		return
+	}
+	if !confidenceSet {
+		cfg.Confidence = BayesConfidence
+	}
+	if !maxRepeatsSet {
+		cfg.MaxRepeats = session.BayesEndpointRuns
+	}
+}
+
 // StartRequest is one bisection: the endpoints as the user typed them
 // (anything bisect.Resolve takes), the search and its settings, and where
 // its answer goes. The Setup carries the rest (policy, workload, build).
@@ -89,12 +105,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		return bisect.Usagef("--jobs %d: want 1 to 16 commits per round (1 is exact bisection)", cfg.Jobs)
 	}
 	cfg.Search, cfg.MaxRuns = req.Search, req.MaxRuns
-	if cfg.Search == session.SearchBayes && !req.ConfidenceSet {
-		cfg.Confidence = BayesConfidence
-	}
-	if cfg.Search == session.SearchBayes && !req.MaxRepeatsSet {
-		cfg.MaxRepeats = session.BayesEndpointRuns
-	}
+	searchDefaults(&cfg, req.ConfidenceSet, req.MaxRepeatsSet)
 	if err := cfg.Validate(); err != nil {
 		return With(Usage, err)
 	}

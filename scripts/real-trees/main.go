@@ -56,6 +56,7 @@ import (
 	version "github.com/hashicorp/go-version"
 
 	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/serverctl"
 )
 
 // releaseTag is a release's tag: an optional flavor prefix, then X.Y.Z.
@@ -238,14 +239,8 @@ func watchHWM(pid int, done <-chan struct{}) int64 {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-					if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
-						peak = max(peak, kb<<10)
-					}
-				}
-			}
+		if b, err := serverctl.ProcessPeakRSS(pid); err == nil {
+			peak = max(peak, b)
 		}
 		select {
 		case <-done:
