@@ -539,6 +539,25 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 // snapshot every run restores. Errors as for Measure; a server killed from
 // outside is errKilled (the caller prepares again).
 func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
+	return m.watchDisk(ctx, func(ctx context.Context) error { return m.makeSnapshot1(ctx, commit, in, snap, rev) })
+}
+
+// watchDisk runs f with a context that ends when the state directory's disk
+// stays full (diskfault.Watch): a server that runs out of space waits for
+// it instead of failing. The error is then the disk's *diskfault.Error,
+// whatever f returned.
+func (m *Measurer) watchDisk(ctx context.Context, f func(context.Context) error) error {
+	wctx, stop := diskfault.Watch(ctx, m.cfg.StateDir)
+	defer stop()
+	err := f(wctx)
+	if de := diskfault.Cause(wctx); de != nil && ctx.Err() == nil {
+		return de
+	}
+	return err
+}
+
+// makeSnapshot1 is makeSnapshot.
+func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
 	faultpoint.Hit("datadir")
 	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
@@ -708,7 +727,11 @@ func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err
 // measure, stop. It returns what the machine did besides during the window.
 func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
 	var d disturbance
-	r, err := m.run1(ctx, commit, rev, &d)
+	var r bisect.Run
+	err := m.watchDisk(ctx, func(ctx context.Context) (err error) {
+		r, err = m.run1(ctx, commit, rev, &d)
+		return err
+	})
 	if err != nil && ctx.Err() == nil {
 		m.dropFailedDatadir(commit)
 	}

@@ -7,10 +7,13 @@
 package diskfault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"golang.org/x/sys/unix"
@@ -77,6 +80,70 @@ func Check(dir string, err error) *Error {
 		return &Error{Dir: dir, Free: free, ReadOnly: true, Err: err}
 	case full:
 		return &Error{Dir: dir, Free: free, Err: err}
+	}
+	return nil
+}
+
+// WatchEvery is how often Watch looks at the disk, and WatchGrace how long
+// the disk must stay full (under MinFree) before Watch ends the work: a
+// server that runs out of space does not fail, it waits ("Disk full ...
+// waiting for someone to free some space", retried every 60 s), so a
+// preparation on a full disk would wait forever.
+var (
+	WatchEvery = time.Second
+	WatchGrace = 5 * time.Second
+)
+
+// Watch returns a context derived from ctx that is cancelled, with an *Error
+// as its cause (see Cause), once the filesystem holding dir has had under
+// MinFree bytes free (or has been read-only) for WatchGrace. Call stop when
+// the watched work is over; it ends the watch and cancels the context.
+func Watch(ctx context.Context, dir string) (watched context.Context, stop func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(WatchEvery)
+		defer tick.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			case now := <-tick.C:
+				de := Check(dir, nil)
+				switch {
+				case de == nil:
+					since = time.Time{}
+				case since.IsZero():
+					since = now
+				case now.Sub(since) >= WatchGrace:
+					de.Err = fmt.Errorf("stopped after %s with the disk full: a server waits for space instead of failing", now.Sub(since).Round(time.Second))
+					if de.ReadOnly {
+						de.Err = fmt.Errorf("stopped after %s with the disk read-only", now.Sub(since).Round(time.Second))
+					}
+					cancel(de)
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return wctx, func() {
+		once.Do(func() {
+			close(done)
+			cancel(nil)
+		})
+	}
+}
+
+// Cause returns the *Error that ended a context from Watch, or nil when the
+// disk did not end it.
+func Cause(ctx context.Context) *Error {
+	var de *Error
+	if errors.As(context.Cause(ctx), &de) {
+		return de
 	}
 	return nil
 }

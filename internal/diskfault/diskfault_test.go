@@ -1,12 +1,14 @@
 package diskfault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
@@ -76,5 +78,52 @@ func TestCheckReadsTheDisk(t *testing.T) {
 	f.Close()
 	if got := Check(big, crash); got == nil || got.ReadOnly || got.Free >= MinFree {
 		t.Fatalf("filled: Check = %v, want full", got)
+	}
+}
+
+// TestWatchEndsWorkOnAFullDisk watches a real tmpfs (root only): while it
+// has room the watched context lives; filled and kept full, the context ends
+// with an *Error as its cause, after the grace and not before; stop ends a
+// watch of a disk with room without a cause.
+func TestWatchEndsWorkOnAFullDisk(t *testing.T) {
+	defer func(e, g time.Duration) { WatchEvery, WatchGrace = e, g }(WatchEvery, WatchGrace)
+	WatchEvery, WatchGrace = 20*time.Millisecond, 300*time.Millisecond
+	dir := testenv.Tmpfs(t, "64m")
+
+	ctx, stop := Watch(context.Background(), dir)
+	time.Sleep(5 * WatchGrace)
+	if ctx.Err() != nil {
+		t.Fatalf("a disk with room ended the watch: %v", context.Cause(ctx))
+	}
+	stop()
+	if ctx.Err() == nil || Cause(ctx) != nil {
+		t.Fatalf("after stop: err %v, cause %v; want cancelled, no disk cause", ctx.Err(), Cause(ctx))
+	}
+
+	ctx, stop = Watch(context.Background(), dir)
+	defer stop()
+	f, err := os.Create(dir + "/filler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+	full := time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the disk has been full for 30 s and the watch goes on")
+	}
+	if waited := time.Since(full); waited < WatchGrace-WatchEvery {
+		t.Errorf("ended %v after the disk filled, before the %v grace", waited, WatchGrace)
+	}
+	de := Cause(ctx)
+	if de == nil || de.ReadOnly || de.Dir != dir || !strings.Contains(de.Error(), "is full") {
+		t.Fatalf("cause %v, want a full-disk *Error naming %s", context.Cause(ctx), dir)
 	}
 }

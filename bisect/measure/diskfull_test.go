@@ -1,0 +1,140 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/diskfault"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+)
+
+// A disk that fills while a datadir is prepared (the initialisation or the
+// load) does not make the server fail: it waits for space ("Disk full ...
+// waiting for someone to free some space"), and the preparation waited with
+// it (a fault-suite trial saw no exit in 5 minutes). The state directory is
+// a real tmpfs, filled as the initialiser runs and as the tables load: the
+// preparation must stop with the disk's error (no revision blamed), leave
+// no server running, and succeed once the space is back.
+func TestDiskFullWhilePreparingStops(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	defer func(g time.Duration) { diskfault.WatchGrace = g }(diskfault.WatchGrace)
+	diskfault.WatchGrace = 2 * time.Second
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	t.Cleanup(func() { LockPath = old })
+	repo := fixtureRepo(t)
+	rev, err := bisect.Resolve(repo, "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 100000, 2, time.Second, 0
+	for _, phase := range []struct {
+		name string
+		seen func(cmdline string) bool // the process that, once seen, fills the disk
+	}{
+		{"initialisation", func(c string) bool { return strings.Contains(c, "--bootstrap") }},
+		{"load", func(c string) bool { return strings.Contains(c, "/prepare/") && !strings.Contains(c, "--bootstrap") }},
+	} {
+		t.Run(phase.name, func(t *testing.T) {
+			state := testenv.Tmpfs(t, "512m")
+			var log strings.Builder
+			m := New(Config{Bench: o, Log: &log, StateDir: state, Builder: &build.Builder{Repo: repo, StateDir: state}})
+			filler := filepath.Join(state, "filler")
+			filled := make(chan bool, 1)
+			stopWatch := make(chan struct{})
+			go func() {
+				for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					select {
+					case <-stopWatch:
+						filled <- false
+						return
+					default:
+					}
+					if pids := serversUnder(state, phase.seen); len(pids) > 0 {
+						time.Sleep(300 * time.Millisecond)
+						fill(t, filler)
+						filled <- true
+						return
+					}
+				}
+				filled <- false
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			began := time.Now()
+			err := m.Prepare(ctx, rev)
+			close(stopWatch)
+			if !<-filled {
+				t.Fatalf("the %s was not seen (err %v):\n%s", phase.name, err, log.String())
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the preparation on a full disk did not stop in %v:\n%s", time.Since(began), log.String())
+			}
+			var de *diskfault.Error
+			if !errors.As(err, &de) || de.ReadOnly || bisect.IsUntestable(err) {
+				t.Fatalf("full disk during the %s: err %v, want the disk's *diskfault.Error (the revision not blamed)\n%s", phase.name, err, log.String())
+			}
+			if !strings.Contains(err.Error(), state) {
+				t.Errorf("the error does not name the state directory %s: %v", state, err)
+			}
+			if pids := serversUnder(state, func(string) bool { return true }); len(pids) > 0 {
+				t.Errorf("servers left running after the stop: pids %v", pids)
+			}
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Prepare(ctx, rev); err != nil {
+				t.Fatalf("with the space back, the preparation failed: %v\n%s", err, log.String())
+			}
+		})
+	}
+}
+
+// serversUnder returns the pids of the processes whose command line names
+// dir and passes seen.
+func serversUnder(dir string, seen func(cmdline string) bool) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(b), dir) || strings.Contains(string(b), "--print-defaults") {
+			continue
+		}
+		c := strings.ReplaceAll(string(b), "\x00", " ")
+		if !strings.Contains(c, "mariadbd") && !strings.Contains(c, "mysqld") && !strings.Contains(c, "install-db") {
+			continue
+		}
+		if seen(c) {
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// fill writes path until its disk is full.
+func fill(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			return
+		}
+	}
+}
