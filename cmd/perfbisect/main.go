@@ -124,7 +124,13 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cliApp := newApp()
-	err := cliApp.RunContext(ctx, cliflag.FlagsFirst(cliApp, args, positionalCommands))
+	typedFlags = cliflag.Typed(cliApp, args)
+	var err error
+	if msg := cliflag.SwallowedFlag(cliApp, args, passthroughFlags); msg != "" {
+		err = app.With(app.Usage, errors.New(msg))
+	} else {
+		err = cliApp.RunContext(ctx, cliflag.FlagsFirst(cliApp, args, positionalCommands))
+	}
 	codes := exitCodes
 	if os.Getenv(runChildEnv) != "" {
 		codes = runExitCodes
@@ -175,10 +181,23 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// passthroughFlags take other programs' options as their values
+// (--cmake-args -DWITH_SSL=system): a value that looks like a flag is theirs.
+var passthroughFlags = []string{"cmake-args", "build-cmd", "install-cmd", "workload-options"}
+
+// typedFlags are the flags of this command line given under an alias, by
+// name ({"warmup": "--warmup-time"}): errors name them as typed.
+var typedFlags map[string]string
+
 // printError writes err on stderr as "perfbisect: message", the settings
-// that usage errors name written as flags.
+// that usage errors name written as flags, as the user typed them.
 func printError(err error) {
-	fmt.Fprintf(os.Stderr, "perfbisect: %s\n", usage.Text(err, "--")) // settings named as flags
+	fmt.Fprintf(os.Stderr, "perfbisect: %s\n", usage.TextNamed(err, func(name string) string {
+		if t := typedFlags[name]; t != "" {
+			return t
+		}
+		return "--" + name
+	}))
 }
 
 // unknownCommand is the action of perfbisect with no command (the help) or

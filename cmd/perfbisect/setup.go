@@ -75,6 +75,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"),
 		Confidence: c.String("confidence"), Metric: c.String("metric"), Find: c.String("find"),
 		Search: c.String("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
+		Jobs: c.Int("jobs"), MaxRuns: c.Int("max-runs"),
 		Build: buildRequest(c),
 	})
 	if err != nil {

@@ -52,11 +52,11 @@ func Bench(ctx context.Context, req BenchRequest) error {
 	name := bench.DriverBuiltin
 	if req.Sysbench {
 		if err := bench.SysbenchSupports(o); err != nil {
-			return bisect.Usagef("--driver sysbench: %v", err)
+			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
 		var err error
 		if name, err = bench.SysbenchVersion(ctx, req.SysbenchPath); err != nil {
-			return bisect.Usagef("--driver sysbench: %v", err)
+			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
 		driver = bench.Sysbench{Path: req.SysbenchPath, Output: req.Raw}
 	}

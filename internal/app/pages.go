@@ -38,7 +38,7 @@ func WriteStoredHTML(w io.Writer, st *store.Store, sess *store.Session, path str
 		}
 		page.Title, page.Scan = fmt.Sprintf("perfbisect scan %s..%s (session %d)", doc.From, doc.To, sess.ID), &doc
 	default:
-		return bisect.Usagef("--html: session %d is a %s, which has no HTML rendering (use --format json)", sess.ID, sess.Kind)
+		return bisect.Usagef("{html}: session %d is a %s, which has no HTML rendering (use --format json)", sess.ID, sess.Kind)
 	}
 	if err := WriteHTML(path, st, page, sess.ID); err != nil {
 		return With(Failure, err)
@@ -64,7 +64,7 @@ func RenderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 		return report.WriteCompare(w, format, doc)
 	case store.KindStart, store.KindRun:
 		if format == "junit" {
-			return bisect.Usagef("--format junit is for comparisons; session %d is a bisection", sess.ID)
+			return bisect.Usagef("{format} junit is for comparisons; session %d is a bisection", sess.ID)
 		}
 		var doc report.Document
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
@@ -77,7 +77,7 @@ func RenderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 		return report.WriteBisectReport(w, format, page)
 	case store.KindScan:
 		if format != "text" {
-			return bisect.Usagef("--format %s: a scan renders as text or json", format)
+			return bisect.Usagef("{format} %s: a scan renders as text or json", format)
 		}
 		var doc report.ScanDoc
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {

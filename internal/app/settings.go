@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -52,6 +53,9 @@ type SetupRequest struct {
 	// gives them; Setup.Policy keeps them as given.
 	Search                       string
 	ConfidenceSet, MaxRepeatsSet bool
+	// Jobs and MaxRuns are start's commits per round and run budget (0 for
+	// the other commands), checked with the other decision settings.
+	Jobs, MaxRuns int
 
 	Build BuildRequestFlags
 }
@@ -126,7 +130,7 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	// Checked as the search will take them (Start sets them itself: a
 	// resumed session keeps the search it was begun with).
 	check := s.Policy
-	check.Search = req.Search
+	check.Search, check.Jobs, check.MaxRuns = req.Search, req.Jobs, req.MaxRuns
 	searchDefaults(&check, req.ConfidenceSet, req.MaxRepeatsSet)
 	if err := check.Validate(); err != nil { // every command's decision settings, before anything is built
 		return With(Usage, err)
@@ -177,6 +181,9 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 	if err != nil {
 		return bench.Options{}, err
 	}
+	if runTime <= 0 {
+		return bench.Options{}, usageError("{time} %s: want a measured window longer than 0 seconds", w.Time)
+	}
 	warmup, err := cliflag.Seconds("warmup", w.Warmup)
 	if err != nil {
 		return bench.Options{}, err
@@ -208,6 +215,9 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 		}
 	}
 	if err := bo.Validate(); err != nil {
+		if errors.Is(err, bench.ErrUnknownWorkload) {
+			return bench.Options{}, usageError("{workload}: %v", err)
+		}
 		return bench.Options{}, With(Usage, err)
 	}
 	return bo, nil

@@ -280,7 +280,7 @@ func (s *Setup) CheckSettings(commits ...string) error {
 		err = serverctl.CheckSettings(set)
 	}
 	if err != nil {
-		return With(Usage, fmt.Errorf("--my-cnf: %w", err))
+		return usageError("{my-cnf}: %w", err)
 	}
 	return nil
 }

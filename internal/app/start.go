@@ -79,13 +79,16 @@ type StartRequest struct {
 // a usage error for wrong input (nothing built), else the session's failure
 // (SessionError: kept for resume).
 func Start(ctx context.Context, su *Setup, req StartRequest) error {
+	if req.Jobs < 1 {
+		return bisect.Usagef("{jobs} %d: want 1 to 16 commits per round (1 is exact bisection)", req.Jobs)
+	}
 	good, err := bisect.Resolve(su.Repo, req.Good)
 	if err != nil {
-		return With(Usage, fmt.Errorf("--good: %w", err))
+		return usageError("{good}: %w", err)
 	}
 	bad, err := bisect.Resolve(su.Repo, req.Bad)
 	if err != nil {
-		return With(Usage, fmt.Errorf("--bad: %w", err))
+		return usageError("{bad}: %w", err)
 	}
 	commits, err := bisect.Range(su.Repo, good, bad)
 	if err != nil {
@@ -101,9 +104,6 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	cfg := su.Policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm, cfg.FirstParent, cfg.Jobs = req.NoConfirm, req.FirstParent, req.Jobs
-	if cfg.Jobs < 1 {
-		return bisect.Usagef("--jobs %d: want 1 to 16 commits per round (1 is exact bisection)", cfg.Jobs)
-	}
 	cfg.Search, cfg.MaxRuns = req.Search, req.MaxRuns
 	searchDefaults(&cfg, req.ConfidenceSet, req.MaxRepeatsSet)
 	if err := cfg.Validate(); err != nil {

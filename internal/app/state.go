@@ -82,13 +82,13 @@ func MakeStateDir(stateDir, repoRoot string) (string, error) {
 	dir, _ = filepath.Abs(dir)
 	canon, root := reap.Canonical(dir), reap.Canonical(repoRoot)
 	if within(canon, root) || within(root, canon) {
-		return "", bisect.Usagef("--state-dir %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
+		return "", bisect.Usagef("{state-dir} %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		if de := diskfault.Check(filepath.Dir(dir), err); de != nil {
 			return "", With(Failure, fmt.Errorf("--state-dir %s: %w", dir, de))
 		}
-		return "", bisect.Usagef("--state-dir %s: %v", dir, err)
+		return "", bisect.Usagef("{state-dir} %s: %v", dir, err)
 	}
 	return reap.Canonical(dir), nil // one name per directory, for the lock and the reaping marks
 }

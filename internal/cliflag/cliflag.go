@@ -13,22 +13,27 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/internal/spell"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // Seconds reads a sysbench-style time of flag: plain seconds ("3", "1.5",
 // at most a week) or a Go duration ("3s", "500ms"), not negative.
 func Seconds(flag, s string) (time.Duration, error) {
+	const week = 7 * 24 * time.Hour
+	name := usage.Setting(flag)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if !(f >= 0 && f <= 7*24*3600) { // also NaN
-			return 0, bisect.Usagef("--%s %s: want seconds between 0 and one week", flag, s)
+		if !(f >= 0 && f <= week.Seconds()) { // also NaN
+			return 0, usage.Errorf("%s %s: want seconds between 0 and one week", name, s)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, bisect.Usagef("--%s %q: want seconds (3) or a duration (3s, 500ms)", flag, s)
+	switch {
+	case err != nil || d < 0:
+		return 0, usage.Errorf("%s %q: want seconds (3) or a duration (3s, 500ms)", name, s)
+	case d > week:
+		return 0, usage.Errorf("%s %s: want at most one week", name, s)
 	}
 	return d, nil
 }
@@ -37,7 +42,7 @@ func Seconds(flag, s string) (time.Duration, error) {
 func Percent(flag, s string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	if err != nil || !(f > 0 && f < 100) { // NaN too
-		return 0, bisect.Usagef("--%s %q: want a percentage between 0 and 100, such as 5 or 5%%", flag, s)
+		return 0, usage.Errorf("%s %q: want a percentage between 0 and 100, such as 5 or 5%%", usage.Setting(flag), s)
 	}
 	return f / 100, nil
 }
@@ -53,7 +58,7 @@ func Confidence(s string) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(f > 0.5 && f < 1) {
-		return 0, bisect.Usagef("--confidence %q: want a probability above 0.5 and below 1, or a percentage, such as 0.95 or 95%%", s)
+		return 0, usage.Errorf("{confidence} %q: want a probability above 0.5 and below 1, or a percentage, such as 0.95 or 95%%", s)
 	}
 	return f, nil
 }
@@ -65,7 +70,7 @@ func ThreadList(s string) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 1024 || slices.Contains(out, n) {
-			return nil, bisect.Usagef("--thread-list %q: want distinct thread counts from 1 to 1024, comma-separated (1,2,4,8)", s)
+			return nil, usage.Errorf("{thread-list} %q: want distinct thread counts from 1 to 1024, comma-separated (1,2,4,8)", s)
 		}
 		out = append(out, n)
 	}

@@ -18,7 +18,10 @@ func TestSeconds(t *testing.T) {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "3x", "-1", "-2s", "three"} {
+	if got, err := Seconds("time", "168h"); err != nil || got != 7*24*time.Hour {
+		t.Errorf("168h (one week): %v %v", got, err)
+	}
+	for _, in := range []string{"", "3x", "-1", "-2s", "three", "10000h", "604801"} {
 		if _, err := Seconds("time", in); !errors.Is(err, bisect.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", in, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // FuzzValues feeds every flag-value reader the same strings: a value is
@@ -20,7 +21,7 @@ func FuzzValues(f *testing.F) {
 	check := func(t *testing.T, flag, s string, err error, ok func() bool) {
 		t.Helper()
 		if err != nil {
-			if !errors.Is(err, bisect.ErrUsage) || !strings.Contains(err.Error(), "--"+flag) {
+			if !errors.Is(err, bisect.ErrUsage) || !strings.Contains(usage.Text(err, "--"), "--"+flag) {
 				t.Fatalf("--%s %q refused with %q: want a usage error naming --%s", flag, s, err, flag)
 			}
 			return

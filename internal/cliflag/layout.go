@@ -1,6 +1,7 @@
 package cliflag
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -22,23 +23,11 @@ func FlagsFirst(app *cli.App, args []string, positional []string) []string {
 	if args[len(args)-1] == "--generate-bash-completion" {
 		return args // shell completion: urfave/cli reads the line as typed
 	}
-	var cmd *cli.Command
-	for _, c := range app.Commands {
-		if c.Name == args[1] {
-			cmd = c
-		}
-	}
+	cmd := command(app, args)
 	if cmd == nil {
 		return args
 	}
-	boolean := map[string]bool{"help": true, "h": true}
-	for _, f := range cmd.Flags {
-		if _, ok := f.(*cli.BoolFlag); ok {
-			for _, n := range f.Names() {
-				boolean[n] = true
-			}
-		}
-	}
+	boolean := booleans(cmd)
 	flags, pos := []string{}, []string{}
 	rest := args[2:]
 	for _, a := range rest {
@@ -75,6 +64,108 @@ func FlagsFirst(app *cli.App, args []string, positional []string) []string {
 	}
 	out := append(append([]string{args[0], args[1]}, flags...), "--")
 	return append(out, pos...)
+}
+
+// command is the command args[1] names (its name or an alias), nil for
+// none.
+func command(app *cli.App, args []string) *cli.Command {
+	if len(args) < 2 {
+		return nil
+	}
+	for _, c := range app.Commands {
+		if slices.Contains(c.Names(), args[1]) {
+			return c
+		}
+	}
+	return nil
+}
+
+// booleans are the names (and aliases) of cmd's switches, help's too.
+func booleans(cmd *cli.Command) map[string]bool {
+	boolean := map[string]bool{"help": true, "h": true}
+	for _, f := range cmd.Flags {
+		if _, ok := f.(*cli.BoolFlag); ok {
+			for _, n := range f.Names() {
+				boolean[n] = true
+			}
+		}
+	}
+	return boolean
+}
+
+// flagName is the name of the flag argument a ("--warmup-time=3" is
+// "warmup-time"), "" when a is not a flag ("-", "--", "3").
+func flagName(a string) string {
+	if len(a) < 2 || a[0] != '-' || a == "--" {
+		return ""
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return name
+}
+
+// Typed maps each flag of the command in args (the whole command line,
+// program name first) that the user gave under an alias to the alias as
+// typed: {"warmup": "--warmup-time"}, so that messages name the flag as the
+// user wrote it. Flags given under their own name are not in it.
+func Typed(app *cli.App, args []string) map[string]string {
+	cmd := command(app, args)
+	if cmd == nil {
+		return nil
+	}
+	alias := map[string]string{}
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names()[1:] {
+			alias[n] = f.Names()[0]
+		}
+	}
+	typed := map[string]string{}
+	for _, a := range args[2:] {
+		if a == "--" {
+			break
+		}
+		if name, ok := alias[flagName(a)]; ok {
+			typed[name] = dashed(flagName(a))
+		}
+	}
+	return typed
+}
+
+// SwallowedFlag is the message for a value flag of the command in args
+// whose value is another flag of the command ("--good --bad v1": --good's
+// value would be "--bad", and v1 an argument), "" when there is none. The
+// flags in passthrough take other programs' options as values (--cmake-args
+// -DX=1) and are not checked.
+func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
+	cmd := command(app, args)
+	if cmd == nil {
+		return ""
+	}
+	known := map[string]bool{}
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			known[n] = true
+		}
+	}
+	boolean := booleans(cmd)
+	rest := args[2:]
+	for i := 0; i+1 < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			break
+		}
+		name := flagName(a)
+		if name == "" || strings.Contains(a, "=") || boolean[name] {
+			continue
+		}
+		next := flagName(rest[i+1])
+		if known[next] && !slices.Contains(passthrough, name) {
+			return fmt.Sprintf("flag %s needs a value before %s (perfbisect %s %s VALUE %s ...)", dashed(name), dashed(next), cmd.Name, dashed(name), dashed(next))
+		}
+		if known[name] {
+			i++ // its value
+		}
+	}
+	return ""
 }
 
 // Doc is how a flag is shown in --help: its category (urfave/cli sorts

@@ -1,6 +1,11 @@
 package cliflag
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
 
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
@@ -16,5 +21,45 @@ func TestShellQuote(t *testing.T) {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+func TestTypedAndSwallowedFlag(t *testing.T) {
+	app := &cli.App{Commands: []*cli.Command{{Name: "start", Flags: []cli.Flag{
+		&cli.StringFlag{Name: "good", Aliases: []string{"old"}},
+		&cli.StringFlag{Name: "bad", Aliases: []string{"new"}},
+		&cli.StringFlag{Name: "warmup", Aliases: []string{"warmup-time"}},
+		&cli.StringFlag{Name: "cmake-args"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}},
+	}}}}
+	typed := Typed(app, []string{"perfbisect", "start", "--old", "a", "--bad=b", "--warmup-time=3", "-q", "--", "--new"})
+	want := map[string]string{"good": "--old", "warmup": "--warmup-time", "quiet": "-q"}
+	if len(typed) != len(want) {
+		t.Errorf("Typed = %v, want %v", typed, want)
+	}
+	for k, v := range want {
+		if typed[k] != v {
+			t.Errorf("Typed[%q] = %q, want %q", k, typed[k], v)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--good", "--bad", "b"}, "flag --good needs a value before --bad"},
+		{[]string{"--old", "--new=b"}, "flag --old needs a value before --new"},
+		{[]string{"--quiet", "--good", "a"}, ""},                  // a switch takes no value
+		{[]string{"--cmake-args", "--warmup", "--good", "a"}, ""}, // another program's options
+		{[]string{"--good", "a", "--bad", "b"}, ""},
+		{[]string{"--good", "-1", "--bad", "b"}, ""}, // not a flag of the command
+		{[]string{"--", "--good", "--bad"}, ""},
+	} {
+		got := SwallowedFlag(app, append([]string{"perfbisect", "start"}, c.args...), []string{"cmake-args"})
+		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("SwallowedFlag(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+	if Typed(app, []string{"perfbisect", "nope", "--old"}) != nil || SwallowedFlag(app, []string{"perfbisect"}, nil) != "" {
+		t.Error("no command: want nothing")
 	}
 }

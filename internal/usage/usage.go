@@ -53,12 +53,12 @@ func (s Setting) String() string { return string(s) }
 // Settings are names as one argument of Errorf, written "a, b".
 type Settings []Setting
 
-func (s Settings) String() string { return s.text("") }
+func (s Settings) String() string { return s.text(func(n string) string { return n }) }
 
-func (s Settings) text(prefix string) string {
+func (s Settings) text(name func(string) string) string {
 	var out []string
 	for _, n := range s {
-		out = append(out, prefix+string(n))
+		out = append(out, name(string(n)))
 	}
 	return strings.Join(out, ", ")
 }
@@ -69,23 +69,26 @@ func (e *Error) Error() string        { return e.err.Error() }
 func (e *Error) Unwrap() error        { return e.err }
 func (e *Error) Is(target error) bool { return target == Err }
 
-// render is e's text with setting names written with prefix: the format's
+// render is e's text with setting names written by name: the format's
 // placeholders, the Setting arguments, and usage errors among the arguments.
-func (e *Error) render(prefix string) string {
+func (e *Error) render(name func(string) string) string {
 	args := make([]any, len(e.args))
 	for i, a := range e.args {
 		switch v := a.(type) {
 		case Setting:
-			args[i] = prefix + string(v)
+			args[i] = name(string(v))
 		case Settings:
-			args[i] = v.text(prefix)
+			args[i] = v.text(name)
 		case error:
-			args[i] = rendered{Text(v, prefix), v}
+			args[i] = rendered{TextNamed(v, name), v}
 		default:
 			args[i] = a
 		}
 	}
-	return fmt.Errorf(placeholder.ReplaceAllString(e.format, prefix+"$1"), args...).Error()
+	format := placeholder.ReplaceAllStringFunc(e.format, func(m string) string {
+		return strings.ReplaceAll(name(m[1:len(m)-1]), "%", "%%")
+	})
+	return fmt.Errorf(format, args...).Error()
 }
 
 // rendered is an error argument with its text rendered (still an error, for
@@ -101,6 +104,12 @@ func (r rendered) Unwrap() error { return r.err }
 // Text is err's message with every usage error's setting names written with
 // prefix ("--" for flags); other errors' text is as it is.
 func Text(err error, prefix string) string {
+	return TextNamed(err, func(n string) string { return prefix + n })
+}
+
+// TextNamed is Text with each setting written as name gives it (a flag as
+// the user typed it: an alias for the name it stands for).
+func TextNamed(err error, name func(setting string) string) string {
 	if err == nil {
 		return ""
 	}
@@ -110,7 +119,7 @@ func Text(err error, prefix string) string {
 	if errors.As(err, &ue) {
 		if plain := ue.Error(); plain != "" {
 			if i := strings.Index(msg, plain); i >= 0 {
-				msg = msg[:i] + ue.render(prefix) + msg[i+len(plain):]
+				msg = msg[:i] + ue.render(name) + msg[i+len(plain):]
 			}
 		}
 	}

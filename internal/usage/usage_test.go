@@ -60,3 +60,17 @@ func TestValuesStayAsTyped(t *testing.T) {
 		t.Error("%w no longer wraps")
 	}
 }
+
+func TestTextNamed(t *testing.T) {
+	err := fmt.Errorf("start: %w", Errorf("{warmup} %q and %s; %s", "x", Setting("good"), Settings{"time", "warmup"}))
+	named := func(n string) string {
+		if n == "warmup" {
+			return "--warmup-time"
+		}
+		return "--" + n
+	}
+	want := `start: --warmup-time "x" and --good; --time, --warmup-time`
+	if got := TextNamed(err, named); got != want {
+		t.Errorf("TextNamed = %q, want %q", got, want)
+	}
+}
