@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"regexp"
-	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -33,50 +31,8 @@ import (
 )
 
 // release is the tool's release number; --version adds the commit it was
-// built from (buildVersion).
+// built from (app.Version).
 const release = "0.1.0"
-
-// releaseTag is a module version that is a release (v0.2.0), not a
-// pseudo-version such as v0.0.0-20261202081010-abcdef123456+dirty.
-var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
-
-// buildVersion is what --version prints: the release, and the commit, commit
-// time and "modified" (uncommitted changes) from the build's VCS stamp when
-// the binary was built from a git checkout ("0.1.0 (commit 4cb62f0a1b2c,
-// 2026-12-02T08:10:00Z)").
-func buildVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return release
-	}
-	var rev, at string
-	modified := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	rel := release
-	if mv := info.Main.Version; releaseTag.MatchString(mv) {
-		rel = mv[1:] // go install ...@v0.2.0 (not a pseudo-version of a checkout)
-	}
-	if rev == "" {
-		return rel + " (commit unknown: built without version control information, -buildvcs=false)"
-	}
-	v := fmt.Sprintf("%s (commit %.12s", rel, rev)
-	if at != "" {
-		v += ", " + at
-	}
-	if modified {
-		v += ", modified"
-	}
-	return v + ")"
-}
 
 // positionalCommands take positional arguments, which may come before
 // their flags (cliflag.FlagsFirst).
@@ -230,7 +186,7 @@ func newApp() *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version (release and commit) and exit"}
 	app := &cli.App{
 		Name:    "perfbisect",
-		Version: buildVersion(),
+		Version: app.Version(release),
 		Usage:   "find the commit that made a MySQL-family server slower",
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
