@@ -231,9 +231,9 @@ func (o *Options) Validate() error {
 	case o.Threads < 1:
 		return bad("threads", o.Threads, ">= 1")
 	case o.Time <= 0:
-		return bad("time", o.Time, "> 0")
+		return bad("time", o.Time.Seconds(), "> 0") // in seconds, as sysbench takes it
 	case o.Warmup < 0:
-		return bad("warmup-time", o.Warmup, ">= 0")
+		return bad("warmup-time", o.Warmup.Seconds(), ">= 0")
 	case o.RangeSize < 1:
 		return bad("range-size", o.RangeSize, ">= 1")
 	case o.RandSpecIter < 1:

@@ -470,6 +470,9 @@ func TestBadInput(t *testing.T) {
 		{"zero time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "0"}, []string{"--time 0: want a measured window longer than 0 seconds"}},
 		{"time over a week", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "10000h"}, []string{"--time 10000h", "one week"}},
 		{"a flag taken as a value", nil, []string{"--repo", repo, "--good", "--bad", "bad"}, []string{"--good needs a value before --bad"}},
+		{"bad switch value", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--quiet=maybe"}, []string{"--quiet", "true or false"}},
+		{"flag and its alias", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--warmup-time", "3", "--warmup", "4"}, []string{"--warmup-time and --warmup are the same flag"}},
+		{"error in the workload options", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--time=0"}, []string{"--workload-options: ", "--time=0: must be > 0"}},
 		{"jobs checked before the refs", nil, []string{"--repo", repo, "--good", "goood", "--bad", "bad", "--jobs", "-3"}, []string{"--jobs -3"}},
 		{"workload option typo", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--thread=2"}, []string{"--workload-options", "--thread"}},
 		{"connection in workload options", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload-options", "--point-selects=1 --mysql-socket=/x.sock"}, []string{"--workload-options", "--mysql-socket=/x.sock", "server it starts"}},
@@ -511,6 +514,11 @@ func TestBadInput(t *testing.T) {
 	}
 	if s := serversUnder(tmp); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
+	}
+	for _, cmd := range []string{"status", "log", "reset", "resume"} {
+		if r := perfbisect(t, nil, cmd, "--repo", repo, "extra"); r.code != exitUsage || !strings.Contains(r.stderr, "takes no arguments (extra)") {
+			t.Errorf("%s with a stray argument: exit %d\n%s", cmd, r.code, r.stderr)
+		}
 	}
 	// A refused start stores no session that would block the corrected one.
 	if st := perfbisect(t, nil, "status", "--repo", repo); st.code != exitUsage || !strings.Contains(st.stderr, "no session") {

@@ -43,7 +43,7 @@ func sessionCommands() []*cli.Command {
 			Usage:        "continue the unfinished session of the state directory (runs already stored are not measured again)",
 			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR]",
 			Flags:        append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"}),
-			Action:       resumeAction,
+			Action:       noArgs(resumeAction),
 			OnUsageError: onUsage,
 		},
 		{
@@ -65,7 +65,7 @@ func sessionCommands() []*cli.Command {
 			Usage:        "show where the state directory's latest session stands",
 			UsageText:    "perfbisect status [--repo DIR] [--state-dir DIR]",
 			Flags:        stateFlags(),
-			Action:       statusAction,
+			Action:       noArgs(statusAction),
 			OnUsageError: onUsage,
 		},
 		{
@@ -74,7 +74,7 @@ func sessionCommands() []*cli.Command {
 			UsageText: "perfbisect log [--repo DIR] [--state-dir DIR] > bisect.log\n\n" +
 				"The output can be replayed with git bisect replay bisect.log.",
 			Flags:        stateFlags(),
-			Action:       logAction,
+			Action:       noArgs(logAction),
 			OnUsageError: onUsage,
 		},
 		{
@@ -82,9 +82,20 @@ func sessionCommands() []*cli.Command {
 			Usage:        "end the unfinished session (builds and datadir snapshots are kept for later sessions)",
 			UsageText:    "perfbisect reset [--repo DIR] [--state-dir DIR]",
 			Flags:        stateFlags(),
-			Action:       resetAction,
+			Action:       noArgs(resetAction),
 			OnUsageError: onUsage,
 		},
+	}
+}
+
+// noArgs refuses arguments to a command that takes none (perfbisect
+// status extra), then runs action.
+func noArgs(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return usageErr("perfbisect %s takes no arguments (%s): see perfbisect %s --help", c.Command.Name, strings.Join(c.Args().Slice(), " "), c.Command.Name)
+		}
+		return action(c)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/app"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // measurementFlags are the flags of every command that builds and measures
@@ -123,7 +124,7 @@ func startAction(c *cli.Context) error {
 		return usageErr("perfbisect start takes its revisions as flags, not as arguments (%s): perfbisect start --good GOOD --bad BAD", strings.Join(c.Args().Slice(), " "))
 	}
 	if c.String("good") == "" || c.String("bad") == "" {
-		return usageErr("--good and --bad are required: a revision without the regression and one with it (tag, branch, hash or version)")
+		return app.With(app.Usage, usage.Errorf("{good} and {bad} are required: a revision without the regression and one with it (tag, branch, hash or version)"))
 	}
 	return bisectFrom(c, c.String("good"), c.String("bad"), c.Bool("first-parent"), nil, startArgs(c))
 }

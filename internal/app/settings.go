@@ -195,6 +195,14 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 	bo.RangeSize = w.RangeSize
 	bo.RandType = w.RandType
 	bo.RandSeed = w.RandSeed
+	// The flags alone first, so that an error names the flag or the
+	// options it is in.
+	if err := bo.Validate(); err != nil {
+		if errors.Is(err, bench.ErrUnknownWorkload) {
+			return bench.Options{}, usageError("{workload}: %v", err)
+		}
+		return bench.Options{}, With(Usage, err)
+	}
 	if wo := w.Options; wo != "" {
 		args, err := shellwords.Parse(wo)
 		if err != nil {
@@ -213,12 +221,9 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 		for _, n := range inv.Notes {
 			fmt.Fprintln(log, "perfbisect: note: "+n)
 		}
-	}
-	if err := bo.Validate(); err != nil {
-		if errors.Is(err, bench.ErrUnknownWorkload) {
-			return bench.Options{}, usageError("{workload}: %v", err)
+		if err := bo.Validate(); err != nil {
+			return bench.Options{}, usageError("{workload-options}: %v", err)
 		}
-		return bench.Options{}, With(Usage, err)
 	}
 	return bo, nil
 }

@@ -80,7 +80,8 @@ func ThreadList(s string) ([]int, error) {
 var (
 	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)$`)
 	flagNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(\S+)$`)
-	badFlagValue  = regexp.MustCompile(`^invalid value (".*") for flag -+(\S+): (.*)$`)
+	badFlagValue  = regexp.MustCompile(`^invalid (boolean )?value (".*") for (?:flag )?-+(\S+): (.*)$`)
+	twoForms      = regexp.MustCompile(`^Cannot use two forms of the same flag: (\S+) (\S+)$`)
 )
 
 // dashed is a flag's name as typed: -q, --threads.
@@ -113,7 +114,13 @@ func Error(command string, flags []cli.Flag, err error) string {
 		if m := flagNeedsArg.FindStringSubmatch(msg); m != nil {
 			msg = "flag " + dashed(m[1]) + " needs a value"
 		} else if m := badFlagValue.FindStringSubmatch(msg); m != nil {
-			msg = "invalid value " + m[1] + " for " + dashed(m[2]) + ": " + m[3]
+			why := m[4]
+			if m[1] != "" {
+				why = "want true or false (or the flag alone)"
+			}
+			msg = "invalid value " + m[2] + " for " + dashed(m[3]) + ": " + why
+		} else if m := twoForms.FindStringSubmatch(msg); m != nil {
+			msg = dashed(m[1]) + " and " + dashed(m[2]) + " are the same flag: give it once"
 		}
 	}
 	return msg + " (see " + name + " --help)"

@@ -74,6 +74,8 @@ func TestError(t *testing.T) {
 		{"", "flag provided but not defined: -repo", "unknown flag --repo before the command: options go after the command's name (perfbisect start --repo ...) (see perfbisect --help)"},
 		{"start", "flag needs an argument: -repo", "flag --repo needs a value (see perfbisect start --help)"},
 		{"start", `invalid value "abc" for flag -threads: parse error`, `invalid value "abc" for --threads: parse error (see perfbisect start --help)`},
+		{"start", `invalid boolean value "maybe" for -quiet: parse error`, `invalid value "maybe" for --quiet: want true or false (or the flag alone) (see perfbisect start --help)`},
+		{"start", `Cannot use two forms of the same flag: warmup-time warmup`, `--warmup-time and --warmup are the same flag: give it once (see perfbisect start --help)`},
 		{"compare", "something else", "something else (see perfbisect compare --help)"},
 	} {
 		if got := Error(c.command, flags, errors.New(c.err)); got != c.want {

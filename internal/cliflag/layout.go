@@ -119,20 +119,28 @@ func Typed(app *cli.App, args []string) map[string]string {
 		}
 	}
 	typed := map[string]string{}
-	for _, a := range args[2:] {
+	boolean := booleans(cmd)
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
 		if a == "--" {
 			break
 		}
-		if name, ok := alias[flagName(a)]; ok {
-			typed[name] = dashed(flagName(a))
+		name := flagName(a)
+		if canonical, ok := alias[name]; ok {
+			typed[canonical] = dashed(name)
+		}
+		if name != "" && !strings.Contains(a, "=") && !boolean[name] {
+			i++ // its value, which may look like a flag (--cmake-args --old)
 		}
 	}
 	return typed
 }
 
 // SwallowedFlag is the message for a value flag of the command in args
-// whose value is another flag of the command ("--good --bad v1": --good's
-// value would be "--bad", and v1 an argument), "" when there is none. The
+// whose value is another flag of the command or looks like one ("--good
+// --bad v1": --good's value would be "--bad", and v1 an argument), "" when
+// there is none. The
 // flags in passthrough take other programs' options as values (--cmake-args
 // -DX=1) and are not checked.
 func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
@@ -140,7 +148,7 @@ func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 	if cmd == nil {
 		return ""
 	}
-	known := map[string]bool{}
+	known := map[string]bool{"help": true, "h": true, "version": true}
 	for _, f := range cmd.Flags {
 		for _, n := range f.Names() {
 			known[n] = true
@@ -157,8 +165,10 @@ func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 		if name == "" || strings.Contains(a, "=") || boolean[name] {
 			continue
 		}
+		// A ref, a path or a number never starts with two dashes: such a
+		// value is a flag, known or mistyped (--good --thraeds 4).
 		next := flagName(rest[i+1])
-		if known[next] && !slices.Contains(passthrough, name) {
+		if (known[next] || strings.HasPrefix(rest[i+1], "--") && next != "") && !slices.Contains(passthrough, name) {
 			return fmt.Sprintf("flag %s needs a value before %s (perfbisect %s %s VALUE %s ...)", dashed(name), dashed(next), cmd.Name, dashed(name), dashed(next))
 		}
 		if known[name] {

@@ -34,6 +34,10 @@ func TestTypedAndSwallowedFlag(t *testing.T) {
 	}}}}
 	typed := Typed(app, []string{"perfbisect", "start", "--old", "a", "--bad=b", "--warmup-time=3", "-q", "--", "--new"})
 	want := map[string]string{"good": "--old", "warmup": "--warmup-time", "quiet": "-q"}
+	// A value that looks like an alias (another program's options) is not one.
+	if typed := Typed(app, []string{"perfbisect", "start", "--cmake-args", "--old", "--good", "x"}); len(typed) != 0 {
+		t.Errorf("Typed read --cmake-args' value as a flag: %v", typed)
+	}
 	if len(typed) != len(want) {
 		t.Errorf("Typed = %v, want %v", typed, want)
 	}
@@ -53,6 +57,8 @@ func TestTypedAndSwallowedFlag(t *testing.T) {
 		{[]string{"--good", "a", "--bad", "b"}, ""},
 		{[]string{"--good", "-1", "--bad", "b"}, ""}, // not a flag of the command
 		{[]string{"--", "--good", "--bad"}, ""},
+		{[]string{"--bad", "b", "--good", "--thraeds", "4"}, "flag --good needs a value before --thraeds"},
+		{[]string{"--good", "--help"}, "flag --good needs a value before --help"},
 	} {
 		got := SwallowedFlag(app, append([]string{"perfbisect", "start"}, c.args...), []string{"cmake-args"})
 		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
