@@ -73,7 +73,11 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 	commits, err := bisect.Range(su.Repo, from, to)
 	if err != nil {
 		if errors.Is(err, bisect.ErrUsage) {
-			return nil, 0, bisect.Usagef("range %s: FROM must be an ancestor of TO (%v)", req.Range, err)
+			why := "they are on different branches"
+			if _, rerr := bisect.Range(su.Repo, to, from); rerr == nil {
+				why = "TO is older than FROM: swap them"
+			}
+			return nil, 0, bisect.Usagef("range %s: FROM must be an ancestor of TO (%s)", req.Range, why)
 		}
 		return nil, 0, With(Failure, err)
 	}
