@@ -169,8 +169,6 @@ func (c *Config) Validate() error {
 		return bisect.Usagef("{search} %q: want bayes or classic", c.Search)
 	case c.MaxRuns < 0:
 		return bisect.Usagef("{max-runs} %d: want 0 (from the estimate) or a number of runs", c.MaxRuns)
-	case c.MaxRuns > 0 && c.Search == SearchClassic:
-		return bisect.Usagef("{max-runs} %d: it bounds the probabilistic search ({search} bayes); the classic search's bound is {max-repeats} per side", c.MaxRuns)
 	case !slices.Contains(Metrics, c.Metric):
 		return bisect.Usagef("{metric} %q: want tps, qps, p95, p99 or cpu-per-txn", c.Metric)
 	}

@@ -429,10 +429,6 @@ func TestEveryMetricFindsTheCulprit(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "p99") {
 		t.Errorf("--metric p90: %v", err)
 	}
-	cfg.Metric, cfg.Search, cfg.MaxRuns = TPS, SearchClassic, 50
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "max-runs 50") {
-		t.Errorf("--max-runs with the classic search (which ignores it): %v", err)
-	}
 }
 
 // Once skips have spent the error budget so far that --max-repeats cannot
