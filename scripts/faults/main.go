@@ -40,6 +40,11 @@
 //	                 random number of runs and kept full: perfbisect stops
 //	                 saying the disk is full, blames no revision, and resumes
 //	                 once the space is back
+//	disk-full-prepare
+//	                 (root) as disk-full, filled as the next datadir
+//	                 preparation after a random run initialises (or, at
+//	                 random, loads) its datadir: the server waits for space
+//	                 there instead of failing, and perfbisect must stop
 //	read-only        (root) the same tmpfs remounted read-only after a
 //	                 session is interrupted at a random run (Linux refuses
 //	                 it while the store is open for writing): status must
@@ -98,10 +103,10 @@ import (
 )
 
 var allFaults = []string{"kill-perfbisect", "kill-at", "sigint", "sigterm", "sighup", "kill-mysqld", "port-taken",
-	"server-hang", "hung-build", "disk-full", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
+	"server-hang", "hung-build", "disk-full", "disk-full-prepare", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
 
 // needsRoot are the faults that mount a filesystem.
-var needsRoot = map[string]bool{"disk-full": true, "read-only": true}
+var needsRoot = map[string]bool{"disk-full": true, "disk-full-prepare": true, "read-only": true}
 
 // trial is one injected fault and what it left.
 type trial struct {
@@ -306,6 +311,25 @@ func (s *session) waitRuns(state string, n int, exitErr *error) bool {
 	}
 }
 
+// waitPreparation waits for a datadir preparation of the session on state:
+// its initialiser (mariadbd --bootstrap), or with load the server that
+// loads the tables. It returns false when the session ends first.
+func (s *session) waitPreparation(state string, load bool, exitErr *error) bool {
+	for {
+		select {
+		case *exitErr = <-s.exited:
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+		for _, p := range processesUnder(filepath.Join(state, "datadirs")) {
+			boot := strings.Contains(p.cmdline, "--bootstrap")
+			if strings.Contains(p.cmdline, "mariadbd") && !strings.Contains(p.cmdline, "--print-defaults") && boot != load {
+				return true
+			}
+		}
+	}
+}
+
 // resume runs perfbisect resume on state, returning its output and error.
 func (fx *fixture) resume(state, tmp string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -416,7 +440,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		return fx.corruptStore(i, state, rng)
 	case "two-dirs":
 		return fx.twoDirs(state, tmp, sockets)
-	case "disk-full", "read-only":
+	case "disk-full", "disk-full-prepare", "read-only":
 		if err := os.MkdirAll(state, 0o700); err != nil {
 			t.note = err.Error()
 			return t
@@ -525,15 +549,24 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		}
 		exitErr = waitOrKill(s, 15*time.Minute)
 		checksOK = refused
-	case "disk-full", "read-only":
+	case "disk-full", "disk-full-prepare", "read-only":
 		if !s.waitRuns(state, t.at, &exitErr) {
 			t.note = "ended before the fault"
 			break
 		}
+		if fault == "disk-full-prepare" {
+			// The next datadir preparation: its initialisation or its load.
+			load := rng.IntN(2) == 1
+			if !s.waitPreparation(state, load, &exitErr) {
+				t.note = "ended before the fault"
+				break
+			}
+			time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
+		}
 		t.injected = true
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		if fault == "disk-full" {
+		if fault != "read-only" {
 			wg.Add(1)
 			go func() { defer wg.Done(); keepFull(state, stop) }()
 		} else {
@@ -558,7 +591,7 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			out, exitErr = fx.resume(state, tmp)
 			s.out = bytes.NewBufferString(out)
 		}
-		if fault == "disk-full" {
+		if fault != "read-only" {
 			exitErr = waitOrKill(s, 5*time.Minute)
 		}
 		close(stop)
