@@ -488,7 +488,10 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	case "hung-build":
 		// The endpoints are builds 1 and 2; the Nth build after them hangs.
 		t.at = 3 + rng.IntN(2)
-		counter := filepath.Join(tmp, "..", "builds")
+		// The trial's own count (beside its TMPDIR, whose files are
+		// counted as left): a count shared by the trials of one suite
+		// passed the drawn build in its first trial only.
+		counter := tmp + ".builds"
 		cmd := fmt.Sprintf(`n=$(($(cat %[1]s 2>/dev/null || echo 0) + 1)); echo $n > %[1]s; if [ $n = %[2]d ]; then sleep 3601; fi; `+
 			`cmake -S "$SRC" -B "$BUILD_DIR" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build "$BUILD_DIR" -j "$JOBS" && DESTDIR="$DESTDIR" cmake --install "$BUILD_DIR"`, counter, t.at)
 		extra = []string{"--build-cmd", cmd, "--build-timeout", "30s"}
