@@ -138,3 +138,34 @@ func fill(t *testing.T, path string) {
 		}
 	}
 }
+
+// A server that fails on a full disk may free space as it exits (its
+// unlinked temporary files go with it), so the disk looks fine when the
+// failure is judged: a fault-suite trial blamed a revision so. A failure of
+// work during which the watch saw the disk full is the disk's; the same
+// failure with the disk never full stays the revision's.
+func TestFailureOnADiskSeenFullIsTheDisks(t *testing.T) {
+	defer func(e time.Duration) { diskfault.WatchEvery = e }(diskfault.WatchEvery)
+	diskfault.WatchEvery = 20 * time.Millisecond
+	state := testenv.Tmpfs(t, "64m")
+	m := New(Config{StateDir: state})
+	filler := filepath.Join(state, "filler")
+	crash := &bisect.UntestableError{Commit: "e34fd645fb", Reason: "datadir initialisation failed", Err: errors.New("mariadbd exited with status 1")}
+	for _, full := range []bool{false, true} {
+		err := m.watchDisk(context.Background(), func(ctx context.Context) error {
+			if full {
+				fill(t, filler)
+			}
+			time.Sleep(10 * diskfault.WatchEvery)
+			os.Remove(filler) // the server's exit frees its space
+			return crash
+		})
+		var de *diskfault.Error
+		switch {
+		case full && (!errors.As(err, &de) || bisect.IsUntestable(err)):
+			t.Errorf("failed while the disk was full: %v, want the disk's *diskfault.Error and no revision blamed", err)
+		case !full && err != error(crash):
+			t.Errorf("failed with the disk never full: %v, want the revision's failure as it was", err)
+		}
+	}
+}

@@ -545,13 +545,21 @@ func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverct
 // watchDisk runs f with a context that ends when the state directory's disk
 // stays full (diskfault.Watch): a server that runs out of space waits for
 // it instead of failing. The error is then the disk's *diskfault.Error,
-// whatever f returned.
+// whatever f returned; so is a failure of f while the watch saw the disk
+// full (the server's exit may have freed the space that says so).
 func (m *Measurer) watchDisk(ctx context.Context, f func(context.Context) error) error {
-	wctx, stop := diskfault.Watch(ctx, m.cfg.StateDir)
-	defer stop()
-	err := f(wctx)
-	if de := diskfault.Cause(wctx); de != nil && ctx.Err() == nil {
+	w := diskfault.Watch(ctx, m.cfg.StateDir)
+	defer w.Stop()
+	err := f(w.Context())
+	if ctx.Err() != nil {
+		return err
+	}
+	if de := diskfault.Cause(w.Context()); de != nil {
 		return de
+	}
+	if de := w.Seen(); err != nil && de != nil {
+		de.Err = err
+		return m.diskFault(ctx, de)
 	}
 	return err
 }
@@ -733,6 +741,9 @@ func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisec
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
+		// The disk is judged before the copy goes: dropping it frees the
+		// space that says the disk was full.
+		err = m.diskFault(ctx, err)
 		m.dropFailedDatadir(commit)
 	}
 	return r, d, err

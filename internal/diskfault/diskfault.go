@@ -90,55 +90,92 @@ func Check(dir string, err error) *Error {
 // waiting for someone to free some space", retried every 60 s), so a
 // preparation on a full disk would wait forever.
 var (
-	WatchEvery = time.Second
+	WatchEvery = 250 * time.Millisecond
 	WatchGrace = 5 * time.Second
 )
 
-// Watch returns a context derived from ctx that is cancelled, with an *Error
-// as its cause (see Cause), once the filesystem holding dir has had under
-// MinFree bytes free (or has been read-only) for WatchGrace. Call stop when
-// the watched work is over; it ends the watch and cancels the context.
-func Watch(ctx context.Context, dir string) (watched context.Context, stop func()) {
+// Watcher watches the disk that holds a directory while work runs (Watch).
+type Watcher struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	seen   *Error
+}
+
+// Watch starts watching the filesystem holding dir: the Watcher's Context
+// (derived from ctx) is cancelled, with an *Error as its cause (see Cause),
+// once the filesystem has had under MinFree bytes free (or has been
+// read-only) for WatchGrace, and Seen tells whether it was so at any look.
+// Call Stop when the watched work is over.
+func Watch(ctx context.Context, dir string) *Watcher {
 	wctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(WatchEvery)
-		defer tick.Stop()
-		var since time.Time
-		for {
-			select {
-			case <-done:
-				return
-			case <-wctx.Done():
-				return
-			case now := <-tick.C:
-				de := Check(dir, nil)
-				switch {
-				case de == nil:
-					since = time.Time{}
-				case since.IsZero():
-					since = now
-				case now.Sub(since) >= WatchGrace:
-					de.Err = fmt.Errorf("stopped after %s with the disk full: a server waits for space instead of failing", now.Sub(since).Round(time.Second))
-					if de.ReadOnly {
-						de.Err = fmt.Errorf("stopped after %s with the disk read-only", now.Sub(since).Round(time.Second))
-					}
-					cancel(de)
-					return
+	w := &Watcher{ctx: wctx, cancel: cancel, done: make(chan struct{})}
+	go w.watch(dir)
+	return w
+}
+
+func (w *Watcher) watch(dir string) {
+	tick := time.NewTicker(WatchEvery)
+	defer tick.Stop()
+	var since time.Time
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.ctx.Done():
+			return
+		case now := <-tick.C:
+			de := Check(dir, nil)
+			switch {
+			case de == nil:
+				since = time.Time{}
+				continue
+			case since.IsZero():
+				since = now
+			}
+			w.mu.Lock()
+			w.seen = de
+			w.mu.Unlock()
+			if now.Sub(since) >= WatchGrace {
+				de.Err = fmt.Errorf("stopped after %s with the disk full: a server waits for space instead of failing", now.Sub(since).Round(time.Second))
+				if de.ReadOnly {
+					de.Err = fmt.Errorf("stopped after %s with the disk read-only", now.Sub(since).Round(time.Second))
 				}
+				w.cancel(de)
+				return
 			}
 		}
-	}()
-	var once sync.Once
-	return wctx, func() {
-		once.Do(func() {
-			close(done)
-			cancel(nil)
-		})
 	}
 }
 
-// Cause returns the *Error that ended a context from Watch, or nil when the
+// Context is the watched work's context.
+func (w *Watcher) Context() context.Context { return w.ctx }
+
+// Seen returns the disk as Watch saw it at the latest look that found it
+// full or read-only, nil when no look did: a server that failed on a full
+// disk may free space as it exits (its unlinked temporary files), so the
+// disk after a failure can look fine while the failure was the disk's.
+func (w *Watcher) Seen() *Error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		return nil
+	}
+	de := *w.seen
+	return &de
+}
+
+// Stop ends the watch and cancels its context.
+func (w *Watcher) Stop() {
+	w.once.Do(func() {
+		close(w.done)
+		w.cancel(nil)
+	})
+}
+
+// Cause returns the *Error that ended a Watcher's context, or nil when the
 // disk did not end it.
 func Cause(ctx context.Context) *Error {
 	var de *Error

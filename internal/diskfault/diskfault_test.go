@@ -90,40 +90,59 @@ func TestWatchEndsWorkOnAFullDisk(t *testing.T) {
 	WatchEvery, WatchGrace = 20*time.Millisecond, 300*time.Millisecond
 	dir := testenv.Tmpfs(t, "64m")
 
-	ctx, stop := Watch(context.Background(), dir)
+	w := Watch(context.Background(), dir)
 	time.Sleep(5 * WatchGrace)
-	if ctx.Err() != nil {
-		t.Fatalf("a disk with room ended the watch: %v", context.Cause(ctx))
+	if w.Context().Err() != nil || w.Seen() != nil {
+		t.Fatalf("a disk with room ended the watch (%v) or was seen full (%v)", context.Cause(w.Context()), w.Seen())
 	}
-	stop()
-	if ctx.Err() == nil || Cause(ctx) != nil {
-		t.Fatalf("after stop: err %v, cause %v; want cancelled, no disk cause", ctx.Err(), Cause(ctx))
+	w.Stop()
+	if w.Context().Err() == nil || Cause(w.Context()) != nil {
+		t.Fatalf("after stop: err %v, cause %v; want cancelled, no disk cause", w.Context().Err(), Cause(w.Context()))
 	}
 
-	ctx, stop = Watch(context.Background(), dir)
-	defer stop()
-	f, err := os.Create(dir + "/filler")
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			break
+	// Full for less than the grace: the work goes on, but the watch saw it.
+	w = Watch(context.Background(), dir)
+	defer w.Stop()
+	filler := dir + "/filler"
+	fill := func() {
+		f, err := os.Create(filler)
+		if err != nil {
+			t.Fatal(err)
 		}
+		buf := make([]byte, 1<<20)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				break
+			}
+		}
+		f.Close()
 	}
-	f.Close()
+	fill()
+	time.Sleep(WatchGrace / 2)
+	os.Remove(filler)
+	time.Sleep(WatchGrace)
+	if w.Context().Err() != nil {
+		t.Fatalf("full for half the grace ended the watch: %v", context.Cause(w.Context()))
+	}
+	if de := w.Seen(); de == nil || de.ReadOnly || de.Dir != dir {
+		t.Fatalf("full for half the grace: Seen = %v, want the full disk", de)
+	}
+	w.Stop()
+
+	w = Watch(context.Background(), dir)
+	defer w.Stop()
+	fill()
 	full := time.Now()
 	select {
-	case <-ctx.Done():
+	case <-w.Context().Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the disk has been full for 30 s and the watch goes on")
 	}
 	if waited := time.Since(full); waited < WatchGrace-WatchEvery {
 		t.Errorf("ended %v after the disk filled, before the %v grace", waited, WatchGrace)
 	}
-	de := Cause(ctx)
+	de := Cause(w.Context())
 	if de == nil || de.ReadOnly || de.Dir != dir || !strings.Contains(de.Error(), "is full") {
-		t.Fatalf("cause %v, want a full-disk *Error naming %s", context.Cause(ctx), dir)
+		t.Fatalf("cause %v, want a full-disk *Error naming %s", context.Cause(w.Context()), dir)
 	}
 }

@@ -243,11 +243,16 @@ func run(faults []string, want map[string]int, out string, seed uint64) error {
 			if t.injected && (!t.survived || t.wrong || t.lost > 0 || t.twice > 0 || t.processes > 0) && fault != "corrupt-store" {
 				// What went wrong is in the trial's store and logs: kept.
 				kept := filepath.Join(os.TempDir(), fmt.Sprintf("perfbisect-faults-kept-%s-%d-%d", fault, i, os.Getpid()))
-				if err := os.Rename(state, kept); err == nil {
+				from := state
+				if _, err := os.Stat(tmpfsSaved(state)); err == nil {
+					from = tmpfsSaved(state) // the tmpfs is gone
+				}
+				if err := os.Rename(from, kept); err == nil {
 					fmt.Fprintf(os.Stderr, "faults: kept the trial's state directory in %s\n", kept)
 				}
 			}
 			_ = os.RemoveAll(state)
+			_ = os.RemoveAll(tmpfsSaved(state))
 			_ = os.RemoveAll(filepath.Join(work, fmt.Sprintf("tmp-%s-%d", fault, i)))
 			tried[fault]++
 			if t.injected {
@@ -310,6 +315,10 @@ func (s *session) waitRuns(state string, n int, exitErr *error) bool {
 		}
 	}
 }
+
+// tmpfsSaved is where a trial whose state directory is a tmpfs saves its
+// store and logs before the tmpfs goes.
+func tmpfsSaved(state string) string { return state + "-saved" }
 
 // waitPreparation waits for a datadir preparation of the session on state:
 // its initialiser (mariadbd --bootstrap), or with load the server that
@@ -450,6 +459,13 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 			return t
 		}
 		defer func() {
+			// The evidence (store, logs, run directories without their
+			// datadirs) outlives the tmpfs, for the keeping of a failed
+			// trial (tmpfsSaved).
+			saved := tmpfsSaved(state)
+			if err := os.MkdirAll(saved, 0o700); err == nil {
+				_ = exec.Command("sh", "-c", `tar -C "$1" --exclude=data --exclude='filler-*' --exclude=./builds --exclude=./datadirs -cf - . | tar -C "$2" -xf -`, "sh", state, saved).Run()
+			}
 			_ = syscall.Unmount(state, syscall.MNT_DETACH)
 		}()
 	}
