@@ -471,6 +471,11 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	}
 	var env, extra []string
 	t.at = 1 + rng.IntN(fx.total-2)
+	if fault == "disk-full-prepare" {
+		// Revisions are prepared in the first half of a session: a later
+		// run has no preparation after it.
+		t.at = 1 + rng.IntN(max(fx.total/2, 1))
+	}
 	switch fault {
 	case "kill-at":
 		point := faultpoint.Points[i%len(faultpoint.Points)]
