@@ -68,7 +68,7 @@ func TestScanRequestCheck(t *testing.T) {
 		r := good
 		c.mut(&r)
 		err := r.Check()
-		if OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), c.want) {
+		if OutcomeOf(err) != Usage || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), c.want) {
 			t.Errorf("%+v: got %v (outcome %v), want a usage error with %q", r, err, OutcomeOf(err), c.want)
 		}
 	}
@@ -99,7 +99,7 @@ func TestParseBenchArgs(t *testing.T) {
 		"oltp_read_only run --output":              "--output needs a value",
 	} {
 		_, _, _, _, err := ParseBenchArgs(strings.Fields(args))
-		if OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), want) {
+		if OutcomeOf(err) != Usage || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), want) {
 			t.Errorf("%s: got %v, want a usage error with %q", args, err, want)
 		}
 	}
@@ -153,7 +153,7 @@ func TestConfigureTakesTheSearchsDefaults(t *testing.T) {
 		case c.ok && (s.Policy.MaxRepeats != 18 || s.Policy.Confidence != 0.95):
 			// Start sets the search's own: a resumed session keeps its search's.
 			t.Errorf("%q: the policy was changed: max-repeats %d, confidence %g", c.search, s.Policy.MaxRepeats, s.Policy.Confidence)
-		case !c.ok && (OutcomeOf(err) != Usage || !strings.Contains(usage.Text(err, "--"), "--max-repeats 18 is below --repeats 20")):
+		case !c.ok && (OutcomeOf(err) != Usage || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), "--max-repeats 18 is below --repeats 20")):
 			t.Errorf("%q (max-repeats set %v): got %v, want --max-repeats 18 refused", c.search, c.maxRepeatsSet, err)
 		}
 	}

@@ -21,7 +21,7 @@ func FuzzValues(f *testing.F) {
 	check := func(t *testing.T, flag, s string, err error, ok func() bool) {
 		t.Helper()
 		if err != nil {
-			if !errors.Is(err, bisect.ErrUsage) || !strings.Contains(usage.Text(err, "--"), "--"+flag) {
+			if !errors.Is(err, bisect.ErrUsage) || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), "--"+flag) {
 				t.Fatalf("--%s %q refused with %q: want a usage error naming --%s", flag, s, err, flag)
 			}
 			return

@@ -4,7 +4,7 @@
 // usage.Err)), and names settings the way each caller spells them: a
 // message written with {name} placeholders ("{max-repeats} 10 is below
 // {repeats} 12") reads "max-repeats 10 is below repeats 12" in Error() and
-// "--max-repeats 10 is below --repeats 12" from Text(err, "--"), as the
+// "--max-repeats 10 is below --repeats 12" from TextNamed with "--" + name, as the
 // command line says it. Only the format is read for placeholders, never the
 // values formatted into it (what the user typed stays as typed); a name
 // known only at run time is an argument of type Setting. The packages that
@@ -45,7 +45,7 @@ func Errorf(format string, args ...any) error {
 }
 
 // Setting is a setting's name as an argument of Errorf: written bare by
-// Error, with the prefix by Text, as a {name} of the format is.
+// Error, as TextNamed names it, as a {name} of the format is.
 type Setting string
 
 func (s Setting) String() string { return string(s) }
@@ -101,14 +101,10 @@ type rendered struct {
 func (r rendered) Error() string { return r.text }
 func (r rendered) Unwrap() error { return r.err }
 
-// Text is err's message with every usage error's setting names written with
-// prefix ("--" for flags); other errors' text is as it is.
-func Text(err error, prefix string) string {
-	return TextNamed(err, func(n string) string { return prefix + n })
-}
-
-// TextNamed is Text with each setting written as name gives it (a flag as
-// the user typed it: an alias for the name it stands for).
+// TextNamed is err's message with every usage error's setting names
+// written as name gives them ("--" + the name for flags, or the flag as the
+// user typed it: an alias for the name it stands for); other errors' text
+// is as it is.
 func TextNamed(err error, name func(setting string) string) string {
 	if err == nil {
 		return ""
