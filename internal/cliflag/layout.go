@@ -140,9 +140,8 @@ func Typed(app *cli.App, args []string) map[string]string {
 // SwallowedFlag is the message for a value flag of the command in args
 // whose value is another flag of the command or looks like one ("--good
 // --bad v1": --good's value would be "--bad", and v1 an argument), "" when
-// there is none. The
-// flags in passthrough take other programs' options as values (--cmake-args
-// -DX=1) and are not checked.
+// there is none. The flags in passthrough take other programs' options as
+// values (--cmake-args -DX=1) and are not checked.
 func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 	cmd := command(app, args)
 	if cmd == nil {
