@@ -28,14 +28,7 @@ func TestDiskFullWhilePreparingStops(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	defer func(g time.Duration) { diskfault.WatchGrace = g }(diskfault.WatchGrace)
 	diskfault.WatchGrace = 2 * time.Second
-	old := LockPath
-	LockPath = filepath.Join(t.TempDir(), "measure.lock")
-	t.Cleanup(func() { LockPath = old })
-	repo := fixtureRepo(t)
-	rev, err := bisect.Resolve(repo, "good")
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, rev := fixtureGood(t)
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 100000, 2, time.Second, 0
 	for _, phase := range []struct {

@@ -122,6 +122,20 @@ func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
 // state directory.
 func fixtureMeasurer(t *testing.T, cfg Config) (*Measurer, string, string) {
 	t.Helper()
+	repo, rev := fixtureGood(t)
+	cfg.StateDir = t.TempDir()
+	cfg.Builder = &build.Builder{Repo: repo, StateDir: cfg.StateDir}
+	m := New(cfg)
+	if err := m.Prepare(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	return m, rev, cfg.StateDir
+}
+
+// fixtureGood makes a 4-commit fixture (fixtureRepo) and a machine lock of
+// the test's own; it returns the repository and its good revision.
+func fixtureGood(t *testing.T) (*git.Repository, string) {
+	t.Helper()
 	old := LockPath
 	LockPath = filepath.Join(t.TempDir(), "measure.lock")
 	t.Cleanup(func() { LockPath = old })
@@ -130,13 +144,7 @@ func fixtureMeasurer(t *testing.T, cfg Config) (*Measurer, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.StateDir = t.TempDir()
-	cfg.Builder = &build.Builder{Repo: repo, StateDir: cfg.StateDir}
-	m := New(cfg)
-	if err := m.Prepare(context.Background(), rev); err != nil {
-		t.Fatal(err)
-	}
-	return m, rev, cfg.StateDir
+	return repo, rev
 }
 
 // fixtureRepo makes a 4-commit fixture (scripts/make-fixture.sh) and opens it.

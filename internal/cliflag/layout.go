@@ -144,8 +144,8 @@ func Typed(app *cli.App, args []string) map[string]string {
 // values (--cmake-args -DX=1) and are not checked.
 func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 	cmd := command(app, args)
-	if cmd == nil {
-		return ""
+	if cmd == nil || cmd.SkipFlagParsing {
+		return "" // another program's command line (bench's is sysbench's)
 	}
 	known := map[string]bool{"help": true, "h": true, "version": true}
 	for _, f := range cmd.Flags {
@@ -161,8 +161,8 @@ func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 			break
 		}
 		name := flagName(a)
-		if name == "" || strings.Contains(a, "=") || boolean[name] {
-			continue
+		if !known[name] || strings.Contains(a, "=") || boolean[name] {
+			continue // a mistyped flag is the parser's to name
 		}
 		// A ref, a path or a number never starts with two dashes: such a
 		// value is a flag, known or mistyped (--good --thraeds 4).
@@ -170,9 +170,7 @@ func SwallowedFlag(app *cli.App, args []string, passthrough []string) string {
 		if (known[next] || strings.HasPrefix(rest[i+1], "--") && next != "") && !slices.Contains(passthrough, name) {
 			return fmt.Sprintf("flag %s needs a value before %s (perfbisect %s %s VALUE %s ...)", dashed(name), dashed(next), cmd.Name, dashed(name), dashed(next))
 		}
-		if known[name] {
-			i++ // its value
-		}
+		i++ // its value
 	}
 	return ""
 }

@@ -65,6 +65,14 @@ func TestTypedAndSwallowedFlag(t *testing.T) {
 			t.Errorf("SwallowedFlag(%q) = %q, want %q", c.args, got, c.want)
 		}
 	}
+	// A command that parses its own line (bench: sysbench's options).
+	app.Commands = append(app.Commands, &cli.Command{Name: "bench", SkipFlagParsing: true})
+	if got := SwallowedFlag(app, []string{"perfbisect", "bench", "--skip-trx", "--threads=2", "run"}, nil); got != "" {
+		t.Errorf("bench's sysbench line: %q, want nothing", got)
+	}
+	if got := SwallowedFlag(app, []string{"perfbisect", "start", "--thraeds", "--good", "a"}, nil); got != "" {
+		t.Errorf("an unknown flag: %q, want nothing (the parser names it)", got)
+	}
 	if Typed(app, []string{"perfbisect", "nope", "--old"}) != nil || SwallowedFlag(app, []string{"perfbisect"}, nil) != "" {
 		t.Error("no command: want nothing")
 	}
