@@ -82,7 +82,7 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 	}
 	if f, err := tree.File("cmake/ssl.cmake"); err == nil && f.Size < 1<<20 {
 		if text, err := f.Contents(); err == nil {
-			t.NoOpenSSL3 = belowOpenSSL3.MatchString(text)
+			t.NoOpenSSL3 = refusesOpenSSL3Text(text)
 		}
 	}
 	return t, nil
@@ -90,8 +90,22 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 
 // belowOpenSSL3 matches the check of a cmake/ssl.cmake that takes a system
 // OpenSSL only below 3.0, as MariaDB 10.3.39's does ("IF(OPENSSL_FOUND AND
-// OPENSSL_VERSION AND OPENSSL_VERSION VERSION_LESS "3.0.0")").
-var belowOpenSSL3 = regexp.MustCompile(`OPENSSL_VERSION\s+VERSION_LESS\s+"?3\.0`)
+// OPENSSL_VERSION AND OPENSSL_VERSION VERSION_LESS "3.0.0")"): the version
+// test on the line that tests OPENSSL_FOUND, not negated. MariaDB 10.5 and
+// 10.11 test the version too, to silence OpenSSL 3's deprecations ("OR
+// NOT(OPENSSL_VERSION VERSION_LESS "3.0.0")"), and take OpenSSL 3.
+var belowOpenSSL3 = regexp.MustCompile(`(?m)^.*\bOPENSSL_FOUND\b.*?(NOT\s*\(\s*)?\bOPENSSL_VERSION\s+VERSION_LESS\s+"?3\.0`)
+
+// refusesOpenSSL3Text reports whether the text of a cmake/ssl.cmake takes a
+// system OpenSSL only below 3.0 (belowOpenSSL3).
+func refusesOpenSSL3Text(text string) bool {
+	for _, m := range belowOpenSSL3.FindAllStringSubmatch(text, -1) {
+		if m[1] == "" {
+			return true
+		}
+	}
+	return false
+}
 
 // readVersionFile parses NAME=VALUE lines (MariaDB's VERSION, MySQL's
 // MYSQL_VERSION) as a shell would read them (quotes, "export ", comments, a

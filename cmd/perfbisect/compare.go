@@ -56,6 +56,9 @@ func compareAction(c *cli.Context) error {
 	}
 	var threads []int // nil: --threads
 	if tl := c.String("thread-list"); tl != "" {
+		if c.IsSet("threads") {
+			return usageErr("--threads %d and --thread-list %s: give one (--thread-list compares at each count, --threads at one)", c.Int("threads"), tl)
+		}
 		var err error
 		if threads, err = cliflag.ThreadList(tl); err != nil {
 			return err

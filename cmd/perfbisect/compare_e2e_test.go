@@ -139,7 +139,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 	state := t.TempDir()
 	// Two revisions that both have the culprit: no regression.
 	r := perfbisect(t, nil, append([]string{"compare", "--repo", repo, culprit, "bad", "--format", "junit", "--thread-list", "1,2",
-		"--workload", "oltp_read_only", "--threshold", "15", "--max-repeats", "6", "--quiet", "--state-dir", state}, smallRun...)...)
+		"--workload", "oltp_read_only", "--threshold", "15", "--max-repeats", "6", "--quiet", "--state-dir", state}, smallRun[2:]...)...) // its --threads would be refused
 	if r.code != exitOK && r.code != exitUndecided {
 		t.Fatalf("culprit vs bad: exit %d, want 0 (or 4 if the noise kept it undecided)\n%s", r.code, r.stderr)
 	}

@@ -466,7 +466,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--nope"}, []string{"nope", "--help"}},
 		{"unknown workload", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--workload", "oltp_foo"}, []string{"--workload", "oltp_foo", "oltp_read_only"}},
 		{"old and new named as typed", nil, []string{"--repo", repo, "--old", "goood", "--new", "bad"}, []string{"--old: ", "goood"}},
-		{"zero time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "0"}, []string{"--time 0: want a measured window longer than 0 seconds"}},
+		{"zero time", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "0"}, []string{"--time 0: want a measured window of at least 0.1 seconds"}},
+		{"a window of a nanosecond", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "1ns"}, []string{"--time 1ns: want a measured window of at least 0.1 seconds"}},
 		{"time over a week", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--time", "10000h"}, []string{"--time 10000h", "one week"}},
 		{"a flag taken as a value", nil, []string{"--repo", repo, "--good", "--bad", "bad"}, []string{"--good needs a value before --bad"}},
 		{"bad switch value", nil, []string{"--repo", repo, "--good", "good", "--bad", "bad", "--quiet=maybe"}, []string{"--quiet", "true or false"}},
@@ -513,6 +514,10 @@ func TestBadInput(t *testing.T) {
 	}
 	if s := serversUnder(tmp); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
+	}
+	// compare at one thread count or at a list, not both.
+	if r := perfbisect(t, nil, "compare", "--repo", repo, "good", "bad", "--threads", "4", "--thread-list", "1,2"); r.code != exitUsage || !strings.Contains(r.stderr, "--threads 4 and --thread-list 1,2: give one") {
+		t.Errorf("compare --threads with --thread-list: exit %d\n%s", r.code, r.stderr)
 	}
 	// An alias is named as typed (base above gives --warmup: not here).
 	if r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--warmup-time", "x"); r.code != exitUsage || !strings.Contains(r.stderr, `--warmup-time "x"`) {

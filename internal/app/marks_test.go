@@ -260,4 +260,13 @@ func TestOpenBisectLog(t *testing.T) {
 	if _, err := OpenBisectLog(name+".missing", repo); !isUsage(err) || !strings.Contains(err.Error(), "git bisect log >") {
 		t.Errorf("a missing log: %v", err)
 	}
+	// A log of another repository: named as the log's, not as --bad.
+	other := filepath.Join(t.TempDir(), "other.log")
+	if err := os.WriteFile(other, []byte("git bisect start 0123456789abcdef0123456789abcdef01234567 "+shas[0]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenBisectLog(other, repo)
+	if !isUsage(err) || !strings.Contains(err.Error(), "other.log: its bad commit 0123456789abcdef") || strings.Contains(err.Error(), "--bad") {
+		t.Errorf("a log of another repository: %v", err)
+	}
 }

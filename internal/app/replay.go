@@ -163,10 +163,16 @@ func OpenBisectLog(name, repo string) (*BisectLog, error) {
 		return nil, err
 	}
 	if r, err := bisect.OpenRepo(repo); err == nil {
-		for _, rev := range []*string{&l.Good, &l.Bad} {
-			if h, err := bisect.Resolve(r, *rev); err == nil {
-				*rev = h
+		for _, end := range []struct {
+			what string
+			rev  *string
+		}{{"good", &l.Good}, {"bad", &l.Bad}} {
+			h, err := bisect.Resolve(r, *end.rev)
+			if err != nil {
+				// The log's, not a flag's: say where it comes from.
+				return nil, bisect.Usagef("%s: its %s commit %s is not in the repository %s: replay a log in the repository it was written in (--repo)", name, end.what, *end.rev, repo)
 			}
+			*end.rev = h
 		}
 	}
 	return l, nil

@@ -135,6 +135,11 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	if err := check.Validate(); err != nil { // every command's decision settings, before anything is built
 		return With(Usage, err)
 	}
+	if req.Search == session.SearchClassic && req.MaxRuns > 0 {
+		// A note, not a refusal: stored classic sessions with --max-runs resume.
+		fmt.Fprintf(s.Log, "perfbisect: note: %s %d is the probabilistic search's run budget: %s %s stops each commit at %s instead\n",
+			usage.Flag("max-runs"), req.MaxRuns, usage.Flag("search"), session.SearchClassic, usage.Flag("max-repeats"))
+	}
 	s.Repo, err = bisect.OpenRepo(req.Repo)
 	if err != nil {
 		return With(Usage, err)
@@ -174,6 +179,11 @@ func optionFile(f string, log io.Writer) (string, error) {
 	return abs, nil
 }
 
+// MinWindow is the shortest measured window (--time) a run may have: over
+// less, a run counts a handful of transactions and its tps is the clock's
+// granularity more than the server's speed.
+const MinWindow = 100 * time.Millisecond
+
 // workload reads the workload (and sysbench's own options in w.Options,
 // their notes said on log) into checked options.
 func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
@@ -181,8 +191,8 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 	if err != nil {
 		return bench.Options{}, err
 	}
-	if runTime <= 0 {
-		return bench.Options{}, usageError("{time} %s: want a measured window longer than 0 seconds", w.Time)
+	if runTime < MinWindow {
+		return bench.Options{}, usageError("{time} %s: want a measured window of at least %g seconds (a run's tps is counted over it; 10 or more is usual)", w.Time, MinWindow.Seconds())
 	}
 	warmup, err := cliflag.Seconds("warmup", w.Warmup)
 	if err != nil {

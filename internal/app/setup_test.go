@@ -158,3 +158,28 @@ func TestConfigureTakesTheSearchsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigureNotesMaxRunsOfTheClassicSearch: --max-runs with the classic
+// search, which has no run budget, is said (not refused: a stored classic
+// session with it must still resume); with the probabilistic search it is not.
+func TestConfigureNotesMaxRunsOfTheClassicSearch(t *testing.T) {
+	repo, _, _ := gitRepo(t, 2)
+	req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
+		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
+		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 4, MaxRepeats: 18, Threshold: "5",
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"},
+		MaxRuns: 40}
+	for _, search := range []string{session.SearchClassic, session.SearchBayes} {
+		var log strings.Builder
+		r := req
+		r.Search = search
+		s := &Setup{Log: &log}
+		if err := s.Configure(context.Background(), r); err != nil {
+			t.Fatalf("%s: %v", search, err)
+		}
+		noted := strings.Contains(log.String(), "--max-runs 40 is the probabilistic search's run budget")
+		if noted != (search == session.SearchClassic) {
+			t.Errorf("%s: noted %v\n%s", search, noted, log.String())
+		}
+	}
+}
