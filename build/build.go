@@ -177,6 +177,9 @@ type BuildError struct {
 	// the tree cannot use the machine's version of them, and installing
 	// is not the answer.
 	Installed []string
+	// Hint says what the machine needs when no Debian package provides it
+	// (MySQL 5.7's Boost 1.59): set only with Machine.
+	Hint string
 
 	fault fault // whose, as the log says
 }
@@ -184,6 +187,8 @@ type BuildError struct {
 func (e *BuildError) Error() string {
 	what := ""
 	switch {
+	case e.Machine && e.Hint != "":
+		what = " (not the revision's fault: " + e.Hint + ", then resume)"
 	case e.Machine && len(e.Packages) > 0 && len(e.Installed) == len(e.Packages):
 		what = " (not the revision's fault: " + strings.Join(e.Installed, " ") + " is installed, but this tree cannot use the machine's version of it: change the CMake arguments as the error says, then resume)"
 	case e.Machine && len(e.Packages) > 0:
@@ -556,7 +561,7 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			logf.Sync()
 			d := diagnose(in.logPath)
 			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
-				Installed: installedPackages(d.Packages), fault: d.Fault}
+				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault}
 			switch {
 			case timedOut:
 				be.TimedOut = true

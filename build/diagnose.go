@@ -53,6 +53,24 @@ var missingSigns = []string{"Could NOT find ", "CMAKE_MAKE_PROGRAM is not set", 
 	// (MariaDB 10.11's libfmt): no network here, or none wanted.
 	"Each download failed", "Couldn't resolve host name", "Could not resolve host"}
 
+// boostRequired is MySQL's status line before its Boost error ("MySQL
+// currently requires boost_1_59_0"); boostError is that error (MySQL 5.7
+// and 8.0 build against one Boost release exactly, in no Debian package).
+var (
+	boostRequired = regexp.MustCompile(`MySQL currently requires (boost_\d+_\d+_\d+)`)
+	boostError    = regexp.MustCompile(`-DDOWNLOAD_BOOST=1 -DWITH_BOOST=`)
+)
+
+// boostHint says what a tree that wants the Boost release named
+// (boost_1_59_0; "" when the log did not say) needs.
+func boostHint(name string) string {
+	if name == "" {
+		name = "the Boost release its cmake/boost.cmake names"
+	}
+	return "this tree builds only against " + name + " exactly (Debian's libboost-dev is another release, and CMake cannot download it here): " +
+		"unpack " + name + ".tar.gz (from boost.org or sourceforge) into a directory once and add --cmake-args -DWITH_BOOST=DIR"
+}
+
 // noRule is make's missing prerequisite: often a system file an upgrade
 // removed (an absolute library path the configure found), so not the
 // revision's for sure.
@@ -139,6 +157,9 @@ type diagnosis struct {
 	Fault fault
 	// Packages are the Debian packages that provide what is missing.
 	Packages []string
+	// Hint says what the machine needs when no Debian package provides it
+	// ("" otherwise).
+	Hint string
 }
 
 // diagnose reads a failed build's log (streaming: lines cut at 300 bytes) and
@@ -154,6 +175,7 @@ func diagnose(path string) diagnosis {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	var machine, errs, tail []string
+	boost := "" // the Boost release the step says it requires
 	var block []string // the CMake error being read, with its message lines
 	endBlock := func() {
 		if len(block) > 0 && len(errs) < 5 {
@@ -167,7 +189,7 @@ func diagnose(path string) diagnosis {
 		line := spaces.ReplaceAllString(strings.TrimSpace(raw), " ")
 		switch {
 		case stepHeader.MatchString(raw):
-			machine, errs, tail, block = nil, nil, nil, nil // only the last step failed
+			machine, errs, tail, block, boost = nil, nil, nil, nil, "" // only the last step failed
 		case line == "" || strings.HasPrefix(line, "# ") || sourceQuote.MatchString(line):
 			endBlock()
 		case len(block) > 0 && raw != line && !strings.HasPrefix(line, "Call Stack"):
@@ -191,6 +213,9 @@ func diagnose(path string) diagnosis {
 				}
 			}
 		}
+		if m := boostRequired.FindStringSubmatch(line); m != nil {
+			boost = m[1]
+		}
 		if line != "" && !strings.HasPrefix(line, "# ") && !sourceQuote.MatchString(line) {
 			if tail = append(tail, line); len(tail) > 5 {
 				tail = tail[1:]
@@ -208,6 +233,9 @@ func diagnose(path string) diagnosis {
 		return diagnosis{Lines: tail, Fault: faultUnknown}
 	}
 	first := errs[0]
+	if boostError.MatchString(first) {
+		return diagnosis{Lines: errs, Fault: faultMachine, Hint: boostHint(boost)}
+	}
 	for _, sign := range missingSigns {
 		if strings.Contains(first, sign) {
 			return diagnosis{Lines: errs, Fault: faultMachine, Packages: packagesFor(first)}

@@ -194,6 +194,8 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		{"# build: sh -c make\nsh: 1: make: not found\n", faultMachine, []string{"make"}},
 		// MariaDB 10.11 without libfmt-dev downloads fmt, with no network here.
 		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
+		// MySQL 5.7 without its Boost release (boost.cmake's words).
+		{"# configure: cmake\n-- Could NOT find Boost\n-- MySQL currently requires boost_1_59_0\n\nCMake Error at cmake/boost.cmake:81 (MESSAGE):\n  You can download it with -DDOWNLOAD_BOOST=1 -DWITH_BOOST=<directory>\n\n  This CMake script will look for boost in <directory>.  If it is not there,\n", faultMachine, nil},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
@@ -204,5 +206,69 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		if d.Fault != c.fault || !slices.Equal(d.Packages, c.packages) || len(d.Lines) == 0 {
 			t.Errorf("%q: got %v %q %q, want %v %q", c.log, d.Fault, d.Packages, d.Lines, c.fault, c.packages)
 		}
+	}
+}
+
+// mysql57 configures as MySQL 5.7's cmake/boost.cmake does: without
+// -DWITH_BOOST naming a directory with Boost 1.59 it says which release it
+// requires and stops with "You can download it with -DDOWNLOAD_BOOST=1 ..."
+// (and Debian's Boost, 1.74, is refused as the wrong release).
+const mysql57 = `cmake_minimum_required(VERSION 3.10)
+project(MySQL C)
+message(STATUS "Could NOT find Boost")
+set(BOOST_PACKAGE_NAME "boost_1_59_0")
+if(NOT EXISTS "${WITH_BOOST}/boost/version.hpp")
+  message(STATUS "Could not find (the correct version of) boost.")
+  message(STATUS "MySQL currently requires ${BOOST_PACKAGE_NAME}\n")
+  message(FATAL_ERROR
+    "You can download it with -DDOWNLOAD_BOOST=1 -DWITH_BOOST=<directory>\n"
+    "This CMake script will look for boost in <directory>. "
+    "If it is not there, it will download and unpack it "
+    "(in that directory) for you.\n"
+    "If you are inside a firewall, you may need to use an http proxy:\n"
+    "export http_proxy=http://example.com:80\n")
+endif()
+add_executable(mysqld sql/mysqld.c)
+install(TARGETS mysqld DESTINATION bin)
+`
+
+// A MySQL 5.7 tree without its Boost release is the machine's to fix, not
+// the revision's: the build stops (never remembered as the revision's
+// failure), says which release and how to give it (Debian has no package
+// of it: libboost-dev is not the answer), and builds once it is given.
+func TestMySQL57WithoutItsBoostIsTheMachines(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	p := newProject(t, 1)
+	if err := os.MkdirAll(filepath.Join(p.dir, "sql"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.write("CMakeLists.txt", mysql57)
+	p.write("VERSION", "MYSQL_VERSION_MAJOR=5\nMYSQL_VERSION_MINOR=7\nMYSQL_VERSION_PATCH=44\n")
+	p.write("sql/mysqld.c", "int main(void){return 0;}\n")
+	commit := p.commit("mysql-5.7.44")
+	ctx := context.Background()
+	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	_, err := b.Build(ctx, commit)
+	var be *BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("without Boost: want a build error, got %v", err)
+	}
+	if !be.Machine || be.Remembered != "" || len(be.Packages) != 0 || !strings.Contains(be.Hint, "boost_1_59_0") {
+		t.Errorf("machine %v remembered %q packages %q hint %q: want the machine's, not remembered, no package, boost_1_59_0 named", be.Machine, be.Remembered, be.Packages, be.Hint)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "not the revision's fault") || !strings.Contains(msg, "--cmake-args -DWITH_BOOST=DIR") || strings.Contains(msg, "apt-get install") {
+		t.Errorf("the error does not say what to do: %v", msg)
+	}
+	boost := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(boost, "boost"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(boost, "boost", "version.hpp"), []byte("#define BOOST_VERSION 105900\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Recipe.CMakeArgs = []string{"-DWITH_BOOST=" + boost}
+	if _, err := b.Build(ctx, commit); err != nil {
+		t.Errorf("with -DWITH_BOOST: %v", err)
 	}
 }
