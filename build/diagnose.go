@@ -175,7 +175,7 @@ func diagnose(path string) diagnosis {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	var machine, errs, tail []string
-	boost := "" // the Boost release the step says it requires
+	boost := ""        // the Boost release the step says it requires
 	var block []string // the CMake error being read, with its message lines
 	endBlock := func() {
 		if len(block) > 0 && len(errs) < 5 {
