@@ -559,7 +559,7 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 				return incremental, nil, ctx.Err()
 			}
 			logf.Sync()
-			d := diagnose(in.logPath)
+			d := diagnose(in.logPath, in.src)
 			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
 				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault}
 			switch {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -61,11 +62,25 @@ var (
 	boostError    = regexp.MustCompile(`-DDOWNLOAD_BOOST=1 -DWITH_BOOST=`)
 )
 
-// boostHint says what a tree that wants the Boost release named
-// (boost_1_59_0; "" when the log did not say) needs.
-func boostHint(name string) string {
+// boostPackage is cmake/boost.cmake's name of the release it wants
+// (SET(BOOST_PACKAGE_NAME "boost_1_55_0"): MySQL 5.7's milestones print no
+// "currently requires" line).
+var boostPackage = regexp.MustCompile(`BOOST_PACKAGE_NAME\s+"(boost_\d+_\d+_\d+)"`)
+
+// boostHint says what a tree that wants the Boost release name
+// (boost_1_59_0) needs; with name "", the release src/cmake/boost.cmake
+// names (src: the checkout; "" for none).
+func boostHint(name, src string) string {
+	if name == "" && src != "" {
+		if b, err := os.ReadFile(filepath.Join(src, "cmake", "boost.cmake")); err == nil {
+			if m := boostPackage.FindSubmatch(b); m != nil {
+				name = string(m[1])
+			}
+		}
+	}
 	if name == "" {
-		name = "the Boost release its cmake/boost.cmake names"
+		return "this tree builds only against the Boost release its cmake/boost.cmake names (Debian's libboost-dev is another release, and CMake cannot download it here): " +
+			"unpack that release into a directory once and add --cmake-args -DWITH_BOOST=DIR"
 	}
 	return "this tree builds only against " + name + " exactly (Debian's libboost-dev is another release, and CMake cannot download it here): " +
 		"unpack " + name + ".tar.gz (from boost.org or sourceforge) into a directory once and add --cmake-args -DWITH_BOOST=DIR"
@@ -162,12 +177,12 @@ type diagnosis struct {
 	Hint string
 }
 
-// diagnose reads a failed build's log (streaming: lines cut at 300 bytes) and
-// says why the failing step (the log's last) failed and whose fault it is,
+// diagnose reads a failed build's log (streaming: lines cut at 300 bytes;
+// src is the checkout that was built, "" for none) and says why the failing step (the log's last) failed and whose fault it is,
 // from that step's first error: a configure-time notice earlier in the log
 // ("Could NOT find Boost") is never the verdict. The quoted source lines
 // under a compiler diagnostic are never read as one.
-func diagnose(path string) diagnosis {
+func diagnose(path, src string) diagnosis {
 	f, err := os.Open(path)
 	if err != nil {
 		return diagnosis{}
@@ -234,7 +249,7 @@ func diagnose(path string) diagnosis {
 	}
 	first := errs[0]
 	if boostError.MatchString(first) {
-		return diagnosis{Lines: errs, Fault: faultMachine, Hint: boostHint(boost)}
+		return diagnosis{Lines: errs, Fault: faultMachine, Hint: boostHint(boost, src)}
 	}
 	for _, sign := range missingSigns {
 		if strings.Contains(first, sign) {

@@ -174,7 +174,7 @@ func TestDiagnoseFirstErrorOfTheFailingStep(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d := diagnose(path)
+		d := diagnose(path, "")
 		if d.Fault != c.fault || len(d.Lines) == 0 || d.Lines[0] != c.first || !slices.Equal(d.Packages, c.packages) {
 			t.Errorf("%q:\n got %v %q %q\nwant %v %q %q", c.log, d.Fault, d.Lines, d.Packages, c.fault, c.first, c.packages)
 		}
@@ -202,7 +202,7 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d := diagnose(path)
+		d := diagnose(path, "")
 		if d.Fault != c.fault || !slices.Equal(d.Packages, c.packages) || len(d.Lines) == 0 {
 			t.Errorf("%q: got %v %q %q, want %v %q", c.log, d.Fault, d.Packages, d.Lines, c.fault, c.packages)
 		}
@@ -270,5 +270,34 @@ func TestMySQL57WithoutItsBoostIsTheMachines(t *testing.T) {
 	b.Recipe.CMakeArgs = []string{"-DWITH_BOOST=" + boost}
 	if _, err := b.Build(ctx, commit); err != nil {
 		t.Errorf("with -DWITH_BOOST: %v", err)
+	}
+}
+
+// A MySQL 5.7 milestone (5.7.5) prints no "currently requires" line: the
+// release wanted is read from the checkout's cmake/boost.cmake.
+func TestBoostHintNamesTheTreesRelease(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(filepath.Join(src, "cmake"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "cmake", "boost.cmake"), []byte("SET(BOOST_PACKAGE_NAME \"boost_1_55_0\")\nSET(BOOST_TARBALL \"${BOOST_PACKAGE_NAME}.tar.gz\")\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "build.log")
+	// As mysql-5.7.5 configured on Debian 12 (its log, cut).
+	if err := os.WriteFile(log, []byte("# configure: cmake\n-- MySQL 5.7.5-m15\n-- Looked for boost/version.hpp in  and \n-- Could not find (the correct version of) boost.\n\n"+
+		"CMake Error at cmake/boost.cmake:37 (MESSAGE):\n  You can download it with -DDOWNLOAD_BOOST=1 -DWITH_BOOST=<directory>\n\n"+
+		"  This CMake script will look for boost in <directory>.  If it is not there,\n\nCall Stack (most recent call first):\n  cmake/boost.cmake:174 (COULD_NOT_FIND_BOOST)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ src, want string }{
+		{src, "only against boost_1_55_0 exactly"},
+		{"", "the Boost release its cmake/boost.cmake names"},
+	} {
+		d := diagnose(log, c.src)
+		if d.Fault != faultMachine || !strings.Contains(d.Hint, c.want) || !strings.Contains(d.Hint, "-DWITH_BOOST=DIR") {
+			t.Errorf("src %q: fault %v hint %q, want the machine's naming %q", c.src, d.Fault, d.Hint, c.want)
+		}
 	}
 }
