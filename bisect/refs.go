@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	version "github.com/hashicorp/go-version"
 
@@ -52,11 +53,24 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		if w, err := r.Worktree(); err == nil {
 			wt = w.Filesystem
 		}
-		if bounded, err := git.Open(st, wt); err == nil {
+		var storer storage.Storer = st
+		if gitDirOf(r) != "" && packedObjects(fs.Filesystem().Root()) >= CatFileObjects {
+			storer = newCatFileStorage(st, fs.Filesystem().Root())
+		}
+		if bounded, err := git.Open(storer, wt); err == nil {
 			r = bounded
 		}
 	}
 	return r, nil
+}
+
+// GitDir is the git directory of a repository opened from the filesystem
+// (OpenRepo, git.PlainOpen), "" for one in memory.
+func GitDir(r *git.Repository) string {
+	if fs, ok := r.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
+		return fs.Filesystem().Root()
+	}
+	return ""
 }
 
 // objectCacheSize bounds go-git's cache of decoded objects per repository;
@@ -478,14 +492,10 @@ func Subject(r *git.Repository, hash string) string {
 // gitDirOf is the git directory of a repository opened from the
 // filesystem, or "" (a repository in memory, or no git command).
 func gitDirOf(r *git.Repository) string {
-	fs, ok := r.Storer.(*filesystem.Storage)
-	if !ok {
-		return ""
-	}
 	if _, err := exec.LookPath("git"); err != nil {
 		return ""
 	}
-	return fs.Filesystem().Root()
+	return GitDir(r)
 }
 
 // rangeGit is Range by the git command on the git directory dir. Errors

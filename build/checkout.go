@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -69,7 +70,9 @@ func writeManifest(dir string, m manifest) error {
 // returns the number of files written, submodules' included.
 func Checkout(repo *git.Repository, commit string, dir string) (int, error) {
 	var gitDir, workTree string
-	if fs, ok := repo.Storer.(*filesystem.Storage); ok {
+	// A filesystem storage, go-git's or one that reads objects through git
+	// cat-file (bisect.OpenRepo).
+	if fs, ok := repo.Storer.(interface{ Filesystem() billy.Filesystem }); ok {
 		gitDir = fs.Filesystem().Root()
 	}
 	if wt, err := repo.Worktree(); err == nil {

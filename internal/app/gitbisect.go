@@ -11,7 +11,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
@@ -102,11 +101,9 @@ type GitBisection struct {
 // reader of git's bisection files (ReadBisectState adds the refs).
 func ReadGitBisection(repo *git.Repository) GitBisection {
 	b := GitBisection{TermBad: "bad", TermGood: "good"}
-	fs, ok := repo.Storer.(*filesystem.Storage)
-	if !ok {
+	if b.GitDir = bisect.GitDir(repo); b.GitDir == "" {
 		return b
 	}
-	b.GitDir = fs.Filesystem().Root()
 	if t, err := os.ReadFile(filepath.Join(b.GitDir, "BISECT_TERMS")); err == nil {
 		if f := strings.Fields(string(t)); len(f) >= 2 {
 			b.TermBad, b.TermGood = f[0], f[1]
