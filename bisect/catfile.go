@@ -233,12 +233,14 @@ type lazyObject struct {
 	size int64
 }
 
-func (o *lazyObject) Hash() plumbing.Hash            { return o.hash }
-func (o *lazyObject) Type() plumbing.ObjectType      { return o.typ }
-func (o *lazyObject) SetType(t plumbing.ObjectType)  { o.typ = t }
-func (o *lazyObject) Size() int64                    { return o.size }
-func (o *lazyObject) SetSize(n int64)                { o.size = n }
-func (o *lazyObject) Writer() (io.WriteCloser, error) { return nil, fmt.Errorf("object %s is read-only", o.hash) }
+func (o *lazyObject) Hash() plumbing.Hash           { return o.hash }
+func (o *lazyObject) Type() plumbing.ObjectType     { return o.typ }
+func (o *lazyObject) SetType(t plumbing.ObjectType) { o.typ = t }
+func (o *lazyObject) Size() int64                   { return o.size }
+func (o *lazyObject) SetSize(n int64)               { o.size = n }
+func (o *lazyObject) Writer() (io.WriteCloser, error) {
+	return nil, fmt.Errorf("object %s is read-only", o.hash)
+}
 
 // Reader streams the object's contents from git cat-file.
 func (o *lazyObject) Reader() (io.ReadCloser, error) {
