@@ -1,21 +1,20 @@
 package bisect
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/perfbisect/perfbisect/internal/gitcat"
 )
 
 // CatFileObjects is the number of packed objects from which OpenRepo reads a
@@ -33,24 +32,17 @@ var catFileIdle = 10 * time.Second
 
 // catFileStorage is a repository's filesystem storage whose objects are
 // read by a long-running git cat-file --batch (and --batch-check) over the
-// same git directory: refs, config and everything else are go-git's.
-// Objects larger than largeObject are streamed by a git cat-file of their
-// own when read, not held. It is safe for concurrent use.
+// same git directory (package gitcat): refs, config and everything else are
+// go-git's. Objects larger than largeObject are streamed by a git cat-file
+// of their own when read, not held. It is safe for concurrent use.
 type catFileStorage struct {
 	*filesystem.Storage
 	dir string // the git directory
 
 	mu    sync.Mutex
-	batch *catFile // contents; nil when not running
-	check *catFile // type and size only
+	batch *gitcat.Batch // contents; nil when not running
+	check *gitcat.Batch // type and size only
 	idle  *time.Timer
-}
-
-// catFile is one git cat-file process in a batch mode.
-type catFile struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
 }
 
 // packedObjects is the number of objects in the packs of the git directory
@@ -83,91 +75,75 @@ func newCatFileStorage(st *filesystem.Storage, dir string) *catFileStorage {
 	return &catFileStorage{Storage: st, dir: dir}
 }
 
-// start runs git cat-file with mode (--batch or --batch-check).
-func (s *catFileStorage) start(mode string) (*catFile, error) {
-	cmd := exec.Command("git", "--git-dir", s.dir, "cat-file", mode)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}, nil
-}
-
-// stop ends a cat-file process (closing its input ends it).
-func (c *catFile) stop() {
-	if c == nil {
-		return
-	}
-	c.in.Close()
-	_ = c.cmd.Wait()
-}
-
-// request asks a running (or started) cat-file of mode for h; it returns
-// the process, the object's type and size, or plumbing.ErrObjectNotFound.
-// s.mu is held.
-func (s *catFileStorage) request(mode string, h plumbing.Hash) (*catFile, plumbing.ObjectType, int64, error) {
-	p := &s.check
-	if mode == "--batch" {
-		p = &s.batch
+// proc returns the running cat-file (check: --batch-check), starting it
+// when there is none, and puts off the idle stop. s.mu is held.
+func (s *catFileStorage) proc(check bool) (*gitcat.Batch, error) {
+	p := &s.batch
+	if check {
+		p = &s.check
 	}
 	if *p == nil {
-		c, err := s.start(mode)
+		b, err := gitcat.Start(s.dir, check)
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("git cat-file: %w", err)
+			return nil, fmt.Errorf("git cat-file: %w", err)
 		}
-		*p = c
+		*p = b
 	}
 	if s.idle == nil {
 		s.idle = time.AfterFunc(catFileIdle, s.stopIdle)
 	} else {
 		s.idle.Reset(catFileIdle)
 	}
-	c := *p
-	if _, err := fmt.Fprintf(c.in, "%s\n", h); err != nil {
-		c.stop()
-		*p = nil
-		return nil, 0, 0, fmt.Errorf("git cat-file: %w", err)
-	}
-	line, err := c.out.ReadString('\n')
+	return *p, nil
+}
+
+// info returns the type and size of the object h (plumbing.ErrObjectNotFound
+// when there is none). s.mu is held.
+func (s *catFileStorage) info(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	b, err := s.proc(true)
 	if err != nil {
-		c.stop()
-		*p = nil
-		return nil, 0, 0, fmt.Errorf("git cat-file: %w", err)
+		return 0, 0, err
 	}
-	f := strings.Fields(line)
-	if len(f) == 2 && f[1] == "missing" {
-		return c, 0, 0, plumbing.ErrObjectNotFound
-	}
-	if len(f) != 3 {
-		c.stop()
-		*p = nil
-		return nil, 0, 0, fmt.Errorf("git cat-file: unexpected answer %q", line)
-	}
-	t, err := plumbing.ParseObjectType(f[1])
+	typ, size, err := b.Info(h.String())
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("git cat-file: %w", err)
+		s.forget(b, err)
+		return 0, 0, notFound(err)
 	}
-	size, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("git cat-file: %w", err)
+	t, err := plumbing.ParseObjectType(typ)
+	return t, size, err
+}
+
+// forget drops b after an error other than a missing object (gitcat has
+// closed it: the next request starts another). s.mu is held.
+func (s *catFileStorage) forget(b *gitcat.Batch, err error) {
+	if errors.Is(err, gitcat.ErrMissing) {
+		return
 	}
-	return c, t, size, nil
+	if s.batch == b {
+		s.batch = nil
+	}
+	if s.check == b {
+		s.check = nil
+	}
+}
+
+// notFound is err with gitcat.ErrMissing as plumbing.ErrObjectNotFound.
+func notFound(err error) error {
+	if errors.Is(err, gitcat.ErrMissing) {
+		return plumbing.ErrObjectNotFound
+	}
+	return err
 }
 
 // stopIdle ends the cat-file processes once no request came for catFileIdle.
 func (s *catFileStorage) stopIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.batch.stop()
-	s.check.stop()
+	for _, b := range []*gitcat.Batch{s.batch, s.check} {
+		if b != nil {
+			b.Close()
+		}
+	}
 	s.batch, s.check = nil, nil
 }
 
@@ -176,7 +152,7 @@ func (s *catFileStorage) stopIdle() {
 func (s *catFileStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, typ, size, err := s.request("--batch-check", h)
+	typ, size, err := s.info(h)
 	if err != nil {
 		return nil, err
 	}
@@ -186,20 +162,15 @@ func (s *catFileStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (
 	if size > largeObject {
 		return &lazyObject{dir: s.dir, hash: h, typ: typ, size: size}, nil
 	}
-	c, typ, size, err := s.request("--batch", h)
+	b, err := s.proc(false)
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, size+1) // the contents and git's newline after them
-	if _, err := io.ReadFull(c.out, buf); err != nil {
-		c.stop()
-		s.batch = nil
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
 	o := &plumbing.MemoryObject{}
 	o.SetType(typ)
-	if _, err := o.Write(buf[:size]); err != nil {
-		return nil, err
+	if _, _, err := b.Contents(h.String(), typ.String(), o); err != nil {
+		s.forget(b, err)
+		return nil, notFound(err)
 	}
 	if o.Hash() != h {
 		return nil, fmt.Errorf("git cat-file: object %s read as %s", h, o.Hash())
@@ -212,7 +183,7 @@ func (s *catFileStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (
 func (s *catFileStorage) HasEncodedObject(h plumbing.Hash) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, _, _, err := s.request("--batch-check", h)
+	_, _, err := s.info(h)
 	return err
 }
 
@@ -220,7 +191,7 @@ func (s *catFileStorage) HasEncodedObject(h plumbing.Hash) error {
 func (s *catFileStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, _, size, err := s.request("--batch-check", h)
+	_, size, err := s.info(h)
 	return size, err
 }
 
@@ -242,40 +213,7 @@ func (o *lazyObject) Writer() (io.WriteCloser, error) {
 	return nil, fmt.Errorf("object %s is read-only", o.hash)
 }
 
-// Reader streams the object's contents from git cat-file.
+// Reader streams the object's contents from git cat-file (gitcat.Reader).
 func (o *lazyObject) Reader() (io.ReadCloser, error) {
-	cmd := exec.Command("git", "--git-dir", o.dir, "cat-file", o.typ.String(), o.hash.String())
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	return &cmdReader{out: out, cmd: cmd, want: o.size}, nil
-}
-
-// cmdReader is a command's output of want bytes: an end before them is
-// io.ErrUnexpectedEOF (a file is never written short). Close ends and
-// waits for the command.
-type cmdReader struct {
-	out       io.ReadCloser
-	cmd       *exec.Cmd
-	want, got int64
-}
-
-func (r *cmdReader) Read(p []byte) (int, error) {
-	n, err := r.out.Read(p)
-	r.got += int64(n)
-	if err == io.EOF && r.got != r.want {
-		err = fmt.Errorf("git cat-file: %d of %d bytes: %w", r.got, r.want, io.ErrUnexpectedEOF)
-	}
-	return n, err
-}
-
-func (r *cmdReader) Close() error {
-	r.out.Close()
-	_ = r.cmd.Wait() // killed by the closed pipe when not read to the end
-	return nil
+	return gitcat.Reader(o.dir, o.typ.String(), o.hash.String(), o.size)
 }

@@ -14,6 +14,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/perfbisect/perfbisect/internal/gitcat"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
@@ -297,10 +298,11 @@ func TestCheckoutWriteFailureDoesNotHang(t *testing.T) {
 	p := newProject(t, 1)
 	p.write("big.dat", strings.Repeat("0123456789abcdef", 1<<18)) // 4 MiB
 	head := p.commit("big")
-	c, err := newCatFile("git", filepath.Join(p.dir, ".git"))
+	b, err := gitcat.Start(filepath.Join(p.dir, ".git"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := catFile{b}
 	tree, _ := p.repo.CommitObject(plumbing.NewHash(head))
 	f, err := tree.File("big.dat")
 	if err != nil {
