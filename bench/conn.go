@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -220,15 +221,25 @@ func (s *session) connectionID(ctx context.Context) error {
 	if err := rows.Next(dest); err != nil {
 		return err
 	}
-	switch v := dest[0].(type) {
-	case int64:
-		s.connID = v
-	case []byte:
-		s.connID, err = strconv.ParseInt(string(v), 10, 64)
-	default:
-		err = fmt.Errorf("unexpected %T %v", v, v)
-	}
+	s.connID, err = connIDOf(dest[0])
 	return err
+}
+
+// connIDOf is CONNECTION_ID()'s value as the driver gave it: int64, text,
+// or uint64 (MySQL 5.6 types it BIGINT UNSIGNED).
+func connIDOf(v driver.Value) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return 0, fmt.Errorf("connection id %d out of range", v)
+		}
+		return int64(v), nil
+	case []byte:
+		return strconv.ParseInt(string(v), 10, 64)
+	}
+	return 0, fmt.Errorf("unexpected %T %v", v, v)
 }
 
 // close releases the statements and the connection. broken closes the
