@@ -320,6 +320,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			return "", err
 		}
 		defer unlock()
+		start = time.Now() // the wait for another perfbisect is not the build's time
 	}
 	b.tidy()
 	src := filepath.Join(b.StateDir, "src")
