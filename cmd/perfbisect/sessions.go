@@ -140,15 +140,29 @@ func whose(c *cli.Context) string {
 }
 
 // loadLatest reads the latest bisection of the state directory the flags
-// name (nil when it holds none) and returns that directory.
+// name and returns that directory; when it holds no bisection, the error
+// says so (and what sessions it holds instead: app.OtherSessions).
 func loadLatest(c *cli.Context) (*app.Stored, string, error) {
 	st, dir, err := openStateStore(c)
-	if err != nil || st == nil {
+	if err != nil {
 		return nil, dir, err
 	}
-	defer st.Close()
-	s, err := app.LoadLatest(st)
-	return s, dir, err
+	others := ""
+	var s *app.Stored
+	if st != nil {
+		defer st.Close()
+		if s, err = app.LoadLatest(st); err != nil {
+			return nil, dir, err
+		}
+		others = app.OtherSessions(st)
+	}
+	switch {
+	case s != nil:
+		return s, dir, nil
+	case others != "":
+		return nil, dir, usageErr("no bisection in %s: it holds %s (perfbisect report --list lists them, report N shows one)", dir, others)
+	}
+	return nil, dir, usageErr("no session in %s (%s; pass the server's tree with --repo, or --state-dir)", dir, whose(c))
 }
 
 func statusAction(c *cli.Context) error {
@@ -156,20 +170,14 @@ func statusAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if s == nil {
-		return usageErr("no session in %s (%s; pass the server's tree with --repo, or --state-dir)", dir, whose(c))
-	}
 	s.WriteStatus(c.App.Writer, dir)
 	return nil
 }
 
 func logAction(c *cli.Context) error {
-	s, dir, err := loadLatest(c)
+	s, _, err := loadLatest(c)
 	if err != nil {
 		return err
-	}
-	if s == nil {
-		return usageErr("no session in %s", dir)
 	}
 	s.WriteLog(c.App.Writer)
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
@@ -181,5 +182,34 @@ func TestConfigureNotesMaxRunsOfTheClassicSearch(t *testing.T) {
 		if noted != (search == session.SearchClassic) {
 			t.Errorf("%s: noted %v\n%s", search, noted, log.String())
 		}
+	}
+}
+
+// OtherSessions names what status cannot show: compares and scans, by kind,
+// with the running ones apart ("status" said "no session" beside a running
+// compare).
+func TestOtherSessions(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := OtherSessions(st); got != "" {
+		t.Errorf("an empty store: %q", got)
+	}
+	id := store.Identity{"repo": "r", "metric": "tps"}
+	for i, k := range []store.Kind{store.KindCompare, store.KindScan, store.KindScan, store.KindStart, store.KindCompare} {
+		s, err := st.Begin(k, []string{string(k)}, "r", "a", "b", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 4 {
+			if err := st.End(s.ID, store.Done, "done", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got, want := OtherSessions(st), "1 compare, 2 scans, 1 compare running"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

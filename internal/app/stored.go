@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	git "github.com/go-git/go-git/v5"
 
@@ -279,4 +280,38 @@ func ChooseSession(all []*store.Session, arg, dir string) (*store.Session, error
 		return nil, bisect.Usagef("no finished session in %s (see perfbisect report --list)", dir)
 	}
 	return sess, nil
+}
+
+// OtherSessions describes the sessions of st that status and log do not
+// show, compares and scans ("1 compare running, 2 scans"); "" when there
+// are none (or the store cannot be read).
+func OtherSessions(st *store.Store) string {
+	all, err := st.Sessions()
+	if err != nil {
+		return ""
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, x := range all {
+		if x.Kind != store.KindCompare && x.Kind != store.KindScan {
+			continue
+		}
+		k := string(x.Kind)
+		if x.State == store.Running {
+			k += " running"
+		}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	var parts []string
+	for _, k := range order {
+		kind, state, _ := strings.Cut(k, " ")
+		if counts[k] > 1 {
+			kind += "s"
+		}
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%d %s %s", counts[k], kind, state)))
+	}
+	return strings.Join(parts, ", ")
 }
