@@ -209,7 +209,7 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	fmt.Fprintf(tw, "metric\tbase %s\thead %s\tchange [CI]\tp\tn\n", med, med)
 	for _, r := range doc.Rows {
 		b, h, ch, p, n := cells(r)
-		name := r.Metric + " (" + r.Unit + ")"
+		name := metricLabel(r.Metric, r.Unit)
 		if r.Decides {
 			name += " *"
 		}
@@ -268,7 +268,7 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	fmt.Fprintf(w, "| metric | base %s | head %s | change [CI] | p | n |\n|---|---|---|---|---|---|\n", med, med)
 	for _, r := range doc.Rows {
 		b, h, ch, p, n := cells(r)
-		name := r.Metric + " (" + r.Unit + ")"
+		name := metricLabel(r.Metric, r.Unit)
 		if r.Decides {
 			name = "**" + name + "**"
 		}

@@ -47,13 +47,13 @@ func TestCompareRowsAndFormats(t *testing.T) {
 	if err := WriteCompare(&md, "markdown", doc); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| **tps (tps)** |") || !strings.Contains(md.String(), `base \| subject`) || !strings.Contains(md.String(), "REGRESSION") ||
+	if !strings.Contains(md.String(), "| **tps** |") || !strings.Contains(md.String(), `base \| subject`) || !strings.Contains(md.String(), "REGRESSION") ||
 		!strings.Contains(md.String(), "Workload: oltp_read_only, 2 threads, point-selects=1, run by sysbench") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 	var txt bytes.Buffer
 	_ = WriteCompare(&txt, "text", doc)
-	if !strings.Contains(txt.String(), "tps (tps) *") || !strings.Contains(txt.String(), "REGRESSION") ||
+	if !strings.Contains(txt.String(), "tps *") || !strings.Contains(txt.String(), "REGRESSION") ||
 		!strings.Contains(txt.String(), "workload oltp_read_only, 2 threads") {
 		t.Errorf("text:\n%s", txt.String())
 	}

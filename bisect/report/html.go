@@ -318,7 +318,16 @@ func quantile(xs []float64, q float64) float64 {
 	return s[i] + (h-lo)*(s[i+1]-s[i])
 }
 
-func axisName(m session.Metric) string { return fmt.Sprintf("%s (%s)", m, m.Unit()) }
+func axisName(m session.Metric) string { return metricLabel(string(m), m.Unit()) }
+
+// metricLabel is a metric's name with its unit, once when they are the same
+// word ("tps", "p95 (ms)").
+func metricLabel(metric, unit string) string {
+	if unit == "" || unit == metric {
+		return metric
+	}
+	return metric + " (" + unit + ")"
+}
 
 // runsChart plots every stored run of a commit, in the order measured: a run
 // whose value is not usable (rejected and retried) is drawn at 0 as

@@ -72,7 +72,7 @@ func TestCIJobComparesOriginMainWithHead(t *testing.T) {
 	}
 	md := string(b)
 	t.Logf("markdown:\n%s", md)
-	if !strings.Contains(md, "regression") || !strings.Contains(md, "| **tps (tps)** |") || !strings.Contains(md, culprit[:10]) ||
+	if !strings.Contains(md, "regression") || !strings.Contains(md, "| **tps** |") || !strings.Contains(md, culprit[:10]) ||
 		!strings.Contains(md, "| cpu-per-txn (us/txn) |") || !strings.Contains(md, "run by sysbench") || !strings.Contains(r.stdout, md) {
 		t.Errorf("markdown summary lacks the verdict, the tps row, the head, the cpu row or the driver, or was not printed")
 	}
