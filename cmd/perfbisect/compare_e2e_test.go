@@ -160,8 +160,8 @@ func TestCompareThreadListJUnit(t *testing.T) {
 		t.Errorf("junit: %+v\n%s", suites, r.stdout)
 	}
 	// The comparisons (one per thread count) are stored and render again;
-	// status (bisections only)
-	// does not take them for one.
+	// status (bisections only) does not take them for one, and says what
+	// the state directory holds.
 	r = perfbisect(t, nil, "report", "--state-dir", state, "--list")
 	if r.code != exitOK || strings.Count(r.stdout, "compare") != 2 {
 		t.Errorf("report --list: exit %d\n%s", r.code, r.stdout)
@@ -182,7 +182,7 @@ func TestCompareThreadListJUnit(t *testing.T) {
 		t.Errorf("report (newest) --format markdown: exit %d\n%s", r.code, r.stdout)
 	}
 	r = perfbisect(t, nil, "status", "--state-dir", state)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "no session") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "no bisection in") || !strings.Contains(r.stderr, "it holds 2 compares (perfbisect report --list") {
 		t.Errorf("status after two compares: exit %d\n%s", r.code, r.stderr)
 	}
 }
