@@ -27,7 +27,10 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
 			htmlFlag(),
 			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
-		}, measurementFlags()...),
+		}, withUsage(measurementFlags(), map[string]string{
+			"max-repeats": "run limit per side (per thread count with --thread-list); still undecided then, the answer is inconclusive (exit 4)",
+			"confidence":  "probability of not reporting a regression that is not there (0.95 or 95%); shared by the thread counts of --thread-list",
+		})...),
 		Action: compareAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageErr("%s", flagError(c, err))

@@ -54,6 +54,31 @@ func TestExitCodeTable(t *testing.T) {
 	}
 }
 
+// TestExitCodesPerCommand: a command's help lists the exit codes it can
+// exit with and no other, and the application's help lists them all.
+func TestExitCodesPerCommand(t *testing.T) {
+	bisection := []int{exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitInterrupted}
+	plain := []int{exitOK, exitFailure, exitUsage, exitInterrupted}
+	want := map[string][]int{
+		"":        {exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitRegression, exitInterrupted},
+		"start":   bisection, "replay": bisection, "resume": bisection,
+		"compare": {exitOK, exitFailure, exitUsage, exitUndecided, exitRegression, exitInterrupted},
+		"scan":    {exitOK, exitFailure, exitUsage, exitRegression, exitInterrupted},
+		"build":   plain, "report": plain, "status": plain, "log": plain, "mark": plain, "reset": plain, "simulate": plain,
+	}
+	for cmd, codes := range want {
+		var got []int
+		for _, m := range regexp.MustCompile(`(?m)^   ([0-9]+) `).FindAllStringSubmatch(exitCodesHelpFor(cmd), -1) {
+			var n int
+			fmt.Sscan(m[1], &n)
+			got = append(got, n)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(codes) {
+			t.Errorf("exit codes in the help of %q: %v, want %v", cmd, got, codes)
+		}
+	}
+}
+
 // TestOutcomeOfLibraryErrors: errors the packages return unwrapped are
 // classified as the table expects.
 func TestOutcomeOfLibraryErrors(t *testing.T) {

@@ -11,9 +11,35 @@ import (
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
-// htmlFlag is --html of start, compare, scan and report.
+// htmlFlag is --html of start, compare and scan (report's writes instead
+// of printing: reportHTMLFlag).
 func htmlFlag() cli.Flag {
 	return &cli.StringFlag{Name: "html", Usage: "also write a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file"}
+}
+
+// reportHTMLFlag is report's --html.
+func reportHTMLFlag() cli.Flag {
+	return &cli.StringFlag{Name: "html", Usage: "write the session as a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file instead of printing it"}
+}
+
+// withUsage gives the flags named in usage their command's own help text
+// (a shared flag whose meaning differs by command) and returns flags.
+func withUsage(flags []cli.Flag, usage map[string]string) []cli.Flag {
+	for _, f := range flags {
+		text, ok := usage[f.Names()[0]]
+		if !ok {
+			continue
+		}
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Usage = text
+		case *cli.IntFlag:
+			f.Usage = text
+		case *cli.BoolFlag:
+			f.Usage = text
+		}
+	}
+	return flags
 }
 
 // checkHTML fails early when --html names a file that cannot be written, or

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -41,6 +42,10 @@ var positionalCommands = []string{"compare", "scan", "report", "build", "mark", 
 // defaultFlagStringer is urfave/cli's, which names every value "value".
 var defaultFlagStringer = cli.FlagStringer
 
+// defaultHelpPrinter is urfave/cli's, which numbers nothing and sorts a
+// category's flags by name.
+var defaultHelpPrinter = cli.HelpPrinter
+
 // exitCodes is the one table from a command's outcome to its exit code, for
 // every command but run (runExitCodes); it is the README's table and
 // exitCodesHelp's.
@@ -54,16 +59,71 @@ var exitCodes = map[app.Outcome]int{
 	app.Interrupted:  130, // a signal; no server is left running
 }
 
-// exitCodesHelp is the exit-code table every command's help ends with (run
-// has git bisect run's codes instead).
-const exitCodesHelp = `EXIT CODES:
-   0    done (start: first bad commit found; compare: no regression beyond --threshold)
-   1    failure of the tool or the machine (never a verdict on a revision)
-   2    usage or configuration error, or an endpoint that cannot be built or run (choose another)
-   3    no regression reproduced (start: the endpoints do not differ)
-   4    undecided (start: a range, or endpoints not told apart; compare: inconclusive at --max-repeats)
-   5    regression beyond --threshold (compare, scan)
-   130  interrupted (no server is left running; perfbisect resume continues a bisection)`
+// exitCodesHelp is the exit-code table of the application's help: every
+// code of exitCodes with what it means for each command (run has git bisect
+// run's codes instead, in its own help).
+var exitCodesHelp = exitCodesHelpFor("")
+
+// exitCodesHelpFor is the exit-code table of command cmd's help: the rows of
+// exitCodes the command can exit with, in its own words; cmd "" gives every
+// row, for the application's help.
+func exitCodesHelpFor(cmd string) string {
+	all := cmd == ""
+	bisects := all || cmd == "start" || cmd == "replay" || cmd == "resume"
+	var b strings.Builder
+	b.WriteString("EXIT CODES:\n")
+	row := func(o app.Outcome, text string) { fmt.Fprintf(&b, "   %-4d %s\n", exitCodes[o], text) }
+	switch cmd {
+	case "":
+		row(app.Done, "done (start: first bad commit found; compare: no regression beyond --threshold)")
+	case "start", "replay", "resume":
+		row(app.Done, "done: first bad commit found")
+	case "compare":
+		row(app.Done, "no regression beyond --threshold")
+	case "scan":
+		row(app.Done, "no regression beyond --threshold between measured commits")
+	case "build":
+		row(app.Done, "every revision built")
+	default:
+		row(app.Done, "done")
+	}
+	if cmd == "build" {
+		row(app.Failure, "a revision did not build, or a failure of the tool or the machine")
+	} else {
+		row(app.Failure, "failure of the tool or the machine (never a verdict on a revision)")
+	}
+	if bisects || cmd == "compare" || cmd == "scan" {
+		row(app.Usage, "usage or configuration error, or an endpoint that cannot be built or run (choose another)")
+	} else {
+		row(app.Usage, "usage or configuration error")
+	}
+	switch {
+	case all:
+		row(app.NoRegression, "no regression reproduced (start: the endpoints do not differ)")
+	case bisects:
+		row(app.NoRegression, "no regression reproduced: the endpoints do not differ")
+	}
+	switch {
+	case all:
+		row(app.Undecided, "undecided (start: a range, or endpoints not told apart; compare: inconclusive at --max-repeats)")
+	case bisects:
+		row(app.Undecided, "undecided: a range, or endpoints not told apart")
+	case cmd == "compare":
+		row(app.Undecided, "inconclusive at --max-repeats")
+	}
+	switch {
+	case all:
+		row(app.Regression, "regression beyond --threshold (compare, scan)")
+	case cmd == "compare" || cmd == "scan":
+		row(app.Regression, "regression beyond --threshold")
+	}
+	if bisects {
+		row(app.Interrupted, "interrupted (no server is left running; perfbisect resume continues a bisection)")
+	} else {
+		row(app.Interrupted, "interrupted (no server is left running)")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
 
 func main() {
 	app.LimitMemory()
@@ -202,11 +262,12 @@ func newApp() *cli.App {
 	}
 	flagDocs.Categorize(slices.DeleteFunc(slices.Clone(app.Commands), func(c *cli.Command) bool { return c.Name == "bench" || c.Name == "simulate" }))
 	cli.FlagStringer = flagDocs.Stringer(defaultFlagStringer)
+	cli.HelpPrinter = cliflag.HelpPrinter(defaultHelpPrinter)
 	// One exit-code table in every command's help but run's (git bisect
 	// run's protocol, in its own help) and bench's (its own, a subset).
 	for _, cmd := range app.Commands {
 		if cmd.Name != "run" && cmd.Name != "bench" {
-			cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
+			cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelpFor(cmd.Name) + "\n"
 		}
 	}
 	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n   perfbisect run has git bisect run's codes: see perfbisect run --help.\n"

@@ -20,7 +20,7 @@ func reportCommand() *cli.Command {
 		Flags: append(stateFlags(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown, json; junit for comparisons"},
 			&cli.BoolFlag{Name: "list", Usage: "list the stored sessions"},
-			htmlFlag(),
+			reportHTMLFlag(),
 		),
 		Action: reportAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
