@@ -253,6 +253,17 @@ func (b *Builder) InstallDir(commit string) (string, error) {
 	return b.installDir(r, commit), nil
 }
 
+// Cached reports whether the build cache holds a complete install of commit
+// with this builder's recipe (Build would return it without building).
+func (b *Builder) Cached(commit string) bool {
+	prefix, err := b.InstallDir(commit)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(prefix, completeMarker))
+	return err == nil
+}
+
 func (b *Builder) installDir(r Resolved, commit string) string {
 	return filepath.Join(b.StateDir, "installs", r.Hash, commit)
 }

@@ -111,9 +111,15 @@ func TestIncrementalBuildAndCacheHit(t *testing.T) {
 	b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true,
 		CMakeArgs: []string{"-DCMAKE_C_COMPILER_LAUNCHER=" + launcher}}}
 	ctx := context.Background()
+	if b.Cached(v0) {
+		t.Fatal("Cached before any build")
+	}
 	p0, err := b.Build(ctx, v0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !b.Cached(v0) || b.Cached(v1) {
+		t.Errorf("after building v0: Cached(v0) %v, Cached(v1) %v", b.Cached(v0), b.Cached(v1))
 	}
 	if n := len(compilerRuns(t, count)); n != 10 { // main, 8 units, the static library's u0
 		t.Fatalf("clean build compiled %d units, want 10", n)

@@ -119,6 +119,9 @@ func writeEffective(dst, userFile, userText string, o Overrides) error {
 	}
 	b.WriteString("# perfbisect's overrides (private run directory, loopback only):\n[mysqld]\n")
 	for _, l := range o.lines() {
+		if strings.HasPrefix(l, "user=") {
+			continue // written first, where it counts
+		}
 		b.WriteString(l + "\n")
 	}
 	return os.WriteFile(dst, []byte(b.String()), 0o600)

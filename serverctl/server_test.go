@@ -405,6 +405,11 @@ func TestOptionFileCannotEscapeRunDir(t *testing.T) {
 	if !strings.Contains(string(args), "--max_connections=77") {
 		t.Errorf("effective options not recorded: %s", args)
 	}
+	// The account is given once, first (mysqld keeps the first user= it
+	// reads); the user's user=mysql follows, unused.
+	if n := strings.Count(string(args), "--user="+currentUser()+"\n"); n != 1 || !strings.HasPrefix(string(args), "--user="+currentUser()+"\n") {
+		t.Errorf("--user=%s given %d times, or not first: %s", currentUser(), n, args)
+	}
 	// A secret reaches the server (it read the setting) but not the
 	// recorded list, which the store and the reports get.
 	if strings.Contains(string(args), "s3cretPW") || !strings.Contains(string(args), "wsrep_sst_auth=<redacted>") {

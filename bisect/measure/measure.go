@@ -102,6 +102,7 @@ type BuildRecord struct {
 	Flavor   string        // of the server found in the tree, e.g. MariaDB
 	Version  string        // e.g. 10.11.6
 	Error    string        // why it failed, "" when it did not
+	Cached   bool          // found in the build cache: nothing was built
 }
 
 // Measurer implements bisect.Measurer.
@@ -457,7 +458,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return r, nil
 	}
 	began := time.Now()
-	rec := BuildRecord{Commit: commit, Recipe: m.cfg.Builder.Recipe.Hash()}
+	rec := BuildRecord{Commit: commit, Recipe: m.cfg.Builder.Recipe.Hash(), Cached: m.cfg.Builder.Cached(commit)}
 	report := func(err error) {
 		if m.cfg.OnBuild == nil || ctx.Err() != nil {
 			return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -271,22 +272,21 @@ func shiftText(s stats.ShiftEstimate) string {
 	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*s.Est, 100*s.Lo, 100*s.Hi)
 }
 
-// buildsText summarises the build attempts: "7 (1 failed), MariaDB 10.11.99".
+// buildsText summarises the build attempts: "3 (1 failed), 2 from the
+// build cache, tree MariaDB 10.11.99".
 func buildsText(builds []BuildFact) string {
 	if len(builds) == 0 {
 		return ""
 	}
-	failed := 0
 	var version string
-	for _, b := range builds {
-		if b.Error != "" {
-			failed++
-		}
+	stored := make([]store.Build, len(builds))
+	for i, b := range builds {
+		stored[i] = store.Build{Seconds: b.Seconds, Error: b.Error, Cached: b.Cached}
 		if version == "" && b.Version != "" {
 			version = strings.TrimSpace(b.Flavor + " " + b.Version)
 		}
 	}
-	s := fmt.Sprintf("%d attempts (%d failed)", len(builds), failed)
+	s := buildCount(stored, false)
 	if version != "" {
 		s += ", tree " + version
 	}
@@ -310,6 +310,39 @@ func optionsOf(opts []OptionsText, commit string) string {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// buildCount says how many revisions a session built, how many of those
+// failed (and, with seconds, the time they took) and how many installs it
+// took from the build cache: "3 (1 failed, 1520s in all), 2 from the build
+// cache". An install found in the cache is not a build: a resumed session
+// finds its endpoints there.
+func buildCount(builds []store.Build, seconds bool) string {
+	built, failed, cached := 0, 0, 0
+	var secs float64
+	for _, b := range builds {
+		switch {
+		case b.Cached:
+			cached++
+		default:
+			built++
+			secs += b.Seconds
+			if b.Error != "" {
+				failed++
+			}
+		}
+	}
+	s := fmt.Sprintf("%d (%d failed)", built, failed)
+	if seconds {
+		s = fmt.Sprintf("%d (%d failed, %.0fs in all)", built, failed, secs)
+	}
+	if built == 0 && cached > 0 {
+		s = "none built"
+	}
+	if cached > 0 {
+		s += fmt.Sprintf(", %d from the build cache", cached)
 	}
 	return s
 }

@@ -32,6 +32,8 @@ var pageHTML string
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
+	// oldestFirst orders a posterior as the text report does.
+	"oldestFirst": oldestFirst,
 	"num":   num,
 	"pct": func(p *float64) string {
 		if p == nil {
@@ -102,6 +104,7 @@ type BuildFact struct {
 	Version string
 	Prefix  string // installed tree; "" when the build failed
 	Error   string // why it failed
+	Cached  bool   // found in the build cache: nothing was built
 }
 
 // chart is one Chart.js chart as page.js draws it. Kinds: "path" (bisect
@@ -363,7 +366,7 @@ func pathChart(d *Document, m session.Metric) chart {
 			x = float64(*tc.Position)
 		}
 		pt := point{X: x, Y: stats.Median(vals), Class: verdictClass(tc.Verdict),
-			Label: fmt.Sprintf("#%d %.10s %s: %s, median %s over %d runs", i+1, tc.Commit, trunc(tc.Subject, 50), tc.Verdict, num(stats.Median(vals)), len(vals))}
+			Label: fmt.Sprintf("#%d %.10s %s: %s, median %s over %s", i+1, tc.Commit, trunc(tc.Subject, 50), tc.Verdict, num(stats.Median(vals)), runsText(len(vals)))}
 		c.Points = append(c.Points, pt)
 		line.Points = append(line.Points, pt)
 	}
@@ -383,11 +386,9 @@ func posteriorChart(d *Document) chart {
 	if d.Improvement {
 		first.Label, bad.Label = "P(first new commit)", "P(new)"
 	}
-	ps := append([]PosteriorDoc(nil), d.Posterior...)
-	sort.SliceStable(ps, func(i, j int) bool { return gen(ps[i]) < gen(ps[j]) })
-	for _, p := range ps {
+	for _, p := range oldestFirst(d.Posterior) {
 		x := float64(gen(p))
-		label := fmt.Sprintf("%.10s %s: P(first) %.3g, P(bad) %.3g, %d runs", p.Commit, trunc(p.Subject, 50), p.PFirstBad, p.PBad, p.Runs)
+		label := fmt.Sprintf("%.10s %s: P(first) %.3g, P(bad) %.3g, %s", p.Commit, trunc(p.Subject, 50), p.PFirstBad, p.PBad, runsText(p.Runs))
 		first.Points = append(first.Points, point{X: x, Y: p.PFirstBad, Label: label})
 		bad.Points = append(bad.Points, point{X: x, Y: p.PBad, Label: label})
 		if p.Position != nil {
@@ -403,6 +404,14 @@ func posteriorChart(d *Document) chart {
 	}
 	c.Lines = []series{first, bad}
 	return c
+}
+
+// oldestFirst returns a copy of a posterior ordered by the commits' places
+// after good (the stored order is newest first).
+func oldestFirst(ps []PosteriorDoc) []PosteriorDoc {
+	ps = append([]PosteriorDoc(nil), ps...)
+	sort.SliceStable(ps, func(i, j int) bool { return gen(ps[i]) < gen(ps[j]) })
+	return ps
 }
 
 func gen(p PosteriorDoc) int {
@@ -518,4 +527,12 @@ func hostFacts(runs []bisect.Run) [][2]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+// runsText is "1 run", "9 runs".
+func runsText(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }

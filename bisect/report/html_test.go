@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -343,7 +345,21 @@ func TestHTMLPosterior(t *testing.T) {
 		}
 	}
 	raw, _ := os.ReadFile(path)
-	if !drawn || !strings.Contains(string(raw), "<h2>Posterior</h2>") || !strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)) {
+	// The table is oldest first, as the text report's: the commits'
+	// places after good rise down the rows.
+	last := -1
+	table, _, _ := strings.Cut(string(raw[strings.Index(string(raw), "<h2>Posterior"):]), "</table>")
+	for _, m := range regexp.MustCompile(`<td>subject ([0-9]{4})</td>`).FindAllStringSubmatch(table, -1) {
+		g, _ := strconv.Atoi(m[1]) // the subjects are the places' last digits
+		if g < last {
+			t.Errorf("posterior table: %s (place %d) after place %d: not oldest first", m[1], g, last)
+		}
+		last = g
+	}
+	if last < 0 {
+		t.Errorf("posterior table has no commit rows")
+	}
+	if !drawn || !strings.Contains(string(raw), "<h2>Posterior (oldest first)</h2>") || !strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)) {
 		t.Errorf("posterior chart drawn %v; table with P(first bad) %.3g: %v", drawn, culprit.PFirstBad, strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)))
 	}
 }

@@ -61,15 +61,7 @@ func WriteStatus(w io.Writer, s Status) {
 	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
 	fmt.Fprintf(w, "state:   %s\n", s.Dir)
 	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.Subjects(x.Good), x.Bad, s.Subjects(x.Bad))
-	var secs float64
-	failed := 0
-	for _, b := range s.Builds {
-		secs += b.Seconds
-		if b.Error != "" {
-			failed++
-		}
-	}
-	fmt.Fprintf(w, "runs stored: %d; decisions: %d; build attempts: %d (%d failed, %.0fs in all)\n", s.Runs, len(s.Steps), len(s.Builds), failed, secs)
+	fmt.Fprintf(w, "runs stored: %d; decisions: %d; builds: %s\n", s.Runs, len(s.Steps), buildCount(s.Builds, true))
 	for _, st := range s.Steps {
 		fmt.Fprintf(w, "  %-9s %.10s %-9s %-13s %s\n", st.Role, st.Commit, st.Verdict, DecisionN(st), st.Reason)
 	}

@@ -201,14 +201,17 @@ func OpenReadOnly(stateDir string) (*Store, error) {
 // store written before the version was kept (user_version 0 with tables);
 // version 2 adds events.took_ns, the time a prepare took (the probabilistic
 // search weighs builds by it, so a resumed session must see it again);
-// version 3 adds events.mark, the verdict of a mark given by hand.
-const SchemaVersion = 3
+// version 3 adds events.mark, the verdict of a mark given by hand;
+// version 4 adds builds.cached, an install found in the build cache (a
+// resumed session's endpoints, say), not built.
+const SchemaVersion = 4
 
 // migrations[v] takes a store of version v to v+1; migrations[0] creates
 // version 1 (on an empty file, or over the unversioned tables of version 1).
 var migrations = []string{schema,
 	`ALTER TABLE events ADD COLUMN took_ns INTEGER NOT NULL DEFAULT 0`,
-	`ALTER TABLE events ADD COLUMN mark TEXT NOT NULL DEFAULT ''`}
+	`ALTER TABLE events ADD COLUMN mark TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE builds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0`}
 
 // migrate brings the store at path to SchemaVersion in one transaction, or
 // refuses a store a newer perfbisect wrote. The version is read again inside
@@ -587,22 +590,24 @@ type Build struct {
 	Flavor  string  // of the server in the tree
 	Version string
 	Error   string // why it failed, "" when it did not
+	Cached  bool   // the install was in the build cache: nothing was built
 	Created time.Time
 }
 
 // AddBuild records a build attempt of a session.
 func (s *Store) AddBuild(id int64, b Build) error {
-	_, err := s.db.Exec(`INSERT INTO builds (session, commit_hash, recipe, prefix, seconds, flavor, version, error, created) VALUES (?,?,?,?,?,?,?,?,?)`,
-		id, b.Commit, b.Recipe, b.Prefix, b.Seconds, b.Flavor, b.Version, b.Error, now())
+	_, err := s.db.Exec(`INSERT INTO builds (session, commit_hash, recipe, prefix, seconds, flavor, version, error, cached, created) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		id, b.Commit, b.Recipe, b.Prefix, b.Seconds, b.Flavor, b.Version, b.Error, b.Cached, now())
 	if err != nil {
 		return fmt.Errorf("store %s: build of %.10s: %w", s.path, b.Commit, err)
 	}
 	return nil
 }
 
-// Builds returns a session's build attempts in order.
+// Builds returns a session's build attempts in order (cache hits
+// included, Cached set).
 func (s *Store) Builds(id int64) ([]Build, error) {
-	rows, err := s.db.Query(`SELECT commit_hash, recipe, prefix, seconds, flavor, version, error, created FROM builds WHERE session = ? ORDER BY rowid`, id)
+	rows, err := s.db.Query(`SELECT commit_hash, recipe, prefix, seconds, flavor, version, error, cached, created FROM builds WHERE session = ? ORDER BY rowid`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -611,7 +616,7 @@ func (s *Store) Builds(id int64) ([]Build, error) {
 	for rows.Next() {
 		var b Build
 		var created string
-		if err := rows.Scan(&b.Commit, &b.Recipe, &b.Prefix, &b.Seconds, &b.Flavor, &b.Version, &b.Error, &created); err != nil {
+		if err := rows.Scan(&b.Commit, &b.Recipe, &b.Prefix, &b.Seconds, &b.Flavor, &b.Version, &b.Error, &b.Cached, &created); err != nil {
 			return nil, err
 		}
 		b.Created, _ = time.Parse(time.RFC3339Nano, created)

@@ -419,17 +419,21 @@ func TestSchemaVersion(t *testing.T) {
 		t.Fatalf("a new store has schema version %d, want %d", v, SchemaVersion)
 	}
 	// As every store before the version was kept: version 1's tables
-	// (no events.took_ns, no events.mark) and user_version 0.
+	// (no events.took_ns, no events.mark, no builds.cached) and
+	// user_version 0, with a build attempt stored.
 	func() {
 		db, err := sql.Open("sqlite", "file:"+p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		for _, col := range []string{"took_ns", "mark"} {
-			if _, err := db.Exec("ALTER TABLE events DROP COLUMN " + col); err != nil {
+		for _, col := range []string{"events DROP COLUMN took_ns", "events DROP COLUMN mark", "builds DROP COLUMN cached"} {
+			if _, err := db.Exec("ALTER TABLE " + col); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if _, err := db.Exec(`INSERT INTO builds (session, commit_hash, recipe, prefix, seconds, flavor, version, error, created) VALUES (?, 'a', 'r', '/p', 600, 'MariaDB', '10.0.22', '', '2026-12-01T00:00:00Z')`, a.ID); err != nil {
+			t.Fatal(err)
 		}
 	}()
 	setVersion(0)
@@ -451,6 +455,13 @@ func TestSchemaVersion(t *testing.T) {
 	if ev, _ := st.Events(a.ID); len(ev) != 3 || ev[1].Took != 1500*time.Millisecond || ev[0].Took != 0 ||
 		ev[2].Kind != session.EventMark || ev[2].Mark != "skip" || ev[2].Reason != "does not build with gcc 12" || ev[1].Mark != "" {
 		t.Errorf("events after migrating: %+v", ev)
+	}
+	// Version 4 tells a cache hit from a build; the old attempt was built.
+	if err := st.AddBuild(a.ID, Build{Commit: "a", Recipe: "r", Prefix: "/p", Seconds: 0.01, Cached: true}); err != nil {
+		t.Fatal(err)
+	}
+	if bs, err := st.Builds(a.ID); err != nil || len(bs) != 2 || bs[0].Cached || bs[0].Seconds != 600 || !bs[1].Cached {
+		t.Errorf("builds after migrating: %+v, %v", bs, err)
 	}
 	st.Close()
 	if v := version(); v != SchemaVersion {

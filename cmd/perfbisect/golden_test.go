@@ -174,7 +174,7 @@ func TestGoldenStoredSessions(t *testing.T) {
 			if c.id == "1" && f != "json" {
 				for _, want := range []string{"7965ac054db63aa1d4a93edbd383089f3de16b9d is the first bad commit", "good 7728954680 688 [",
 					"change vs good in its blocks", "(against ", "perfbisect start --repo server", "server: MariaDB 10.11.19", "cpu_model=AMD EPYC",
-					"--innodb-buffer-pool-size=256M", "builds: 5 attempts (0 failed)"} {
+					"--innodb-buffer-pool-size=256M", "builds: 5 (0 failed)"} {
 					if !strings.Contains(r.stdout, want) {
 						t.Errorf("report 1 --format %s lacks %q", f, want)
 					}

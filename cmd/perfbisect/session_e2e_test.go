@@ -165,7 +165,7 @@ func checkFinishedSession(t *testing.T, repo, state, culprit string, buildFailur
 	t.Helper()
 	st := perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
 	if !strings.Contains(st.stdout, "done (found)") || !strings.Contains(st.stdout, "first bad commit: "+culprit) ||
-		!regexp.MustCompile(fmt.Sprintf(`build attempts: [1-9][0-9]* \(%d failed`, buildFailures)).MatchString(st.stdout) {
+		!regexp.MustCompile(fmt.Sprintf(`builds: [0-9]+ \(%d failed`, buildFailures)).MatchString(st.stdout) {
 		t.Errorf("status after the end (want %d failed build(s)):\n%s", buildFailures, st.stdout)
 	}
 	lg := perfbisect(t, nil, "log", "--state-dir", state, "--repo", repo)

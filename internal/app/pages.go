@@ -128,7 +128,7 @@ func CompletePage(st *store.Store, p report.Page, ids ...int64) (report.Page, er
 			return p, err
 		}
 		for _, b := range builds {
-			f := report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor, Version: b.Version, Prefix: b.Prefix, Error: b.Error}
+			f := report.BuildFact{Commit: b.Commit, Seconds: b.Seconds, Flavor: b.Flavor, Version: b.Version, Prefix: b.Prefix, Error: b.Error, Cached: b.Cached}
 			if len(ids) > 1 && slices.ContainsFunc(p.Builds, func(o report.BuildFact) bool {
 				return o.Commit == f.Commit && o.Prefix == f.Prefix && o.Error == f.Error
 			}) {

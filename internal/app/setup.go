@@ -120,7 +120,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	builder := s.Build.Builder(s.Repo, s.StateDir, s.Log, s.Live)
 	onBuild := func(b measure.BuildRecord) {
 		err := s.Store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
-			Flavor: b.Flavor, Version: b.Version, Error: b.Error})
+			Flavor: b.Flavor, Version: b.Version, Error: b.Error, Cached: b.Cached})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
