@@ -1,8 +1,11 @@
 package bisect
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,6 +133,31 @@ func TestResolveRefBeforeAbbreviatedHash(t *testing.T) {
 		got, err := resolveIn(t, dir, "bad")
 		if err != nil || got != hashes[0] {
 			t.Errorf("git command %v: Resolve(bad) = %.10s %v, want the tag's %.10s (not the commit %.10s)", withGit, got, err, hashes[0], decoy)
+		}
+	}
+}
+
+// TestOpenRepoSaysWhatIsWrong: a --repo that is missing, a file, a
+// directory outside git, or a server tree without git history each get
+// their own usage error naming the path and what to do.
+func TestOpenRepoSaysWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "my.cnf")
+	os.WriteFile(file, []byte("[mysqld]\n"), 0o644)
+	plain := filepath.Join(dir, "plain")
+	tree := filepath.Join(dir, "mariadb-10.0.22")
+	os.MkdirAll(plain, 0o755)
+	os.MkdirAll(filepath.Join(tree, "sql"), 0o755)
+	os.WriteFile(filepath.Join(tree, "CMakeLists.txt"), nil, 0o644)
+	for _, c := range []struct{ dir, want string }{
+		{filepath.Join(dir, "nope"), "no such directory"},
+		{file, "not a directory"},
+		{plain, "not a git repository"},
+		{tree, "a server source tree without git history"},
+	} {
+		_, err := OpenRepo(c.dir)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.dir) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("OpenRepo(%s) = %v, want a usage error saying %q", c.dir, err, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package bisect
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,15 +34,26 @@ func Usagef(format string, args ...any) error { return usage.Errorf(format, args
 // OpenRepo opens the git repository at dir (or the one containing it). A
 // missing directory or one that is not in a git repository is an ErrUsage error.
 func OpenRepo(dir string) (*git.Repository, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, Usagef("repository %s: %v (pass the server's source tree with {repo})", dir, err)
+	abs, _ := filepath.Abs(dir)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, Usagef("repository %s: no such directory (pass the server's git source tree with {repo}, or run perfbisect in it)", abs)
+	case err != nil:
+		return nil, Usagef("repository %s: %v (pass the server's git source tree with {repo})", abs, err)
+	case !st.IsDir():
+		return nil, Usagef("repository %s: not a directory (pass the server's git source tree with {repo})", abs)
 	}
 	// EnableDotGitCommonDir: a linked worktree (git worktree add) keeps its
 	// objects and refs in the main repository.
 	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-	if err != nil {
-		abs, _ := filepath.Abs(dir)
-		return nil, Usagef("repository %s: %v (pass the server's source tree with {repo})", abs, err)
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists) && looksLikeServerTree(dir):
+		return nil, Usagef("repository %s: a server source tree without git history (no .git here or above): perfbisect checks out revisions from git; clone the server's repository, or make one from the release tarballs (git init, a commit and a tag per release: the README's \"A tree without git history\")", abs)
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		return nil, Usagef("repository %s: not a git repository (no .git here or above): pass the server's git source tree with {repo}, or run perfbisect in it", abs)
+	case err != nil:
+		return nil, Usagef("repository %s: %v (pass the server's git source tree with {repo})", abs, err)
 	}
 	// The same git directory with bounded caches: go-git's default object
 	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
@@ -62,6 +74,15 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		}
 	}
 	return r, nil
+}
+
+// looksLikeServerTree reports whether dir holds a MySQL-family server's
+// source (a CMakeLists.txt and an sql/ directory), as an unpacked release
+// tarball does.
+func looksLikeServerTree(dir string) bool {
+	_, cm := os.Stat(filepath.Join(dir, "CMakeLists.txt"))
+	st, sq := os.Stat(filepath.Join(dir, "sql"))
+	return cm == nil && sq == nil && st.IsDir()
 }
 
 // GitDir is the git directory of a repository opened from the filesystem
