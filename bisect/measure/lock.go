@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// LockPath is the machine-wide measurement lock: a measured window of one
+// LockPath is the machine-wide lock: a measured window of one
 // perfbisect process never overlaps another's window or build step (two
 // servers, or a server and a compiler, on a small machine make each other's
 // numbers meaningless). See MachineLock. It is in the machine's lock
@@ -80,36 +80,52 @@ func (m *Measurer) lock(ctx context.Context) (func(), error) {
 	return MachineLock(ctx, "measuring", m.cfg.StateDir, m.cfg.Log)
 }
 
+// QueueSuffix names the machine lock's queue file (LockPath +
+// QueueSuffix): see MachineLock.
+const QueueSuffix = ".queue"
+
 // MachineLock takes the machine-wide lock (flock(2) on LockPath) for activity
-// ("measuring", "building 3f2c1a9: build"), waiting while another process
-// holds it, until ctx ends; while waiting it says every 30 s on log (may be
-// nil) who holds it. The returned function releases it; the kernel releases it
-// too when the process dies. Measured windows and build steps of every
-// perfbisect on the machine take it, so that no window overlaps another
-// perfbisect's window or compiler. Errors: the lock file cannot be opened;
-// ctx's error.
+// ("measuring", "building 3f2c1a9"), waiting while another process holds
+// it, until ctx ends. Measured windows and build steps of every perfbisect
+// on the machine take it, so that no window overlaps another perfbisect's
+// window or compiler. The returned function releases it; the kernel releases
+// it too when the process dies. Errors: a lock file cannot be opened; ctx's
+// error.
+//
+// Turns are fair between perfbisects: flock(2) alone is not (a holder that
+// lets go and asks again at once, as a session does between two runs, wins
+// over a process asleep in the kernel, which then waits for the whole
+// session). So a process passes a queue lock (LockPath+QueueSuffix) before
+// it waits for the lock and lets the queue go once it holds the lock: a
+// holder asking again finds the queue held by the waiter and takes its turn
+// after it. While waiting it says on log (may be nil) who holds the lock:
+// at once, when the holder changes, and after 1, 2, 4, 8 minutes and every
+// 10 minutes then.
 func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) (func(), error) {
 	logf := func(format string, args ...any) {
 		if log != nil {
 			fmt.Fprintf(log, format+"\n", args...)
 		}
 	}
-	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := openLockFile(LockPath)
 	if err != nil {
-		// Another user's lock file that we may only read still locks.
-		if f, err = os.Open(LockPath); err != nil {
-			return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
-		}
+		return nil, err
 	}
-	_ = f.Chmod(0o666) // every user of the machine shares it (umask would narrow it)
-	fd := int(f.Fd())
+	q, err := openLockFile(LockPath + QueueSuffix)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fd, qfd := int(f.Fd()), int(q.Fd())
 	took := func(waited time.Duration) (func(), error) {
+		_ = syscall.Flock(qfd, syscall.LOCK_UN)
+		q.Close()
 		// Say who holds it, for those who wait.
 		if err := f.Truncate(0); err == nil {
 			_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
 		}
 		if waited > 0 {
-			logf("got the measurement lock after %s", waited.Round(time.Second))
+			logf("got the machine lock after %s", waited.Round(time.Second))
 		}
 		return func() {
 			_ = f.Truncate(0) // a waiter must not read a holder that let go
@@ -117,44 +133,73 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 			f.Close()
 		}, nil
 	}
-	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-	if err == nil {
-		return took(0)
-	}
-	if err != syscall.EWOULDBLOCK {
+	fail := func(err error) (func(), error) {
 		f.Close()
-		return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
+		q.Close()
+		return nil, fmt.Errorf("machine lock %s: %w", LockPath, err)
 	}
-	// Wait in the kernel (a blocking flock is woken when the holder lets go;
-	// polling would lose every time to a holder that takes it again at once).
+	queued := syscall.Flock(qfd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if queued == nil {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return took(0)
+		}
+		if err != syscall.EWOULDBLOCK {
+			return fail(err)
+		}
+	} else if queued != syscall.EWOULDBLOCK {
+		return fail(queued)
+	}
+	// Wait in the kernel (a blocking flock is woken when the holder lets go),
+	// first for the queue unless it is ours already, then for the lock.
 	since := time.Now()
-	say := func() {
+	var said string
+	next := time.Minute
+	say := func(force bool) {
 		b, _ := os.ReadFile(LockPath)
 		holder := strings.TrimSpace(string(b))
 		if holder == "" || strings.HasPrefix(holder, fmt.Sprintf("pid %d,", os.Getpid())) {
 			holder = "it has not said who yet" // just taken, or a line of our own earlier hold
 		}
-		logf("waiting for the measurement lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
-			time.Since(since).Round(time.Second), activity, holder)
+		waited := time.Since(since)
+		if !force && holder == said && waited < next {
+			return
+		}
+		for waited >= next {
+			if next < 8*time.Minute {
+				next *= 2
+			} else {
+				next += 10 * time.Minute
+			}
+		}
+		said = holder
+		logf("waiting for the machine lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
+			waited.Round(time.Second), activity, holder)
 	}
-	say()
+	say(true)
 	got := make(chan error, 1)
 	var mu sync.Mutex // abandoned, and the hand-over through got
 	abandoned := false
 	go func() {
-		var err error
-		for {
-			if err = syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
-				break
+		wait := func(fd int) error {
+			for {
+				if err := syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
+					return err
+				}
 			}
+		}
+		var err error
+		if queued != nil {
+			err = wait(qfd)
+		}
+		if err == nil {
+			err = wait(fd)
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned { // the caller gave up: let go at once
-			if err == nil {
-				_ = syscall.Flock(fd, syscall.LOCK_UN)
-			}
 			f.Close()
+			q.Close()
 			return
 		}
 		got <- err
@@ -165,26 +210,37 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		select {
 		case err := <-got:
 			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("measurement lock %s: %w", LockPath, err)
+				return fail(err)
 			}
 			return took(time.Since(since))
 		case <-tick.C:
-			say()
+			say(false)
 		case <-ctx.Done():
 			mu.Lock()
 			abandoned = true
 			// The waiting goroutine may have got it just now.
 			select {
-			case err := <-got:
-				if err == nil {
-					_ = syscall.Flock(fd, syscall.LOCK_UN)
-				}
-				f.Close()
+			case <-got:
+				f.Close() // closing lets go of both locks
+				q.Close()
 			default:
 			}
 			mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// openLockFile opens (creating) a machine lock file that every user of the
+// machine shares.
+func openLockFile(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		// Another user's lock file that we may only read still locks.
+		if f, err = os.Open(p); err != nil {
+			return nil, fmt.Errorf("machine lock %s: %w", p, err)
+		}
+	}
+	_ = f.Chmod(0o666) // every user of the machine shares it (umask would narrow it)
+	return f, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,90 @@ func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
 	if b, _ := os.ReadFile(LockPath); len(b) != 0 {
 		t.Errorf("the lock file still names a holder after release: %q", b)
 	}
+}
+
+// TestMachineLockTakesTurns: a holder that lets go and asks again at once
+// (a session between two runs) does not keep the lock from a process
+// waiting for it: the waiter has it at the holder's next release. With
+// flock(2) alone the waiter lost nearly every time.
+func TestMachineLockTakesTurns(t *testing.T) {
+	old := LockPath
+	LockPath = filepath.Join(t.TempDir(), "measure.lock")
+	defer func() { LockPath = old }()
+	ctx := context.Background()
+	unlock, err := MachineLock(ctx, "measuring", "/a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedLog{}
+	waiterHas := make(chan int, 1)
+	cycles := 0 // the holder's releases so far (read by the waiter after it has the lock)
+	var mu sync.Mutex
+	go func() {
+		u, err := MachineLock(ctx, "building 3f2c1a9", "/b", log)
+		if err != nil {
+			waiterHas <- -1
+			return
+		}
+		mu.Lock()
+		n := cycles
+		mu.Unlock()
+		waiterHas <- n
+		time.Sleep(50 * time.Millisecond)
+		u()
+	}()
+	// The waiter says it waits once it is queued.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "waiting for"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never said it waits")
+		}
+	}
+	got := -1
+	for i := 1; i <= 30 && got < 0; i++ {
+		mu.Lock()
+		cycles = i
+		mu.Unlock()
+		unlock()
+		if unlock, err = MachineLock(ctx, "measuring", "/a", nil); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got = <-waiterHas:
+		default:
+		}
+		time.Sleep(20 * time.Millisecond) // a run's window
+	}
+	unlock()
+	if got < 0 {
+		select {
+		case got = <-waiterHas:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	if got != 1 {
+		t.Errorf("the waiter had the lock after the holder's release %d, want its first (-1: never in 30)", got)
+	}
+	if !strings.Contains(log.String(), "waiting for the machine lock") || !strings.Contains(log.String(), "before building 3f2c1a9") {
+		t.Errorf("the wait was not said as a wait for the machine lock before the build: %q", log.String())
+	}
+}
+
+// lockedLog is a log written by one goroutine and read by another.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestLockPathIgnoresTMPDIR: two perfbisects with different TMPDIRs share

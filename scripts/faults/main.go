@@ -721,7 +721,7 @@ func keepFull(dir string, stop chan struct{}) {
 
 // twoDirs runs two sessions of the fixture at once on two state directories:
 // both must name the culprit, and no run of one may overlap a run of the
-// other in time (the machine-wide measurement lock).
+// other in time (the machine-wide lock).
 func (fx *fixture) twoDirs(state, tmp string, sockets map[string]bool) trial {
 	t := trial{fault: "two-dirs", injected: true}
 	a, b := state+"-a", state+"-b"

@@ -31,7 +31,7 @@
 // after its line is written (-keep leaves them), so the disk holds one series
 // at a time; a series does not start while the disk under -work has less than
 // -min-free. It refuses to start while another perfbisect holds the machine's
-// measurement lock (it would measure beside it).
+// machine lock (it would measure beside it).
 package main
 
 import (
@@ -96,7 +96,7 @@ func main() {
 		fatal(2, "-min-free %q: %v", *minFree, err)
 	}
 	if holder, busy := machineBusy(); busy {
-		fatal(1, "another perfbisect holds the measurement lock %s (%s): run this alone", measure.LockPath, holder)
+		fatal(1, "another perfbisect holds the machine lock %s (%s): run this alone", measure.LockPath, holder)
 	}
 	if *work == "" {
 		base, err := os.UserCacheDir()
@@ -151,7 +151,7 @@ func fatal(code int, format string, args ...any) {
 	os.Exit(code)
 }
 
-// machineBusy reports whether another process holds the measurement lock,
+// machineBusy reports whether another process holds the machine lock,
 // and who (its holder line).
 func machineBusy() (string, bool) {
 	f, err := os.OpenFile(measure.LockPath, os.O_RDWR|os.O_CREATE, 0o666)
