@@ -156,6 +156,10 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		ctx = append(ctx, [2]string{"host", strings.Join(host, " ")})
 	}
 	ctx = append(ctx, [2]string{"runs", fmt.Sprintf("%d measured; pre-flight estimate: %s", d.Runs, orDash(d.Estimate))})
+	if n := len(d.LeftOut); n > 0 {
+		ctx = append(ctx, [2]string{"left out", fmt.Sprintf("%d commit(s) that change only documentation, tests or CI files (%.10s: %s, ...): they build their parent's server; --keep-doc-commits tests them",
+			n, d.LeftOut[0].Commit, d.LeftOut[0].Changes)})
+	}
 	options := optionsOf(p.Options, d.Good)
 	if md {
 		fmt.Fprintf(w, "\n**How it was measured**\n\n")

@@ -184,6 +184,21 @@ type Document struct {
 	// candidate with runs or a probability of being the first bad commit of
 	// at least 0.001, newest first.
 	Posterior []PosteriorDoc `json:"posterior,omitempty"`
+	// LeftOut are the commits of the range the search did not consider:
+	// they change only documentation, tests or CI files (bisect.InertPath),
+	// so they build their parent's server.
+	LeftOut []LeftOutDoc `json:"left_out,omitempty"`
+}
+
+// LeftOutDoc is a commit a bisection left out of its search.
+type LeftOutDoc struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	Changes string `json:"changes"` // one of the files it changes ("README.md")
+	// Verdict is what it is as its parent's server once the first bad
+	// commit is known: "good" or "bad" ("" when no commit was named); the
+	// log gives it to git bisect so that a replay ends where the session did.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // PosteriorDoc is one candidate of a probabilistic search's posterior.

@@ -140,6 +140,12 @@ func WriteLog(w io.Writer, s Status) {
 	}
 	if x.State == store.Done && len(x.Result) > 0 {
 		doc := storedDocument(x)
+		for _, l := range doc.LeftOut {
+			if l.Verdict != "" {
+				fmt.Fprintf(w, "# %s: [%s] %s\n#   left out: it changes only documentation, tests or CI files (%s): its parent's server\n", l.Verdict, l.Commit, l.Subject, l.Changes)
+				fmt.Fprintf(w, "git bisect %s %s\n", l.Verdict, l.Commit)
+			}
+		}
 		if doc.FirstBad != nil {
 			fmt.Fprintf(w, "# first bad commit: [%s] %s\n", *doc.FirstBad, s.Subjects(*doc.FirstBad))
 		}

@@ -144,7 +144,11 @@ type jsonResult struct {
 	Runs               int      `json:"runs"`
 	FirstBad           *string  `json:"first_bad"`
 	Range              []string `json:"range"`
-	Tested             []struct {
+	LeftOut            []struct {
+		Commit  string `json:"commit"`
+		Verdict string `json:"verdict"`
+	} `json:"left_out"`
+	Tested []struct {
 		Commit  string `json:"commit"`
 		Verdict string `json:"verdict"`
 		Skipped string `json:"skipped"`

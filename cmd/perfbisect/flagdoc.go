@@ -17,7 +17,7 @@ const (
 // flag name (a flag not listed keeps no category and shows "value").
 var flagDocs = cliflag.DocTable(map[string][2]string{
 	"repo": {catRevisions, "DIR"}, "good": {catRevisions, "REV"}, "bad": {catRevisions, "REV"},
-	"first-parent": {catRevisions, ""}, "every": {catRevisions, "N"}, "merges": {catRevisions, ""},
+	"first-parent": {catRevisions, ""}, "keep-doc-commits": {catRevisions, ""}, "every": {catRevisions, "N"}, "merges": {catRevisions, ""},
 
 	"workload": {catWorkload, "NAME"}, "threads": {catWorkload, "N"}, "tables": {catWorkload, "N"}, "table-size": {catWorkload, "ROWS"},
 	"time": {catWorkload, "SECONDS"}, "warmup": {catWorkload, "SECONDS"}, "range-size": {catWorkload, "ROWS"},

@@ -84,6 +84,7 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Usage: "(required) a revision with the change"},
 			&cli.BoolFlag{Name: "no-confirm", Usage: "classic search: do not confirm the first bad commit against its parent (the probabilistic search's answer always rests on both)"},
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
+			&cli.BoolFlag{Name: "keep-doc-commits", Usage: "also test the commits that change only documentation, tests or CI files (README*, *.md, Docs/, mysql-test/, .github/); by default they are left out: they build their parent's server"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
@@ -147,7 +148,7 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 	defer su.close()
 	return app.Start(c.Context, su.Setup, app.StartRequest{
 		Good: good, Bad: bad, Marks: marks,
-		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"),
+		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"), KeepDocCommits: c.Bool("keep-doc-commits"),
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"),
 		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
 		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,

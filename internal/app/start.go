@@ -44,6 +44,10 @@ type StartRequest struct {
 	Good, Bad   string
 	NoConfirm   bool
 	FirstParent bool
+	// KeepDocCommits keeps in the search the commits that change only
+	// documentation, tests or CI files (bisect.InertCommits), which are
+	// left out by default.
+	KeepDocCommits bool
 	Jobs        int    // commits placed per round (1: exact bisection)
 	Search      string // session.SearchBayes or session.SearchClassic
 	MaxRuns     int    // bayes: 0 for the default
@@ -101,6 +105,18 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err := su.CheckSettings(revs...); err != nil {
 		return err
 	}
+	all := commits
+	var inert map[string]string
+	if !req.KeepDocCommits {
+		if inert, err = bisect.InertCommits(su.Repo, commits); err != nil {
+			return With(Failure, err)
+		}
+		commits = bisect.LeaveOut(commits, inert, bad)
+		if n := len(all) - len(commits); n > 0 {
+			fmt.Fprintf(su.Log, "%d of %d commits change only documentation, tests or CI files (%s): left out, they build their parent's server (--keep-doc-commits tests them)\n",
+				n, len(all), leftOutExample(all, commits, inert))
+		}
+	}
 	cfg := su.Policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm, cfg.FirstParent, cfg.Jobs = req.NoConfirm, req.FirstParent, req.Jobs
@@ -112,7 +128,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
 	}
-	sess, identity, err := resumable(su, &cfg, req, good, bad)
+	sess, identity, err := resumable(su, &cfg, req, good, bad, len(all)-len(commits))
 	if err != nil {
 		return err
 	}
@@ -160,6 +176,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	doc := report.NewDocument(res, cfg.Metric, subjects)
 	doc.Place(good, bad, commits)
 	doc.Search = cfg.Search
+	doc.LeftOut = leftOutDocs(all, commits, inert, res, subjects)
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
@@ -197,7 +214,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 // without the probabilistic search resumes as the classic search it was,
 // unless the request chose a search. Errors (usage): the unfinished session
 // is another one (resume it or reset it), or resume finds it changed.
-func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string) (*store.Session, store.Identity, error) {
+func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string, leftOut int) (*store.Session, store.Identity, error) {
 	st := su.Store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
@@ -214,6 +231,11 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	}
 	identity := su.Identity(good, bad, startIdentity(*cfg, su.RepoRoot))
 	identity["confidence"] = fmt.Sprint(cfg.Confidence)
+	if leftOut > 0 {
+		// Only when some are: a session stored before commits were left
+		// out keeps its identity when its range has none.
+		identity["left-out commits"] = fmt.Sprint(leftOut)
+	}
 	k := identity.Key()
 	switch {
 	case sess == nil:
@@ -262,6 +284,66 @@ func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.
 		}
 	}
 	return out, nil
+}
+
+// leftOutExample names one commit left out of the search and a file it
+// changes: "3f2c1a9b0d: README.md".
+func leftOutExample(all, kept []bisect.Commit, inert map[string]string) string {
+	in := map[string]bool{}
+	for _, c := range kept {
+		in[c.Hash] = true
+	}
+	for _, c := range all {
+		if !in[c.Hash] {
+			return fmt.Sprintf("%.10s: %s", c.Hash, inert[c.Hash])
+		}
+	}
+	return ""
+}
+
+// leftOutDocs lists the commits of all that the search did not have (kept),
+// oldest first; once res names the first bad commit, each is bad when it
+// descends from it and good otherwise (its server is its parent's).
+func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *session.Result, subjects func(string) string) []report.LeftOutDoc {
+	in := map[string]bool{}
+	for _, c := range kept {
+		in[c.Hash] = true
+	}
+	parents := map[string][]string{}
+	for _, c := range all {
+		parents[c.Hash] = c.Parents
+	}
+	// descends reports whether h has fb among its ancestors (or is it).
+	descends := func(h, fb string) bool {
+		seen := map[string]bool{}
+		for queue := []string{h}; len(queue) > 0; queue = queue[1:] {
+			x := queue[0]
+			if x == fb {
+				return true
+			}
+			if !seen[x] {
+				seen[x] = true
+				queue = append(queue, parents[x]...)
+			}
+		}
+		return false
+	}
+	var out []report.LeftOutDoc
+	for i := len(all) - 1; i >= 0; i-- { // the range is newest first
+		c := all[i]
+		if in[c.Hash] {
+			continue
+		}
+		d := report.LeftOutDoc{Commit: c.Hash, Subject: subjects(c.Hash), Changes: inert[c.Hash]}
+		if res != nil && res.Outcome == session.Found && res.FirstBad != "" {
+			d.Verdict = "good"
+			if descends(c.Hash, res.FirstBad) {
+				d.Verdict = "bad"
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // expectedSteps is about how many commits a bisection of n candidates
