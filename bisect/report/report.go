@@ -169,6 +169,9 @@ type Document struct {
 	// EstimatedRuns is the pre-flight estimate of the session's runs (0: none
 	// was made); Runs is what it measured (failed runs included).
 	EstimatedRuns int `json:"estimated_runs,omitempty"`
+	// EstimatedRunsHigh is the estimate at the top of the noise's 90%
+	// interval from the endpoints' runs (0: none).
+	EstimatedRunsHigh int `json:"estimated_runs_high,omitempty"`
 	// SmallestChange is the smallest relative change (0.05: 5%) the
 	// probabilistic search resolves at the endpoints' noise within
 	// SmallestChangeRuns runs (0: not estimated).
@@ -274,7 +277,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 	}
 	d := Document{Result: outcome, Range: res.Range, Why: res.Why, Metric: string(metric),
 		Confidence: res.Budget.Confidence, Estimate: res.Estimate, Finished: time.Now().UTC(), Tested: []TestedCommit{}, Steps: []StepDoc{},
-		EstimatedRuns: res.EstimatedRuns, Runs: res.Measured, Improvement: res.Improvement,
+		EstimatedRuns: res.EstimatedRuns, EstimatedRunsHigh: res.EstimatedRunsHigh, Runs: res.Measured, Improvement: res.Improvement,
 		SmallestChange: res.SmallestChange, SmallestChangeRuns: res.SmallestChangeRuns}
 	if res.FirstBad != "" {
 		fb := res.FirstBad

@@ -10,6 +10,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/posterior"
 	"github.com/perfbisect/perfbisect/stats"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Search strategies (Config.Search).
@@ -349,12 +350,12 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 		case 1-p.Bad >= c.Confidence:
 			verdict = VerdictGood
 		case s.res.Skipped[p.Commit] == "":
-			s.res.Skipped[p.Commit] = fmt.Sprintf("left undecided by the posterior: P(bad) %.3g after %d runs", p.Bad, p.Runs)
+			s.res.Skipped[p.Commit] = fmt.Sprintf("left undecided by the posterior: P(bad) %.3g after %s", p.Bad, runsN(p.Runs))
 		}
 		s.res.Verdicts[p.Commit] = string(verdict)
 		s.step(Step{Role: RoleMidpoint, Commit: p.Commit, Against: c.Good, Verdict: verdict,
-			Reason: fmt.Sprintf("posterior: P(%s) %.3g, P(%s) %.3g; position %.2f [%.2f, %.2f] between %s and %s over %d runs",
-				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, p.Runs),
+			Reason: fmt.Sprintf("posterior: P(%s) %.3g, P(%s) %.3g; position %.2f [%.2f, %.2f] between %s and %s over %s",
+				w.bad, p.Bad, w.first, p.First, p.Position, p.Lo, p.Hi, w.good, w.bad, runsN(p.Runs)),
 			Looks: p.Runs})
 	}
 	steps := "no step of the machine's speed"
@@ -391,20 +392,26 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	if !(noise > 0) || shift == 0 || math.IsNaN(shift) {
 		return s.runs + 10*n
 	}
-	effect := shift / noise
 	need := math.Log(float64(max(n, 2))) + math.Log(1/(1-s.cfg.Confidence)) + 1
+	// at is the runs on candidates, and in all, at a noise per run.
+	at := func(noise float64) (cand, runs float64) {
+		effect := shift / noise
+		cand = need / posterior.Information(effect) * estimateFactor(effect)
+		return cand, cand * (1 + 1.0/candidatesPerReference)
+	}
+	effect := shift / noise
 	perRun := posterior.Information(effect)
-	cand := need / perRun * estimateFactor(effect)
-	runs := cand * (1 + 1.0/candidatesPerReference)
+	cand, runs := at(noise)
 	est := s.runs + int(math.Ceil(runs))
+	_, runsHigh := at(noise * NoiseUpper(cmp.NOld+cmp.NNew-2))
 	builds := math.Ceil(math.Log2(float64(max(n, 2)))) + 2
 	var per time.Duration
 	if s.runs > 0 {
 		per = s.wall / time.Duration(s.runs)
 	}
-	s.res.EstimatedRuns = est
-	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates) and %.0f builds, %s at %.1fs per run (plus builds)",
-		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
+	s.res.EstimatedRuns, s.res.EstimatedRunsHigh = est, s.runs+int(math.Ceil(runsHigh))
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates; up to about %.0f if the noise is at the top of what %d runs allow) and %.0f builds, %s at %.1fs per run (plus builds)",
+		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, runsHigh, cmp.NOld+cmp.NNew, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
 	limit := s.cfg.MaxRuns
 	if limit == 0 {
 		limit = BudgetRuns(0) // the least run limit a session gets
@@ -424,6 +431,17 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 		s.cfg.Hooks.OnEstimate(est)
 	}
 	return est
+}
+
+// NoiseUpper is the factor from a noise estimate with df degrees of freedom
+// (runs of both sides less two) to the top of its one-sided 90% interval:
+// sqrt(df / chi2(0.10; df)), the chi-square interval of a normal sample's
+// standard deviation (1.43 at df 10, 1.20 at 34). df below 1 gives 2.
+func NoiseUpper(df int) float64 {
+	if df < 1 {
+		return 2
+	}
+	return math.Sqrt(float64(df) / distuv.ChiSquared{K: float64(df)}.Quantile(0.10))
 }
 
 // SmallestChange is the smallest relative change (0.05: 5%, either
@@ -489,4 +507,12 @@ func (s *Session) words() terms {
 		return terms{"old", "new", "first new commit"}
 	}
 	return terms{"good", "bad", "first bad commit"}
+}
+
+// runsN is "1 run", "9 runs".
+func runsN(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -193,5 +194,18 @@ func TestSmallestChangeIsResolved(t *testing.T) {
 	t.Logf("%.2f%% at 3%% noise, at most %d runs: %d of %d named, %.0f runs per session", 100*sc, limit, found, sessions, float64(runs)/sessions)
 	if found < sessions*8/10 {
 		t.Errorf("at the smallest change %.2f%% and --max-runs %d: %d of %d named exactly (want about 9 in 10)", 100*sc, limit, found, sessions)
+	}
+}
+
+// TestNoiseUpper: the chi-square bound of a standard deviation's one-sided
+// 90% interval, at the degrees of freedom the endpoints give.
+func TestNoiseUpper(t *testing.T) {
+	for df, want := range map[int]float64{10: 1.434, 34: 1.19, 198: 1.07} {
+		if got := NoiseUpper(df); math.Abs(got-want) > 0.01 {
+			t.Errorf("NoiseUpper(%d) = %.3f, want %.3f", df, got, want)
+		}
+	}
+	if NoiseUpper(0) != 2 || !(NoiseUpper(4) > NoiseUpper(10)) {
+		t.Errorf("NoiseUpper(0) %.2f, (4) %.2f, (10) %.2f: want 2, then falling", NoiseUpper(0), NoiseUpper(4), NoiseUpper(10))
 	}
 }

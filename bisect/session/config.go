@@ -271,7 +271,11 @@ type Result struct {
 	// EstimatedRuns is the pre-flight estimate of the session's runs in all
 	// (the endpoints' included); 0 when none was made.
 	EstimatedRuns int
-	Advice        string // what would help when the estimate is out of reach
+	// EstimatedRunsHigh is the same estimate at the top of the noise's 90%
+	// interval from the endpoints' runs (the probabilistic search; 0 when
+	// not made): a few runs measure the noise only roughly.
+	EstimatedRunsHigh int
+	Advice            string // what would help when the estimate is out of reach
 	// SmallestChange is the smallest relative change (0.05: 5%) the
 	// probabilistic search resolves at the endpoints' noise within
 	// SmallestChangeRuns runs (the run limit, or the least default one);

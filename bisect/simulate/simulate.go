@@ -61,9 +61,11 @@ type Summary struct {
 	Retried  int // runs retried after a flaky failure, over all sessions
 	// Estimated is the number of sessions that made a pre-flight estimate;
 	// EstWithin of them spent within a factor 1.5 of it, and EstRatio is the
-	// median of spent/estimated runs.
-	Estimated, EstWithin int
-	EstRatio             float64
+	// median of spent/estimated runs. EstHigh sessions made an upper figure
+	// too (Result.EstimatedRunsHigh: the probabilistic search), EstUnderHigh
+	// of them spent at most that.
+	Estimated, EstWithin, EstHigh, EstUnderHigh int
+	EstRatio                                    float64
 }
 
 // Wrong is the number of wrong answers: a wrong culprit, a range without a
@@ -83,6 +85,9 @@ func (s Summary) String() string {
 	}
 	if s.Estimated > 0 {
 		out += fmt.Sprintf("; runs spent / pre-flight estimate: median %.2f, within 1.5x in %.1f%%", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
+		if s.EstHigh > 0 {
+			out += fmt.Sprintf(", at most its upper figure in %.1f%%", 100*float64(s.EstUnderHigh)/float64(s.EstHigh))
+		}
 	}
 	if s.Retried > 0 {
 		out += fmt.Sprintf("; %d flaky runs retried", s.Retried)
@@ -101,6 +106,7 @@ type outcome struct {
 	second, holds      bool
 	runs, built, retry int
 	estimated          int // the pre-flight estimate of runs (0: none)
+	estimatedHigh      int // its upper figure (0: none)
 }
 
 // Outcome kinds.
@@ -192,7 +198,7 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 		}
 		o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried}
 		if err == nil {
-			o.estimated = res.EstimatedRuns
+			o.estimated, o.estimatedHigh = res.EstimatedRuns, res.EstimatedRunsHigh
 		}
 		right := func(h string) bool { return h != "" && (h == culprit || either && h == second) }
 		isCulprit := func(h string) bool { return h != "" && (h == culprit || h == second) }
@@ -273,6 +279,12 @@ func summarize(outs []outcome) Summary {
 			ratios = append(ratios, r)
 			if r <= 1.5 && r >= 1/1.5 {
 				sum.EstWithin++
+			}
+			if o.estimatedHigh > 0 {
+				sum.EstHigh++
+				if o.runs <= o.estimatedHigh {
+					sum.EstUnderHigh++
+				}
 			}
 		}
 		switch o.kind {

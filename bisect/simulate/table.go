@@ -255,6 +255,9 @@ func Markdown(rows []Row) string {
 		est := "–"
 		if s.Estimated*10 >= s.Sessions { // a median of a handful says nothing
 			est = fmt.Sprintf("%.2f (%.0f%%)", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
+			if s.EstHigh > 0 {
+				est += fmt.Sprintf("; at most the upper figure: %.0f%%", 100*float64(s.EstUnderHigh)/float64(s.EstHigh))
+			}
 		}
 		fixed := ""
 		if r.FixedN > 0 {
