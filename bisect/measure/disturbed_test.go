@@ -111,6 +111,11 @@ func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
 	if r.Facts["disturbed"] == "" && other+steal > DisturbedShare*capacity+tickSlack.Seconds()+0.01 {
 		t.Errorf("a disturbed run counts without saying so: other_cpu_s %s, steal_s %s", r.Facts["other_cpu_s"], r.Facts["steal_s"])
 	}
+	// The built-in client's own CPU per transaction is stored: the control
+	// that tells a slower machine from a slower server.
+	if c, err := strconv.ParseFloat(r.Facts["client_cpu_us_txn"], 64); err != nil || c < 1 || c > 1e5 {
+		t.Errorf("client_cpu_us_txn %q: want the client's CPU microseconds per transaction", r.Facts["client_cpu_us_txn"])
+	}
 	if r.Facts["disturbed"] != "" && strings.Count(r.Facts["discarded_runs"], "tps (") != 3 {
 		t.Errorf("a disturbed run counts before the retries ran out: %v", r.Facts)
 	}

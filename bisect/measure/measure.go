@@ -924,6 +924,13 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
+		if m.cfg.Driver != "sysbench" && res.Events > 0 {
+			// The built-in client's CPU per transaction does the same work
+			// whatever the revision: when it rises with the server's, the
+			// machine itself was slower in this window (a neighbour on the
+			// host, a throttled CPU), which steal and other_cpu_s miss.
+			r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((load.self1-load.self0)/time.Duration(res.Events))/1e3)
+		}
 		*d = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
 		if m.cfg.Driver == "sysbench" {
 			d.other = 0
