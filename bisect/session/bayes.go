@@ -392,6 +392,7 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	if !(noise > 0) || shift == 0 || math.IsNaN(shift) {
 		return s.runs + 10*n
 	}
+	effect := shift / noise
 	need := math.Log(float64(max(n, 2))) + math.Log(1/(1-s.cfg.Confidence)) + 1
 	// at is the runs on candidates, and in all, at a noise per run.
 	at := func(noise float64) (cand, runs float64) {
@@ -399,18 +400,23 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 		cand = need / posterior.Information(effect) * estimateFactor(effect)
 		return cand, cand * (1 + 1.0/candidatesPerReference)
 	}
-	effect := shift / noise
 	perRun := posterior.Information(effect)
 	cand, runs := at(noise)
 	est := s.runs + int(math.Ceil(runs))
+	// The upper figure: the noise at the top of its 90% interval, and the
+	// spread of sessions around their estimate, which grows as the effect
+	// shrinks (the 90th percentile of spent / that figure in simulated
+	// sessions: about 1 + 3/effect; see
+	// docs/statistics.md).
 	_, runsHigh := at(noise * NoiseUpper(cmp.NOld+cmp.NNew-2))
+	runsHigh *= 1 + 3/effect
 	builds := math.Ceil(math.Log2(float64(max(n, 2)))) + 2
 	var per time.Duration
 	if s.runs > 0 {
 		per = s.wall / time.Duration(s.runs)
 	}
 	s.res.EstimatedRuns, s.res.EstimatedRunsHigh = est, s.runs+int(math.Ceil(runsHigh))
-	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates; up to about %.0f if the noise is at the top of what %d runs allow) and %.0f builds, %s at %.1fs per run (plus builds)",
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates; up to about %.0f in 9 sessions of 10, the noise of %d runs being rough) and %.0f builds, %s at %.1fs per run (plus builds)",
 		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, runsHigh, cmp.NOld+cmp.NNew, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
 	limit := s.cfg.MaxRuns
 	if limit == 0 {

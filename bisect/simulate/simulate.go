@@ -66,6 +66,7 @@ type Summary struct {
 	// of them spent at most that.
 	Estimated, EstWithin, EstHigh, EstUnderHigh int
 	EstRatio                                    float64
+	EstHighP90                                  float64 // 90th percentile of spent / the upper figure
 }
 
 // Wrong is the number of wrong answers: a wrong culprit, a range without a
@@ -86,7 +87,7 @@ func (s Summary) String() string {
 	if s.Estimated > 0 {
 		out += fmt.Sprintf("; runs spent / pre-flight estimate: median %.2f, within 1.5x in %.1f%%", s.EstRatio, 100*float64(s.EstWithin)/float64(s.Estimated))
 		if s.EstHigh > 0 {
-			out += fmt.Sprintf(", at most its upper figure in %.1f%%", 100*float64(s.EstUnderHigh)/float64(s.EstHigh))
+			out += fmt.Sprintf(", at most its upper figure in %.1f%% (90th percentile of spent / upper figure %.2f)", 100*float64(s.EstUnderHigh)/float64(s.EstHigh), s.EstHighP90)
 		}
 	}
 	if s.Retried > 0 {
@@ -261,7 +262,7 @@ feed:
 
 func summarize(outs []outcome) Summary {
 	sum := Summary{Sessions: len(outs)}
-	var runs, built, ratios []float64
+	var runs, built, ratios, highRatios []float64
 	for _, o := range outs {
 		if o.kind == kError {
 			sum.Errors++
@@ -282,6 +283,7 @@ func summarize(outs []outcome) Summary {
 			}
 			if o.estimatedHigh > 0 {
 				sum.EstHigh++
+				highRatios = append(highRatios, float64(o.runs)/float64(o.estimatedHigh))
 				if o.runs <= o.estimatedHigh {
 					sum.EstUnderHigh++
 				}
@@ -313,6 +315,10 @@ func summarize(outs []outcome) Summary {
 	}
 	if len(runs) > 0 {
 		sum.MeanCost /= float64(len(runs))
+	}
+	if len(highRatios) > 0 {
+		sort.Float64s(highRatios)
+		sum.EstHighP90 = highRatios[len(highRatios)*9/10]
 	}
 	if len(ratios) > 0 {
 		sort.Float64s(ratios)
