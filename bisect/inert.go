@@ -136,3 +136,33 @@ func LeaveOut(commits []Commit, out map[string]string, keep string) []Commit {
 	}
 	return kept
 }
+
+// SameServer maps each commit of all that kept lacks (LeaveOut's) to the
+// commit whose server it builds: its nearest ancestor through one-parent
+// left-out commits that kept holds, or the commit outside the range (good)
+// where the chain leaves it.
+func SameServer(all, kept []Commit) map[string]string {
+	in := map[string]bool{}
+	for _, c := range kept {
+		in[c.Hash] = true
+	}
+	parentOf := map[string]string{}
+	for _, c := range all {
+		if !in[c.Hash] && len(c.Parents) == 1 {
+			parentOf[c.Hash] = c.Parents[0]
+		}
+	}
+	out := map[string]string{}
+	for h := range parentOf {
+		to := h
+		for {
+			p, ok := parentOf[to]
+			if !ok {
+				break
+			}
+			to = p
+		}
+		out[h] = to
+	}
+	return out
+}

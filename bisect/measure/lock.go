@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -84,6 +85,12 @@ func (m *Measurer) lock(ctx context.Context) (func(), error) {
 // QueueSuffix): see MachineLock.
 const QueueSuffix = ".queue"
 
+// QueueGap is how long the machine lock must stay free while another
+// process holds its queue before a waiter takes it past the queue (that
+// process is stopped, or hung); a live queue holder takes it in
+// milliseconds.
+var QueueGap = 2 * time.Second
+
 // MachineLock takes the machine-wide lock (flock(2) on LockPath) for activity
 // ("measuring", "building 3f2c1a9"), waiting while another process holds
 // it, until ctx ends. Measured windows and build steps of every perfbisect
@@ -117,21 +124,25 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		return nil, err
 	}
 	fd, qfd := int(f.Fd()), int(q.Fd())
-	took := func(waited time.Duration) (func(), error) {
-		_ = syscall.Flock(qfd, syscall.LOCK_UN)
-		q.Close()
+	// hold makes main, a lock file this process holds, the lock's holder.
+	hold := func(main *os.File, waited time.Duration) (func(), error) {
 		// Say who holds it, for those who wait.
-		if err := f.Truncate(0); err == nil {
-			_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
+		if err := main.Truncate(0); err == nil {
+			_, _ = main.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
 		}
 		if waited > 0 {
 			logf("got the machine lock after %s", waited.Round(time.Second))
 		}
 		return func() {
-			_ = f.Truncate(0) // a waiter must not read a holder that let go
-			_ = syscall.Flock(fd, syscall.LOCK_UN)
-			f.Close()
+			_ = main.Truncate(0) // a waiter must not read a holder that let go
+			_ = syscall.Flock(int(main.Fd()), syscall.LOCK_UN)
+			main.Close()
 		}, nil
+	}
+	took := func(waited time.Duration) (func(), error) {
+		_ = syscall.Flock(qfd, syscall.LOCK_UN)
+		q.Close()
+		return hold(f, waited)
 	}
 	fail := func(err error) (func(), error) {
 		f.Close()
@@ -180,6 +191,10 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 	got := make(chan error, 1)
 	var mu sync.Mutex // abandoned, and the hand-over through got
 	abandoned := false
+	var inQueue atomic.Bool // the queue is ours (then the lock is next)
+	if queued == nil {
+		inQueue.Store(true)
+	}
 	go func() {
 		wait := func(fd int) error {
 			for {
@@ -193,6 +208,7 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 			err = wait(qfd)
 		}
 		if err == nil {
+			inQueue.Store(true)
 			err = wait(fd)
 		}
 		mu.Lock()
@@ -206,6 +222,24 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 	}()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
+	// A process that holds the queue takes the lock the moment it is free.
+	// One that does not (stopped with Ctrl-Z, say) must not keep every
+	// other perfbisect waiting: the lock found free at two looks a queue
+	// gap apart, while the queue is still not ours, is taken past it.
+	gap := time.NewTicker(QueueGap)
+	defer gap.Stop()
+	freeBefore := false
+	abandon := func() {
+		mu.Lock()
+		abandoned = true
+		select { // the waiting goroutine may have got it just now
+		case <-got:
+			f.Close() // closing lets go of both locks
+			q.Close()
+		default:
+		}
+		mu.Unlock()
+	}
 	for {
 		select {
 		case err := <-got:
@@ -215,17 +249,30 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 			return took(time.Since(since))
 		case <-tick.C:
 			say(false)
-		case <-ctx.Done():
-			mu.Lock()
-			abandoned = true
-			// The waiting goroutine may have got it just now.
-			select {
-			case <-got:
-				f.Close() // closing lets go of both locks
-				q.Close()
-			default:
+		case <-gap.C:
+			if inQueue.Load() {
+				continue
 			}
-			mu.Unlock()
+			f2, err := openLockFile(LockPath)
+			if err != nil {
+				continue
+			}
+			if syscall.Flock(int(f2.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				f2.Close()
+				freeBefore = false
+				continue
+			}
+			if !freeBefore {
+				freeBefore = true
+				_ = syscall.Flock(int(f2.Fd()), syscall.LOCK_UN)
+				f2.Close()
+				continue
+			}
+			logf("the machine lock was free for %s while another process held its queue without taking it (stopped?): taken past the queue", QueueGap)
+			abandon()
+			return hold(f2, time.Since(since))
+		case <-ctx.Done():
+			abandon()
 			return nil, ctx.Err()
 		}
 	}

@@ -124,6 +124,59 @@ func TestMachineLockTakesTurns(t *testing.T) {
 	}
 }
 
+// TestMachineLockPastAStoppedWaiter: a process that holds the queue but
+// never takes the free lock (stopped with Ctrl-Z) does not keep others
+// waiting: the lock is taken past the queue after two looks; while the lock
+// is held, nobody goes past the queue.
+func TestMachineLockPastAStoppedWaiter(t *testing.T) {
+	old, oldGap := LockPath, QueueGap
+	LockPath, QueueGap = filepath.Join(t.TempDir(), "measure.lock"), 100*time.Millisecond
+	defer func() { LockPath, QueueGap = old, oldGap }()
+	q, err := os.OpenFile(LockPath+QueueSuffix, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := syscall.Flock(int(q.Fd()), syscall.LOCK_EX); err != nil { // the stopped waiter
+		t.Fatal(err)
+	}
+	// The lock held by another process too: no one goes past the queue.
+	holder, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	if _, err := MachineLock(ctx, "measuring", "/a", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("taken while another process held the lock: %v", err)
+	}
+	cancel()
+	holder.Close()
+	log := &lockedLog{}
+	start := time.Now()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	unlock, err := MachineLock(ctx, "measuring", "/a", log)
+	if err != nil {
+		t.Fatalf("a stopped queue holder kept the free lock from a waiter: %v", err)
+	}
+	if took := time.Since(start); took < 2*QueueGap {
+		t.Errorf("taken past the queue after %s: before two looks %s apart", took, QueueGap)
+	}
+	if !strings.Contains(log.String(), "taken past the queue") {
+		t.Errorf("the log does not say the queue was passed: %q", log.String())
+	}
+	// It holds the lock: another process cannot take it.
+	other, _ := os.OpenFile(LockPath, os.O_RDWR, 0)
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		t.Error("the lock taken past the queue is not held")
+	}
+	other.Close()
+	unlock()
+}
+
 // lockedLog is a log written by one goroutine and read by another.
 type lockedLog struct {
 	mu sync.Mutex

@@ -327,15 +327,14 @@ func buildCount(builds []store.Build, seconds bool) string {
 	built, failed, cached := 0, 0, 0
 	var secs float64
 	for _, b := range builds {
-		switch {
-		case b.Cached:
+		if b.Cached {
 			cached++
-		default:
+		} else {
 			built++
 			secs += b.Seconds
-			if b.Error != "" {
-				failed++
-			}
+		}
+		if b.Error != "" { // an install from the cache can fail to be found usable
+			failed++
 		}
 	}
 	s := fmt.Sprintf("%d (%d failed)", built, failed)

@@ -34,7 +34,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
 	// oldestFirst orders a posterior as the text report does.
 	"oldestFirst": oldestFirst,
-	"num":   num,
+	"num":         num,
 	"pct": func(p *float64) string {
 		if p == nil {
 			return ""

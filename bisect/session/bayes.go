@@ -442,7 +442,11 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 // NoiseUpper is the factor from a noise estimate with df degrees of freedom
 // (runs of both sides less two) to the top of its one-sided 90% interval:
 // sqrt(df / chi2(0.10; df)), the chi-square interval of a normal sample's
-// standard deviation (1.43 at df 10, 1.20 at 34). df below 1 gives 2.
+// standard deviation (1.43 at df 10, 1.20 at 34). df below 1 gives 2. The
+// session's noise is a robust (MAD-based) estimate, less efficient than a
+// standard deviation, so its own interval is wider: the pre-flight's upper
+// figure is calibrated on simulated sessions with this factor in it (the
+// 1 + 3/effect term), not an exact 90% bound on the noise.
 func NoiseUpper(df int) float64 {
 	if df < 1 {
 		return 2

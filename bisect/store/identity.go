@@ -39,10 +39,15 @@ func (id Identity) Key() string {
 // Diff names what differs in id from the stored identity old, sorted and
 // comma-separated: `threshold "0.05" -> "0.07"` for short values, "NAME
 // changed" for long ones, the option file's content in words; the
-// workload's fields one by one rather than the whole. "" when nothing
-// differs of what id names.
+// workload's fields one by one rather than the whole; a setting only the
+// stored identity has, as `keep "x" -> ""`. "" when nothing differs.
 func (id Identity) Diff(old Identity) string {
 	var diffs []string
+	for k, o := range old {
+		if _, ok := id[k]; !ok && k != "workload" {
+			diffs = append(diffs, fmt.Sprintf("%s %q -> \"\"", k, o))
+		}
+	}
 	for k, v := range id {
 		if k == "workload" {
 			continue // its fields are compared one by one
@@ -59,6 +64,18 @@ func (id Identity) Diff(old Identity) string {
 	}
 	sort.Strings(diffs)
 	return strings.Join(diffs, ", ")
+}
+
+// LeavesOutDocCommits reports whether a bisection left the commits that
+// change only documentation, tests or CI files out of its search.
+func (id Identity) LeavesOutDocCommits() bool { return id["doc-commits"] == "left out" }
+
+// HasDocCommits reports whether the identity says what a bisection did with
+// the commits that change only documentation, tests or CI files (sessions
+// begun before they were left out do not: they tested them).
+func (id Identity) HasDocCommits() bool {
+	_, ok := id["doc-commits"]
+	return ok
 }
 
 // Repo is the repository's work tree the session measured ("" unknown).

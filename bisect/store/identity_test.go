@@ -12,6 +12,10 @@ func TestIdentityDiff(t *testing.T) {
 	if got := now.Diff(old); got != want {
 		t.Errorf("Diff:\n got %s\nwant %s", got, want)
 	}
+	// A setting only the stored session has is named too.
+	if got, want := (Identity{"recipe": "r1"}).Diff(Identity{"recipe": "r1", "doc-commits": "left out"}), `doc-commits "left out" -> ""`; got != want {
+		t.Errorf("Diff of a setting gone: %q, want %q", got, want)
+	}
 	if got := old.Diff(old); got != "" {
 		t.Errorf("an identity differs from itself: %s", got)
 	}

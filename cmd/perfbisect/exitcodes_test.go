@@ -60,8 +60,8 @@ func TestExitCodesPerCommand(t *testing.T) {
 	bisection := []int{exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitInterrupted}
 	plain := []int{exitOK, exitFailure, exitUsage, exitInterrupted}
 	want := map[string][]int{
-		"":        {exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitRegression, exitInterrupted},
-		"start":   bisection, "replay": bisection, "resume": bisection,
+		"":      {exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitRegression, exitInterrupted},
+		"start": bisection, "replay": bisection, "resume": bisection,
 		"compare": {exitOK, exitFailure, exitUsage, exitUndecided, exitRegression, exitInterrupted},
 		"scan":    {exitOK, exitFailure, exitUsage, exitRegression, exitInterrupted},
 		"build":   plain, "report": plain, "status": plain, "log": plain, "mark": plain, "reset": plain, "simulate": plain,

@@ -77,7 +77,7 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 	if err != nil {
 		return nil, bisect.Usagef("session %d's repository %s cannot be opened: %v", sess.ID, sess.Identity().Repo(), err)
 	}
-	commits, err := bisect.Range(repo, sess.Good, sess.Bad)
+	commits, sameAs, err := searchedRange(repo, sess)
 	if err != nil {
 		return nil, With(OutcomeOf(err), err)
 	}
@@ -93,7 +93,7 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 		}
 	}
 	where := fmt.Sprintf("session %d", sess.ID)
-	marked, err := resolveMarks(repo, commits, sess.Good, sess.Bad, sess.Identity().FirstParent(), earlier, marks, where, nil)
+	marked, err := resolveMarks(repo, commits, sameAs, sess.Good, sess.Bad, sess.Identity().FirstParent(), earlier, marks, where, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +120,11 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 // of a good one; marking a commit again replaces its mark). A mark outside
 // the range is a usage error naming where (the session), or, with log set,
 // left out with a line on log (a git bisect log's marks beyond the
-// endpoints). Errors (usage) name the revision as typed.
-func resolveMarks(repo *git.Repository, commits []bisect.Commit, good, bad string, firstParent bool, earlier []session.Marked, marks []HandMark, where string, log io.Writer) ([]session.Marked, error) {
+// endpoints). A mark on a commit the session left out of its search
+// (sameAs: one that changes only documentation, tests or CI files) is the
+// same mark on the commit whose server it builds; a skip of one changes
+// nothing. Errors (usage) name the revision as typed.
+func resolveMarks(repo *git.Repository, commits []bisect.Commit, sameAs map[string]string, good, bad string, firstParent bool, earlier []session.Marked, marks []HandMark, where string, log io.Writer) ([]session.Marked, error) {
 	opts := bisect.Options{FirstParent: firstParent}
 	base, err := bisect.NewSearchOptions(commits, []string{good}, bad, opts)
 	if err != nil {
@@ -139,6 +142,23 @@ func resolveMarks(repo *git.Repository, commits []bisect.Commit, good, bad strin
 			return nil, err
 		}
 		for _, h := range hashes {
+			reason := strings.TrimSpace(hm.Reason)
+			if reason == "" {
+				reason = "no reason given"
+			}
+			if to, ok := sameAs[h]; ok {
+				if hm.Mark == bisect.Skip {
+					continue // never tested: nothing to skip
+				}
+				if to == good && hm.Mark == bisect.Good {
+					continue // the good endpoint's server: good already
+				}
+				if to == good {
+					return nil, bisect.Usagef("%s %s (%.10s): it changes only documentation, tests or CI files, so it builds the good endpoint's server; a bad mark contradicts the endpoint", hm.Mark, hm.Rev, h)
+				}
+				reason += fmt.Sprintf(" (given for %.10s, which changes only documentation, tests or CI files: the same server)", h)
+				h = to
+			}
 			if !searched[h] {
 				if strings.Contains(hm.Rev, "..") {
 					continue // a skip range: its commits outside the search do not matter
@@ -156,10 +176,6 @@ func resolveMarks(repo *git.Repository, commits []bisect.Commit, good, bad strin
 			if !consistent(commits, good, bad, opts, all, h, hm.Mark) {
 				return nil, bisect.Usagef("%s %s (%.10s) contradicts the hand marks of %s (%s): a good commit cannot come after a bad one",
 					hm.Mark, hm.Rev, h, where, describeMarks(latest(all)))
-			}
-			reason := strings.TrimSpace(hm.Reason)
-			if reason == "" {
-				reason = "no reason given"
 			}
 			m := session.Marked{Commit: h, Mark: hm.Mark, Reason: reason}
 			if slices.ContainsFunc(latest(all), func(x session.Marked) bool { return x.Commit == h && x.Mark == hm.Mark }) {

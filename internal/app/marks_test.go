@@ -270,3 +270,46 @@ func TestOpenBisectLog(t *testing.T) {
 		t.Errorf("a log of another repository: %v", err)
 	}
 }
+
+// TestMarkOnALeftOutCommit: in a bisection that left out the commits that
+// change only documentation, a mark on one is the same mark on the commit
+// whose server it builds; a skip of one, or good on one that builds good's
+// server, stores nothing; bad on that one contradicts the endpoint.
+func TestMarkOnALeftOutCommit(t *testing.T) {
+	repo, _, g := gitRepo(t, 0)
+	var shas []string
+	for i, file := range []string{"sql/a.cc", "README.md", "sql/b.cc", "Docs/notes", "sql/c.cc"} {
+		p := filepath.Join(repo, file)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(file), 0o644)
+		g("add", "-A")
+		g("commit", "-q", "-m", "c"+string(rune('0'+i)))
+		shas = append(shas, g("rev-parse", "HEAD"))
+	}
+	dir := t.TempDir()
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := store.Identity{"repo": repo, "metric": "tps", "doc-commits": "left out"}
+	sess, err := st.Begin(store.KindStart, []string{"start"}, repo, shas[0], shas[4], id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Mark(dir, []HandMark{{Rev: shas[3], Mark: bisect.Bad, Reason: "perf top"}})
+	if err != nil || len(res.Marked) != 1 || res.Marked[0].Commit != shas[2] || !strings.Contains(res.Marked[0].Reason, "perf top (given for "+shas[3][:10]) {
+		t.Fatalf("bad on the Docs/ commit: %+v %v, want bad on its parent %.10s", res, err, shas[2])
+	}
+	for _, m := range []HandMark{{Rev: shas[3], Mark: bisect.Skip}, {Rev: shas[1], Mark: bisect.Good}} {
+		if res, err := Mark(dir, []HandMark{m}); err != nil || len(res.Marked) != 0 {
+			t.Errorf("%s on %.10s: %+v %v, want nothing stored", m.Mark, m.Rev, res, err)
+		}
+	}
+	if _, err := Mark(dir, []HandMark{{Rev: shas[1], Mark: bisect.Bad}}); !isUsage(err) || !strings.Contains(err.Error(), "good endpoint's server") {
+		t.Errorf("bad on a commit that builds good's server: %v", err)
+	}
+	if ev, _ := st.Events(sess.ID); len(ev) != 1 {
+		t.Errorf("stored %d events, want the one mark", len(ev))
+	}
+}

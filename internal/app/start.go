@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
+
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -48,9 +50,9 @@ type StartRequest struct {
 	// documentation, tests or CI files (bisect.InertCommits), which are
 	// left out by default.
 	KeepDocCommits bool
-	Jobs        int    // commits placed per round (1: exact bisection)
-	Search      string // session.SearchBayes or session.SearchClassic
-	MaxRuns     int    // bayes: 0 for the default
+	Jobs           int    // commits placed per round (1: exact bisection)
+	Search         string // session.SearchBayes or session.SearchClassic
+	MaxRuns        int    // bayes: 0 for the default
 	// SearchSet, ConfidenceSet and MaxRepeatsSet say the user chose these:
 	// otherwise the search's own defaults apply, and a session begun by a
 	// perfbisect without the probabilistic search resumes as it began.
@@ -106,17 +108,6 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		return err
 	}
 	all := commits
-	var inert map[string]string
-	if !req.KeepDocCommits {
-		if inert, err = bisect.InertCommits(su.Repo, commits); err != nil {
-			return With(Failure, err)
-		}
-		commits = bisect.LeaveOut(commits, inert, bad)
-		if n := len(all) - len(commits); n > 0 {
-			fmt.Fprintf(su.Log, "%d of %d commits change only documentation, tests or CI files (%s): left out, they build their parent's server (--keep-doc-commits tests them)\n",
-				n, len(all), leftOutExample(all, commits, inert))
-		}
-	}
 	cfg := su.Policy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
 	cfg.NoConfirm, cfg.FirstParent, cfg.Jobs = req.NoConfirm, req.FirstParent, req.Jobs
@@ -128,12 +119,27 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
 	}
-	sess, identity, err := resumable(su, &cfg, req, good, bad, len(all)-len(commits))
+	sess, identity, keepDocs, err := resumable(su, &cfg, req, good, bad)
 	if err != nil {
 		return err
 	}
+	var inert map[string]string
+	if !keepDocs {
+		if commits, inert, err = leaveOutDocs(su.Repo, all, bad); err != nil {
+			return err
+		}
+		cfg.Commits = commits
+		if n := len(all) - len(commits); n > 0 {
+			fmt.Fprintf(su.Log, "%d of %d commits change only documentation, tests or CI files (%s): left out, they build their parent's server (--keep-doc-commits tests them)\n",
+				n, len(all), leftOutExample(all, commits, inert))
+		}
+	}
 	stored := len(cfg.Replay)
-	marks, err := newMarks(su, cfg, req.Marks, commits)
+	var sameAs map[string]string
+	if !keepDocs {
+		sameAs = bisect.SameServer(all, commits)
+	}
+	marks, err := newMarks(su, cfg, req.Marks, commits, sameAs)
 	if err != nil {
 		return err
 	}
@@ -176,7 +182,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	doc := report.NewDocument(res, cfg.Metric, subjects)
 	doc.Place(good, bad, commits)
 	doc.Search = cfg.Search
-	doc.LeftOut = leftOutDocs(all, commits, inert, res, subjects)
+	doc.LeftOut = leftOutDocs(all, commits, inert, res, subjects, cfg.FirstParent, bad)
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
@@ -209,16 +215,18 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 }
 
 // resumable returns the unfinished start session of su's store when it is
-// this one (its events go into cfg.Replay; nil when there is none) and this
-// session's identity. A session begun by a perfbisect
-// without the probabilistic search resumes as the classic search it was,
-// unless the request chose a search. Errors (usage): the unfinished session
-// is another one (resume it or reset it), or resume finds it changed.
-func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string, leftOut int) (*store.Session, store.Identity, error) {
+// this one (its events go into cfg.Replay; nil when there is none), this
+// session's identity, and whether it keeps the commits that change only
+// documentation, tests or CI files in its search. A session begun by a
+// perfbisect without the probabilistic search resumes as the classic search
+// it was, unless the request chose a search; one begun before such commits
+// were left out keeps them. Errors (usage): the unfinished session is
+// another one (resume it or reset it), or resume finds it changed.
+func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string) (*store.Session, store.Identity, bool, error) {
 	st := su.Store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
-		return nil, nil, With(Failure, err)
+		return nil, nil, false, With(Failure, err)
 	}
 	if sess != nil && legacySearch(sess) && !req.SearchSet {
 		cfg.Search = session.SearchClassic
@@ -231,36 +239,38 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	}
 	identity := su.Identity(good, bad, startIdentity(*cfg, su.RepoRoot))
 	identity["confidence"] = fmt.Sprint(cfg.Confidence)
-	if leftOut > 0 {
-		// Only when some are: a session stored before commits were left
-		// out keeps its identity when its range has none.
-		identity["left-out commits"] = fmt.Sprint(leftOut)
+	keepDocs := req.KeepDocCommits
+	identity["doc-commits"] = map[bool]string{true: "kept", false: "left out"}[keepDocs]
+	if sess != nil && !sess.Identity().HasDocCommits() {
+		// Begun by a perfbisect that tested every commit: it goes on so.
+		delete(identity, "doc-commits")
+		keepDocs = true
 	}
 	k := identity.Key()
 	switch {
 	case sess == nil:
-		return nil, identity, nil
+		return nil, identity, keepDocs, nil
 	case sess.Key != k && req.Resuming:
-		return nil, nil, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
+		return nil, nil, false, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
 			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
 	case sess.Key != k:
-		return nil, nil, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
+		return nil, nil, false, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
 			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
 	}
 	if cfg.Replay, err = st.Events(sess.ID); err != nil {
-		return nil, nil, With(Failure, err)
+		return nil, nil, false, With(Failure, err)
 	}
 	n, _ := st.RunCount(sess.ID)
 	fmt.Fprintf(su.Log, "resuming session %d started %s: %d runs stored are used, not measured again\n",
 		sess.ID, sess.Created.Local().Format("2006-01-02 15:04"), n)
-	return sess, identity, nil
+	return sess, identity, keepDocs, nil
 }
 
 // newMarks resolves the request's hand marks against the range (commits)
 // and the marks cfg.Replay already holds, and returns the ones not stored
 // yet. Errors (usage): a revision that does not resolve, or a mark that
 // contradicts the others.
-func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.Commit) ([]session.Marked, error) {
+func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.Commit, sameAs map[string]string) ([]session.Marked, error) {
 	if len(marks) == 0 {
 		return nil, nil
 	}
@@ -273,7 +283,7 @@ func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.
 			have[e.Commit+" "+e.Mark] = true
 		}
 	}
-	all, err := resolveMarks(su.Repo, commits, cfg.Good, cfg.Bad, cfg.FirstParent, earlier, marks, "this bisection", su.Log)
+	all, err := resolveMarks(su.Repo, commits, sameAs, cfg.Good, cfg.Bad, cfg.FirstParent, earlier, marks, "this bisection", su.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +294,34 @@ func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.
 		}
 	}
 	return out, nil
+}
+
+// leaveOutDocs returns the range all without its commits that change only
+// documentation, tests or CI files (bisect.InertCommits, bisect.LeaveOut;
+// bad is kept), and those commits with a file each changes. Errors
+// (failure): git objects that cannot be read.
+func leaveOutDocs(r *git.Repository, all []bisect.Commit, bad string) ([]bisect.Commit, map[string]string, error) {
+	inert, err := bisect.InertCommits(r, all)
+	if err != nil {
+		return nil, nil, With(Failure, err)
+	}
+	return bisect.LeaveOut(all, inert, bad), inert, nil
+}
+
+// searchedRange is the range of a stored bisection as its search has it:
+// without the commits that change only documentation, tests or CI files
+// when the session left them out, and for those the commit whose server
+// each builds (nil when none were left out).
+func searchedRange(r *git.Repository, x *store.Session) ([]bisect.Commit, map[string]string, error) {
+	all, err := bisect.Range(r, x.Good, x.Bad)
+	if err != nil || !x.Identity().LeavesOutDocCommits() {
+		return all, nil, err
+	}
+	kept, _, err := leaveOutDocs(r, all, x.Bad)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kept, bisect.SameServer(all, kept), nil
 }
 
 // leftOutExample names one commit left out of the search and a file it
@@ -303,8 +341,10 @@ func leftOutExample(all, kept []bisect.Commit, inert map[string]string) string {
 
 // leftOutDocs lists the commits of all that the search did not have (kept),
 // oldest first; once res names the first bad commit, each is bad when it
-// descends from it and good otherwise (its server is its parent's).
-func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *session.Result, subjects func(string) string) []report.LeftOutDoc {
+// descends from it and good otherwise (its server is its parent's). With
+// firstParent only those on bad's first-parent line get a verdict (the
+// search said nothing of the side branches).
+func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *session.Result, subjects func(string) string, firstParent bool, bad string) []report.LeftOutDoc {
 	in := map[string]bool{}
 	for _, c := range kept {
 		in[c.Hash] = true
@@ -328,6 +368,15 @@ func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *sessio
 		}
 		return false
 	}
+	line := map[string]bool{} // bad's first-parent line
+	for h := bad; h != ""; {
+		line[h] = true
+		ps := parents[h]
+		if len(ps) == 0 {
+			break
+		}
+		h = ps[0]
+	}
 	var out []report.LeftOutDoc
 	for i := len(all) - 1; i >= 0; i-- { // the range is newest first
 		c := all[i]
@@ -335,7 +384,7 @@ func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *sessio
 			continue
 		}
 		d := report.LeftOutDoc{Commit: c.Hash, Subject: subjects(c.Hash), Changes: inert[c.Hash]}
-		if res != nil && res.Outcome == session.Found && res.FirstBad != "" {
+		if res != nil && res.Outcome == session.Found && res.FirstBad != "" && (!firstParent || line[c.Hash]) {
 			d.Verdict = "good"
 			if descends(c.Hash, res.FirstBad) {
 				d.Verdict = "bad"

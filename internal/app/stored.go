@@ -130,7 +130,7 @@ func (s *Stored) Status(dir string) report.Status {
 	case SearchOf(x) == session.SearchBayes:
 		out.Note = "probabilistic search: the posterior over the first bad commit is computed from the stored runs when the session goes on (its decisions are written when it ends)"
 	case s.Repo != nil:
-		if search, err := ReplaySearch(s.Repo, x.Good, x.Bad, x.Identity().FirstParent(), append(pendingSteps(s.Pending), s.Steps...)); err == nil {
+		if search, err := ReplaySearch(s.Repo, x, append(pendingSteps(s.Pending), s.Steps...)); err == nil {
 			out.Remaining = len(search.Candidates())
 			out.Next, _ = search.Next()
 		}
@@ -162,14 +162,16 @@ func SearchOf(x *store.Session) string {
 	return session.SearchClassic
 }
 
-// ReplaySearch rebuilds the classic search of a stored session from its
-// midpoint decisions. Errors: the range between good and bad cannot be read.
-func ReplaySearch(r *git.Repository, good, bad string, firstParent bool, steps []session.Step) (*bisect.Search, error) {
-	commits, err := bisect.Range(r, good, bad)
+// ReplaySearch rebuilds the classic search of stored session x from its
+// midpoint decisions (steps), over the range as the session searched it.
+// Errors: the range between good and bad cannot be read.
+func ReplaySearch(r *git.Repository, x *store.Session, steps []session.Step) (*bisect.Search, error) {
+	commits, _, err := searchedRange(r, x)
 	if err != nil {
 		return nil, err
 	}
-	search, err := bisect.NewSearchOptions(commits, []string{good}, bad, bisect.Options{FirstParent: firstParent})
+	good, bad := x.Good, x.Bad
+	search, err := bisect.NewSearchOptions(commits, []string{good}, bad, bisect.Options{FirstParent: x.Identity().FirstParent()})
 	if err != nil {
 		return nil, err
 	}
