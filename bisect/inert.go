@@ -113,15 +113,6 @@ func LeaveOut(commits []Commit, out map[string]string, keep string) []Commit {
 	if len(parentOf) == 0 {
 		return commits
 	}
-	through := func(h string) string {
-		for {
-			p, ok := parentOf[h]
-			if !ok {
-				return h
-			}
-			h = p
-		}
-	}
 	var kept []Commit
 	for _, c := range commits {
 		if _, gone := parentOf[c.Hash]; gone {
@@ -129,7 +120,7 @@ func LeaveOut(commits []Commit, out map[string]string, keep string) []Commit {
 		}
 		c.Parents = slices.Clone(c.Parents)
 		for i, p := range c.Parents {
-			c.Parents[i] = through(p)
+			c.Parents[i] = follow(parentOf, p)
 		}
 		c.Parents = slices.Compact(c.Parents) // both sides of a merge can lead to one commit
 		kept = append(kept, c)
@@ -154,15 +145,19 @@ func SameServer(all, kept []Commit) map[string]string {
 	}
 	out := map[string]string{}
 	for h := range parentOf {
-		to := h
-		for {
-			p, ok := parentOf[to]
-			if !ok {
-				break
-			}
-			to = p
-		}
-		out[h] = to
+		out[h] = follow(parentOf, h)
 	}
 	return out
+}
+
+// follow walks from h through parentOf (a left-out commit's one parent)
+// to the first commit that is not left out.
+func follow(parentOf map[string]string, h string) string {
+	for {
+		p, ok := parentOf[h]
+		if !ok {
+			return h
+		}
+		h = p
+	}
 }

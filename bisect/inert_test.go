@@ -108,3 +108,20 @@ func TestInertCommits(t *testing.T) {
 		t.Errorf("InertCommits = %v, want %v (code %.7s, cmake %.7s, empty %.7s, merge %.7s)", got, want, code, cmake, empty, merge)
 	}
 }
+
+// TestSameServer: a left-out commit builds the server of its nearest kept
+// ancestor, through a chain of them, or of good outside the range.
+func TestSameServer(t *testing.T) {
+	all := []Commit{
+		{Hash: "bad", Parents: []string{"d2"}},
+		{Hash: "d2", Parents: []string{"d1"}},
+		{Hash: "d1", Parents: []string{"a"}},
+		{Hash: "a", Parents: []string{"d0"}},
+		{Hash: "d0", Parents: []string{"g"}},
+	}
+	kept := LeaveOut(all, map[string]string{"d0": "x", "d1": "x", "d2": "x"}, "bad")
+	want := map[string]string{"d2": "a", "d1": "a", "d0": "g"}
+	if got := SameServer(all, kept); !reflect.DeepEqual(got, want) {
+		t.Errorf("SameServer = %v, want %v", got, want)
+	}
+}
