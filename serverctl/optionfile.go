@@ -341,6 +341,23 @@ func CheckSettings(set *OptionFileSet) error {
 	return nil
 }
 
+// firstUserOnly returns args without every --user= after the first (mysqld
+// runs as the first it reads).
+func firstUserOnly(args []string) []string {
+	var out []string
+	seen := false
+	for _, a := range args {
+		if strings.HasPrefix(a, "--user=") {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // currentUser is the account mysqld runs as: the invoking user (mysqld refuses to
 // run as root unless told to with --user=root).
 func currentUser() string {
@@ -403,7 +420,10 @@ func writeOptionFile(ctx context.Context, o Options, ov *Overrides) (*effective,
 		}
 	}
 	// Recorded with secret values redacted: the run directory's my.cnf is the
-	// only file that holds them (this list goes into the store and reports).
+	// only file that holds them (this list goes into the store and reports);
+	// and as the server takes them: it keeps the first user= it reads, so a
+	// later one (the user's user=mysql) is left out of the list.
+	args = firstUserOnly(args)
 	if err := os.WriteFile(filepath.Join(o.RunDir, EffectiveArgsFile), []byte(RedactOptions(strings.Join(args, "\n"))+"\n"), 0o600); err != nil {
 		return nil, err
 	}

@@ -91,6 +91,11 @@ const QueueSuffix = ".queue"
 // milliseconds.
 var QueueGap = 2 * time.Second
 
+// WaitSaidAfter is how long a wait for the machine lock lasts before it is
+// said (a turn between another session's runs takes a second or two, and
+// saying each would fill the log).
+var WaitSaidAfter = 5 * time.Second
+
 // MachineLock takes the machine-wide lock (flock(2) on LockPath) for activity
 // ("measuring", "building 3f2c1a9"), waiting while another process holds
 // it, until ctx ends. Measured windows and build steps of every perfbisect
@@ -125,12 +130,13 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 	}
 	fd, qfd := int(f.Fd()), int(q.Fd())
 	// hold makes main, a lock file this process holds, the lock's holder.
+	spoke := false // the wait was said: its end is said too
 	hold := func(main *os.File, waited time.Duration) (func(), error) {
 		// Say who holds it, for those who wait.
 		if err := main.Truncate(0); err == nil {
 			_, _ = main.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
 		}
-		if waited > 0 {
+		if spoke {
 			logf("got the machine lock after %s", waited.Round(time.Second))
 		}
 		return func() {
@@ -140,6 +146,7 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		}, nil
 	}
 	took := func(waited time.Duration) (func(), error) {
+		_ = q.Truncate(0)
 		_ = syscall.Flock(qfd, syscall.LOCK_UN)
 		q.Close()
 		return hold(f, waited)
@@ -149,8 +156,15 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		q.Close()
 		return nil, fmt.Errorf("machine lock %s: %w", LockPath, err)
 	}
+	// The queue's holder says who it is, so that a waiter can see it stopped.
+	inQueueNow := func() {
+		if err := q.Truncate(0); err == nil {
+			_, _ = q.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+		}
+	}
 	queued := syscall.Flock(qfd, syscall.LOCK_EX|syscall.LOCK_NB)
 	if queued == nil {
+		inQueueNow()
 		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			return took(0)
@@ -168,9 +182,9 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 	next := time.Minute
 	say := func(force bool) {
 		b, _ := os.ReadFile(LockPath)
-		holder := strings.TrimSpace(string(b))
-		if holder == "" || strings.HasPrefix(holder, fmt.Sprintf("pid %d,", os.Getpid())) {
-			holder = "it has not said who yet" // just taken, or a line of our own earlier hold
+		holder := "another perfbisect holds it: " + strings.TrimSpace(string(b))
+		if len(b) == 0 || strings.HasPrefix(string(b), fmt.Sprintf("pid %d,", os.Getpid())) {
+			holder = "another perfbisect holds it or waits ahead" // just taken, or a line of our own earlier hold
 		}
 		waited := time.Since(since)
 		if !force && holder == said && waited < next {
@@ -183,11 +197,12 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 				next += 10 * time.Minute
 			}
 		}
-		said = holder
-		logf("waiting for the machine lock %s (%s so far) before %s: another perfbisect holds it: %s", LockPath,
+		said, spoke = holder, true
+		logf("waiting for the machine lock %s (%s so far) before %s: %s", LockPath,
 			waited.Round(time.Second), activity, holder)
 	}
-	say(true)
+	first := time.NewTimer(WaitSaidAfter)
+	defer first.Stop()
 	got := make(chan error, 1)
 	var mu sync.Mutex // abandoned, and the hand-over through got
 	abandoned := false
@@ -209,11 +224,15 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		}
 		if err == nil {
 			inQueue.Store(true)
+			inQueueNow()
 			err = wait(fd)
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if abandoned { // the caller gave up: let go at once
+			if inQueue.Load() {
+				_ = q.Truncate(0)
+			}
 			f.Close()
 			q.Close()
 			return
@@ -234,6 +253,7 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		abandoned = true
 		select { // the waiting goroutine may have got it just now
 		case <-got:
+			_ = q.Truncate(0)
 			f.Close() // closing lets go of both locks
 			q.Close()
 		default:
@@ -247,8 +267,12 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 				return fail(err)
 			}
 			return took(time.Since(since))
+		case <-first.C:
+			say(true)
 		case <-tick.C:
-			say(false)
+			if spoke {
+				say(false)
+			}
 		case <-gap.C:
 			if inQueue.Load() {
 				continue
@@ -262,13 +286,17 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 				freeBefore = false
 				continue
 			}
-			if !freeBefore {
+			stopped := queueHolderStopped()
+			if !freeBefore && stopped == "" {
 				freeBefore = true
 				_ = syscall.Flock(int(f2.Fd()), syscall.LOCK_UN)
 				f2.Close()
 				continue
 			}
-			logf("the machine lock was free for %s while another process held its queue without taking it (stopped?): taken past the queue", QueueGap)
+			if stopped == "" {
+				stopped = "another process"
+			}
+			logf("the machine lock is free, but %s holds its queue without taking it (stopped?): taken past the queue", stopped)
 			abandon()
 			return hold(f2, time.Since(since))
 		case <-ctx.Done():
@@ -276,6 +304,29 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// queueHolderStopped names the process the machine lock's queue file says
+// holds the queue ("pid 4242") when that process is stopped (Ctrl-Z,
+// SIGSTOP, a debugger), else "".
+func queueHolderStopped() string {
+	b, err := os.ReadFile(LockPath + QueueSuffix)
+	if err != nil {
+		return ""
+	}
+	pid := strings.TrimSpace(string(b))
+	if pid == "" || pid == fmt.Sprint(os.Getpid()) {
+		return ""
+	}
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The state follows the command name in parentheses: "4242 (pb) T ...".
+	if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't') {
+		return "pid " + pid
+	}
+	return ""
 }
 
 // openLockFile opens (creating) a machine lock file that every user of the

@@ -19,9 +19,9 @@ import (
 )
 
 func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
-	old := LockPath
-	LockPath = filepath.Join(t.TempDir(), "measure.lock")
-	defer func() { LockPath = old }()
+	old, oldSay := LockPath, WaitSaidAfter
+	LockPath, WaitSaidAfter = filepath.Join(t.TempDir(), "measure.lock"), 0
+	defer func() { LockPath, WaitSaidAfter = old, oldSay }()
 	// Another process's lock, simulated with a second open file description.
 	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
@@ -63,9 +63,9 @@ func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
 // waiting for it: the waiter has it at the holder's next release. With
 // flock(2) alone the waiter lost nearly every time.
 func TestMachineLockTakesTurns(t *testing.T) {
-	old := LockPath
-	LockPath = filepath.Join(t.TempDir(), "measure.lock")
-	defer func() { LockPath = old }()
+	old, oldSay := LockPath, WaitSaidAfter
+	LockPath, WaitSaidAfter = filepath.Join(t.TempDir(), "measure.lock"), 0
+	defer func() { LockPath, WaitSaidAfter = old, oldSay }()
 	ctx := context.Background()
 	unlock, err := MachineLock(ctx, "measuring", "/a", nil)
 	if err != nil {
@@ -175,6 +175,35 @@ func TestMachineLockPastAStoppedWaiter(t *testing.T) {
 	}
 	other.Close()
 	unlock()
+
+	// A queue holder that says who it is and is stopped is passed at the
+	// first look, and named.
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	_ = sleeper.Process.Signal(syscall.SIGSTOP)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sleeper.Process.Pid))
+		if strings.Contains(string(st), ") T ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sleep was not stopped")
+		}
+	}
+	q.Truncate(0)
+	q.WriteAt([]byte(fmt.Sprintf("%d\n", sleeper.Process.Pid)), 0)
+	log = &lockedLog{}
+	unlock, err = MachineLock(ctx, "measuring", "/a", log)
+	if err != nil {
+		t.Fatalf("a stopped queue holder kept the free lock: %v", err)
+	}
+	unlock()
+	if !strings.Contains(log.String(), fmt.Sprintf("pid %d holds its queue", sleeper.Process.Pid)) {
+		t.Errorf("the stopped queue holder is not named: %q", log.String())
+	}
 }
 
 // lockedLog is a log written by one goroutine and read by another.

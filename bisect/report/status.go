@@ -118,6 +118,13 @@ func WriteLog(w io.Writer, s Status) {
 		opt = "'--first-parent' "
 	}
 	fmt.Fprintf(w, "git bisect start %s'%s' '%s'\n", opt, x.Bad, x.Good)
+	lastBad := x.Bad // git keeps the last bad mark it is given
+	mark := func(verdict, commit string) {
+		fmt.Fprintf(w, "git bisect %s %s\n", verdict, commit)
+		if verdict == string(session.VerdictBad) {
+			lastBad = commit
+		}
+	}
 	for _, st := range s.Steps {
 		switch st.Role {
 		case session.RoleEndpoints:
@@ -129,22 +136,29 @@ func WriteLog(w io.Writer, s Status) {
 				fmt.Fprintf(w, "; %s", st.Note)
 			}
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "git bisect %s %s\n", st.Verdict, st.Commit)
+			mark(string(st.Verdict), st.Commit)
 		case session.RoleConfirm:
 			fmt.Fprintf(w, "# confirm %.10s against its parent %.10s: %s (%s): %s\n", st.Commit, st.Against, st.Verdict, DecisionN(st), st.Reason)
 		}
 	}
 	for _, m := range s.Pending {
 		fmt.Fprintf(w, "# %s: [%s] %s\n#   marked by hand: %s (taken when the session goes on)\n", m.Mark, m.Commit, s.Subjects(m.Commit), m.Reason)
-		fmt.Fprintf(w, "git bisect %s %s\n", m.Mark, m.Commit)
+		mark(m.Mark.String(), m.Commit)
 	}
 	if x.State == store.Done && len(x.Result) > 0 {
 		doc := storedDocument(x)
 		for _, l := range doc.LeftOut {
 			if l.Verdict != "" {
 				fmt.Fprintf(w, "# %s: [%s] %s\n#   left out: it changes only documentation, tests or CI files (%s): its parent's server\n", l.Verdict, l.Commit, l.Subject, l.Changes)
-				fmt.Fprintf(w, "git bisect %s %s\n", l.Verdict, l.Commit)
+				mark(l.Verdict, l.Commit)
 			}
+		}
+		if doc.FirstBad != nil && lastBad != *doc.FirstBad && doc.Result == "found" {
+			// A bad mark on a newer commit came after the first bad
+			// commit's (the probabilistic search writes its verdicts
+			// oldest first): git would search again up to that one.
+			fmt.Fprintf(w, "# the first bad commit's mark again, last: git keeps the last bad mark it is given\n")
+			mark(string(session.VerdictBad), *doc.FirstBad)
 		}
 		if doc.FirstBad != nil {
 			fmt.Fprintf(w, "# first bad commit: [%s] %s\n", *doc.FirstBad, s.Subjects(*doc.FirstBad))

@@ -50,3 +50,30 @@ func TestStatusOfEndedSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestLogEndsOnTheFirstBadCommit: git keeps the last bad mark it is given,
+// so a log whose verdicts put a newer bad commit after the first bad one
+// (the probabilistic search writes them oldest first) marks the first bad
+// commit again at the end, and git bisect replay ends there.
+func TestLogEndsOnTheFirstBadCommit(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	x := &store.Session{ID: 1, Kind: store.KindStart, State: store.Done, Outcome: "found", Args: []string{"start"},
+		Good: "aaaa0000", Bad: "eeee0000", Created: at, Updated: at,
+		Result: []byte(`{"result":"found","first_bad":"cccc0000","why":"","left_out":[{"commit":"dddd0000","subject":"docs","changes":"README","verdict":"bad"}]}`)}
+	steps := []session.Step{
+		{Role: session.RoleMidpoint, Commit: "bbbb0000", Verdict: session.VerdictGood},
+		{Role: session.RoleMidpoint, Commit: "cccc0000", Verdict: session.VerdictBad},
+		{Role: session.RoleMidpoint, Commit: "ffff0000", Verdict: session.VerdictBad},
+	}
+	var b strings.Builder
+	WriteLog(&b, Status{Session: x, Steps: steps, Subjects: func(string) string { return "s" }})
+	var last string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "git bisect bad ") {
+			last = strings.TrimPrefix(l, "git bisect bad ")
+		}
+	}
+	if last != "cccc0000" || !strings.Contains(b.String(), "git bisect bad dddd0000\n") {
+		t.Errorf("the log's last bad mark is %q, want the first bad commit cccc0000 (after the left-out dddd0000's):\n%s", last, b.String())
+	}
+}

@@ -88,7 +88,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	if budget == 0 {
 		budget = BudgetRuns(est)
 	}
-	s.logf("probabilistic search: %d candidates; at most %d runs", len(model.Candidates()), budget)
+	s.logf("probabilistic search: %s; at most %d runs", plural(len(model.Candidates()), "candidate"), budget)
 	jobs := max(c.Jobs, 1)
 	sinceRef, nextRef := 0, false
 	for {
@@ -389,6 +389,15 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	shift := math.Abs(math.Log1p(cmp.Shift.Est))
 	noise := cmp.Noise
 	n := len(s.bayes.model.Candidates())
+	if n <= 1 { // bad alone: the endpoints' comparison was the whole search
+		s.res.EstimatedRuns = s.runs
+		s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run: bad is the only commit after good, nothing more to measure", 100*cmp.Shift.Est, 100*noise)
+		s.logf("estimate: %s", s.res.Estimate)
+		if s.cfg.Hooks.OnEstimate != nil {
+			s.cfg.Hooks.OnEstimate(s.runs)
+		}
+		return s.runs
+	}
 	if !(noise > 0) || shift == 0 || math.IsNaN(shift) {
 		return s.runs + 10*n
 	}
@@ -415,7 +424,8 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	if s.runs > 0 {
 		per = s.wall / time.Duration(s.runs)
 	}
-	s.res.EstimatedRuns, s.res.EstimatedRunsHigh = est, s.runs+int(math.Ceil(runsHigh))
+	runs, runsHigh = math.Ceil(runs), math.Ceil(runsHigh) // as EstimatedRuns counts them
+	s.res.EstimatedRuns, s.res.EstimatedRunsHigh = est, s.runs+int(runsHigh)
 	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates; up to about %.0f in 9 sessions of 10, the noise of %d runs being rough) and %.0f builds, %s at %.1fs per run (plus builds)",
 		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, runsHigh, cmp.NOld+cmp.NNew, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
 	limit := s.cfg.MaxRuns
@@ -519,10 +529,13 @@ func (s *Session) words() terms {
 	return terms{"good", "bad", "first bad commit"}
 }
 
-// runsN is "1 run", "9 runs".
-func runsN(n int) string {
+// plural is "1 candidate", "7 candidates".
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1 run"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d runs", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// runsN is "1 run", "9 runs".
+func runsN(n int) string { return plural(n, "run") }

@@ -30,6 +30,8 @@ func compareCommand() *cli.Command {
 		}, withUsage(measurementFlags(), map[string]string{
 			"max-repeats": "run limit per side (per thread count with --thread-list); still undecided then, the answer is inconclusive (exit 4)",
 			"confidence":  "probability of not reporting a regression that is not there (0.95 or 95%); shared by the thread counts of --thread-list",
+			"repeats":     "starting runs per side; more are taken, interleaved, until the verdict is clear or --max-repeats",
+			"find":        "regression only: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)",
 		})...),
 		Action: compareAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

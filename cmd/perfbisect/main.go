@@ -117,10 +117,13 @@ func exitCodesHelpFor(cmd string) string {
 	case cmd == "compare" || cmd == "scan":
 		row(app.Regression, "regression beyond --threshold")
 	}
-	if bisects {
+	switch {
+	case bisects:
 		row(app.Interrupted, "interrupted (no server is left running; perfbisect resume continues a bisection)")
-	} else {
+	case cmd == "compare" || cmd == "scan":
 		row(app.Interrupted, "interrupted (no server is left running)")
+	default:
+		row(app.Interrupted, "interrupted")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -193,6 +193,10 @@ func checkFinishedSession(t *testing.T, repo, state, culprit string, buildFailur
 	if err != nil || !strings.Contains(string(out), culprit+" is the first bad commit") {
 		t.Errorf("git bisect replay of perfbisect log: %v\n%s\n--- log\n%s", err, out, lg.stdout)
 	}
+	// git ends there, not only passes it: its bad mark is the culprit.
+	if b := gitOut(t, repo, "rev-parse", "refs/bisect/bad"); b != culprit {
+		t.Errorf("after git bisect replay of perfbisect log, git's bad is %.10s, not the culprit %.10s:\n%s", b, culprit, lg.stdout)
+	}
 	reset := exec.Command("git", "bisect", "reset")
 	reset.Dir = repo
 	_ = reset.Run()

@@ -122,8 +122,9 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 // left out with a line on log (a git bisect log's marks beyond the
 // endpoints). A mark on a commit the session left out of its search
 // (sameAs: one that changes only documentation, tests or CI files) is the
-// same mark on the commit whose server it builds; a skip of one changes
-// nothing. Errors (usage) name the revision as typed.
+// same mark on the commit whose server it builds (one that builds good's
+// server: nothing, or bad refused). Errors (usage) name the revision as
+// typed.
 func resolveMarks(repo *git.Repository, commits []bisect.Commit, sameAs map[string]string, good, bad string, firstParent bool, earlier []session.Marked, marks []HandMark, where string, log io.Writer) ([]session.Marked, error) {
 	opts := bisect.Options{FirstParent: firstParent}
 	base, err := bisect.NewSearchOptions(commits, []string{good}, bad, opts)
@@ -147,14 +148,11 @@ func resolveMarks(repo *git.Repository, commits []bisect.Commit, sameAs map[stri
 				reason = "no reason given"
 			}
 			if to, ok := sameAs[h]; ok {
-				if hm.Mark == bisect.Skip {
-					continue // never tested: nothing to skip
-				}
-				if to == good && hm.Mark == bisect.Good {
-					continue // the good endpoint's server: good already
-				}
-				if to == good {
+				switch {
+				case to == good && hm.Mark == bisect.Bad:
 					return nil, bisect.Usagef("%s %s (%.10s): it changes only documentation, tests or CI files, so it builds the good endpoint's server; a bad mark contradicts the endpoint", hm.Mark, hm.Rev, h)
+				case to == good:
+					continue // the good endpoint's server: measured, good
 				}
 				reason += fmt.Sprintf(" (given for %.10s, which changes only documentation, tests or CI files: the same server)", h)
 				h = to

@@ -301,15 +301,19 @@ func TestMarkOnALeftOutCommit(t *testing.T) {
 	if err != nil || len(res.Marked) != 1 || res.Marked[0].Commit != shas[2] || !strings.Contains(res.Marked[0].Reason, "perf top (given for "+shas[3][:10]) {
 		t.Fatalf("bad on the Docs/ commit: %+v %v, want bad on its parent %.10s", res, err, shas[2])
 	}
-	for _, m := range []HandMark{{Rev: shas[3], Mark: bisect.Skip}, {Rev: shas[1], Mark: bisect.Good}} {
+	for _, m := range []HandMark{{Rev: shas[1], Mark: bisect.Good}, {Rev: shas[1], Mark: bisect.Skip}} {
 		if res, err := Mark(dir, []HandMark{m}); err != nil || len(res.Marked) != 0 {
-			t.Errorf("%s on %.10s: %+v %v, want nothing stored", m.Mark, m.Rev, res, err)
+			t.Errorf("%s on %.10s (good's server): %+v %v, want nothing stored", m.Mark, m.Rev, res, err)
 		}
+	}
+	// A skip is the same server's too: it cannot be built or run either.
+	if res, err := Mark(dir, []HandMark{{Rev: shas[3], Mark: bisect.Skip}}); err != nil || len(res.Marked) != 1 || res.Marked[0].Commit != shas[2] {
+		t.Errorf("skip on the Docs/ commit: %+v %v, want skip on %.10s", res, err, shas[2])
 	}
 	if _, err := Mark(dir, []HandMark{{Rev: shas[1], Mark: bisect.Bad}}); !isUsage(err) || !strings.Contains(err.Error(), "good endpoint's server") {
 		t.Errorf("bad on a commit that builds good's server: %v", err)
 	}
-	if ev, _ := st.Events(sess.ID); len(ev) != 1 {
-		t.Errorf("stored %d events, want the one mark", len(ev))
+	if ev, _ := st.Events(sess.ID); len(ev) != 2 {
+		t.Errorf("stored %d events, want the two marks", len(ev))
 	}
 }

@@ -129,9 +129,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 			return err
 		}
 		cfg.Commits = commits
-		if n := len(all) - len(commits); n > 0 {
-			fmt.Fprintf(su.Log, "%d of %d commits change only documentation, tests or CI files (%s): left out, they build their parent's server (--keep-doc-commits tests them)\n",
-				n, len(all), leftOutExample(all, commits, inert))
+		if docs := leftOutDocs(all, commits, inert, nil, func(string) string { return "" }, cfg.FirstParent, bad); len(docs) > 0 {
+			fmt.Fprintf(su.Log, "%d commits change only documentation, tests or CI files (%.10s: %s, ...): left out, they build their parent's server (--keep-doc-commits tests them)\n",
+				len(docs), docs[0].Commit, docs[0].Changes)
 		}
 	}
 	stored := len(cfg.Replay)
@@ -172,10 +172,14 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		if err := st.Append(sess.ID, stored+i, session.MarkEvent(m)); err != nil {
 			return With(Failure, err)
 		}
-		fmt.Fprintf(su.Log, "%.10s marked %s by hand: %s\n", m.Commit, m.Mark, m.Reason)
+		// The session says so when it takes the mark.
 	}
-	fmt.Fprintf(su.Log, "%d commit(s) after good %.10s up to bad %.10s: about %d steps (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
-		len(commits), good, bad, expectedSteps(len(commits)), su.StateDir)
+	n := len(commits)
+	if cfg.FirstParent {
+		n = len(firstParentLine(commits, bad))
+	}
+	fmt.Fprintf(su.Log, "%s after good %.10s up to bad %.10s: about %s (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
+		counted(n, "commit"), good, bad, counted(expectedSteps(n), "step"), su.StateDir)
 	priorNoise(su.Log, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
 	res = run.Result()
 	_, runErr := run.Run(ctx)
@@ -324,26 +328,41 @@ func searchedRange(r *git.Repository, x *store.Session) ([]bisect.Commit, map[st
 	return kept, bisect.SameServer(all, kept), nil
 }
 
-// leftOutExample names one commit left out of the search and a file it
-// changes: "3f2c1a9b0d: README.md".
-func leftOutExample(all, kept []bisect.Commit, inert map[string]string) string {
-	in := map[string]bool{}
-	for _, c := range kept {
-		in[c.Hash] = true
+// firstParentLine is the set of commits of the range on bad's first-parent
+// line (bad included).
+func firstParentLine(commits []bisect.Commit, bad string) map[string]bool {
+	parents := map[string][]string{}
+	for _, c := range commits {
+		parents[c.Hash] = c.Parents
 	}
-	for _, c := range all {
-		if !in[c.Hash] {
-			return fmt.Sprintf("%.10s: %s", c.Hash, inert[c.Hash])
+	line := map[string]bool{}
+	for h := bad; ; {
+		ps, ok := parents[h]
+		if !ok {
+			break // good, or out of the range
 		}
+		line[h] = true
+		if len(ps) == 0 {
+			break
+		}
+		h = ps[0]
 	}
-	return ""
+	return line
+}
+
+// counted is "1 commit", "5 commits".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // leftOutDocs lists the commits of all that the search did not have (kept),
 // oldest first; once res names the first bad commit, each is bad when it
 // descends from it and good otherwise (its server is its parent's). With
-// firstParent only those on bad's first-parent line get a verdict (the
-// search said nothing of the side branches).
+// firstParent only those on bad's first-parent line are listed (the search
+// never looked at the side branches).
 func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *session.Result, subjects func(string) string, firstParent bool, bad string) []report.LeftOutDoc {
 	in := map[string]bool{}
 	for _, c := range kept {
@@ -368,23 +387,15 @@ func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *sessio
 		}
 		return false
 	}
-	line := map[string]bool{} // bad's first-parent line
-	for h := bad; h != ""; {
-		line[h] = true
-		ps := parents[h]
-		if len(ps) == 0 {
-			break
-		}
-		h = ps[0]
-	}
+	line := firstParentLine(all, bad)
 	var out []report.LeftOutDoc
 	for i := len(all) - 1; i >= 0; i-- { // the range is newest first
 		c := all[i]
-		if in[c.Hash] {
-			continue
+		if in[c.Hash] || firstParent && !line[c.Hash] {
+			continue // searched, or off the line a --first-parent search follows
 		}
 		d := report.LeftOutDoc{Commit: c.Hash, Subject: subjects(c.Hash), Changes: inert[c.Hash]}
-		if res != nil && res.Outcome == session.Found && res.FirstBad != "" && (!firstParent || line[c.Hash]) {
+		if res != nil && res.Outcome == session.Found && res.FirstBad != "" {
 			d.Verdict = "good"
 			if descends(c.Hash, res.FirstBad) {
 				d.Verdict = "bad"
