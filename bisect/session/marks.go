@@ -132,7 +132,7 @@ func (s *Session) applyMarks() bool {
 		s.hand.by[m.Commit] = m
 		s.hand.applied = append(s.hand.applied, m)
 		s.res.Verdicts[m.Commit] = m.Mark.String()
-		s.logf("%.10s marked %s by hand: %s", m.Commit, m.Mark, m.Reason)
+		s.logf("%.10s: its mark by hand (%s) taken", m.Commit, m.Mark)
 		s.step(Step{Role: RoleMidpoint, Commit: m.Commit, Against: s.cfg.Good, Verdict: MarkVerdict(m.Mark),
 			Reason: "marked by hand: " + m.Reason, Hand: true})
 	}

@@ -172,7 +172,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		if err := st.Append(sess.ID, stored+i, session.MarkEvent(m)); err != nil {
 			return With(Failure, err)
 		}
-		// The session says so when it takes the mark.
+		fmt.Fprintf(su.Log, "%.10s marked %s by hand: %s\n", m.Commit, m.Mark, m.Reason)
 	}
 	n := len(commits)
 	if cfg.FirstParent {
