@@ -157,8 +157,12 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 	}
 	ctx = append(ctx, [2]string{"runs", fmt.Sprintf("%d measured; pre-flight estimate: %s", d.Runs, orDash(d.Estimate))})
 	if n := len(d.LeftOut); n > 0 {
-		ctx = append(ctx, [2]string{"left out", fmt.Sprintf("%d commit(s) that change only documentation, tests or CI files (%.10s: %s, ...): they build their parent's server; --keep-doc-commits tests them",
-			n, d.LeftOut[0].Commit, d.LeftOut[0].Changes)})
+		what := fmt.Sprintf("%d commits that change", n)
+		if n == 1 {
+			what = "1 commit that changes"
+		}
+		ctx = append(ctx, [2]string{"left out", fmt.Sprintf("%s only documentation, tests or CI files (%.10s: %s, ...): they build their parent's server; --keep-doc-commits tests them",
+			what, d.LeftOut[0].Commit, d.LeftOut[0].Changes)})
 	}
 	options := optionsOf(p.Options, d.Good)
 	if md {
