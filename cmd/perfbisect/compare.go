@@ -27,7 +27,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
 			htmlFlag(),
 			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
-		}, withUsage(measurementFlags(), map[string]string{
+		}, cliflag.SetUsage(measurementFlags(), map[string]string{
 			"max-repeats": "run limit per side (per thread count with --thread-list); still undecided then, the answer is inconclusive (exit 4)",
 			"confidence":  "probability of not reporting a regression that is not there (0.95 or 95%); shared by the thread counts of --thread-list",
 			"repeats":     "starting runs per side; more are taken, interleaved, until the verdict is clear or --max-repeats",
@@ -42,7 +42,7 @@ func compareCommand() *cli.Command {
 
 func compareAction(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", plural(c.NArg(), "argument"))
+		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", app.Counted(c.NArg(), "argument"))
 	}
 	format := c.String("format")
 	if !slices.Contains(report.CompareFormats, format) {

@@ -10,7 +10,7 @@ import (
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
-// The exit codes as numbers, for the tests: a change of exitCodes must
+// The exit codes as numbers, for the tests: a change of app.ExitCodes must
 // change these too (and the README's table, and exitCodesHelp).
 const (
 	exitOK           = 0
@@ -22,22 +22,22 @@ const (
 	exitInterrupted  = 130
 )
 
-// TestExitCodeTable: every outcome of exitCodes is in the help's table with
+// TestExitCodeTable: every outcome of app.ExitCodes is in the help's table with
 // its code, and the help lists no code the table lacks; run's table keeps
 // git bisect run's protocol (0, 1, 125, and 128 or more for the rest).
 func TestExitCodeTable(t *testing.T) {
 	want := map[app.Outcome]int{app.Done: exitOK, app.Failure: exitFailure, app.Usage: exitUsage, app.NoRegression: exitNoRegression,
 		app.Undecided: exitUndecided, app.Regression: exitRegression, app.Interrupted: exitInterrupted}
-	if fmt.Sprint(exitCodes) != fmt.Sprint(want) {
-		t.Errorf("exitCodes = %v, want %v", exitCodes, want)
+	if fmt.Sprint(app.ExitCodes) != fmt.Sprint(want) {
+		t.Errorf("app.ExitCodes = %v, want %v", app.ExitCodes, want)
 	}
 	inHelp := map[int]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^   ([0-9]+) `).FindAllStringSubmatch(exitCodesHelp, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^   ([0-9]+) `).FindAllStringSubmatch(app.ExitCodesHelp(""), -1) {
 		var n int
 		fmt.Sscan(m[1], &n)
 		inHelp[n] = true
 	}
-	for o, c := range exitCodes {
+	for o, c := range app.ExitCodes {
 		if !inHelp[c] {
 			t.Errorf("outcome %s exits %d, which the help's table does not list", o, c)
 		}
@@ -50,31 +50,6 @@ func TestExitCodeTable(t *testing.T) {
 		ok := c == 0 && o == app.Done || c == 1 && o == app.MarkBad || c == 125 && o == app.MarkSkip || c >= 128 && o != app.Done && o != app.MarkBad && o != app.MarkSkip
 		if !ok {
 			t.Errorf("run: outcome %s exits %d: breaks git bisect run's protocol", o, c)
-		}
-	}
-}
-
-// TestExitCodesPerCommand: a command's help lists the exit codes it can
-// exit with and no other, and the application's help lists them all.
-func TestExitCodesPerCommand(t *testing.T) {
-	bisection := []int{exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitInterrupted}
-	plain := []int{exitOK, exitFailure, exitUsage, exitInterrupted}
-	want := map[string][]int{
-		"":      {exitOK, exitFailure, exitUsage, exitNoRegression, exitUndecided, exitRegression, exitInterrupted},
-		"start": bisection, "replay": bisection, "resume": bisection,
-		"compare": {exitOK, exitFailure, exitUsage, exitUndecided, exitRegression, exitInterrupted},
-		"scan":    {exitOK, exitFailure, exitUsage, exitRegression, exitInterrupted},
-		"build":   plain, "report": plain, "status": plain, "log": plain, "mark": plain, "reset": plain, "simulate": plain,
-	}
-	for cmd, codes := range want {
-		var got []int
-		for _, m := range regexp.MustCompile(`(?m)^   ([0-9]+) `).FindAllStringSubmatch(exitCodesHelpFor(cmd), -1) {
-			var n int
-			fmt.Sscan(m[1], &n)
-			got = append(got, n)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(codes) {
-			t.Errorf("exit codes in the help of %q: %v, want %v", cmd, got, codes)
 		}
 	}
 }

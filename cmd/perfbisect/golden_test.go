@@ -290,7 +290,7 @@ func TestHelpConventions(t *testing.T) {
 	}
 	for _, c := range helpCommands() {
 		text := helpText(t, c)
-		if has := strings.Contains(text, exitCodesHelpFor(c)); has != (c != "run" && c != "bench") {
+		if has := strings.Contains(text, exitCodesHelp(c)); has != (c != "run" && c != "bench") {
 			t.Errorf("perfbisect %s --help: exit-code table shown %v", c, has)
 		}
 	}

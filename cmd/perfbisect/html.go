@@ -22,26 +22,6 @@ func reportHTMLFlag() cli.Flag {
 	return &cli.StringFlag{Name: "html", Usage: "write the session as a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file instead of printing it"}
 }
 
-// withUsage gives the flags named in usage their command's own help text
-// (a shared flag whose meaning differs by command) and returns flags.
-func withUsage(flags []cli.Flag, usage map[string]string) []cli.Flag {
-	for _, f := range flags {
-		text, ok := usage[f.Names()[0]]
-		if !ok {
-			continue
-		}
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			f.Usage = text
-		case *cli.IntFlag:
-			f.Usage = text
-		case *cli.BoolFlag:
-			f.Usage = text
-		}
-	}
-	return flags
-}
-
 // checkHTML fails early when --html names a file that cannot be written, or
 // the file another output flag of the command (--json, --output) names.
 func checkHTML(c *cli.Context) error {

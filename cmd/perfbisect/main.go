@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -42,91 +41,12 @@ var positionalCommands = []string{"compare", "scan", "report", "build", "mark", 
 // defaultFlagStringer is urfave/cli's, which names every value "value".
 var defaultFlagStringer = cli.FlagStringer
 
+// exitCodesHelp is app.ExitCodesHelp (newApp's own app shadows the package).
+var exitCodesHelp = app.ExitCodesHelp
+
 // defaultHelpPrinter is urfave/cli's, which numbers nothing and sorts a
 // category's flags by name.
 var defaultHelpPrinter = cli.HelpPrinter
-
-// exitCodes is the one table from a command's outcome to its exit code, for
-// every command but run (runExitCodes); it is the README's table and
-// exitCodesHelp's.
-var exitCodes = map[app.Outcome]int{
-	app.Done:         0,
-	app.Failure:      1,
-	app.Usage:        2,
-	app.NoRegression: 3,   // start: the endpoints do not differ
-	app.Undecided:    4,   // start: the answer is a range, or the endpoints unresolved; compare: inconclusive at --max-repeats
-	app.Regression:   5,   // compare, scan: a regression beyond --threshold
-	app.Interrupted:  130, // a signal; no server is left running
-}
-
-// exitCodesHelp is the exit-code table of the application's help: every
-// code of exitCodes with what it means for each command (run has git bisect
-// run's codes instead, in its own help).
-var exitCodesHelp = exitCodesHelpFor("")
-
-// exitCodesHelpFor is the exit-code table of command cmd's help: the rows of
-// exitCodes the command can exit with, in its own words; cmd "" gives every
-// row, for the application's help.
-func exitCodesHelpFor(cmd string) string {
-	all := cmd == ""
-	bisects := all || cmd == "start" || cmd == "replay" || cmd == "resume"
-	var b strings.Builder
-	b.WriteString("EXIT CODES:\n")
-	row := func(o app.Outcome, text string) { fmt.Fprintf(&b, "   %-4d %s\n", exitCodes[o], text) }
-	switch cmd {
-	case "":
-		row(app.Done, "done (start: first bad commit found; compare: no regression beyond --threshold)")
-	case "start", "replay", "resume":
-		row(app.Done, "done: first bad commit found")
-	case "compare":
-		row(app.Done, "no regression beyond --threshold")
-	case "scan":
-		row(app.Done, "no regression beyond --threshold between measured commits")
-	case "build":
-		row(app.Done, "every revision built")
-	default:
-		row(app.Done, "done")
-	}
-	if cmd == "build" {
-		row(app.Failure, "a revision did not build, or a failure of the tool or the machine")
-	} else {
-		row(app.Failure, "failure of the tool or the machine (never a verdict on a revision)")
-	}
-	if bisects || cmd == "compare" || cmd == "scan" {
-		row(app.Usage, "usage or configuration error, or an endpoint that cannot be built or run (choose another)")
-	} else {
-		row(app.Usage, "usage or configuration error")
-	}
-	switch {
-	case all:
-		row(app.NoRegression, "no regression reproduced (start: the endpoints do not differ)")
-	case bisects:
-		row(app.NoRegression, "no regression reproduced: the endpoints do not differ")
-	}
-	switch {
-	case all:
-		row(app.Undecided, "undecided (start: a range, or endpoints not told apart; compare: inconclusive at --max-repeats)")
-	case bisects:
-		row(app.Undecided, "undecided: a range, or endpoints not told apart")
-	case cmd == "compare":
-		row(app.Undecided, "inconclusive at --max-repeats")
-	}
-	switch {
-	case all:
-		row(app.Regression, "regression beyond --threshold (compare, scan)")
-	case cmd == "compare" || cmd == "scan":
-		row(app.Regression, "regression beyond --threshold")
-	}
-	switch {
-	case bisects:
-		row(app.Interrupted, "interrupted (no server is left running; perfbisect resume continues a bisection)")
-	case cmd == "compare" || cmd == "scan":
-		row(app.Interrupted, "interrupted (no server is left running)")
-	default:
-		row(app.Interrupted, "interrupted")
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
 
 func main() {
 	app.LimitMemory()
@@ -150,7 +70,7 @@ func run(args []string) int {
 	} else {
 		err = cliApp.RunContext(ctx, cliflag.FlagsFirst(cliApp, args, positionalCommands))
 	}
-	codes := exitCodes
+	codes := app.ExitCodes
 	if os.Getenv(runChildEnv) != "" {
 		codes = runExitCodes
 	}
@@ -190,14 +110,6 @@ func flagError(c *cli.Context, err error) string {
 		return cliflag.Error("", nil, err)
 	}
 	return cliflag.Error(c.Command.Name, c.Command.Flags, err)
-}
-
-// plural is "1 argument", "2 arguments".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // passthroughFlags take other programs' options as their values
@@ -270,9 +182,9 @@ func newApp() *cli.App {
 	// run's protocol, in its own help) and bench's (its own, a subset).
 	for _, cmd := range app.Commands {
 		if cmd.Name != "run" && cmd.Name != "bench" {
-			cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelpFor(cmd.Name) + "\n"
+			cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp(cmd.Name) + "\n"
 		}
 	}
-	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n   perfbisect run has git bisect run's codes: see perfbisect run --help.\n"
+	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + exitCodesHelp("") + "\n   perfbisect run has git bisect run's codes: see perfbisect run --help.\n"
 	return app
 }

@@ -24,7 +24,7 @@ const (
 	runFailure = 129 // failure of the tool or the machine (1 elsewhere)
 )
 
-// runExitCodes is exitCodes for the process that does run's work (git bisect
+// runExitCodes is app.ExitCodes for the process that does run's work (git bisect
 // run's protocol); an outcome it lacks exits runFailure.
 var runExitCodes = map[app.Outcome]int{
 	app.Done: runGood, app.MarkBad: runBad, app.MarkSkip: runSkip,

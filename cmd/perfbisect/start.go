@@ -189,7 +189,7 @@ func replayCommand() *cli.Command {
 
 func replayAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageErr("replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", plural(c.NArg(), "argument"))
+		return usageErr("replay takes one git bisect log file (got %s): perfbisect replay [options] bisect.log", app.Counted(c.NArg(), "argument"))
 	}
 	name := c.Args().First()
 	log, err := app.OpenBisectLog(name, c.String("repo"))

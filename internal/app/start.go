@@ -179,7 +179,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		n = len(firstParentLine(commits, bad))
 	}
 	fmt.Fprintf(su.Log, "%s after good %.10s up to bad %.10s: about %s (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
-		counted(n, "commit"), good, bad, counted(expectedSteps(n), "step"), su.StateDir)
+		Counted(n, "commit"), good, bad, Counted(expectedSteps(n), "step"), su.StateDir)
 	priorNoise(su.Log, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
 	res = run.Result()
 	_, runErr := run.Run(ctx)
@@ -350,8 +350,8 @@ func firstParentLine(commits []bisect.Commit, bad string) map[string]bool {
 	return line
 }
 
-// counted is "1 commit", "5 commits".
-func counted(n int, noun string) string {
+// Counted is n with its noun: "1 commit", "5 commits".
+func Counted(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

@@ -200,23 +200,39 @@ func DocTable(table map[string][2]string) Docs {
 func (d Docs) Categorize(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		for _, f := range cmd.Flags {
-			doc, ok := d[f.Names()[0]]
-			if !ok {
-				continue
-			}
-			switch f := f.(type) {
-			case *cli.StringFlag:
-				f.Category = doc.Category
-			case *cli.IntFlag:
-				f.Category = doc.Category
-			case *cli.Int64Flag:
-				f.Category = doc.Category
-			case *cli.Float64Flag:
-				f.Category = doc.Category
-			case *cli.BoolFlag:
-				f.Category = doc.Category
+			if doc, ok := d[f.Names()[0]]; ok {
+				set(f, func(category, _ *string) { *category = doc.Category })
 			}
 		}
+	}
+}
+
+// SetUsage gives the flags named in usage (by their first name) that help
+// text instead of theirs: a flag shared by commands whose meaning differs
+// by command. It returns flags.
+func SetUsage(flags []cli.Flag, usage map[string]string) []cli.Flag {
+	for _, f := range flags {
+		if text, ok := usage[f.Names()[0]]; ok {
+			set(f, func(_, u *string) { *u = text })
+		}
+	}
+	return flags
+}
+
+// set calls change with the Category and Usage fields of flag f (of the
+// kinds perfbisect uses; others are left alone).
+func set(f cli.Flag, change func(category, usage *string)) {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		change(&f.Category, &f.Usage)
+	case *cli.IntFlag:
+		change(&f.Category, &f.Usage)
+	case *cli.Int64Flag:
+		change(&f.Category, &f.Usage)
+	case *cli.Float64Flag:
+		change(&f.Category, &f.Usage)
+	case *cli.BoolFlag:
+		change(&f.Category, &f.Usage)
 	}
 }
 
