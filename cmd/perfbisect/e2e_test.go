@@ -139,6 +139,7 @@ type jsonResult struct {
 	Good               string   `json:"good"`
 	Why                string   `json:"why"`
 	EstimatedRuns      int      `json:"estimated_runs"`
+	EstimatedRunsHigh  int      `json:"estimated_runs_high"`
 	SmallestChange     float64  `json:"smallest_change"`
 	SmallestChangeRuns int      `json:"smallest_change_runs"`
 	Runs               int      `json:"runs"`
@@ -262,14 +263,16 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	// The pre-flight said what this machine can resolve and what the
 	// session would cost: on a quiet host within 3x of what it spent (real
 	// runs are heavier-tailed than the estimate's model: 153 runs against an
-	// estimate of 61 in one run of this test).
-	if ratio := float64(j.Runs) / float64(j.EstimatedRuns); j.EstimatedRuns == 0 || (noise <= 12 && (ratio > 3 || ratio < 1/3.0)) {
-		t.Errorf("json: %d runs spent, pre-flight estimate %d", j.Runs, j.EstimatedRuns)
+	// estimate of 61 in one run of this test), or at most its upper figure
+	// (a suite run: 112 runs against 34, 36 of them on the culprit's parent).
+	ratio := float64(j.Runs) / float64(j.EstimatedRuns)
+	if j.EstimatedRuns == 0 || j.EstimatedRunsHigh < j.EstimatedRuns || (noise <= 12 && (ratio > 3 && j.Runs > j.EstimatedRunsHigh || ratio < 1/3.0)) {
+		t.Errorf("json: %d runs spent, pre-flight estimate %d (upper figure %d)", j.Runs, j.EstimatedRuns, j.EstimatedRunsHigh)
 	}
 	if !(j.SmallestChange > 0.005 && j.SmallestChange < 0.5) || j.SmallestChangeRuns != 320 {
 		t.Errorf("json: smallest change %v in %d runs", j.SmallestChange, j.SmallestChangeRuns)
 	}
-	t.Logf("%d runs (estimate %d); %s", j.Runs, j.EstimatedRuns, j.Why)
+	t.Logf("%d runs (estimate %d, upper figure %d); %s", j.Runs, j.EstimatedRuns, j.EstimatedRunsHigh, j.Why)
 	skipped := false
 	for _, tc := range j.Tested {
 		if tc.Commit == broken {
