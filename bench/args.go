@@ -33,6 +33,78 @@ type Invocation struct {
 	// Notes say, one per option, how a legacy or connection option was
 	// translated or why it was ignored.
 	Notes []string
+	// Script is the workload word when it names a sysbench script
+	// (ParseScriptArgs), and ScriptArgs the script's own options.
+	Script     string
+	ScriptArgs []string
+}
+
+// scriptGeneral are the sysbench options ParseScriptArgs reads itself for a
+// script (into Options), the connection's besides.
+var scriptGeneral = map[string]bool{"threads": true, "num-threads": true, "time": true, "max-time": true,
+	"warmup-time": true, "rand-seed": true, "percentile": true, "report-interval": true}
+
+// connOptions are the connection's --mysql-* options (Connection.set).
+var connOptions = map[string]bool{"mysql-socket": true, "mysql-host": true, "mysql-port": true, "mysql-user": true,
+	"mysql-password": true, "mysql-db": true}
+
+// IsScript reports whether the workload word of a command line names a
+// sysbench script rather than an OLTP workload: a path (it has a / or ends
+// in .lua), or a name that is not one of Workloads().
+func IsScript(word string) bool {
+	if strings.Contains(word, "/") || strings.HasSuffix(word, ".lua") {
+		return true
+	}
+	_, ok := workloads[word]
+	return !ok
+}
+
+// ParseScriptArgs reads a sysbench command line whose workload is a script
+// (IsScript): its first word that is neither an option, an option's value
+// nor a command. The connection options, the command and sysbench's
+// general options perfbisect honours (threads, time, warmup-time,
+// rand-seed, percentile, report-interval) are read as ParseArgs reads them;
+// every other option is the script's own and goes to ScriptArgs as
+// --name=value. ok is false when the command line has no script (ParseArgs
+// reads it).
+func ParseScriptArgs(args []string) (inv *Invocation, ok bool, err error) {
+	var general, own []string
+	script := ""
+	isCommand := func(a string) bool { return a == "prepare" || a == "run" || a == "cleanup" || a == "prewarm" }
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			if script == "" && !isCommand(a) && !strings.HasPrefix(a, "-") {
+				if !IsScript(a) {
+					return nil, false, nil
+				}
+				script = a
+				continue
+			}
+			general = append(general, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(a[2:], "=")
+		key := normName(name)
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") && !isCommand(args[i+1]) {
+			i++
+			a += "=" + args[i]
+		}
+		if scriptGeneral[key] || connOptions[key] {
+			general = append(general, a)
+		} else {
+			own = append(own, a)
+		}
+	}
+	if script == "" {
+		return nil, false, nil
+	}
+	inv, err = ParseArgs(general)
+	if err != nil {
+		return nil, true, err
+	}
+	inv.Script, inv.ScriptArgs = script, own
+	return inv, true, nil
 }
 
 // ParseArgs reads a sysbench command line, such as

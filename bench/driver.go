@@ -1,55 +1,142 @@
 package bench
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
-// A Driver runs a workload's commands against a server: the built-in
-// workload (Builtin: this package's Prepare, Run and Cleanup over
-// go-sql-driver/mysql) or real sysbench (Sysbench: the same workload by
-// sysbench 1.0's Lua scripts, its report parsed). Run reports through hooks
-// as Run does. Errors as the driver's functions return them.
-type Driver interface {
-	Prepare(ctx context.Context, conn Connection, o Options) error
-	Run(ctx context.Context, conn Connection, o Options, hooks Hooks) (*Result, error)
-	Cleanup(ctx context.Context, conn Connection, o Options) error
+// A Workload is what a run measures, built once from the user's settings:
+// it prepares its data in the server (once per revision: into the datadir
+// snapshot every run restores), runs one measured window, and says what
+// shapes its numbers. The kinds are OLTP (sysbench's OLTP workloads, by the
+// built-in engine or real sysbench) and Script (any sysbench Lua script).
+// Callers (the measurer, perfbisect bench) never ask which kind they have.
+type Workload interface {
+	// Name is the workload as the user named it: oltp_read_only, or a
+	// script's file name (tpcc.lua).
+	Name() string
+	// Summary describes it in one line for reports: name, threads, data,
+	// window, options, and what runs it.
+	Summary() string
+	// Threads is the number of client connections.
+	Threads() int
+	// WithThreads returns the same workload at n client connections (a
+	// thread sweep), n >= 1.
+	WithThreads(n int) Workload
+	// Percentile is the latency percentile Result.LatencyPct is at.
+	Percentile() float64
+	// Prepare creates and loads the workload's tables in conn.DB (created
+	// when missing). The same settings load the same rows.
+	Prepare(ctx context.Context, conn Connection) error
+	// Run measures one window, calling hooks around it (Hooks).
+	Run(ctx context.Context, conn Connection, hooks Hooks) (*Result, error)
+	// Cleanup drops what Prepare made (perfbisect bench cleanup; a
+	// bisection restores a snapshot instead).
+	Cleanup(ctx context.Context, conn Connection) error
+	// Identity names every setting and content that shapes the numbers, for
+	// a session's identity: "workload" (all of it as one value) and
+	// "workload NAME" per setting, so that a difference is said by name.
+	Identity() map[string]string
+	// DataKey is what decides the prepared data, as one string: workloads
+	// with equal DataKeys load identical tables (a datadir snapshot is
+	// shared between them).
+	DataKey() string
+	// ClientInProcess reports whether the client runs in this process (the
+	// built-in engine: its CPU time is this process's), not in another
+	// (sysbench).
+	ClientInProcess() bool
 }
 
-// Builtin is the built-in workload as a Driver.
-type Builtin struct{}
-
-// Prepare creates and loads the tables (Prepare).
-func (Builtin) Prepare(ctx context.Context, conn Connection, o Options) error {
-	return Prepare(ctx, conn.DSN(), o)
+// OLTP is one of sysbench's OLTP workloads (Options.Workload, one of
+// Workloads()) as a Workload: run by the built-in engine, or, with
+// Sysbench set, by real sysbench 1.0's own script with the same options. The
+// tables are loaded by the built-in Prepare either way, so that both get
+// the same rows (sysbench's own prepare draws them from the clock's seed).
+type OLTP struct {
+	Options  Options
+	Sysbench *Sysbench // nil: the built-in engine
+	// SysbenchPrepare has sysbench load the tables too, as a user's own
+	// sysbench prepare would (perfbisect bench --driver sysbench prepare).
+	SysbenchPrepare bool
 }
 
-// Run measures the workload (Run).
-func (Builtin) Run(ctx context.Context, conn Connection, o Options, hooks Hooks) (*Result, error) {
-	return Run(ctx, conn.DSN(), o, hooks)
+// Name is Options.Workload.
+func (w OLTP) Name() string { return w.Options.Workload }
+
+// Summary is Options.Summary and what runs it.
+func (w OLTP) Summary() string {
+	if w.Sysbench != nil {
+		return w.Options.Summary() + ", run by sysbench"
+	}
+	return w.Options.Summary() + ", built-in"
 }
 
-// Cleanup drops the tables (Cleanup).
-func (Builtin) Cleanup(ctx context.Context, conn Connection, o Options) error {
-	return Cleanup(ctx, conn.DSN(), o)
+// Threads is Options.Threads.
+func (w OLTP) Threads() int { return w.Options.Threads }
+
+// WithThreads sets Options.Threads.
+func (w OLTP) WithThreads(n int) Workload {
+	w.Options.Threads = n
+	return w
 }
 
-// Prepare runs sysbench's prepare (RunSysbench).
-func (s Sysbench) Prepare(ctx context.Context, conn Connection, o Options) error {
-	_, err := RunSysbench(ctx, conn, o, "prepare", s)
-	return err
+// Percentile is Options.Percentile.
+func (w OLTP) Percentile() float64 { return w.Options.Percentile }
+
+// Prepare is the built-in Prepare (for sysbench too: the same rows), or
+// sysbench's own with SysbenchPrepare.
+func (w OLTP) Prepare(ctx context.Context, conn Connection) error {
+	if w.Sysbench != nil && w.SysbenchPrepare {
+		_, err := RunSysbench(ctx, conn, w.Options, "prepare", *w.Sysbench)
+		return err
+	}
+	return Prepare(ctx, conn.DSN(), w.Options)
 }
 
-// Run runs sysbench's run with hooks in place of s.Hooks (RunSysbench).
-func (s Sysbench) Run(ctx context.Context, conn Connection, o Options, hooks Hooks) (*Result, error) {
-	s.Hooks = hooks
-	return RunSysbench(ctx, conn, o, "run", s)
+// Run is the built-in Run, or RunSysbench's run.
+func (w OLTP) Run(ctx context.Context, conn Connection, hooks Hooks) (*Result, error) {
+	if w.Sysbench != nil {
+		sb := *w.Sysbench
+		sb.Hooks = hooks
+		return RunSysbench(ctx, conn, w.Options, "run", sb)
+	}
+	return Run(ctx, conn.DSN(), w.Options, hooks)
 }
 
-// Cleanup runs sysbench's cleanup (RunSysbench).
-func (s Sysbench) Cleanup(ctx context.Context, conn Connection, o Options) error {
-	_, err := RunSysbench(ctx, conn, o, "cleanup", s)
-	return err
+// Cleanup drops the tables (Cleanup, or sysbench's cleanup).
+func (w OLTP) Cleanup(ctx context.Context, conn Connection) error {
+	if w.Sysbench != nil {
+		_, err := RunSysbench(ctx, conn, w.Options, "cleanup", *w.Sysbench)
+		return err
+	}
+	return Cleanup(ctx, conn.DSN(), w.Options)
 }
+
+// Identity is the options as one JSON value ("workload") and field by
+// field ("workload threads" ...), and "driver": "sysbench" when sysbench
+// runs it.
+func (w OLTP) Identity() map[string]string {
+	b, _ := json.Marshal(w.Options)
+	id := map[string]string{"workload": string(b)}
+	var fields map[string]any
+	_ = json.Unmarshal(b, &fields)
+	for k, v := range fields {
+		id["workload "+k] = fmt.Sprint(v)
+	}
+	if w.Sysbench != nil {
+		id["driver"] = "sysbench"
+	}
+	return id
+}
+
+// DataKey is Options.DataKey.
+func (w OLTP) DataKey() string { return w.Options.DataKey() }
+
+// ClientInProcess is true for the built-in engine.
+func (w OLTP) ClientInProcess() bool { return w.Sysbench == nil }
 
 var (
-	_ Driver = Builtin{}
-	_ Driver = Sysbench{}
+	_ Workload = OLTP{}
+	_ Workload = (*Script)(nil)
 )

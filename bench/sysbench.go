@@ -136,10 +136,11 @@ type Sysbench struct {
 
 // RunSysbench runs real sysbench with SysbenchArgs(o, conn, command) and, for
 // "run", returns its parsed report (ParseSysbenchReport); for "prepare" and
-// "cleanup" a nil Result. A sysbench that fails returns an error with the last
-// lines of its output (its FATAL lines name the statement and the server's
-// message); a missing binary an error wrapping ErrNoSysbench; options sysbench 1.0
-// lacks an error wrapping ErrNotInSysbench. Cancelling ctx kills sysbench.
+// "cleanup" a nil Result. A sysbench that fails returns a *SysbenchError with
+// the last lines of its output (its FATAL lines name the statement and the
+// server's message); a missing binary an error wrapping ErrNoSysbench; options
+// sysbench 1.0 lacks an error wrapping ErrNotInSysbench. Cancelling ctx kills
+// sysbench.
 func RunSysbench(ctx context.Context, conn Connection, o Options, command string, sb Sysbench) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -148,6 +149,46 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	if err != nil {
 		return nil, err
 	}
+	out, err := sb.exec(ctx, conn, sysbenchCall{what: o.Workload, command: command, args: args,
+		warm: int(o.Warmup / time.Second), reportInterval: o.ReportInterval})
+	if err != nil || command != "run" {
+		return nil, err
+	}
+	return ParseSysbenchReport(out, o)
+}
+
+// SysbenchError is a sysbench process that ran and failed: against a live
+// server, its FATAL lines name the statement and the server's message.
+type SysbenchError struct {
+	What    string // the workload: oltp_read_only, a script's path
+	Command string // prepare, run, cleanup, help
+	Err     error  // the process's exit
+	Output  string // its last lines
+}
+
+func (e *SysbenchError) Error() string {
+	return fmt.Sprintf("sysbench %s %s: %v:\n%s", e.What, e.Command, e.Err, e.Output)
+}
+
+func (e *SysbenchError) Unwrap() error { return e.Err }
+
+// sysbenchCall is one sysbench process: its arguments (a password among
+// them goes to a private option file instead), its working directory and
+// extra environment (a script's LUA_PATH), and for "run" the warm-up in
+// whole seconds and the report interval of the hooks.
+type sysbenchCall struct {
+	what, command  string
+	args           []string
+	dir            string
+	env            []string
+	warm           int
+	reportInterval time.Duration
+}
+
+// exec runs call against conn (its database created first for prepare) and
+// returns sysbench's output, calling sb.Hooks as a run reports.
+func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall) ([]byte, error) {
+	args, command := call.args, call.command
 	bin := sb.Path
 	if bin == "" {
 		bin = "sysbench"
@@ -158,7 +199,7 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	}
 	// The password goes in a private option file, not on the command line
 	// (where ps shows it).
-	args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--mysql-password=") })
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--mysql-password=") })
 	if conn.Password != "" {
 		f, err := os.CreateTemp("", "perfbisect-sysbench-*.conf")
 		if err != nil {
@@ -182,7 +223,7 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	defer admin.Close()
 	if command == "prepare" {
 		if err := ensureDatabase(ctx, admin, cfg); err != nil {
-			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", o.Workload, conn, err)
+			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", call.what, conn, err)
 		}
 	}
 	// The server's connections before sysbench starts: a cancelled sysbench
@@ -192,7 +233,7 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	if command == "run" {
 		ids, err := serverThreads(ctx, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("sysbench %s run (%s): %w", o.Workload, conn, err)
+			return nil, fmt.Errorf("sysbench %s run (%s): %w", call.what, conn, err)
 		}
 		for _, id := range ids {
 			before[id] = true
@@ -208,6 +249,10 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
 		cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", "-eL", path}, args...)...)
 	}
+	cmd.Dir = call.dir
+	if len(call.env) > 0 {
+		cmd.Env = append(os.Environ(), call.env...)
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -217,7 +262,7 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	}
 	pw.Close()
 	var out bytes.Buffer
-	warm := int(o.Warmup / time.Second)
+	warm := call.warm
 	started, ended := false, false
 	var pending []Interval   // per-second lines of the report interval under way
 	var lastAt time.Duration // the last second seen (sysbench can print one twice)
@@ -251,19 +296,19 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 					sb.Hooks.MeasureEnd()
 				}
 			}
-		case started && sb.Hooks.Interval != nil && o.ReportInterval > 0:
-			// Every o.ReportInterval, like Run: sysbench reports each second.
+		case started && sb.Hooks.Interval != nil && call.reportInterval > 0:
+			// Every reportInterval, like Run: sysbench reports each second.
 			if iv, ok := parseSysbenchInterval(line, warm); ok && iv.At > lastAt {
 				lastAt = iv.At
-				if pending = append(pending, iv); iv.At%o.ReportInterval == 0 {
-					sb.Hooks.Interval(groupIntervals(pending, o.ReportInterval)[0])
+				if pending = append(pending, iv); iv.At%call.reportInterval == 0 {
+					sb.Hooks.Interval(groupIntervals(pending, call.reportInterval)[0])
 					pending = pending[:0]
 				}
 			}
 		}
 	}
 	if len(pending) > 0 && ended && sb.Hooks.Interval != nil {
-		sb.Hooks.Interval(groupIntervals(pending, o.ReportInterval)[0])
+		sb.Hooks.Interval(groupIntervals(pending, call.reportInterval)[0])
 	}
 	io.Copy(io.Discard, pr)
 	pr.Close()
@@ -275,12 +320,9 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 			}
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("sysbench %s %s: %v:\n%s", o.Workload, command, err, lastLines(out.String(), 8))
+		return nil, &SysbenchError{What: call.what, Command: command, Err: err, Output: lastLines(out.String(), 8)}
 	}
-	if command != "run" {
-		return nil, nil
-	}
-	return ParseSysbenchReport(out.Bytes(), o)
+	return out.Bytes(), nil
 }
 
 // serverThreads lists the ids of the server's connections of cfg's user and

@@ -41,7 +41,7 @@ func TestDiskFullWhilePreparingStops(t *testing.T) {
 		t.Run(phase.name, func(t *testing.T) {
 			state := testenv.Tmpfs(t, "512m")
 			var log strings.Builder
-			m := New(Config{Bench: o, Log: &log, StateDir: state, Builder: &build.Builder{Repo: repo, StateDir: state}})
+			m := New(Config{Workload: bench.OLTP{Options: o}, Log: &log, StateDir: state, Builder: &build.Builder{Repo: repo, StateDir: state}})
 			filler := filepath.Join(state, "filler")
 			filled := make(chan bool, 1)
 			stopWatch := make(chan struct{})

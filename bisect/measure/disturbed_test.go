@@ -75,7 +75,7 @@ func TestDisturbedRunIsMeasuredAgain(t *testing.T) {
 	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
 	hog := exec.Command("sh", "-c", "while :; do :; done")
 	log := &hogLog{hog: hog}
-	m, rev, _ := fixtureMeasurer(t, Config{Bench: o, Log: log})
+	m, rev, _ := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: log})
 	if err := hog.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestServerKilledFromOutsideIsRetried(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 10000, 2, 2*time.Second, time.Second
 	var log strings.Builder
-	m, rev, state := fixtureMeasurer(t, Config{Bench: o, Log: &log, DisturbedRetries: -1})
+	m, rev, state := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: &log, DisturbedRetries: -1})
 	// Killed as soon as it is seen (while it starts), and once it serves
 	// (the warm-up or the window).
 	for _, delay := range []time.Duration{0, 1500 * time.Millisecond} {
@@ -205,7 +205,7 @@ func TestServerThatNeverGetsReady(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.Warmup = "oltp_read_only", 10000, 2, 2*time.Second, time.Second
 	var log strings.Builder
-	m, rev, state := fixtureMeasurer(t, Config{Bench: o, Log: &log, DisturbedRetries: -1, StartTimeout: 2 * time.Second})
+	m, rev, state := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: &log, DisturbedRetries: -1, StartTimeout: 2 * time.Second})
 	if _, err := m.Measure(context.Background(), rev, 1); err != nil { // the snapshot, and one run that works
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestBusyMachineCountsNoRun(t *testing.T) {
 	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
 	var log strings.Builder
 	var mu sync.Mutex
-	m, rev, _ := fixtureMeasurer(t, Config{Bench: o, Log: lockedWriter{&mu, &log}, QuietPatience: 3 * time.Second})
+	m, rev, _ := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: lockedWriter{&mu, &log}, QuietPatience: 3 * time.Second})
 	// Enough hogs for a third of the machine's CPUs (one on 2 CPUs is half).
 	for i := 0; i < max(1, (runtime.NumCPU()+2)/3); i++ {
 		hog := exec.Command("sh", "-c", "while :; do :; done")

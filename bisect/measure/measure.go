@@ -39,13 +39,9 @@ type Config struct {
 	Builder    *build.Builder
 	StateDir   string        // datadir snapshots and run directories go here
 	OptionFile string        // the user's my.cnf ("" for none)
-	Bench      bench.Options // the workload
-	// Driver runs the workload: "" or "builtin" for package bench's, "sysbench"
-	// for real sysbench 1.0 with the same options (bench.RunSysbench, the binary
-	// SysbenchPath or sysbench from PATH). The tables are loaded by bench.Prepare
-	// either way (the same rows for every revision).
-	Driver       string
-	SysbenchPath string
+	// Workload is what every run measures: it prepares the datadir
+	// snapshot (its tables in database sbtest) and runs each window.
+	Workload bench.Workload
 	// ServerCPUs and ClientCPUs place the measured server and the workload's
 	// client (this process's threads, or sysbench) on CPUs, as taskset would
 	// (zero: no placement). Each run records where they actually ran.
@@ -185,7 +181,8 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 // window (window x CPUs) above which the run counts as disturbed: CPU time the
 // hypervisor gave to other guests (steal) plus CPU time processes other than
 // perfbisect and the measured server used in user and system mode (the
-// client's too, with --driver sysbench, so there only steal counts). The
+// client's too when it is another process, sysbench, so there only steal
+// counts). The
 // machine's CPUs are all its CPUs (/proc/stat), so on a machine of many CPUs
 // a process that takes one whole CPU beside the server may stay under it. On
 // a 2-CPU virtual machine a window with 7-35% steal measured a good revision
@@ -380,14 +377,6 @@ func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision)
 	}
 }
 
-// driver is the workload's driver of Config.Driver.
-func (m *Measurer) driver() bench.Driver {
-	if m.cfg.Driver == "sysbench" {
-		return bench.Sysbench{Path: m.cfg.SysbenchPath}
-	}
-	return bench.Builtin{}
-}
-
 // runDir is the directory of commit's latest run of this Measurer.
 func (m *Measurer) runDir(commit string) string {
 	return filepath.Join(m.cfg.StateDir, "runs", fmt.Sprintf("%.12s-%d-%d", commit, os.Getpid(), m.runN))
@@ -568,7 +557,7 @@ func (m *Measurer) watchDisk(ctx context.Context, f func(context.Context) error)
 // makeSnapshot1 is makeSnapshot.
 func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
 	faultpoint.Hit("datadir")
-	m.logf("prepare %.10s: %s %s, initialise datadir and load %d x %d rows", commit, in.Flavor, in.Version, m.cfg.Bench.Tables, m.cfg.Bench.TableSize)
+	m.logf("prepare %.10s: %s %s, initialise datadir and prepare %s", commit, in.Flavor, in.Version, m.cfg.Workload.Name())
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
 		return err
 	}
@@ -590,7 +579,7 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 		return m.serverFailure(ctx, commit, "server did not start", err)
 	}
 	defer srv.Kill()
-	perr := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench)
+	perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv))
 	if died := srv.Died(); died != nil {
 		if killedFromOutside(died) {
 			return killedErr(died)
@@ -711,7 +700,7 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl
 			fmt.Fprintf(h, "%s\x00", a)
 		}
 	}
-	fmt.Fprintf(h, "\x00%s", m.cfg.Bench.DataKey())
+	fmt.Fprintf(h, "\x00%s", m.cfg.Workload.DataKey())
 	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
@@ -800,7 +789,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if m.cfg.FreshDatadir {
 		// Loaded by the server that is measured next, as a fresh sysbench
 		// prepare + run would be.
-		if err := bench.Prepare(ctx, srv.DSN("sbtest"), m.cfg.Bench); err != nil {
+		if err := m.cfg.Workload.Prepare(ctx, workloadConn(srv)); err != nil {
 			if died := srv.Died(); died != nil {
 				if killedFromOutside(died) {
 					return bisect.Run{}, killedErr(died)
@@ -854,7 +843,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	}
 	serverCPUs, _ := serverctl.ProcessCPUs(srv.Pid())
 	clientCPUs, _ := serverctl.ProcessCPUs(os.Getpid())
-	res, berr = m.driver().Run(ctx, bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}, m.cfg.Bench, hooks)
+	res, berr = m.cfg.Workload.Run(ctx, workloadConn(srv), hooks)
 	unpin()
 	if died := srv.Died(); died != nil {
 		if killedFromOutside(died) {
@@ -876,7 +865,8 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		if errors.Is(berr, bench.ErrNoSysbench) || errors.Is(berr, bench.ErrNotInSysbench) {
 			return bisect.Run{}, berr // the machine's or the user's, not the revision's
 		}
-		if m.cfg.Driver == "sysbench" {
+		var sbe *bench.SysbenchError
+		if errors.As(berr, &sbe) {
 			// sysbench failed against a live server: its FATAL line names the
 			// statement and the server's message.
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "sysbench failed", Err: berr}
@@ -917,14 +907,15 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
 	if other, steal, loadavg, ok := load.other(cpu1 - cpu0); ok {
+		inProcess := m.cfg.Workload.ClientInProcess()
 		otherKey := "other_cpu_s"
-		if m.cfg.Driver == "sysbench" {
+		if !inProcess {
 			otherKey = "other_cpu_s_with_sysbench" // the client is another process then
 		}
 		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
-		if m.cfg.Driver != "sysbench" && res.Events > 0 {
+		if inProcess && res.Events > 0 {
 			// The built-in client's CPU per transaction does the same work
 			// whatever the revision: when it rises with the server's, the
 			// machine itself was slower in this window (a neighbour on the
@@ -932,12 +923,12 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 			r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((load.self1-load.self0)/time.Duration(res.Events))/1e3)
 		}
 		*d = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
-		if m.cfg.Driver == "sysbench" {
+		if !inProcess {
 			d.other = 0
 		}
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (not said for the sysbench driver, whose own CPU time counts).
-		if other > res.Window/10 && m.cfg.Driver != "sysbench" {
+		if other > res.Window/10 && inProcess {
 			m.logf("note: run %.10s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
 				commit, other.Seconds(), res.Window.Seconds(), loadavg)
 		}
@@ -966,11 +957,17 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	return r, nil
 }
 
+// workloadConn is where the workload connects to srv: as root, database
+// sbtest.
+func workloadConn(srv *serverctl.Server) bench.Connection {
+	return bench.Connection{Socket: srv.Socket(), User: "root", DB: "sbtest"}
+}
+
 // logRun prints the line of a counted run (one per run the session gets:
 // tests and users count them).
 func (m *Measurer) logRun(commit string, r bisect.Run) {
 	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn (%.1fs)", commit, r.TPS, r.QPS,
-		m.cfg.Bench.Percentile, float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
+		m.cfg.Workload.Percentile(), float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
 }
 
 // facts describes the machine and the server of a run (read once per

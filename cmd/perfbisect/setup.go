@@ -68,7 +68,8 @@ func newSetup(c *cli.Context) (*setup, error) {
 		Repo: c.String("repo"), MyCnf: c.String("my-cnf"),
 		Workload: app.WorkloadRequest{Name: c.String("workload"), Threads: c.Int("threads"), Tables: c.Int("tables"),
 			TableSize: c.Int("table-size"), Time: c.String("time"), Warmup: c.String("warmup"), RangeSize: c.Int("range-size"),
-			RandType: c.String("rand-type"), RandSeed: c.Int64("rand-seed"), Options: c.String("workload-options")},
+			RandType: c.String("rand-type"), RandSeed: c.Int64("rand-seed"), Options: c.String("workload-options"),
+			Given: given(c, "tables", "table-size", "range-size", "rand-type", "driver")},
 		Driver: c.String("driver"), SysbenchPath: c.String("sysbench-path"),
 		ServerCPUs: c.String("server-cpus"), ClientCPUs: c.String("client-cpus"),
 		SnapshotCacheSize: c.String("snapshot-cache-size"), FreshDatadir: c.Bool("fresh-datadir"), StartTimeout: c.String("start-timeout"),
@@ -82,6 +83,17 @@ func newSetup(c *cli.Context) (*setup, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// given lists the flags of names that were given.
+func given(c *cli.Context, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if c.IsSet(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // buildRequest reads the build flags (buildFlags) as typed.

@@ -25,8 +25,15 @@ import (
 // for run's report ("" for Out); Raw, when set, gets sysbench's own output;
 // Log the one-line summaries.
 type BenchRequest struct {
-	Command      string
-	Options      bench.Options
+	Command string
+	// Options are the OLTP workload's, or, with Script, sysbench's general
+	// settings (threads, time, warm-up, seed, percentile, report interval).
+	Options bench.Options
+	// Script, when set, is the sysbench script to run instead (its path or
+	// a name sysbench finds), with its own options ScriptArgs; real
+	// sysbench runs it whatever Sysbench says.
+	Script     string
+	ScriptArgs []string
 	Conn         bench.Connection
 	Sysbench     bool
 	SysbenchPath string
@@ -48,25 +55,36 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		}
 		return With(Failure, fmt.Errorf("bench %s %s (%s): %w", o.Workload, req.Command, conn, err))
 	}
-	var driver bench.Driver = bench.Builtin{}
+	var w bench.Workload
 	name := bench.DriverBuiltin
-	if req.Sysbench {
-		if err := bench.SysbenchSupports(o); err != nil {
-			return bisect.Usagef("{driver} sysbench: %v", err)
-		}
+	if req.Sysbench || req.Script != "" {
 		var err error
 		if name, err = bench.SysbenchVersion(ctx, req.SysbenchPath); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
-		driver = bench.Sysbench{Path: req.SysbenchPath, Output: req.Raw}
+	}
+	switch sb := (bench.Sysbench{Path: req.SysbenchPath, Output: req.Raw}); {
+	case req.Script != "":
+		s, err := bench.NewScript(ctx, req.Script, req.ScriptArgs, o, sb)
+		if err != nil {
+			return bisect.Usagef("%v", err)
+		}
+		w, o = s, s.Options
+	case req.Sysbench:
+		if err := bench.SysbenchSupports(o); err != nil {
+			return bisect.Usagef("{driver} sysbench: %v", err)
+		}
+		w = bench.OLTP{Options: o, Sysbench: &sb, SysbenchPrepare: true}
+	default:
+		w = bench.OLTP{Options: o}
 	}
 	if req.Command != "run" {
 		began := time.Now()
 		var err error
 		if req.Command == "prepare" {
-			err = driver.Prepare(ctx, conn, o)
+			err = w.Prepare(ctx, conn)
 		} else {
-			err = driver.Cleanup(ctx, conn, o)
+			err = w.Cleanup(ctx, conn)
 		}
 		if err != nil {
 			return failed(err)
@@ -75,10 +93,13 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		if req.Command == "cleanup" {
 			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
 		}
-		fmt.Fprintf(req.Log, "perfbisect bench: %s %s for %s in %s (%s)\n", name, what, o.Workload, time.Since(began).Round(time.Millisecond), conn)
+		if req.Script != "" {
+			what = req.Command + " done"
+		}
+		fmt.Fprintf(req.Log, "perfbisect bench: %s %s for %s in %s (%s)\n", name, what, w.Name(), time.Since(began).Round(time.Millisecond), conn)
 		return nil
 	}
-	fmt.Fprintf(req.Log, "perfbisect bench: %s %s against %s\n", name, o.Workload, conn)
+	fmt.Fprintf(req.Log, "perfbisect bench: %s %s against %s\n", name, w.Name(), conn)
 	var live io.Writer
 	if req.Format == "text" && req.Output == "" {
 		live = req.Out
@@ -90,14 +111,14 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		}
 		hooks.Interval = func(iv bench.Interval) { _ = bench.WriteInterval(live, iv, o) }
 	}
-	res, err := driver.Run(ctx, conn, o, hooks)
+	res, err := w.Run(ctx, conn, hooks)
 	if err != nil {
 		return failed(err)
 	}
 	var out bytes.Buffer
 	switch {
 	case req.Format == "json":
-		err = writeBenchJSON(&out, o, conn, res)
+		err = writeBenchJSON(&out, w, o, conn, res)
 	case live != nil:
 		err = res.WriteSummary(&out, o)
 	default:
@@ -119,13 +140,13 @@ func Bench(ctx context.Context, req BenchRequest) error {
 // writeBenchJSON writes bench run's JSON document: the workload, the
 // connection (without its password), the options that shape the numbers,
 // and the result.
-func writeBenchJSON(w io.Writer, o bench.Options, conn bench.Connection, res *bench.Result) error {
+func writeBenchJSON(out io.Writer, w bench.Workload, o bench.Options, conn bench.Connection, res *bench.Result) error {
 	doc := struct {
-		Workload   string         `json:"workload"` // Options.Summary
+		Workload   string         `json:"workload"` // Workload.Summary
 		Connection string         `json:"connection"`
 		Options    map[string]any `json:"options"`
 		Result     *bench.Result  `json:"result"`
-	}{o.Summary(), conn.String(), map[string]any{
+	}{w.Summary(), conn.String(), map[string]any{
 		"tables": o.Tables, "table_size": o.TableSize, "threads": o.Threads, "time_s": o.Time.Seconds(),
 		"warmup_s": o.Warmup.Seconds(), "rand_type": o.RandType, "rand_seed": o.RandSeed, "range_size": o.RangeSize,
 		"skip_trx": o.SkipTrx, "percentile": o.Percentile, "storage_engine": o.StorageEngine,
@@ -134,7 +155,7 @@ func writeBenchJSON(w io.Writer, o bench.Options, conn bench.Connection, res *be
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = out.Write(append(b, '\n'))
 	return err
 }
 
@@ -150,7 +171,10 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 	if err != nil || help {
 		return req, false, nil, help, err
 	}
-	inv, err := bench.ParseArgs(rest)
+	inv, isScript, err := bench.ParseScriptArgs(rest)
+	if !isScript && err == nil {
+		inv, err = bench.ParseArgs(rest)
+	}
 	if err != nil {
 		return req, false, nil, false, With(Usage, errors.New(cliflag.Error("bench", nil, err)))
 	}
@@ -181,7 +205,7 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 		o.RandSeed = 0
 		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
 	}
-	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn,
+	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn, Script: inv.Script, ScriptArgs: inv.ScriptArgs,
 		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output}, f.verbose, inv.Notes, false, nil
 }
 

@@ -63,14 +63,14 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	}
 	threads := req.Threads
 	if threads == nil {
-		threads = []int{su.Bench.Threads}
+		threads = []int{su.Workload.Threads()}
 	}
 	docs := []report.CompareDoc{}
 	var ids []int64
 	var runErr error
 	outcome := Done
 	for _, n := range threads {
-		su.Bench.Threads = n
+		su.Workload = su.Workload.WithThreads(n)
 		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, base, head)
 		docs = append(docs, doc)
 		if id > 0 {
@@ -104,7 +104,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	return docs, ids, Answer(outcome)
 }
 
-// compareOnce runs one comparison (at su.Bench.Threads), stored as its own
+// compareOnce runs one comparison (at su.Workload's threads), stored as its own
 // session, and returns its document, the stored session's id (0 when none was
 // stored) and its outcome (Done, Regression or Undecided); err is the
 // comparison's failure.
@@ -113,8 +113,8 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 	identity := su.Identity(base, head, map[string]string{"command": "compare", "repo": su.RepoRoot})
 	dir, _ := os.Getwd()
 	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.Repo, base), HeadSubject: bisect.Subject(su.Repo, head),
-		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Bench.Threads,
-		Workload: su.WorkloadSummary()}
+		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Workload.Threads(),
+		Workload: su.Workload.Summary()}
 	sess, err := st.Begin(store.KindCompare, args, dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
@@ -126,7 +126,7 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 		return doc, sess.ID, Usage, err
 	}
 	fmt.Fprintf(su.Log, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
-		base, head, cfg.Metric, su.Bench.Threads, 100*cfg.Threshold, su.StateDir)
+		base, head, cfg.Metric, su.Workload.Threads(), 100*cfg.Threshold, su.StateDir)
 	cmp, changed, runErr := s.Compare(ctx)
 	res := s.Result()
 	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()

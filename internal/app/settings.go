@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
+	"github.com/perfbisect/perfbisect/internal/spell"
 	"github.com/perfbisect/perfbisect/internal/usage"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -32,7 +34,8 @@ type SetupRequest struct {
 	MyCnf string // the user's option file, "" for none
 
 	Workload WorkloadRequest
-	// Driver is builtin (built-in, too) or sysbench; SysbenchPath the
+	// Driver is builtin (built-in, too) or sysbench, for the OLTP
+	// workloads (a script always runs under sysbench); SysbenchPath the
 	// sysbench binary ("" for the one in PATH).
 	Driver, SysbenchPath string
 
@@ -62,6 +65,10 @@ type SetupRequest struct {
 
 // WorkloadRequest is the workload as typed: sysbench's settings, and any
 // others on a sysbench command line in Options (which win over the fields).
+// Name is an OLTP workload (bench.Workloads) or a sysbench Lua script (a
+// path, or a name sysbench finds: bench.FindScript). A script takes
+// Threads, Time, Warmup and RandSeed always, and Tables, TableSize,
+// RangeSize and RandType only when Given names them (as its own options).
 type WorkloadRequest struct {
 	Name                       string
 	Threads, Tables, TableSize int
@@ -70,6 +77,8 @@ type WorkloadRequest struct {
 	RandType                   string
 	RandSeed                   int64
 	Options                    string // "--point-selects=1 --skip-trx=on", or a 0.4 line
+	// Given names the settings given on the command line ("tables", ...).
+	Given []string
 }
 
 // BuildRequestFlags are the build settings as typed (start, compare, scan,
@@ -113,10 +122,7 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	default:
 		return usageError("{find} %q: want regression or improvement", req.Find)
 	}
-	if s.Bench, err = workload(req.Workload, s.Log); err != nil {
-		return err
-	}
-	if s.Driver, s.SysbenchPath, err = driver(ctx, req.Driver, req.SysbenchPath, s.Bench); err != nil {
+	if s.Workload, err = workload(ctx, req.Workload, req.Driver, req.SysbenchPath, s.Log); err != nil {
 		return err
 	}
 	if err := s.placement(req); err != nil {
@@ -184,19 +190,25 @@ func optionFile(f string, log io.Writer) (string, error) {
 // granularity more than the server's speed.
 const MinWindow = 100 * time.Millisecond
 
-// workload reads the workload (and sysbench's own options in w.Options,
-// their notes said on log) into checked options.
-func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
+// workload reads the workload: an OLTP workload (its sysbench options in
+// w.Options, their notes said on log) run by the driver, or a sysbench
+// script (bench.NewScript), which the driver sysbench always runs.
+func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath string, log io.Writer) (bench.Workload, error) {
 	runTime, err := cliflag.Seconds("time", w.Time)
 	if err != nil {
-		return bench.Options{}, err
+		return nil, err
 	}
 	if runTime < MinWindow {
-		return bench.Options{}, usageError("{time} %s: want a measured window of at least %g seconds (a run's tps is counted over it; 10 or more is usual)", w.Time, MinWindow.Seconds())
+		return nil, usageError("{time} %s: want a measured window of at least %g seconds (a run's tps is counted over it; 10 or more is usual)", w.Time, MinWindow.Seconds())
 	}
 	warmup, err := cliflag.Seconds("warmup", w.Warmup)
 	if err != nil {
-		return bench.Options{}, err
+		return nil, err
+	}
+	switch driverName {
+	case "builtin", "built-in", "sysbench":
+	default:
+		return nil, usageError("{driver} %q: want builtin or sysbench", driverName)
 	}
 	bo := bench.DefaultOptions()
 	bo.Workload = w.Name
@@ -205,56 +217,90 @@ func workload(w WorkloadRequest, log io.Writer) (bench.Options, error) {
 	bo.RangeSize = w.RangeSize
 	bo.RandType = w.RandType
 	bo.RandSeed = w.RandSeed
+	if !slices.Contains(bench.Workloads(), w.Name) {
+		return script(ctx, w, bo, driverName, sysbenchPath)
+	}
 	// The flags alone first, so that an error names the flag or the
 	// options it is in.
 	if err := bo.Validate(); err != nil {
-		if errors.Is(err, bench.ErrUnknownWorkload) {
-			return bench.Options{}, usageError("{workload}: %v", err)
-		}
-		return bench.Options{}, With(Usage, err)
+		return nil, With(Usage, err)
 	}
 	if wo := w.Options; wo != "" {
 		args, err := shellwords.Parse(wo)
 		if err != nil {
-			return bench.Options{}, usageError("{workload-options} %q: %v", wo, err)
+			return nil, usageError("{workload-options} %q: %v", wo, err)
 		}
 		inv, err := bench.ParseArgsOver(bo, args)
 		switch {
 		case err != nil:
-			return bench.Options{}, usageError("{workload-options}: %v", err)
+			return nil, usageError("{workload-options}: %v", err)
 		case len(inv.ConnOptions) > 0:
-			return bench.Options{}, usageError("{workload-options}: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
+			return nil, usageError("{workload-options}: %s: perfbisect connects to the server it starts; leave the connection options out", strings.Join(inv.ConnOptions, " "))
 		case inv.Command != "":
-			return bench.Options{}, usageError("{workload-options}: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
+			return nil, usageError("{workload-options}: %q: perfbisect prepares and runs by itself; leave the command out", inv.Command)
 		}
 		bo = inv.Options
 		for _, n := range inv.Notes {
 			fmt.Fprintln(log, "perfbisect: note: "+n)
 		}
 		if err := bo.Validate(); err != nil {
-			return bench.Options{}, usageError("{workload-options}: %v", err)
+			return nil, usageError("{workload-options}: %v", err)
 		}
 	}
-	return bo, nil
+	if driverName != "sysbench" {
+		return bench.OLTP{Options: bo}, nil
+	}
+	if err := bench.SysbenchSupports(bo); err != nil {
+		return nil, usageError("{driver} sysbench: %v", err)
+	}
+	if _, err := bench.SysbenchVersion(ctx, sysbenchPath); err != nil {
+		return nil, usageError("{driver} sysbench: %v", err)
+	}
+	return bench.OLTP{Options: bo, Sysbench: &bench.Sysbench{Path: sysbenchPath}}, nil
 }
 
-// driver checks the driver (builtin or sysbench: then sysbench must run
-// these options and be installed at path, "" for PATH's).
-func driver(ctx context.Context, name, path string, bo bench.Options) (string, string, error) {
-	switch name {
-	case "builtin", "built-in":
-		name = "builtin"
-	case "sysbench":
-		if err := bench.SysbenchSupports(bo); err != nil {
-			return "", "", usageError("{driver} sysbench: %v", err)
+// script reads a workload that is not an OLTP one as a sysbench script:
+// the settings given as flags that the script takes as its own options
+// (tables, table-size, range-size, rand-type) go before w.Options.
+func script(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
+	if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
+		if strings.ContainsAny(w.Name, "/.") {
+			return nil, usageError("{workload}: %v", err)
 		}
-		if _, err := bench.SysbenchVersion(ctx, path); err != nil {
-			return "", "", usageError("{driver} sysbench: %v", err)
+		scripts := bench.Scripts(sysbenchPath)
+		hint := ""
+		if near := spell.Nearest(w.Name, append(bench.Workloads(), scripts...)); near != "" {
+			hint = fmt.Sprintf(" did you mean %s?", near)
 		}
-	default:
-		return "", "", usageError("{driver} %q: want builtin or sysbench", name)
+		return nil, usageError("{workload} %q: %v:%s (the OLTP workloads: %s; a sysbench script: its path, or one of %s)", w.Name, bench.ErrUnknownWorkload, hint,
+			strings.Join(bench.Workloads(), ", "), strings.Join(scripts, ", "))
 	}
-	return name, path, nil
+	if driverName != "sysbench" && slices.Contains(w.Given, "driver") {
+		return nil, usageError("{workload} %s is a sysbench script: sysbench runs it, leave out {driver} %s", w.Name, driverName)
+	}
+	var args []string
+	for _, f := range []struct {
+		name  string
+		value any
+	}{{"tables", w.Tables}, {"table-size", w.TableSize}, {"range-size", w.RangeSize}, {"rand-type", w.RandType}} {
+		if slices.Contains(w.Given, f.name) {
+			args = append(args, fmt.Sprintf("--%s=%v", strings.ReplaceAll(f.name, "-", "_"), f.value))
+		}
+	}
+	more, err := shellwords.Parse(w.Options)
+	if err != nil {
+		return nil, usageError("{workload-options} %q: %v", w.Options, err)
+	}
+	s, err := bench.NewScript(ctx, w.Name, append(args, more...), bo, bench.Sysbench{Path: sysbenchPath})
+	switch {
+	case errors.Is(err, bench.ErrNoSysbench):
+		return nil, usageError("{workload} %s: %v", w.Name, err)
+	case errors.Is(err, bench.ErrScript):
+		return nil, usageError("{workload}: %w", err)
+	case err != nil:
+		return nil, usageError("{workload} %s {workload-options}: %w", w.Name, err)
+	}
+	return s, nil
 }
 
 // placement reads where the server and the client run and the datadir

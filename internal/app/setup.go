@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
 	"time"
@@ -40,9 +40,9 @@ type Setup struct {
 	RepoRoot string // the work tree's root (or the path of a bare repository)
 	// OptionFile is the user's option file (absolute), "" for none.
 	OptionFile string
-	Bench      bench.Options
-	// Driver is "builtin" or "sysbench"; SysbenchPath the sysbench to run.
-	Driver, SysbenchPath   string
+	// Workload is what every run measures (an OLTP workload or a sysbench
+	// script), built once from the settings.
+	Workload               bench.Workload
 	ServerCPUs, ClientCPUs serverctl.CPUList
 	SnapshotBudget         int64 // datadir snapshots, bytes
 	FreshDatadir           bool
@@ -104,15 +104,6 @@ func (s *Setup) Close() {
 	}
 }
 
-// WorkloadSummary describes the workload and its driver in one line, for
-// reports.
-func (s *Setup) WorkloadSummary() string {
-	if s.Driver == "sysbench" {
-		return s.Bench.Summary() + ", run by sysbench"
-	}
-	return s.Bench.Summary() + ", built-in"
-}
-
 // Measurer returns the real Measurer for this setup (after Lock), its
 // leftovers of an earlier session tidied; its builds are recorded in the
 // store under the session id() returns (called at each build).
@@ -125,8 +116,8 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
-	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Bench: s.Bench, Log: s.Log, OnBuild: onBuild,
-		Driver: s.Driver, SysbenchPath: s.SysbenchPath, ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
+		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
 		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag})
 	m.Tidy()
 	return m
@@ -181,11 +172,7 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	}
 	// The workload as one value (for matching runs of earlier sessions) and
 	// field by field (so that a refusal names the flag that changed).
-	b, _ := json.Marshal(s.Bench)
-	id["workload"] = string(b)
-	if s.Driver != "builtin" {
-		id["driver"] = s.Driver
-	}
+	maps.Copy(id, s.Workload.Identity())
 	if s.FreshDatadir {
 		id["fresh-datadir"] = "true"
 	}
@@ -195,11 +182,6 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	}
 	if !s.ClientCPUs.IsZero() {
 		id["client-cpus"] = s.ClientCPUs.String()
-	}
-	var fields map[string]any
-	_ = json.Unmarshal(b, &fields)
-	for k, v := range fields {
-		id["workload "+k] = fmt.Sprint(v)
 	}
 	if s.OptionFile != "" {
 		// The file and every file it includes: what the server will read.

@@ -19,12 +19,12 @@ import (
 // changes the identity's key and is named in its Diff; extra entries are
 // kept.
 func TestIdentityNamesWhatShapesTheAnswer(t *testing.T) {
-	s := &Setup{Bench: bench.DefaultOptions(), Driver: "builtin", Policy: session.Config{Repeats: 6, MaxRepeats: 100, Threshold: 0.05, Confidence: 0.99, Metric: session.TPS}}
+	s := &Setup{Workload: bench.OLTP{Options: bench.DefaultOptions()}, Policy: session.Config{Repeats: 6, MaxRepeats: 100, Threshold: 0.05, Confidence: 0.99, Metric: session.TPS}}
 	a := s.Identity("g", "b", map[string]string{"repo": "/src/server"})
 	if a["repo"] != "/src/server" || a["good"] != "g" || a["workload Threads"] == "" {
 		t.Fatalf("identity %v", a)
 	}
-	s.Bench.Threads++
+	s.Workload = s.Workload.WithThreads(s.Workload.Threads() + 1)
 	b := s.Identity("g", "b", map[string]string{"repo": "/src/server"})
 	if a.Key() == b.Key() {
 		t.Fatal("a changed thread count keeps the key: runs of another workload would be reused")

@@ -83,7 +83,7 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 	ms := make([]*measure.Measurer, k)
 	for i := range ms {
 		ms[i] = measure.New(measure.Config{Builder: builder, StateDir: filepath.Join(root, fmt.Sprintf("snapshot-%d", i+1)),
-			OptionFile: cnf, Bench: inv.Options, Log: os.Stderr})
+			OptionFile: cnf, Workload: bench.OLTP{Options: inv.Options}, Log: os.Stderr})
 		if err := ms[i].Prepare(ctx, c); err != nil {
 			return fmt.Errorf("prepare snapshot %d: %w", i+1, err)
 		}
