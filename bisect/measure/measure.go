@@ -37,8 +37,8 @@ import (
 // Config is what the measurer needs besides the revisions.
 type Config struct {
 	Builder    *build.Builder
-	StateDir   string        // datadir snapshots and run directories go here
-	OptionFile string        // the user's my.cnf ("" for none)
+	StateDir   string // datadir snapshots and run directories go here
+	OptionFile string // the user's my.cnf ("" for none)
 	// Workload is what every run measures: it prepares the datadir
 	// snapshot (its tables in database sbtest) and runs each window.
 	Workload bench.Workload

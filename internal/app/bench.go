@@ -32,8 +32,8 @@ type BenchRequest struct {
 	// Script, when set, is the sysbench script to run instead (its path or
 	// a name sysbench finds), with its own options ScriptArgs; real
 	// sysbench runs it whatever Sysbench says.
-	Script     string
-	ScriptArgs []string
+	Script       string
+	ScriptArgs   []string
 	Conn         bench.Connection
 	Sysbench     bool
 	SysbenchPath string
