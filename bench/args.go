@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -33,10 +34,10 @@ type Invocation struct {
 	// Notes say, one per option, how a legacy or connection option was
 	// translated or why it was ignored.
 	Notes []string
-	// Script is the workload word when it names a sysbench script
-	// (ParseScriptArgs), and ScriptArgs the script's own options.
-	Script     string
-	ScriptArgs []string
+	// Custom is the workload word when it names a sysbench script or a SQL
+	// workload file (ParseCustomArgs), and CustomArgs its own options.
+	Custom     string
+	CustomArgs []string
 }
 
 // scriptGeneral are the sysbench options ParseScriptArgs reads itself for a
@@ -48,26 +49,52 @@ var scriptGeneral = map[string]bool{"threads": true, "num-threads": true, "time"
 var connOptions = map[string]bool{"mysql-socket": true, "mysql-host": true, "mysql-port": true, "mysql-user": true,
 	"mysql-password": true, "mysql-db": true}
 
-// IsScript reports whether the workload word of a command line names a
-// sysbench script rather than an OLTP workload: a path (it has a / or ends
-// in .lua), or a name that is not one of Workloads().
-func IsScript(word string) bool {
-	if strings.Contains(word, "/") || strings.HasSuffix(word, ".lua") {
-		return true
+// The kinds of workload a --workload value names (WorkloadKind).
+const (
+	KindOLTP   = "oltp"   // one of Workloads(), by the built-in engine or sysbench
+	KindScript = "script" // a sysbench Lua script (Script)
+	KindSQL    = "sql"    // a SQL workload file (SQLWorkload)
+)
+
+// WorkloadKind says which kind of workload word names: KindOLTP for one of
+// Workloads(); KindScript for a path ending in .lua or a name that is
+// neither (a script sysbench finds: select_random_ranges); KindSQL for a
+// path that does not end in .lua (it has a /) or a name ending in .sql.
+func WorkloadKind(word string) string {
+	switch {
+	case strings.HasSuffix(word, ".lua"):
+		return KindScript
+	case strings.Contains(word, "/") || strings.HasSuffix(word, ".sql"):
+		return KindSQL
 	}
-	_, ok := workloads[word]
-	return !ok
+	if _, ok := workloads[word]; ok {
+		return KindOLTP
+	}
+	return KindScript
 }
 
-// ParseScriptArgs reads a sysbench command line whose workload is a script
-// (IsScript): its first word that is neither an option, an option's value
-// nor a command. The connection options, the command and sysbench's
-// general options perfbisect honours (threads, time, warmup-time,
-// rand-seed, percentile, report-interval) are read as ParseArgs reads them;
-// every other option is the script's own and goes to ScriptArgs as
-// --name=value. ok is false when the command line has no script (ParseArgs
-// reads it).
-func ParseScriptArgs(args []string) (inv *Invocation, ok bool, err error) {
+// NewCustom returns the workload word names when it is not an OLTP one
+// (WorkloadKind): a *Script run by sb with its own options args, or a
+// *SQLWorkload whose args are its variables and engine options. o gives
+// the settings both take (threads, time, warm-up, seed, percentile); a SQL
+// workload file takes o's table-size, tables, range-size and
+// distribution too. Errors as NewScript's and NewSQLWorkload's.
+func NewCustom(ctx context.Context, word string, args []string, o Options, sb Sysbench) (Workload, error) {
+	if WorkloadKind(word) == KindSQL {
+		return NewSQLWorkload(word, o, args)
+	}
+	return NewScript(ctx, word, args, o, sb)
+}
+
+// ParseCustomArgs reads a sysbench command line whose workload is a script
+// or a SQL workload file (WorkloadKind): its first word that is neither an
+// option, an option's value nor a command. The connection options, the
+// command and sysbench's general options perfbisect honours (threads,
+// time, warmup-time, rand-seed, percentile, report-interval) are read as
+// ParseArgs reads them; every other option is the workload's own and goes
+// to CustomArgs as --name=value. ok is false when the command line's
+// workload is an OLTP one (ParseArgs reads it).
+func ParseCustomArgs(args []string) (inv *Invocation, ok bool, err error) {
 	var general, own []string
 	script := ""
 	isCommand := func(a string) bool { return a == "prepare" || a == "run" || a == "cleanup" || a == "prewarm" }
@@ -75,7 +102,7 @@ func ParseScriptArgs(args []string) (inv *Invocation, ok bool, err error) {
 		a := args[i]
 		if !strings.HasPrefix(a, "--") {
 			if script == "" && !isCommand(a) && !strings.HasPrefix(a, "-") {
-				if !IsScript(a) {
+				if WorkloadKind(a) == KindOLTP {
 					return nil, false, nil
 				}
 				script = a
@@ -103,7 +130,7 @@ func ParseScriptArgs(args []string) (inv *Invocation, ok bool, err error) {
 	if err != nil {
 		return nil, true, err
 	}
-	inv.Script, inv.ScriptArgs = script, own
+	inv.Custom, inv.CustomArgs = script, own
 	return inv, true, nil
 }
 

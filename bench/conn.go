@@ -99,7 +99,9 @@ type session struct {
 	commit driver.Stmt
 	// legacy are oltp_legacy's statements on its one table (nil otherwise).
 	legacy []driver.Stmt
-	args   [4]driver.NamedValue // arguments of the statement being executed
+	// named are a program's statements (prepareNamed), by its numbering.
+	named []driver.Stmt
+	args   []driver.NamedValue // arguments of the statement being executed
 	// emulated names the statements the server refused to prepare, which
 	// are sent as text instead (textStmt).
 	emulated []string
@@ -121,34 +123,83 @@ type textStmt struct {
 }
 
 func (s *textStmt) Close() error  { return nil }
-func (s *textStmt) NumInput() int { return 0 }
+func (s *textStmt) NumInput() int { return -1 }
 
 func (s *textStmt) Exec(args []driver.Value) (driver.Result, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
-	}
-	return s.ExecContext(context.Background(), nil)
+	return s.ExecContext(context.Background(), named(args))
 }
 
 func (s *textStmt) Query(args []driver.Value) (driver.Rows, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
-	}
-	return s.QueryContext(context.Background(), nil)
+	return s.QueryContext(context.Background(), named(args))
 }
 
 func (s *textStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	q, err := interpolate(s.q, args)
+	if err != nil {
+		return nil, err
 	}
-	return s.conn.(driver.ExecerContext).ExecContext(ctx, s.q, nil)
+	return s.conn.(driver.ExecerContext).ExecContext(ctx, q, nil)
 }
 
 func (s *textStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if len(args) > 0 {
-		return nil, fmt.Errorf("%s: sent as text: takes no parameters", s.q)
+	q, err := interpolate(s.q, args)
+	if err != nil {
+		return nil, err
 	}
-	return s.conn.(driver.QueryerContext).QueryContext(ctx, s.q, nil)
+	return s.conn.(driver.QueryerContext).QueryContext(ctx, q, nil)
+}
+
+// named numbers args as a statement's arguments.
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
+}
+
+// interpolate puts args into q's ? placeholders, in order, as SQL
+// literals: integers as they are, strings quoted with MySQL's escapes (a
+// statement sent as text because the server would not prepare it).
+func interpolate(q string, args []driver.NamedValue) (string, error) {
+	if len(args) == 0 {
+		return q, nil
+	}
+	var b strings.Builder
+	i := 0
+	for _, part := range strings.SplitAfter(q, "?") {
+		if !strings.HasSuffix(part, "?") {
+			b.WriteString(part)
+			continue
+		}
+		b.WriteString(part[:len(part)-1])
+		if i >= len(args) {
+			return "", fmt.Errorf("%s: sent as text: more ? than the %d arguments", q, len(args))
+		}
+		switch v := args[i].Value.(type) {
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		case string:
+			b.WriteString(quoteString(v))
+		case []byte:
+			b.WriteString(quoteString(string(v)))
+		case nil:
+			b.WriteString("NULL")
+		default:
+			return "", fmt.Errorf("%s: sent as text: argument %d is a %T", q, i+1, v)
+		}
+		i++
+	}
+	if i != len(args) {
+		return "", fmt.Errorf("%s: sent as text: %d ? for %d arguments", q, i, len(args))
+	}
+	return b.String(), nil
+}
+
+// quoteString is s as a MySQL string literal.
+func quoteString(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "'", "\\'", "\x00", "\\0", "\n", "\\n", "\r", "\\r", "\x1a", "\\Z")
+	return "'" + r.Replace(s) + "'"
 }
 
 // openSession opens a connection with connector and prepares kinds on each of
@@ -161,9 +212,6 @@ func openSession(ctx context.Context, connector driver.Connector, thread, tables
 		return nil, fmt.Errorf("thread %d: connect: %w", thread, err)
 	}
 	s := &session{thread: thread, conn: conn, stmts: make([][numStmtKinds]driver.Stmt, tables)}
-	for i := range s.args {
-		s.args[i].Ordinal = i + 1
-	}
 	if err := s.connectionID(ctx); err != nil {
 		s.close(true)
 		return nil, &StatementError{Thread: thread, Statement: sqlConnectionID, SQL: sqlConnectionID, Err: err}
@@ -253,7 +301,7 @@ func (s *session) close(broken bool) {
 				}
 			}
 		}
-		for _, st := range append([]driver.Stmt{s.begin, s.commit}, s.legacy...) {
+		for _, st := range append(append([]driver.Stmt{s.begin, s.commit}, s.legacy...), s.named...) {
 			if st != nil {
 				_ = st.Close()
 			}
@@ -277,6 +325,9 @@ func (c counts) total() int64 { return c.reads + c.writes + c.other }
 
 // bind sets the arguments of the next execution.
 func (s *session) bind(args []driver.Value) []driver.NamedValue {
+	for len(s.args) < len(args) {
+		s.args = append(s.args, driver.NamedValue{Ordinal: len(s.args) + 1})
+	}
 	for i, a := range args {
 		s.args[i].Value = a
 	}

@@ -18,11 +18,15 @@ type thread struct {
 	uniq   *uniqueSeq
 	sess   *session
 	lg     *legacyThread // oltp_legacy's state, made at its first event
+	prog   program       // the workload's events when it is not the catalogue's
 }
 
 // event runs one event and counts its statements into c, which holds what
 // succeeded even when an error is returned.
 func (t *thread) event(ctx context.Context, c *counts) error {
+	if t.prog != nil {
+		return t.prog.event(ctx, t, c)
+	}
 	if t.wl.legacy {
 		return t.legacyEvent(ctx, c)
 	}

@@ -215,6 +215,12 @@ func (o *Options) Validate() error {
 		}
 		return fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkload, o.Workload, strings.Join(Workloads(), ", "))
 	}
+	return o.validate()
+}
+
+// validate is Validate without the workload's name: for the engine's
+// other workloads (a SQL workload file), whose options are the same.
+func (o *Options) validate() error {
 	if !slices.Contains(RandTypes(), o.RandType) {
 		return fmt.Errorf("%w --rand-type=%q (known: %s)", ErrUnknownRandType, o.RandType, strings.Join(RandTypes(), ", "))
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // bulkInsertBytes bounds one multi-row INSERT of the load, as sysbench's bulk
@@ -44,11 +46,20 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	}
 	rows := RowsPerTable(o)
 	seed := o.seed()
+	err = loadTables(ctx, db, cfg, o.Tables, o.Threads, func(n int) *tableLoad { return newTableLoad(&o, seed, n, rows) })
+	if err != nil {
+		return fmt.Errorf("prepare %s: %w", o.Workload, err)
+	}
+	return nil
+}
 
-	// A loader that fails stops the others between statements, not in the
-	// middle of one: a statement the client gave up on would go on in the server
-	// (a CREATE TABLE could land after a Cleanup). Cancelling ctx interrupts at
-	// once; the server threads of interrupted loaders are then killed.
+// loadTables runs the loads of tables 1..n (load(k) is table k's), up to
+// threads at once, each on a connection of its own. A loader that fails
+// stops the others between statements, not in the middle of one: a
+// statement the client gave up on would go on in the server (a CREATE
+// TABLE could land after a Cleanup). Cancelling ctx interrupts at once; the
+// server threads of interrupted loaders are then killed.
+func loadTables(ctx context.Context, db *sql.DB, cfg *mysql.Config, n, threads int, load func(k int) *tableLoad) error {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -56,12 +67,12 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 		failed   atomic.Bool
 		open     = map[int]int64{} // loader -> server connection id, while loading
 	)
-	loaders := min(o.Threads, o.Tables)
+	loaders := max(1, min(threads, n))
 	for l := range loaders {
 		wg.Go(func() {
 			// Loader l takes tables l+1, l+1+loaders, ... as sysbench's threads do.
-			for n := l + 1; n <= o.Tables && !failed.Load(); n += loaders {
-				err := loadTable(ctx, db, newTableLoad(&o, seed, n, rows), failed.Load, func(id int64) {
+			for k := l + 1; k <= n && !failed.Load(); k += loaders {
+				err := loadTable(ctx, db, load(k), failed.Load, func(id int64) {
 					mu.Lock()
 					open[l] = id
 					mu.Unlock()
@@ -84,12 +95,9 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	wg.Wait()
 	if ctx.Err() != nil {
 		killConnections(cfg, slices.Collect(maps.Values(open)))
-		return fmt.Errorf("prepare %s: %w", o.Workload, ctx.Err())
+		return ctx.Err()
 	}
-	if firstErr != nil {
-		return fmt.Errorf("prepare %s: %w", o.Workload, firstErr)
-	}
-	return nil
+	return firstErr
 }
 
 // tableLoad is what loadTable sends for one table: statements before the rows,

@@ -69,7 +69,28 @@ const (
 // Run raises the process's GOMAXPROCS to o.Threads+1 while it runs (see below)
 // and restores it; runs in one process should not overlap.
 func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
-	if err := o.Validate(); err != nil {
+	return run(ctx, dsn, o, nil, h)
+}
+
+// A program is a workload the engine runs other than the OLTP catalogue's
+// (a SQL workload file): it prepares its statements on every new session
+// and runs one event at a time. It is shared by the threads: read-only.
+type program interface {
+	// prepare runs the program's per-connection statements on s and
+	// prepares its statements there (session.prepareNamed).
+	prepare(ctx context.Context, s *session) error
+	// event runs one event on thread t, counting its statements into c.
+	event(ctx context.Context, t *thread, c *counts) error
+}
+
+// run is Run of o.Workload, or of prog when it is not nil (o then gives
+// the threads, the window, the distributions and the errors to ignore).
+func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Result, error) {
+	validate := o.Validate
+	if prog != nil {
+		validate = o.validate
+	}
+	if err := validate(); err != nil {
 		return nil, err
 	}
 	// A P per thread, and one to spare for the coordinator: a goroutine in a
@@ -86,6 +107,9 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 	}
 
 	wl := workloads[o.Workload]
+	if prog != nil {
+		wl = workload{trx: true} // BEGIN and COMMIT prepared; the program says when
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Statements run without cancellation (see dial.go); cancelling the run closes
@@ -103,6 +127,7 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 		col:       newCollector(&o),
 		errs:      make(chan error, o.Threads),
 		live:      map[int]int64{},
+		prog:      prog,
 	}
 	uniq := newUniqueSeq(seed)
 	groups := wl.activeGroups(&o)
@@ -112,7 +137,7 @@ func Run(ctx context.Context, dsn string, o Options, h Hooks) (*Result, error) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range o.Threads {
-		t := &thread{id: i, o: &o, wl: wl, groups: groups, trx: wl.trx && !o.SkipTrx,
+		t := &thread{id: i, o: &o, wl: wl, groups: groups, trx: wl.trx && !o.SkipTrx, prog: prog,
 			rnd: NewRand(o, seed, streamThread+uint64(i)), uniq: uniq}
 		wg.Go(func() {
 			err := r.open(runCtx, t)
@@ -219,6 +244,7 @@ type runner struct {
 	col       *collector
 	stop      atomic.Bool // the window closed: threads finish their event and leave
 	errs      chan error  // threads' fatal errors
+	prog      program     // nil for the OLTP catalogue's workloads
 
 	mu   sync.Mutex
 	live map[int]int64 // server connection id of each thread's session, unless closed cleanly
@@ -236,6 +262,12 @@ func (r *runner) open(ctx context.Context, t *thread) error {
 	s, err := openSession(ctx, r.connector, t.id, r.o.Tables, r.kinds, t.trx, legacyTable)
 	if err != nil {
 		return err
+	}
+	if r.prog != nil {
+		if err := r.prog.prepare(ctx, s); err != nil {
+			s.close(true)
+			return err
+		}
 	}
 	t.sess = s
 	r.mu.Lock()

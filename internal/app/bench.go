@@ -26,14 +26,15 @@ import (
 // Log the one-line summaries.
 type BenchRequest struct {
 	Command string
-	// Options are the OLTP workload's, or, with Script, sysbench's general
+	// Options are the OLTP workload's, or, with Custom, sysbench's general
 	// settings (threads, time, warm-up, seed, percentile, report interval).
 	Options bench.Options
-	// Script, when set, is the sysbench script to run instead (its path or
-	// a name sysbench finds), with its own options ScriptArgs; real
-	// sysbench runs it whatever Sysbench says.
-	Script       string
-	ScriptArgs   []string
+	// Custom, when set, is the workload to run instead: a sysbench script
+	// (its path or a name sysbench finds; real sysbench runs it whatever
+	// Sysbench says) or a SQL workload file (bench.NewCustom), with its own
+	// options CustomArgs.
+	Custom       string
+	CustomArgs   []string
 	Conn         bench.Connection
 	Sysbench     bool
 	SysbenchPath string
@@ -57,19 +58,26 @@ func Bench(ctx context.Context, req BenchRequest) error {
 	}
 	var w bench.Workload
 	name := bench.DriverBuiltin
-	if req.Sysbench || req.Script != "" {
+	custom := bench.WorkloadKind(req.Custom)
+	if req.Sysbench || custom == bench.KindScript {
 		var err error
 		if name, err = bench.SysbenchVersion(ctx, req.SysbenchPath); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
 	}
 	switch sb := (bench.Sysbench{Path: req.SysbenchPath, Output: req.Raw}); {
-	case req.Script != "":
-		s, err := bench.NewScript(ctx, req.Script, req.ScriptArgs, o, sb)
+	case req.Custom != "":
+		cw, err := bench.NewCustom(ctx, req.Custom, req.CustomArgs, o, sb)
 		if err != nil {
 			return bisect.Usagef("%v", err)
 		}
-		w, o = s, s.Options
+		switch cw := cw.(type) {
+		case *bench.Script:
+			o = cw.Options
+		case *bench.SQLWorkload:
+			o, name = cw.Options, bench.DriverBuiltin
+		}
+		w = cw
 	case req.Sysbench:
 		if err := bench.SysbenchSupports(o); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)
@@ -93,7 +101,7 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		if req.Command == "cleanup" {
 			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
 		}
-		if req.Script != "" {
+		if req.Custom != "" {
 			what = req.Command + " done"
 		}
 		fmt.Fprintf(req.Log, "perfbisect bench: %s %s for %s in %s (%s)\n", name, what, w.Name(), time.Since(began).Round(time.Millisecond), conn)
@@ -171,8 +179,8 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 	if err != nil || help {
 		return req, false, nil, help, err
 	}
-	inv, isScript, err := bench.ParseScriptArgs(rest)
-	if !isScript && err == nil {
+	inv, isCustom, err := bench.ParseCustomArgs(rest)
+	if !isCustom && err == nil {
 		inv, err = bench.ParseArgs(rest)
 	}
 	if err != nil {
@@ -205,7 +213,7 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 		o.RandSeed = 0
 		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
 	}
-	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn, Script: inv.Script, ScriptArgs: inv.ScriptArgs,
+	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn, Custom: inv.Custom, CustomArgs: inv.CustomArgs,
 		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output}, f.verbose, inv.Notes, false, nil
 }
 

@@ -217,8 +217,8 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 	bo.RangeSize = w.RangeSize
 	bo.RandType = w.RandType
 	bo.RandSeed = w.RandSeed
-	if !slices.Contains(bench.Workloads(), w.Name) {
-		return script(ctx, w, bo, driverName, sysbenchPath)
+	if bench.WorkloadKind(w.Name) != bench.KindOLTP {
+		return custom(ctx, w, bo, driverName, sysbenchPath)
 	}
 	// The flags alone first, so that an error names the flag or the
 	// options it is in.
@@ -259,48 +259,55 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 	return bench.OLTP{Options: bo, Sysbench: &bench.Sysbench{Path: sysbenchPath}}, nil
 }
 
-// script reads a workload that is not an OLTP one as a sysbench script:
-// the settings given as flags that the script takes as its own options
-// (tables, table-size, range-size, rand-type) go before w.Options.
-func script(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
-	if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
-		if strings.ContainsAny(w.Name, "/.") {
-			return nil, usageError("{workload}: %v", err)
+// custom reads a workload that is not an OLTP one (bench.WorkloadKind): a
+// SQL workload file, which takes the settings as they are, or a sysbench
+// script, which takes the settings given as flags that are its own options
+// (tables, table-size, range-size, rand-type) before w.Options.
+func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
+	kind := bench.WorkloadKind(w.Name)
+	if kind == bench.KindScript {
+		if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
+			if strings.ContainsAny(w.Name, "/.") {
+				return nil, usageError("{workload}: %v", err)
+			}
+			scripts := bench.Scripts(sysbenchPath)
+			hint := ""
+			if near := spell.Nearest(w.Name, append(bench.Workloads(), scripts...)); near != "" {
+				hint = fmt.Sprintf(" did you mean %s?", near)
+			}
+			return nil, usageError("{workload} %q: %v:%s (the OLTP workloads: %s; a SQL workload file: its path; a sysbench script: its path, or one of %s)", w.Name, bench.ErrUnknownWorkload, hint,
+				strings.Join(bench.Workloads(), ", "), strings.Join(scripts, ", "))
 		}
-		scripts := bench.Scripts(sysbenchPath)
-		hint := ""
-		if near := spell.Nearest(w.Name, append(bench.Workloads(), scripts...)); near != "" {
-			hint = fmt.Sprintf(" did you mean %s?", near)
-		}
-		return nil, usageError("{workload} %q: %v:%s (the OLTP workloads: %s; a sysbench script: its path, or one of %s)", w.Name, bench.ErrUnknownWorkload, hint,
-			strings.Join(bench.Workloads(), ", "), strings.Join(scripts, ", "))
 	}
-	if driverName != "sysbench" && slices.Contains(w.Given, "driver") {
-		return nil, usageError("{workload} %s is a sysbench script: sysbench runs it, leave out {driver} %s", w.Name, driverName)
+	if slices.Contains(w.Given, "driver") && (kind == bench.KindScript) != (driverName == "sysbench") {
+		runs := map[string]string{bench.KindScript: "sysbench runs it", bench.KindSQL: "the built-in engine runs it"}[kind]
+		return nil, usageError("{workload} %s is a %s: %s, leave out {driver} %s", w.Name, map[string]string{bench.KindScript: "sysbench script", bench.KindSQL: "SQL workload file"}[kind], runs, driverName)
 	}
 	var args []string
-	for _, f := range []struct {
-		name  string
-		value any
-	}{{"tables", w.Tables}, {"table-size", w.TableSize}, {"range-size", w.RangeSize}, {"rand-type", w.RandType}} {
-		if slices.Contains(w.Given, f.name) {
-			args = append(args, fmt.Sprintf("--%s=%v", strings.ReplaceAll(f.name, "-", "_"), f.value))
+	if kind == bench.KindScript {
+		for _, f := range []struct {
+			name  string
+			value any
+		}{{"tables", w.Tables}, {"table-size", w.TableSize}, {"range-size", w.RangeSize}, {"rand-type", w.RandType}} {
+			if slices.Contains(w.Given, f.name) {
+				args = append(args, fmt.Sprintf("--%s=%v", strings.ReplaceAll(f.name, "-", "_"), f.value))
+			}
 		}
 	}
 	more, err := shellwords.Parse(w.Options)
 	if err != nil {
 		return nil, usageError("{workload-options} %q: %v", w.Options, err)
 	}
-	s, err := bench.NewScript(ctx, w.Name, append(args, more...), bo, bench.Sysbench{Path: sysbenchPath})
+	cw, err := bench.NewCustom(ctx, w.Name, append(args, more...), bo, bench.Sysbench{Path: sysbenchPath})
 	switch {
 	case errors.Is(err, bench.ErrNoSysbench):
 		return nil, usageError("{workload} %s: %v", w.Name, err)
-	case errors.Is(err, bench.ErrScript):
+	case errors.Is(err, bench.ErrScript), errors.Is(err, bench.ErrSQLWorkload):
 		return nil, usageError("{workload}: %w", err)
 	case err != nil:
 		return nil, usageError("{workload} %s {workload-options}: %w", w.Name, err)
 	}
-	return s, nil
+	return cw, nil
 }
 
 // placement reads where the server and the client run and the datadir
