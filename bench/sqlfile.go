@@ -104,7 +104,8 @@ var (
 // replace the file's own set lines, and naming a variable the file does
 // not set is an error.
 func parseSQLFile(name string, src []byte, vars, overrides map[string]int64) (*sqlFile, error) {
-	f := &sqlFile{name: name, vars: maps.Clone(vars), gens: map[string]*sqlGen{}}
+	f := &sqlFile{name: name, vars: map[string]int64{}, gens: map[string]*sqlGen{}}
+	maps.Copy(f.vars, vars)
 	p := &sqlParser{f: f, overrides: overrides}
 	lines := strings.Split(string(src), "\n")
 	for i, raw := range lines {
@@ -400,7 +401,7 @@ func parseStmt(line int, text string) (sqlStmt, error) {
 	if err != nil {
 		return st, err
 	}
-	if strings.Contains(strings.ReplaceAll(st.text, "?", ""), "?") {
+	if strings.Count(st.text, "?") > len(st.refs) {
 		return st, fmt.Errorf("a bare ?: name its generator (?id)")
 	}
 	fields := strings.Fields(st.text)
@@ -507,6 +508,9 @@ func pickValues(s string) ([]any, error) {
 func evalInt(s string) (int64, error) {
 	e := &exprParser{s: strings.ReplaceAll(s, " ", "")}
 	v, err := e.sum()
+	if regexp.MustCompile(`[0-9)]\s+[0-9(]`).MatchString(s) {
+		err = errors.New("two numbers without an operator")
+	}
 	if err == nil && e.i < len(e.s) {
 		err = fmt.Errorf("%q: unexpected %q", s, e.s[e.i:])
 	}
