@@ -132,6 +132,9 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 	if p.Command != "" {
 		ctx = append(ctx, [2]string{"command", p.Command})
 	}
+	if d.Workload != "" {
+		ctx = append(ctx, [2]string{"workload", d.Workload})
+	}
 	var all []bisect.Run
 	for _, t := range d.Tested {
 		all = append(all, t.Runs...)

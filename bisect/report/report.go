@@ -183,6 +183,10 @@ type Document struct {
 	// or "classic"; empty for documents of other commands and of sessions
 	// stored before it was recorded.
 	Search string `json:"search,omitempty"`
+	// Workload is what every run measured, in one line (bench.Workload's
+	// Summary: the workload, its options, threads, window, and what ran
+	// it); "" in documents of earlier perfbisects.
+	Workload string `json:"workload,omitempty"`
 	// Posterior is a probabilistic search's posterior at its end: every
 	// candidate with runs or a probability of being the first bad commit of
 	// at least 0.001, newest first.

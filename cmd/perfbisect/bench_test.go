@@ -20,23 +20,8 @@ import (
 // mariadbd: prepare, a built-in run as JSON, a real-sysbench run of the same
 // tables in sysbench's text, a 0.4-style command line, bad arguments, cleanup.
 func TestBenchCommand(t *testing.T) {
-	testenv.Require(t, testenv.Server)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	srv := benchServer(t)
 	dir := t.TempDir()
-	in, err := serverctl.FindInstall(ctx, "/usr")
-	if err != nil {
-		t.Fatalf("Debian's mariadb-server is needed: %v", err)
-	}
-	o := serverctl.Options{Install: in, RunDir: filepath.Join(dir, "run")}
-	if err := serverctl.Initialize(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := serverctl.Start(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop(context.Background()) })
 	conn := []string{"--mysql-socket=" + srv.Socket(), "--mysql-user=root", "--mysql-db=bt"}
 	bench := func(args ...string) result {
 		return perfbisect(t, nil, append([]string{"bench"}, append(conn, args...)...)...)
@@ -149,5 +134,88 @@ func TestBenchCommand(t *testing.T) {
 	bench("oltp_insert", "--mysql-db=bti", "cleanup")
 	if r := bench("oltp_read_only", "--tables=2", "cleanup"); r.code != 0 || tables() != 0 {
 		t.Errorf("cleanup: exit %d, %d tables left", r.code, tables())
+	}
+}
+
+// benchServer starts Debian's mariadbd on a fresh datadir for test t,
+// stopped when the test ends.
+func benchServer(t *testing.T) *serverctl.Server {
+	t.Helper()
+	testenv.Require(t, testenv.Server)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	in, err := serverctl.FindInstall(ctx, "/usr")
+	if err != nil {
+		t.Fatalf("Debian's mariadb-server is needed: %v", err)
+	}
+	o := serverctl.Options{Install: in, RunDir: filepath.Join(dir, "run")}
+	if err := serverctl.Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serverctl.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(context.Background()) })
+	return srv
+}
+
+// TestBenchCustomWorkloads: perfbisect bench runs a sysbench script (its
+// own prepare, run and cleanup under sysbench) and a SQL workload file
+// (the built-in engine) against a server the user names.
+func TestBenchCustomWorkloads(t *testing.T) {
+	testenv.Require(t, testenv.Sysbench)
+	srv := benchServer(t)
+	db, err := sql.Open("mysql", srv.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tables := func(schema string) string {
+		t.Helper()
+		var names sql.NullString
+		if err := db.QueryRow("SELECT GROUP_CONCAT(table_name ORDER BY table_name) FROM information_schema.tables WHERE table_schema = ?", schema).Scan(&names); err != nil {
+			t.Fatal(err)
+		}
+		return names.String
+	}
+	conn := func(db string) []string {
+		return []string{"bench", "--mysql-socket=" + srv.Socket(), "--mysql-user=root", "--mysql-db=" + db}
+	}
+	script := filepath.Join(repoRoot(t), "cmd", "perfbisect", "testdata", "lua", "join.lua")
+	file := filepath.Join(repoRoot(t), "docs", "workloads", "join.sql")
+	for _, c := range []struct {
+		name, workload, db, tables, driver string
+		opts                               []string
+	}{
+		{"script", script, "lua", "jc_customer,jc_order", "sysbench 1.", []string{"--customers=500", "--span=20"}},
+		{"SQL file", file, "sqlf", "customer,orders", "built-in", []string{"--table-size=500", "--span=20"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append(conn(c.db), c.workload, "--threads=2"), c.opts...)
+			if r := perfbisect(t, nil, append(args, "prepare")...); r.code != 0 || tables(c.db) != c.tables {
+				t.Fatalf("prepare: exit %d, tables %q, want %q", r.code, tables(c.db), c.tables)
+			}
+			r := perfbisect(t, nil, append(args, "--time=1", "--format", "json", "run")...)
+			var doc struct {
+				Workload string
+				Result   struct {
+					Driver       string
+					Transactions int64
+					Queries      map[string]int64
+				}
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != 0 || err != nil {
+				t.Fatalf("run: exit %d, %v", r.code, err)
+			}
+			if !strings.HasPrefix(doc.Result.Driver, c.driver) || doc.Result.Transactions < 5 || doc.Result.Queries["read"] != doc.Result.Transactions ||
+				!strings.Contains(doc.Workload, filepath.Base(c.workload)) || !strings.Contains(doc.Workload, "span=20") {
+				t.Errorf("run: %+v", doc)
+			}
+			if r := perfbisect(t, nil, append(args, "cleanup")...); r.code != 0 || tables(c.db) != "" {
+				t.Errorf("cleanup: exit %d, tables %q left", r.code, tables(c.db))
+			}
+		})
 	}
 }

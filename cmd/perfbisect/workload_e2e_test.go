@@ -174,3 +174,43 @@ func TestScriptWorkloadRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestBisectWithASQLWorkloadFile: the reason SQL workload files exist, in
+// one test. On a fixture whose culprit only a join feels, docs/workloads/
+// join.sql (a join of two tables) names the culprit, while oltp_read_only,
+// which joins nothing, ends "no regression reproduced" (exit 3) on the same
+// fixture. Status and the JSON report name the file.
+func TestBisectWithASQLWorkloadFile(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	repo, culprit := makeFixture(t, append([]string{"-n", "6", "--culprit-pos", "4", "--broken-pos", "0"}, joinFixture...)...)
+	file := filepath.Join(repoRoot(t), "docs", "workloads", "join.sql")
+	common := []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "20", "--max-repeats", "16", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet"}
+
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "join.json")
+	r := perfbisect(t, nil, append([]string{"start", "--state-dir", state, "--json", out,
+		"--workload", file, "--table-size", "2000", "--workload-options", "--span=100"}, common...)...)
+	j := readJSON(t, out)
+	if r.code != exitOK || j.FirstBad == nil || *j.FirstBad != culprit {
+		t.Fatalf("join.sql: exit %d, first bad %v, want 0 naming %s (%s)", r.code, j.FirstBad, culprit, j.Why)
+	}
+	st := perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo)
+	if !strings.Contains(st.stdout, "first bad commit: "+culprit) {
+		t.Errorf("status does not name the culprit:\n%s", st.stdout)
+	}
+	rep := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--format", "json")
+	if rep.code != exitOK || !strings.Contains(rep.stdout, "join.sql") {
+		t.Errorf("report --format json: exit %d, the file not named", rep.code)
+	}
+
+	out = filepath.Join(t.TempDir(), "oltp.json")
+	r = perfbisect(t, nil, append([]string{"start", "--state-dir", t.TempDir(), "--json", out,
+		"--workload", "oltp_read_only", "--table-size", "10000"}, common...)...)
+	j = readJSON(t, out)
+	if r.code != exitNoRegression || j.Result != "no-regression" {
+		t.Errorf("oltp_read_only on the join's culprit: exit %d (%s), want %d: no regression reproduced (%s)", r.code, j.Result, exitNoRegression, j.Why)
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}

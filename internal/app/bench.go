@@ -58,8 +58,7 @@ func Bench(ctx context.Context, req BenchRequest) error {
 	}
 	var w bench.Workload
 	name := bench.DriverBuiltin
-	custom := bench.WorkloadKind(req.Custom)
-	if req.Sysbench || custom == bench.KindScript {
+	if req.Sysbench || req.Custom != "" && bench.WorkloadKind(req.Custom) == bench.KindScript {
 		var err error
 		if name, err = bench.SysbenchVersion(ctx, req.SysbenchPath); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)

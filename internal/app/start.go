@@ -186,6 +186,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	doc := report.NewDocument(res, cfg.Metric, subjects)
 	doc.Place(good, bad, commits)
 	doc.Search = cfg.Search
+	doc.Workload = su.Workload.Summary()
 	doc.LeftOut = leftOutDocs(all, commits, inert, res, subjects, cfg.FirstParent, bad)
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
