@@ -101,7 +101,7 @@ type session struct {
 	legacy []driver.Stmt
 	// named are a program's statements (prepareNamed), by its numbering.
 	named []driver.Stmt
-	args   []driver.NamedValue // arguments of the statement being executed
+	args  []driver.NamedValue // arguments of the statement being executed
 	// emulated names the statements the server refused to prepare, which
 	// are sent as text instead (textStmt).
 	emulated []string

@@ -49,7 +49,7 @@ func TestSQLWorkloadJoin(t *testing.T) {
 	db := admin(t)
 	checksum := func(schema string) (customers, orders int, sum string) {
 		t.Helper()
-		if err := db.QueryRow("SELECT COUNT(*) FROM "+schema+".customer").Scan(&customers); err != nil {
+		if err := db.QueryRow("SELECT COUNT(*) FROM " + schema + ".customer").Scan(&customers); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.QueryRow("SELECT COUNT(*), CONCAT(SUM(amount), '/', SUM(customer_code), '/', (SELECT GROUP_CONCAT(name ORDER BY id) FROM "+schema+".customer WHERE id < 4)) FROM "+schema+".orders").Scan(&orders, &sum); err != nil {
