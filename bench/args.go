@@ -54,14 +54,18 @@ const (
 	KindOLTP   = "oltp"   // one of Workloads(), by the built-in engine or sysbench
 	KindScript = "script" // a sysbench Lua script (Script)
 	KindSQL    = "sql"    // a SQL workload file (SQLWorkload)
+	KindTPCC   = "tpcc"   // TPC-C, built in (TPCC)
 )
 
 // WorkloadKind says which kind of workload word names: KindOLTP for one of
 // Workloads(); KindScript for a path ending in .lua or a name that is
 // neither (a script sysbench finds: select_random_ranges); KindSQL for a
-// path that does not end in .lua (it has a /) or a name ending in .sql.
+// path that does not end in .lua (it has a /) or a name ending in .sql;
+// KindTPCC for tpcc.
 func WorkloadKind(word string) string {
 	switch {
+	case word == "tpcc":
+		return KindTPCC
 	case strings.HasSuffix(word, ".lua"):
 		return KindScript
 	case strings.Contains(word, "/") || strings.HasSuffix(word, ".sql"):
@@ -74,14 +78,18 @@ func WorkloadKind(word string) string {
 }
 
 // NewCustom returns the workload word names when it is not an OLTP one
-// (WorkloadKind): a *Script run by sb with its own options args, or a
-// *SQLWorkload whose args are its variables and engine options. o gives
-// the settings both take (threads, time, warm-up, seed, percentile); a SQL
-// workload file takes o's table-size, tables, range-size and
-// distribution too. Errors as NewScript's and NewSQLWorkload's.
+// (WorkloadKind): a *Script run by sb with its own options args, a
+// *SQLWorkload whose args are its variables and engine options, or *TPCC
+// (its args: --warehouses=N and engine options). o gives the settings all
+// take (threads, time, warm-up, seed, percentile); a SQL workload file
+// takes o's table-size, tables, range-size and distribution too. Errors as
+// NewScript's, NewSQLWorkload's and NewTPCC's.
 func NewCustom(ctx context.Context, word string, args []string, o Options, sb Sysbench) (Workload, error) {
-	if WorkloadKind(word) == KindSQL {
+	switch WorkloadKind(word) {
+	case KindSQL:
 		return NewSQLWorkload(word, o, args)
+	case KindTPCC:
+		return NewTPCC(o, args)
 	}
 	return NewScript(ctx, word, args, o, sb)
 }

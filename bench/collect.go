@@ -49,6 +49,10 @@ type collector struct {
 	threadTime []time.Duration
 	perSecond  series
 	perReport  series // grouped by ReportInterval; step 0 when not wanted
+	// byKind are the events of each of the program's transactions
+	// (kindNames), nil for the OLTP catalogue's workloads.
+	byKind    []acc
+	kindNames []string
 }
 
 // eventBatch is how many completed events a thread buffers before it records
@@ -105,8 +109,9 @@ type series struct {
 	done   bool            // the interval ending at the window's end is closed
 }
 
-func newCollector(o *Options) *collector {
+func newCollector(o *Options, kinds ...string) *collector {
 	c := &collector{
+		kindNames:  kinds,
 		epoch:      time.Now(),
 		bufs:       make([]*eventBuf, o.Threads),
 		pct:        o.Percentile,
@@ -121,6 +126,9 @@ func newCollector(o *Options) *collector {
 	}
 	if o.ReportInterval > time.Second {
 		c.perReport = series{step: o.ReportInterval}
+	}
+	for range kinds {
+		c.byKind = append(c.byKind, acc{hist: hdrhistogram.New(histLowest, histHighest, 3)})
 	}
 	return c
 }
@@ -205,6 +213,12 @@ func (c *collector) record(t time.Time, lat time.Duration, thread int, n counts)
 	c.latSum += lat
 	c.perThread[thread]++
 	c.threadTime[thread] += lat
+	if n.kind < len(c.byKind) {
+		k := &c.byKind[n.kind]
+		k.events++
+		k.c.add(n)
+		_ = k.hist.RecordValue(us)
+	}
 }
 
 // failed records an attempt that failed at t with ignored server error code,
@@ -388,6 +402,19 @@ func (c *collector) result() *Result {
 	}
 	for i := range c.perSecond.closed {
 		r.Intervals = append(r.Intervals, c.interval(&c.perSecond, i))
+	}
+	for i, name := range c.kindNames {
+		k := &c.byKind[i]
+		kr := KindResult{Name: name, Events: k.events}
+		if w > 0 {
+			kr.PerSecond = float64(k.events) / w.Seconds()
+		}
+		if k.events > 0 {
+			kr.LatencyPct = time.Duration(k.hist.ValueAtQuantile(c.pct)) * time.Microsecond
+			kr.LatencyP95 = time.Duration(k.hist.ValueAtQuantile(95)) * time.Microsecond
+			kr.LatencyP99 = time.Duration(k.hist.ValueAtQuantile(99)) * time.Microsecond
+		}
+		r.ByKind = append(r.ByKind, kr)
 	}
 	if c.perReport.step != 0 {
 		r.reportStep = c.perReport.step

@@ -313,6 +313,9 @@ func (s *session) close(broken bool) {
 // counts are statements by sysbench's classes.
 type counts struct {
 	reads, writes, other int64
+	// kind is the event's transaction among the program's kinds (not
+	// added by add: it says which, not how many).
+	kind int
 }
 
 func (c *counts) add(d counts) {

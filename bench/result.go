@@ -67,9 +67,37 @@ type Result struct {
 	// may be shorter or longer than a second (see Interval.Length).
 	Intervals []Interval
 
+	// ByKind splits the events by transaction, for workloads made of named
+	// transactions (a SQL workload file's, TPC-C's), in their order; nil
+	// otherwise.
+	ByKind []KindResult
+	// TPMC is TPC-C's New-Order transactions per minute of the window; 0
+	// for other workloads.
+	TPMC float64
+
 	// The series grouped by the run's ReportInterval when that is over a second.
 	reportStep      time.Duration
 	reportIntervals []Interval
+}
+
+// KindResult is one transaction's share of a run: how many completed in
+// the window, per second, and their latency percentiles (Percentile's,
+// 95th, 99th).
+type KindResult struct {
+	Name                               string
+	Events                             int64
+	PerSecond                          float64
+	LatencyPct, LatencyP95, LatencyP99 time.Duration
+}
+
+// Kind returns the transaction name's numbers, and false when r has none.
+func (r *Result) Kind(name string) (KindResult, bool) {
+	for _, k := range r.ByKind {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return KindResult{}, false
 }
 
 // DriverBuiltin is Result.Driver of the built-in workload.
@@ -104,6 +132,9 @@ type Interval struct {
 //	 "ignored_errors": 0, "ignored_by_code": {"1213": 0}, "reconnects": 0,
 //	 "sent_as_text": ["BEGIN"], (statements the server would not prepare; omitted when none)
 //	 "thread_events": [15000, 15000],
+//	 "by_transaction": [{"name": "new_order", "transactions": 1350, "per_s": 135, "pct_ms": ..., "p95_ms": ..., "p99_ms": ...}, ...],
+//	   (workloads of named transactions; omitted otherwise)
+//	 "tpmc": 8100, (TPC-C; omitted otherwise)
 //	 "intervals": [{"at_s": 1, "length_s": 1, "tps": ..., "qps": ..., "reads_ps": ...,
 //	                "writes_ps": ..., "other_ps": ..., "pct_ms": ..., "ignored_errors_ps": ...,
 //	                "reconnects_ps": ...}, ...]}
@@ -137,6 +168,18 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		ivs[i] = interval{iv.At.Seconds(), iv.Length.Seconds(), iv.TPS, iv.QPS, iv.ReadsPS, iv.WritesPS, iv.OtherPS,
 			ms(iv.P95), iv.IgnoredErrorsPS, iv.ReconnectsPS}
 	}
+	type kind struct {
+		Name      string  `json:"name"`
+		Events    int64   `json:"transactions"`
+		PerSecond float64 `json:"per_s"`
+		Pct       float64 `json:"pct_ms"`
+		P95       float64 `json:"p95_ms"`
+		P99       float64 `json:"p99_ms"`
+	}
+	var kinds []kind
+	for _, k := range r.ByKind {
+		kinds = append(kinds, kind{k.Name, k.Events, k.PerSecond, ms(k.LatencyPct), ms(k.LatencyP95), ms(k.LatencyP99)})
+	}
 	return json.Marshal(struct {
 		Driver        string           `json:"driver"`
 		Window        float64          `json:"window_s"`
@@ -151,6 +194,8 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Emulated      []string         `json:"sent_as_text,omitempty"`
 		ThreadEvents  []int64          `json:"thread_events,omitempty"`
 		Intervals     []interval       `json:"intervals"`
+		ByKind        []kind           `json:"by_transaction,omitempty"`
+		TPMC          float64          `json:"tpmc,omitempty"`
 	}{
 		Driver: r.Driver, Window: r.Window.Seconds(), Events: r.Events,
 		Queries: map[string]int64{"read": r.Reads, "write": r.Writes, "other": r.Other, "total": r.Reads + r.Writes + r.Other},
@@ -158,6 +203,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Latency: latency{ms(r.LatencyMin), ms(r.LatencyAvg), ms(r.LatencyMax), r.Percentile, ms(r.LatencyPct),
 			ms(r.LatencyP95), ms(r.LatencyP99), ms(r.LatencySum)},
 		IgnoredErrors: r.IgnoredErrors, IgnoredByCode: r.IgnoredByCode, Reconnects: r.Reconnects,
-		Emulated: r.Emulated, ThreadEvents: r.ThreadEvents, Intervals: ivs,
+		Emulated: r.Emulated, ThreadEvents: r.ThreadEvents, Intervals: ivs, ByKind: kinds, TPMC: r.TPMC,
 	})
 }

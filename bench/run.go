@@ -79,8 +79,11 @@ type program interface {
 	// prepare runs the program's per-connection statements on s and
 	// prepares its statements there (session.prepareNamed).
 	prepare(ctx context.Context, s *session) error
-	// event runs one event on thread t, counting its statements into c.
+	// event runs one event on thread t, counting its statements into c
+	// and setting c.kind to the transaction it ran.
 	event(ctx context.Context, t *thread, c *counts) error
+	// kinds names the program's transactions, by c.kind.
+	kinds() []string
 }
 
 // run is Run of o.Workload, or of prog when it is not nil (o then gives
@@ -128,6 +131,9 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 		errs:      make(chan error, o.Threads),
 		live:      map[int]int64{},
 		prog:      prog,
+	}
+	if prog != nil {
+		r.col = newCollector(&o, prog.kinds()...)
 	}
 	uniq := newUniqueSeq(seed)
 	groups := wl.activeGroups(&o)

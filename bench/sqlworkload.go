@@ -321,6 +321,15 @@ func (p *sqlProgram) where(st sqlStmt) string {
 	return fmt.Sprintf("%s:%d", p.f.name, st.line)
 }
 
+// kinds are the transactions' names.
+func (p *sqlProgram) kinds() []string {
+	names := make([]string, len(p.f.txns))
+	for i, t := range p.f.txns {
+		names[i] = t.name
+	}
+	return names
+}
+
 // prepare runs the connection statements as text and prepares the
 // transactions' statements.
 func (p *sqlProgram) prepare(ctx context.Context, s *session) error {
@@ -347,6 +356,7 @@ func (p *sqlProgram) event(ctx context.Context, t *thread, c *counts) error {
 	pick := int64(t.rnd.Uniform(1, uint32(total)))
 	k, _ := slices.BinarySearch(p.cum, pick)
 	txn := p.f.txns[k]
+	c.kind = k
 	var perTxn map[string]any
 	if !txn.autocommit {
 		if err := t.sess.transaction(ctx, true, c); err != nil {

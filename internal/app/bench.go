@@ -54,7 +54,11 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		if ctx.Err() != nil {
 			return With(Interrupted, fmt.Errorf("bench %s interrupted", req.Command))
 		}
-		return With(Failure, fmt.Errorf("bench %s %s (%s): %w", o.Workload, req.Command, conn, err))
+		name := o.Workload
+		if req.Custom != "" {
+			name = req.Custom
+		}
+		return With(Failure, fmt.Errorf("bench %s %s (%s): %w", name, req.Command, conn, err))
 	}
 	var w bench.Workload
 	name := bench.DriverBuiltin
