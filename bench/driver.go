@@ -46,7 +46,14 @@ type Workload interface {
 	// built-in engine: its CPU time is this process's), not in another
 	// (sysbench).
 	ClientInProcess() bool
+	// Metrics names what a run of it can be judged by (session's --metric
+	// values), its headline first.
+	Metrics() []string
 }
+
+// StandardMetrics are the metrics every workload's runs have: tps, qps,
+// p95, p99 and the server's CPU time per transaction.
+var StandardMetrics = []string{"tps", "qps", "p95", "p99", "cpu-per-txn"}
 
 // OLTP is one of sysbench's OLTP workloads (Options.Workload, one of
 // Workloads()) as a Workload: run by the built-in engine, or, with
@@ -136,7 +143,12 @@ func (w OLTP) DataKey() string { return w.Options.DataKey() }
 // ClientInProcess is true for the built-in engine.
 func (w OLTP) ClientInProcess() bool { return w.Sysbench == nil }
 
+// Metrics are StandardMetrics.
+func (w OLTP) Metrics() []string { return StandardMetrics }
+
 var (
 	_ Workload = OLTP{}
 	_ Workload = (*Script)(nil)
+	_ Workload = (*SQLWorkload)(nil)
+	_ Workload = (*TPCC)(nil)
 )

@@ -408,3 +408,6 @@ func (s *Script) DataKey() string {
 
 // ClientInProcess is false: sysbench is another process.
 func (s *Script) ClientInProcess() bool { return false }
+
+// Metrics are StandardMetrics.
+func (w *Script) Metrics() []string { return StandardMetrics }

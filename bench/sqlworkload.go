@@ -446,3 +446,6 @@ func (s *session) runNamed(ctx context.Context, i int, name string, st sqlStmt, 
 	}
 	return nil
 }
+
+// Metrics are StandardMetrics.
+func (w *SQLWorkload) Metrics() []string { return StandardMetrics }

@@ -143,6 +143,12 @@ func (w *TPCC) DataKey() string {
 // ClientInProcess is true: the built-in engine runs it.
 func (w *TPCC) ClientInProcess() bool { return true }
 
+// Metrics are tpmC first, the standard ones, and the server's CPU time per
+// New-Order.
+func (w *TPCC) Metrics() []string {
+	return append(append([]string{"tpmc"}, StandardMetrics...), "cpu-per-new-order")
+}
+
 // tpccTables are the schema's tables, in load order, with their
 // CREATE TABLE (ENGINE added) and secondary indexes (made after the load).
 var tpccTables = []struct{ name, create, index string }{

@@ -14,6 +14,11 @@ type Run struct {
 	TPS        float64       `json:"tps"`         // transactions per second over the measured window
 	QPS        float64       `json:"qps"`         // queries per second over the measured window
 	CPUPerTxn  time.Duration `json:"cpu_per_txn"` // server (mysqld) user+system CPU time per transaction
+	// TPMC is TPC-C's New-Order transactions per minute of the window, and
+	// CPUPerNewOrder the server's CPU time per New-Order; 0 for other
+	// workloads.
+	TPMC           float64       `json:"tpmc,omitempty"`
+	CPUPerNewOrder time.Duration `json:"cpu_per_new_order,omitempty"`
 	LatencyPct time.Duration `json:"latency_pct"` // latency percentile of the workload (p95 by default)
 	LatencyP95 time.Duration `json:"latency_p95,omitempty"`
 	LatencyP99 time.Duration `json:"latency_p99,omitempty"`

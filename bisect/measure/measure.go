@@ -954,6 +954,10 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if res.Events > 0 {
 		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
 	}
+	if no, ok := res.Kind("new_order"); ok && no.Events > 0 {
+		r.TPMC = res.TPMC
+		r.CPUPerNewOrder = (cpu1 - cpu0) / time.Duration(no.Events)
+	}
 	return r, nil
 }
 

@@ -91,7 +91,7 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 	}
 	tested := append([]TestedCommit(nil), d.Tested...)
 	sort.SliceStable(tested, func(i, j int) bool { return posOf(tested[i]) < posOf(tested[j]) })
-	head := []string{"commit", "subject", "verdict", "n", "median " + d.Metric, "change vs good in its blocks [95%]"}
+	head := []string{"commit", "subject", "verdict", "n", "median " + session.Metric(d.Metric).Label(), "change vs good in its blocks [95%]"}
 	var rows [][]string
 	for _, t := range tested {
 		change := blockChange(d, goodRuns, t, metric)

@@ -57,7 +57,7 @@ func (t *Table) paint(verdict string, width int) string {
 
 func (t *Table) row(hash, verdict string, runs []bisect.Run, note string) {
 	if !t.header {
-		fmt.Fprintf(t.W, "%-10s  %-40s  %3s  %12s  %-9s  %s\n", "commit", "subject", "n", "median "+string(t.Metric), "verdict", "evidence")
+		fmt.Fprintf(t.W, "%-10s  %-40s  %3s  %12s  %-9s  %s\n", "commit", "subject", "n", "median "+t.Metric.Label(), "verdict", "evidence")
 		t.header = true
 	}
 	vals := usable(runs, t.Metric)

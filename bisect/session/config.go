@@ -20,17 +20,27 @@ const (
 	P95       Metric = "p95"
 	P99       Metric = "p99"
 	CPUPerTxn Metric = "cpu-per-txn"
+	// TPMC is TPC-C's New-Order transactions per minute.
+	TPMC Metric = "tpmc"
+	// CPUPerNewOrder is the server's CPU time per TPC-C New-Order.
+	CPUPerNewOrder Metric = "cpu-per-new-order"
 )
 
-// Metrics lists the metrics --metric accepts.
-var Metrics = []Metric{TPS, QPS, P95, P99, CPUPerTxn}
+// Metrics lists the metrics --metric accepts (a workload measures some of
+// them: bench.Workload's Metrics).
+var Metrics = []Metric{TPS, QPS, P95, P99, CPUPerTxn, TPMC, CPUPerNewOrder}
 
 // Value returns the metric of a run: tps and qps per second, p95 and p99
-// event latency in milliseconds, server CPU per transaction in microseconds.
+// event latency in milliseconds, server CPU per transaction or per
+// New-Order in microseconds, tpmC per minute.
 func (m Metric) Value(r bisect.Run) float64 {
 	switch m {
 	case CPUPerTxn:
 		return float64(r.CPUPerTxn) / float64(time.Microsecond)
+	case CPUPerNewOrder:
+		return float64(r.CPUPerNewOrder) / float64(time.Microsecond)
+	case TPMC:
+		return r.TPMC
 	case QPS:
 		return r.QPS
 	case P95:
@@ -46,6 +56,10 @@ func (m Metric) Unit() string {
 	switch m {
 	case CPUPerTxn:
 		return "us/txn"
+	case CPUPerNewOrder:
+		return "us/New-Order"
+	case TPMC:
+		return "tpmC"
 	case QPS:
 		return "qps"
 	case P95, P99:
@@ -54,8 +68,17 @@ func (m Metric) Unit() string {
 	return "tps"
 }
 
+// Label is the metric as a table's header names it: tpmC for tpmc, else
+// its name.
+func (m Metric) Label() string {
+	if m == TPMC {
+		return "tpmC"
+	}
+	return string(m)
+}
+
 // HigherIsBetter tells the metric's direction.
-func (m Metric) HigherIsBetter() bool { return m == TPS || m == QPS }
+func (m Metric) HigherIsBetter() bool { return m == TPS || m == QPS || m == TPMC }
 
 // Config is what a session needs besides the Measurer.
 type Config struct {

@@ -19,7 +19,7 @@ var flagDocs = cliflag.DocTable(map[string][2]string{
 	"repo": {catRevisions, "DIR"}, "good": {catRevisions, "REV"}, "bad": {catRevisions, "REV"},
 	"first-parent": {catRevisions, ""}, "keep-doc-commits": {catRevisions, ""}, "every": {catRevisions, "N"}, "merges": {catRevisions, ""},
 
-	"workload": {catWorkload, "NAME"}, "threads": {catWorkload, "N"}, "tables": {catWorkload, "N"}, "table-size": {catWorkload, "ROWS"},
+	"workload": {catWorkload, "NAME"}, "warehouses": {catWorkload, "N"}, "threads": {catWorkload, "N"}, "tables": {catWorkload, "N"}, "table-size": {catWorkload, "ROWS"},
 	"time": {catWorkload, "SECONDS"}, "warmup": {catWorkload, "SECONDS"}, "range-size": {catWorkload, "ROWS"},
 	"rand-type": {catWorkload, "DIST"}, "rand-seed": {catWorkload, "N"}, "workload-options": {catWorkload, "\"OPTIONS\""},
 	"driver": {catWorkload, "builtin|sysbench"}, "sysbench-path": {catWorkload, "PATH"}, "thread-list": {catWorkload, "N,N,..."},

@@ -23,7 +23,8 @@ func measurementFlags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
 		&cli.StringFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's)"},
-		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, or oltp_legacy (sysbench 0.4's --test=oltp); or a sysbench Lua script, run by sysbench with its own prepare: its path (tpcc.lua, ./my/test.lua) or a name sysbench finds (select_random_ranges, bulk_insert)"},
+		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, or oltp_legacy (sysbench 0.4's --test=oltp); tpcc (TPC-C, built in; --warehouses); a SQL workload file (a path: join.sql, ./my/mix.sql; docs/workload.md); or a sysbench Lua script, run by sysbench with its own prepare: its path (tpcc.lua) or a name sysbench finds (select_random_ranges, bulk_insert)"},
+		&cli.IntFlag{Name: "warehouses", Value: 1, Usage: "TPC-C's scale for --workload tpcc (each warehouse is about 100 MB of data)"},
 		&cli.IntFlag{Name: "threads", Value: d.Threads, Usage: "client threads (connections)"},
 		&cli.IntFlag{Name: "tables", Value: d.Tables, Usage: "number of sbtest tables"},
 		&cli.IntFlag{Name: "table-size", Value: d.TableSize, Usage: "rows per table"},
@@ -41,7 +42,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped (start with --search bayes: the endpoints' limit per side, 100 unless set)"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
 		&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "probability that the whole answer is right (0.95 or 95%); split over the session's decisions (start with --search bayes: 0.99 unless set)"},
-		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine)"},
+		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine); for tpcc also tpmc (its default: New-Orders per minute) and cpu-per-new-order"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 	}
 	flags = append(flags, buildFlags()...)

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,6 +210,52 @@ func TestBisectWithASQLWorkloadFile(t *testing.T) {
 	j = readJSON(t, out)
 	if r.code != exitNoRegression || j.Result != "no-regression" {
 		t.Errorf("oltp_read_only on the join's culprit: exit %d (%s), want %d: no regression reproduced (%s)", r.code, j.Result, exitNoRegression, j.Why)
+	}
+	if s := serversUnder(state); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
+	}
+}
+
+// TestBisectWithTPCC: the built-in TPC-C (--workload tpcc) names a culprit
+// on the write path (binary logging with sync_binlog=1 and a flush of the
+// redo log at every commit), judged by its headline, tpmC, with each
+// transaction's numbers in the runs.
+func TestBisectWithTPCC(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	repo, culprit := makeFixture(t, "-n", "4", "--culprit-pos", "3", "--broken-pos", "0",
+		"--base-options", "--innodb-buffer-pool-size=256M --innodb-log-file-size=48M --skip-log-bin --innodb-flush-log-at-trx-commit=2",
+		"--culprit-options", "--innodb-buffer-pool-size=256M --innodb-log-file-size=48M --log-bin --sync-binlog=1 --innodb-flush-log-at-trx-commit=1")
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "tpcc.json")
+	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--json", out,
+		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet")
+	j := readJSON(t, out)
+	if r.code != exitOK || j.FirstBad == nil || *j.FirstBad != culprit {
+		t.Fatalf("tpcc: exit %d, first bad %v, want 0 naming %s (%s)", r.code, j.FirstBad, culprit, j.Why)
+	}
+	var doc struct {
+		Metric string `json:"metric"`
+		Tested []struct {
+			Runs []struct {
+				TPMC float64 `json:"tpmc"`
+				TPS  float64 `json:"tps"`
+			} `json:"runs"`
+		} `json:"tested"`
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Metric != "tpmc" || len(doc.Tested) == 0 || len(doc.Tested[0].Runs) == 0 {
+		t.Fatalf("json: metric %q, %d commits tested", doc.Metric, len(doc.Tested))
+	}
+	// tpmC is New-Orders per minute: about 45% of the transactions.
+	run := doc.Tested[0].Runs[0]
+	if share := run.TPMC / 60 / run.TPS; share < 0.35 || share > 0.55 {
+		t.Errorf("tpmC %.0f against %.1f tps: New-Order is %.0f%% of the mix, want about 45%%", run.TPMC, run.TPS, 100*share)
+	}
+	if !strings.Contains(r.stdout, "tpmC") {
+		t.Errorf("the answer does not say tpmC:\n%s", r.stdout)
 	}
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)

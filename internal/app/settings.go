@@ -47,8 +47,11 @@ type SetupRequest struct {
 
 	Repeats, MaxRepeats   int
 	Threshold, Confidence string
-	Metric                string
-	Find                  string // regression or improvement
+	// Metric is what runs are judged by; MetricSet says it was given (else
+	// the workload's headline: tpmc for tpcc).
+	Metric    string
+	MetricSet bool
+	Find      string // regression or improvement
 	// Search is start's search (bayes or classic; "" for the other
 	// commands). With bayes, a confidence and a repeat limit not given
 	// (ConfidenceSet, MaxRepeatsSet false) are checked as the probabilistic
@@ -77,6 +80,7 @@ type WorkloadRequest struct {
 	RandType                   string
 	RandSeed                   int64
 	Options                    string // "--point-selects=1 --skip-trx=on", or a 0.4 line
+	Warehouses                 int    // TPC-C's scale (tpcc)
 	// Given names the settings given on the command line ("tables", ...).
 	Given []string
 }
@@ -128,9 +132,16 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	if err := s.placement(req); err != nil {
 		return err
 	}
+	metric := req.Metric
+	switch offered := s.Workload.Metrics(); {
+	case !req.MetricSet:
+		metric = offered[0]
+	case !slices.Contains(offered, metric) && slices.Contains(session.Metrics, session.Metric(metric)):
+		return usageError("{metric} %s: %s does not measure it; its runs are judged by %s", metric, s.Workload.Name(), strings.Join(offered, ", "))
+	}
 	s.Policy = session.Config{
 		Repeats: req.Repeats, MaxRepeats: req.MaxRepeats,
-		Threshold: threshold, Confidence: confidence, Metric: session.Metric(req.Metric),
+		Threshold: threshold, Confidence: confidence, Metric: session.Metric(metric),
 		Improvement: improvement,
 	}
 	// Checked as the search will take them (Start sets them itself: a
@@ -265,6 +276,9 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 // (tables, table-size, range-size, rand-type) before w.Options.
 func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
 	kind := bench.WorkloadKind(w.Name)
+	if slices.Contains(w.Given, "warehouses") && kind != bench.KindTPCC {
+		return nil, usageError("{warehouses} is TPC-C's scale: give it with {workload} tpcc, not %s", w.Name)
+	}
 	if kind == bench.KindScript {
 		if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
 			if strings.ContainsAny(w.Name, "/.") {
@@ -280,10 +294,14 @@ func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName
 		}
 	}
 	if slices.Contains(w.Given, "driver") && (kind == bench.KindScript) != (driverName == "sysbench") {
-		runs := map[string]string{bench.KindScript: "sysbench runs it", bench.KindSQL: "the built-in engine runs it"}[kind]
-		return nil, usageError("{workload} %s is a %s: %s, leave out {driver} %s", w.Name, map[string]string{bench.KindScript: "sysbench script", bench.KindSQL: "SQL workload file"}[kind], runs, driverName)
+		what := map[string]string{bench.KindScript: "a sysbench script: sysbench runs it", bench.KindSQL: "a SQL workload file: the built-in engine runs it",
+			bench.KindTPCC: "built in: the built-in engine runs it"}[kind]
+		return nil, usageError("{workload} %s is %s, leave out {driver} %s", w.Name, what, driverName)
 	}
 	var args []string
+	if kind == bench.KindTPCC {
+		args = append(args, fmt.Sprintf("--warehouses=%d", w.Warehouses))
+	}
 	if kind == bench.KindScript {
 		for _, f := range []struct {
 			name  string
@@ -300,14 +318,17 @@ func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName
 	}
 	cw, err := bench.NewCustom(ctx, w.Name, append(args, more...), bo, bench.Sysbench{Path: sysbenchPath})
 	switch {
+	case err == nil:
+		return cw, nil
 	case errors.Is(err, bench.ErrNoSysbench):
 		return nil, usageError("{workload} %s: %v", w.Name, err)
+	case kind == bench.KindTPCC && strings.Contains(err.Error(), "--warehouses"):
+		return nil, usageError("{warehouses} %d: want a number of warehouses from 1 to 10000", w.Warehouses)
 	case errors.Is(err, bench.ErrScript), errors.Is(err, bench.ErrSQLWorkload):
 		return nil, usageError("{workload}: %w", err)
-	case err != nil:
+	default:
 		return nil, usageError("{workload} %s {workload-options}: %w", w.Name, err)
 	}
-	return cw, nil
 }
 
 // placement reads where the server and the client run and the datadir
