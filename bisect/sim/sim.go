@@ -91,7 +91,9 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		lat := time.Duration(float64(time.Second) / tps)
 		out[i] = bisect.Run{Commit: commit, TPS: tps, QPS: 18 * tps, Events: int64(tps * 3), Window: 3 * time.Second,
 			LatencyPct: lat * 3 / 2, LatencyP95: lat * 3 / 2, LatencyP99: lat * 2,
-			CPUPerTxn: time.Duration(float64(time.Millisecond) / f), Wall: 5 * time.Second}
+			CPUPerTxn: time.Duration(float64(time.Millisecond) / f), Wall: 5 * time.Second,
+			// As if TPC-C: New-Order is 45% of the transactions.
+			TPMC: 0.45 * tps * 60, CPUPerNewOrder: time.Duration(float64(time.Millisecond) / f / 0.45)}
 		// A per-second timeline around the run's tps (no draw from Rand, so
 		// that seeded sequences stay as they were).
 		for s, w := range []float64{0.97, 1.01, 1.02} {
