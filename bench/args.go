@@ -116,6 +116,9 @@ func ParseCustomArgs(args []string) (inv *Invocation, ok bool, err error) {
 				script = a
 				continue
 			}
+			if script != "" && !isCommand(a) && !strings.HasPrefix(a, "-") {
+				return nil, true, fmt.Errorf("%w: %q after the workload %s: not a command (prepare, run or cleanup); options are --name=value", ErrInvalidOption, a, script)
+			}
 			general = append(general, a)
 			continue
 		}

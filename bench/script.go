@@ -47,6 +47,8 @@ type Script struct {
 	Files []string
 	// Digest is the hex SHA-256 of Files' names and contents.
 	Digest string
+
+	fileDigests map[string]string // each of Files: the first 12 hex digits of its SHA-256
 }
 
 // ErrScript is wrapped by NewScript for a script that cannot be found,
@@ -104,6 +106,15 @@ func NewScript(ctx context.Context, name string, args []string, o Options, sb Sy
 	}
 	if s.Files, s.Digest, err = scriptFiles(path); err != nil {
 		return nil, err
+	}
+	s.fileDigests = map[string]string{}
+	for _, f := range s.Files {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(path), f))
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %v", ErrScript, path, err)
+		}
+		sum := sha256.Sum256(b)
+		s.fileDigests[f] = hex.EncodeToString(sum[:6])
 	}
 	if s.Version, err = SysbenchVersion(ctx, sb.Path); err != nil {
 		return nil, err
@@ -171,6 +182,15 @@ func FindScript(name, sysbench string) (string, error) {
 		}
 		st, err := os.Stat(abs)
 		switch {
+		case err != nil && !strings.Contains(name, "/"):
+			base := strings.TrimSuffix(name, ".lua")
+			hint := ""
+			if _, ok := workloads[base]; ok {
+				hint = fmt.Sprintf(" (%s, without .lua, is the built-in workload; a path such as /usr/share/sysbench/%s is sysbench's script)", base, name)
+			} else if p, ferr := FindScript(base, sysbench); ferr == nil {
+				hint = fmt.Sprintf(" (%s, without .lua, is sysbench's %s)", base, p)
+			}
+			return "", fmt.Errorf("%w %s: %v%s", ErrScript, name, errors.Unwrap(err), hint)
 		case err != nil:
 			return "", fmt.Errorf("%w %s: %v", ErrScript, name, errors.Unwrap(err))
 		case !st.Mode().IsRegular():
@@ -229,17 +249,25 @@ func Scripts(sysbench string) []string {
 	return names
 }
 
-// luaRequire matches require "name", require("name") and require 'name'.
-var luaRequire = regexp.MustCompile(`\brequire\s*\(?\s*["']([A-Za-z0-9_.\-/]+)["']`)
+var (
+	// luaRequire matches require "name", require("name") and require 'name'.
+	luaRequire = regexp.MustCompile(`\brequire\s*\(?\s*["']([A-Za-z0-9_.\-/]+)["']`)
+	// luaLoad matches dofile("file") and loadfile("file").
+	luaLoad = regexp.MustCompile(`\b(?:dofile|loadfile)\s*\(?\s*["']([A-Za-z0-9_.\-/]+)["']`)
+	// luaDynamic matches a require, dofile or loadfile of a computed name.
+	luaDynamic = regexp.MustCompile(`\b(?:require|dofile|loadfile)\s*\(\s*[^"'\s)]`)
+)
 
-// scriptFiles returns the script and the files it requires from its own
-// directory (a module a.b is a/b.lua there), transitively, relative to
-// that directory and sorted, and the hex SHA-256 of their names and
-// contents.
+// scriptFiles returns the script and the files it requires or loads
+// (dofile, loadfile) from its own directory (a module a.b is a/b.lua
+// there), transitively, relative to that directory and sorted, and the hex
+// SHA-256 of their names and contents. When a file loads one by a computed
+// name, every .lua file of the directory is taken.
 func scriptFiles(path string) (files []string, digest string, err error) {
 	dir := filepath.Dir(path)
 	seen := map[string][]byte{}
 	queue := []string{filepath.Base(path)}
+	dynamic := false
 	for len(queue) > 0 {
 		rel := queue[0]
 		queue = queue[1:]
@@ -258,6 +286,18 @@ func scriptFiles(path string) (files []string, digest string, err error) {
 			mod := strings.ReplaceAll(string(m[1]), ".", "/") + ".lua"
 			if !strings.Contains(mod, "..") {
 				queue = append(queue, mod)
+			}
+		}
+		for _, m := range luaLoad.FindAllSubmatch(b, -1) {
+			if f := filepath.Clean(string(m[1])); !filepath.IsAbs(f) && !strings.HasPrefix(f, "..") {
+				queue = append(queue, f)
+			}
+		}
+		if !dynamic && luaDynamic.Match(b) {
+			dynamic = true
+			all, _ := filepath.Glob(filepath.Join(dir, "*.lua"))
+			for _, f := range all {
+				queue = append(queue, filepath.Base(f))
 			}
 		}
 	}
@@ -358,9 +398,20 @@ func (s *Script) command(ctx context.Context, command string) ([]byte, error) {
 	return out, err
 }
 
-// Prepare runs the script's prepare with the fixed seed.
+// Prepare runs the script's prepare with the fixed seed; a script
+// without a prepare command has nothing to prepare.
 func (s *Script) Prepare(ctx context.Context, conn Connection) error {
 	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "prepare"))
+	return notImplemented(err, "prepare")
+}
+
+// notImplemented is err, or nil when sysbench said the script has no such
+// command.
+func notImplemented(err error, command string) error {
+	var se *SysbenchError
+	if errors.As(err, &se) && strings.Contains(se.Output, "does not implement the '"+command+"' command") {
+		return nil
+	}
 	return err
 }
 
@@ -376,10 +427,10 @@ func (s *Script) Run(ctx context.Context, conn Connection, hooks Hooks) (*Result
 	return ParseSysbenchReport(out, s.Options)
 }
 
-// Cleanup runs the script's cleanup.
+// Cleanup runs the script's cleanup, if it has one.
 func (s *Script) Cleanup(ctx context.Context, conn Connection) error {
 	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "cleanup"))
-	return err
+	return notImplemented(err, "cleanup")
 }
 
 // Identity names the script's path and content (with what it requires),
@@ -391,6 +442,9 @@ func (s *Script) Identity() map[string]string {
 		"options": strings.Join(s.Args, " "), "threads": fmt.Sprint(o.Threads),
 		"time": o.Time.String(), "warmup": o.Warmup.String(), "rand-seed": fmt.Sprint(o.RandSeed),
 		"percentile": fmt.Sprint(o.Percentile),
+	}
+	for f, d := range s.fileDigests {
+		fields["script file "+f] = d
 	}
 	b, _ := json.Marshal(fields)
 	id := map[string]string{"workload": string(b)}

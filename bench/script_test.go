@@ -113,3 +113,56 @@ func TestParseCustomArgs(t *testing.T) {
 		t.Error("an OLTP workload read as a custom one")
 	}
 }
+
+// TestScriptFailures: a script that fails in Lua is the script's fault
+// (ErrScriptFailed), one whose statement the server refuses is not; a
+// script without a prepare command has nothing to prepare; a file loaded
+// with dofile is in the identity.
+func TestScriptFailures(t *testing.T) {
+	testenv.Require(t, testenv.Sysbench)
+	conn := testConn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := bench.DefaultOptions()
+	o.Time, o.Threads = time.Second, 1
+	newScript := func(path string) *bench.Script {
+		s, err := bench.NewScript(ctx, path, nil, o, bench.Sysbench{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	lua := newScript(write("luaerr.lua", "function thread_init() drv = sysbench.sql.driver(); con = drv:connect() end\nfunction event() undefined_helper() end\n"))
+	if err := lua.Prepare(ctx, conn); err != nil {
+		t.Errorf("a script without a prepare command: %v", err)
+	}
+	_, err := lua.Run(ctx, conn, bench.Hooks{})
+	if !errors.Is(err, bench.ErrScriptFailed) {
+		t.Errorf("a Lua error: %v, want the script's fault", err)
+	}
+	sqlErr := newScript(write("sqlerr.lua", "function thread_init() drv = sysbench.sql.driver(); con = drv:connect() end\nfunction event() con:query('SELECT nosuchcolumn FROM nosuchtable') end\n"))
+	_, err = sqlErr.Run(ctx, conn, bench.Hooks{})
+	var se *bench.SysbenchError
+	if !errors.As(err, &se) || errors.Is(err, bench.ErrScriptFailed) {
+		t.Errorf("a statement the server refused: %v, want a sysbench failure that is not the script's", err)
+	}
+	write("helper.lua", "QUERY = 'SELECT 1'\n")
+	main := write("main.lua", "dofile('helper.lua')\nfunction event() end\n")
+	before := newScript(main)
+	if !slices.Contains(before.Files, "helper.lua") {
+		t.Errorf("files of a script that dofiles helper.lua: %v", before.Files)
+	}
+	write("helper.lua", "QUERY = 'SELECT 2'\n")
+	after := newScript(main)
+	if after.Digest == before.Digest || after.Identity()["workload script file helper.lua"] == before.Identity()["workload script file helper.lua"] {
+		t.Error("an edit of a dofile'd file left the identity as it was")
+	}
+}

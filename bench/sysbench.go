@@ -172,6 +172,23 @@ func (e *SysbenchError) Error() string {
 
 func (e *SysbenchError) Unwrap() error { return e.Err }
 
+// ErrScriptFailed is what a *SysbenchError is (errors.Is) when the script
+// failed on its own, in Lua, and not on an answer of the server's: the
+// user's script to fix, never a revision's fault.
+var ErrScriptFailed = errors.New("the sysbench script failed on its own (a Lua error, not the server's)")
+
+// sqlFailure matches sysbench's lines for a statement the server refused.
+var sqlFailure = regexp.MustCompile(`SQL error|errno = \d+|mysql_\w+\(\) returned error|Lost connection|MySQL server has gone away|Can't connect`)
+
+// Is reports ErrScriptFailed for a Lua error of the script's (a FATAL line
+// at a .lua file's line) with no statement the server refused.
+func (e *SysbenchError) Is(target error) bool {
+	if target != ErrScriptFailed {
+		return false
+	}
+	return regexp.MustCompile(`FATAL: .*\.lua:\d+: `).MatchString(e.Output) && !sqlFailure.MatchString(e.Output)
+}
+
 // sysbenchCall is one sysbench process: its arguments (a password among
 // them goes to a private option file instead), its working directory and
 // extra environment (a script's LUA_PATH), and for "run" the warm-up in

@@ -591,6 +591,9 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(perr, bench.ErrScriptFailed) {
+			return perr // the user's script, not the revision
+		}
 		return &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
 	}
 	if serr != nil {
@@ -862,7 +865,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		if errors.As(berr, &se) {
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
 		}
-		if errors.Is(berr, bench.ErrNoSysbench) || errors.Is(berr, bench.ErrNotInSysbench) {
+		if errors.Is(berr, bench.ErrNoSysbench) || errors.Is(berr, bench.ErrNotInSysbench) || errors.Is(berr, bench.ErrScriptFailed) {
 			return bisect.Run{}, berr // the machine's or the user's, not the revision's
 		}
 		var sbe *bench.SysbenchError

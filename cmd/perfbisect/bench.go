@@ -24,6 +24,15 @@ const benchUsage = `perfbisect bench [perfbisect options] [sysbench options] WOR
      perfbisect bench --test=oltp --oltp-read-only=on --oltp-table-size=100000 --num-threads=16 \
          --max-time=60 --mysql-host=db1 --mysql-user=sbtest run
 
+   WORKLOAD may also be tpcc (TPC-C, built in: --warehouses=N), a SQL workload file (a path:
+   docs/workloads/join.sql; its variables as options: --span=50), or a sysbench Lua script (a
+   path ending in .lua, or a name sysbench finds: select_random_ranges), which real sysbench
+   runs; the options after it that are not the connection's, --threads, --time, --warmup-time,
+   --rand-seed, --percentile or --report-interval are its own:
+
+     perfbisect bench tpcc --warehouses=1 --mysql-socket=/run/mysqld/mysqld.sock --threads=8 prepare
+     perfbisect bench ~/sysbench-tpcc/tpcc.lua --scale=1 --tables=1 --mysql-socket=... --time=60 run
+
    Connection (sysbench's names and defaults): --mysql-socket, --mysql-host (localhost: the
    default socket), --mysql-port (3306), --mysql-user (sbtest), --mysql-password, --mysql-db (sbtest).
    Workload options: --tables --table-size --threads --time --warmup-time --report-interval

@@ -182,6 +182,11 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 	if err != nil || help {
 		return req, false, nil, help, err
 	}
+	for _, a := range rest {
+		if strings.HasPrefix(a, "--workload-options") || strings.HasPrefix(a, "--workload=") || a == "--workload" {
+			return req, false, nil, false, usageError("%s: perfbisect bench takes the workload first and its options as they are (perfbisect bench tpcc.lua --scale=1 ... run)", strings.SplitN(a, "=", 2)[0])
+		}
+	}
 	inv, isCustom, err := bench.ParseCustomArgs(rest)
 	if !isCustom && err == nil {
 		inv, err = bench.ParseArgs(rest)
@@ -216,6 +221,10 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 		o.RandSeed = 0
 		inv.Notes = append(inv.Notes, "oltp_insert --auto-inc=off: --rand-seed from the clock (a fixed seed repeats the last run's ids); give --rand-seed to fix it")
 	}
+	if inv.Custom != "" && f.driverSet && (bench.WorkloadKind(inv.Custom) == bench.KindScript) != (f.driver == "sysbench") {
+		return req, false, nil, false, usageError("{driver} %s: %s is %s", f.driver, inv.Custom,
+			map[bool]string{true: "a sysbench script, which sysbench runs", false: "run by the built-in engine"}[bench.WorkloadKind(inv.Custom) == bench.KindScript])
+	}
 	return BenchRequest{Command: inv.Command, Options: o, Conn: inv.Conn, Custom: inv.Custom, CustomArgs: inv.CustomArgs,
 		Sysbench: f.driver == "sysbench", SysbenchPath: f.sysbenchPath, Format: f.format, Output: f.output}, f.verbose, inv.Notes, false, nil
 }
@@ -224,7 +233,7 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 type benchFlags struct {
 	driver, sysbenchPath, format, output string
 	verbose                              bool
-	formatSet, outputSet                 bool // --format, --output given
+	formatSet, outputSet, driverSet      bool // --format, --output, --driver given
 }
 
 // splitBenchArgs takes perfbisect's own options out of args and leaves
@@ -246,7 +255,7 @@ func splitBenchArgs(args []string) (f benchFlags, rest []string, help bool, err 
 			f.verbose = true
 			continue
 		case "driver":
-			dst = &f.driver
+			dst, f.driverSet = &f.driver, true
 		case "sysbench-path":
 			dst = &f.sysbenchPath
 		case "format":

@@ -210,6 +210,8 @@ func SessionError(err error, interrupted bool, stateDir, repoRoot string) error 
 		return With(Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
 		return With(Usage, err)
+	case errors.Is(err, bench.ErrScriptFailed):
+		return With(Usage, fmt.Errorf("%w: fix the script, then perfbisect resume %s: %v", bench.ErrScriptFailed, where, err))
 	default:
 		if stateDir != "" {
 			if de := diskfault.Check(stateDir, err); de != nil {

@@ -259,8 +259,14 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 		return nil, nil, false, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
 			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
 	case sess.Key != k:
-		return nil, nil, false, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. Run perfbisect resume to continue it, or perfbisect reset to end it",
-			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), identity.Diff(sess.Identity()))
+		diff := identity.Diff(sess.Identity())
+		next := "Run perfbisect resume to continue it, or perfbisect reset to end it"
+		if strings.Contains(diff, "content") || strings.Contains(diff, "script file") || strings.Contains(diff, "workload sysbench") {
+			// A file changed under the session: resume would read it too.
+			next = "Restore what changed to continue it (perfbisect resume), or end it with perfbisect reset"
+		}
+		return nil, nil, false, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. %s",
+			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), diff, next)
 	}
 	if cfg.Replay, err = st.Events(sess.ID); err != nil {
 		return nil, nil, false, With(Failure, err)
