@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -58,7 +57,7 @@ func WriteStatus(w io.Writer, s Status) {
 		fmt.Fprintf(w, " (%s)", x.Outcome)
 	}
 	fmt.Fprintf(w, "\nstarted %s, last activity %s\n", x.Created.Local().Format("2006-01-02 15:04:05"), x.Updated.Local().Format("2006-01-02 15:04:05"))
-	fmt.Fprintf(w, "command: perfbisect %s\n", strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "command: %s\n", x.CommandLine())
 	fmt.Fprintf(w, "state:   %s\n", s.Dir)
 	fmt.Fprintf(w, "good:    %.10s %s\nbad:     %.10s %s\n", x.Good, s.Subjects(x.Good), x.Bad, s.Subjects(x.Bad))
 	fmt.Fprintf(w, "runs stored: %d; decisions: %d; builds: %s\n", s.Runs, len(s.Steps), buildCount(s.Builds, true))
@@ -111,7 +110,7 @@ func WriteLog(w io.Writer, s Status) {
 	if x.State == store.Running && x.Kind == store.KindStart {
 		state = "unfinished"
 	}
-	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: perfbisect %s\n", x.ID, state, x.Created.UTC().Format("2006-01-02T15:04:05Z"), strings.Join(x.Args, " "))
+	fmt.Fprintf(w, "# perfbisect session %d, %s, started %s: %s\n", x.ID, state, x.Created.UTC().Format("2006-01-02T15:04:05Z"), x.CommandLine())
 	fmt.Fprintf(w, "# bad: [%s] %s\n# good: [%s] %s\n", x.Bad, s.Subjects(x.Bad), x.Good, s.Subjects(x.Good))
 	opt := ""
 	if x.Identity().FirstParent() {

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,6 +283,17 @@ type Session struct {
 	Updated time.Time
 	Outcome string          // found, ambiguous, no-regression, error ... once ended
 	Result  json.RawMessage // the final report document, once ended
+}
+
+// CommandLine is the session's command line as a shell takes it:
+// "perfbisect" and its arguments, each quoted when it needs it
+// (--workload-options '--scale=1 --tables=1').
+func (x *Session) CommandLine() string {
+	q := make([]string, len(x.Args))
+	for i, a := range x.Args {
+		q[i] = cliflag.ShellQuote(a)
+	}
+	return strings.Join(append([]string{"perfbisect"}, q...), " ")
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }

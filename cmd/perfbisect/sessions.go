@@ -124,7 +124,7 @@ func resumeAction(c *cli.Context) error {
 	if c.Bool("quiet") {
 		args = append(args, "--quiet")
 	}
-	fmt.Fprintf(os.Stderr, "perfbisect: resuming: perfbisect %s (in %s)\n", strings.Join(cur.Args, " "), cur.Dir)
+	fmt.Fprintf(os.Stderr, "perfbisect: resuming: %s (in %s)\n", cur.CommandLine(), cur.Dir)
 	again := newApp()
 	again.Metadata = map[string]any{resumingKey: true}
 	return again.RunContext(c.Context, args)

@@ -17,7 +17,7 @@ import (
 // as an HTML page and says so on w. Errors: usage for a session kind without
 // a page; a failure for a document or page that cannot be written.
 func WriteStoredHTML(w io.Writer, st *store.Store, sess *store.Session, path string) error {
-	page := report.Page{Command: strings.Join(sess.Args, " ")}
+	page := report.Page{Command: strings.TrimPrefix(sess.CommandLine(), "perfbisect ")}
 	switch sess.Kind {
 	case store.KindStart, store.KindRun:
 		var doc report.Document
@@ -70,7 +70,7 @@ func RenderStored(w io.Writer, st *store.Store, sess *store.Session, format stri
 		if err := json.Unmarshal(sess.Result, &doc); err != nil {
 			return With(Failure, fmt.Errorf("session %d: %w", sess.ID, err))
 		}
-		page, err := CompletePage(st, report.Page{Command: "perfbisect " + strings.Join(sess.Args, " "), Bisect: &doc}, sess.ID)
+		page, err := CompletePage(st, report.Page{Command: sess.CommandLine(), Bisect: &doc}, sess.ID)
 		if err != nil {
 			return With(Failure, err)
 		}

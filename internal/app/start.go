@@ -256,8 +256,8 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	case sess == nil:
 		return nil, identity, keepDocs, nil
 	case sess.Key != k && req.Resuming:
-		return nil, nil, false, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (perfbisect %s). Restore them, or end the session with perfbisect reset",
-			su.StateDir, identity.Diff(sess.Identity()), strings.Join(sess.Args, " "))
+		return nil, nil, false, bisect.Usagef("the unfinished session in %s cannot be resumed as it was started: %s changed since (%s). Restore them, or end the session with perfbisect reset",
+			su.StateDir, identity.Diff(sess.Identity()), sess.CommandLine())
 	case sess.Key != k:
 		diff := identity.Diff(sess.Identity())
 		next := "Run perfbisect resume to continue it, or perfbisect reset to end it"
@@ -265,8 +265,8 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 			// A file changed under the session: resume would read it too.
 			next = "Restore what changed to continue it (perfbisect resume), or end it with perfbisect reset"
 		}
-		return nil, nil, false, bisect.Usagef("an unfinished session is stored in %s (started %s: perfbisect %s); it differs from this one in: %s. %s",
-			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), strings.Join(sess.Args, " "), diff, next)
+		return nil, nil, false, bisect.Usagef("an unfinished session is stored in %s (started %s: %s); it differs from this one in: %s. %s",
+			su.StateDir, sess.Created.Local().Format("2006-01-02 15:04"), sess.CommandLine(), diff, next)
 	}
 	if cfg.Replay, err = st.Events(sess.ID); err != nil {
 		return nil, nil, false, With(Failure, err)
