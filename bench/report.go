@@ -104,6 +104,16 @@ func (r *Result) WriteSummary(w io.Writer, o Options) error {
 	p.f("         %-16s%28.2f\n", "max:", ms(r.LatencyMax))
 	p.f("         %-16s%28.2f\n", pct+"th percentile:", ms(r.LatencyPct))
 	p.f("         %-16s%28.2f\n", "sum:", ms(r.LatencySum))
+	if len(r.ByKind) > 0 {
+		p.f("\nTransactions by name (latency in ms):\n")
+		if r.TPMC > 0 {
+			p.f("    tpmC (New-Order per minute):         %.1f\n", r.TPMC)
+		}
+		p.f("    %-24s %10s %10s %10s %10s\n", "name", "count", "per sec.", pct+"th pct", "99th pct")
+		for _, k := range r.ByKind {
+			p.f("    %-24s %10d %10.2f %10.2f %10.2f\n", k.Name, k.Events, k.PerSecond, ms(k.LatencyPct), ms(k.LatencyP99))
+		}
+	}
 	if len(r.ThreadEvents) == 0 { // sysbench prints no per-thread counts
 		p.f("\n")
 		return p.err

@@ -118,11 +118,14 @@ func parseSQLFile(name string, src []byte, vars, overrides map[string]int64) (*s
 	}
 	for k := range overrides {
 		if !p.set[k] {
-			return nil, fmt.Errorf("%w %s: --%s: the file sets no such variable (its variables: %s)", ErrSQLWorkload, name, k, strings.Join(slices.Sorted(maps.Keys(p.set)), ", "))
+			return nil, fmt.Errorf("%w %s: --%s: the file sets no such variable (%s)", ErrSQLWorkload, name, k, variablesText(p.set))
 		}
 	}
 	if len(f.txns) == 0 {
 		return nil, fmt.Errorf("%w %s: no transaction: a workload needs at least one (transaction NAME weight N, then its statements)", ErrSQLWorkload, name)
+	}
+	if !slices.ContainsFunc(f.txns, func(t *sqlTxn) bool { return t.weight > 0 }) {
+		return nil, fmt.Errorf("%w %s:%d: every transaction has weight 0: give one a weight of 1 or more", ErrSQLWorkload, name, f.txns[0].line)
 	}
 	// Every ?name is a generator, checked now that all are read.
 	check := func(st sqlStmt, where string) error {
@@ -153,6 +156,17 @@ func parseSQLFile(name string, src []byte, vars, overrides map[string]int64) (*s
 	return f, nil
 }
 
+// variablesText lists the variables a file sets, for messages.
+func variablesText(set map[string]bool) string {
+	if len(set) == 0 {
+		return "it sets none: set NAME = VALUE lines make them"
+	}
+	return "its variables: " + strings.Join(slices.Sorted(maps.Keys(set)), ", ")
+}
+
+// sqlHeaders are the words a line at the start may begin with.
+var sqlHeaders = []string{"set", "generator", "table", "after", "connection", "transaction"}
+
 // sqlParser is the state of parseSQLFile between lines.
 type sqlParser struct {
 	f         *sqlFile
@@ -176,6 +190,10 @@ func (p *sqlParser) line(n int, l string) error {
 		return nil
 	}
 	if !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
+		word, _, _ := strings.Cut(trimmed, " ")
+		if !slices.Contains(sqlHeaders, word) {
+			return p.errorf(n, "%q: a line at the start is one of set, generator, table, after load, connection, transaction (statements are indented under a block)", word)
+		}
 		if err := p.endBlock(n); err != nil {
 			return err
 		}
@@ -190,6 +208,10 @@ func (p *sqlParser) line(n int, l string) error {
 	}
 	if p.block == "table" && p.stmt.Len() == 0 && strings.HasPrefix(l, "column ") {
 		return p.column(n, strings.TrimPrefix(l, "column "))
+	}
+	if p.block == "table" && p.stmt.Len() == 0 && p.table.create.text != "" {
+		word, _, _ := strings.Cut(l, " ")
+		return p.errorf(n, "%q: after its CREATE TABLE, a table's lines are column NAME = GENERATOR (indexes: after load)", word)
 	}
 	if p.stmt.Len() == 0 {
 		p.stmtLine = n

@@ -74,6 +74,9 @@ func TestSQLFileErrors(t *testing.T) {
 		{good + "generator s = string \"ab#\"\ntransaction a weight 1\n  SELECT * FROM t WHERE id = ?s+1;\n", "w.sql:6: ?s+1: an offset needs a number"},
 		{good + "generator id = uniform 1 10\nconnection\n  SET @x = ?id;\ntransaction a weight 1\n  SELECT 1;\n", "w.sql:6: connection and after load statements take no ?placeholders"},
 		{good + "generator id = seq\n", "w.sql:4: generator id: seq (the row number, alone) makes a column's rows"},
+		{good + "transaction a weight 0\n  SELECT 1;\ntransaction b weight 0\n  SELECT 2;\n", "w.sql:4: every transaction has weight 0"},
+		{good + "transaction a weight 1\nSELECT 1;\n", "w.sql:5: \"SELECT\": a line at the start is one of"},
+		{good + "  colum k = seq\ntransaction a weight 1\n  SELECT 1;\n", "w.sql:4: \"colum\": after its CREATE TABLE, a table's lines are column NAME = GENERATOR"},
 	} {
 		_, err := parseSQLFile("w.sql", []byte(c.src), map[string]int64{"table-size": 10}, nil)
 		if err == nil || !errors.Is(err, ErrSQLWorkload) || !strings.Contains(err.Error(), c.want) {

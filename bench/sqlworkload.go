@@ -84,7 +84,11 @@ func NewSQLWorkload(path string, o Options, options []string) (*SQLWorkload, err
 		if _, err := o.Set(name, value); err != nil {
 			if errors.Is(err, ErrUnknownOption) {
 				vars := slices.Sorted(maps.Keys(declared))
-				return nil, fmt.Errorf("%w: %s: neither a variable the file sets (%s) nor a sysbench option", ErrUnknownOption, a, strings.Join(vars, ", "))
+				set := map[string]bool{}
+				for _, v := range vars {
+					set[v] = true
+				}
+				return nil, fmt.Errorf("%w: %s: neither a variable the file sets (%s) nor a sysbench option", ErrUnknownOption, a, variablesText(set))
 			}
 			return nil, err
 		}

@@ -86,7 +86,7 @@ func TestSQLWorkloadJoin(t *testing.T) {
 	if !strings.Contains(w.Identity()["workload variables"], "span=20") {
 		t.Errorf("identity's variables: %q", w.Identity()["workload variables"])
 	}
-	if _, err := bench.NewSQLWorkload(example("join.sql"), o, []string{"--spam=30"}); err == nil || !strings.Contains(err.Error(), "neither a variable the file sets (customers, orders, span)") {
+	if _, err := bench.NewSQLWorkload(example("join.sql"), o, []string{"--spam=30"}); err == nil || !strings.Contains(err.Error(), "neither a variable the file sets (its variables: customers, orders, span)") {
 		t.Errorf("an option that is neither a variable nor sysbench's: %v", err)
 	}
 }

@@ -10,22 +10,22 @@ import (
 // Run is one process-level measurement of one revision: one server start on a
 // known datadir state, one warm-up, one timed window, one number per metric.
 type Run struct {
-	Commit     string        `json:"commit"`
-	TPS        float64       `json:"tps"`         // transactions per second over the measured window
-	QPS        float64       `json:"qps"`         // queries per second over the measured window
-	CPUPerTxn  time.Duration `json:"cpu_per_txn"` // server (mysqld) user+system CPU time per transaction
+	Commit    string        `json:"commit"`
+	TPS       float64       `json:"tps"`         // transactions per second over the measured window
+	QPS       float64       `json:"qps"`         // queries per second over the measured window
+	CPUPerTxn time.Duration `json:"cpu_per_txn"` // server (mysqld) user+system CPU time per transaction
 	// TPMC is TPC-C's New-Order transactions per minute of the window, and
 	// CPUPerNewOrder the server's CPU time per New-Order; 0 for other
 	// workloads.
 	TPMC           float64       `json:"tpmc,omitempty"`
 	CPUPerNewOrder time.Duration `json:"cpu_per_new_order,omitempty"`
-	LatencyPct time.Duration `json:"latency_pct"` // latency percentile of the workload (p95 by default)
-	LatencyP95 time.Duration `json:"latency_p95,omitempty"`
-	LatencyP99 time.Duration `json:"latency_p99,omitempty"`
-	Events     int64         `json:"transactions"` // transactions in the window
-	Window     time.Duration `json:"window"`       // length of the measured window
-	Started    time.Time     `json:"started"`
-	Wall       time.Duration `json:"wall"` // wall time of the whole run, start to stop
+	LatencyPct     time.Duration `json:"latency_pct"` // latency percentile of the workload (p95 by default)
+	LatencyP95     time.Duration `json:"latency_p95,omitempty"`
+	LatencyP99     time.Duration `json:"latency_p99,omitempty"`
+	Events         int64         `json:"transactions"` // transactions in the window
+	Window         time.Duration `json:"window"`       // length of the measured window
+	Started        time.Time     `json:"started"`
+	Wall           time.Duration `json:"wall"` // wall time of the whole run, start to stop
 	// Status holds SHOW GLOBAL STATUS over the measured window: deltas of
 	// serverctl.StatusCounters, end values of serverctl.StatusGauges.
 	Status map[string]int64 `json:"status,omitempty"`

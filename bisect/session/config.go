@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -193,7 +194,11 @@ func (c *Config) Validate() error {
 	case c.MaxRuns < 0:
 		return bisect.Usagef("{max-runs} %d: want 0 (from the estimate) or a number of runs", c.MaxRuns)
 	case !slices.Contains(Metrics, c.Metric):
-		return bisect.Usagef("{metric} %q: want tps, qps, p95, p99 or cpu-per-txn", c.Metric)
+		names := make([]string, len(Metrics))
+		for i, m := range Metrics {
+			names[i] = string(m)
+		}
+		return bisect.Usagef("{metric} %q: want one of %s", c.Metric, strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	switch offered := s.Workload.Metrics(); {
 	case !req.MetricSet:
 		metric = offered[0]
-	case !slices.Contains(offered, metric) && slices.Contains(session.Metrics, session.Metric(metric)):
+	case !slices.Contains(offered, metric):
 		return usageError("{metric} %s: %s does not measure it; its runs are judged by %s", metric, s.Workload.Name(), strings.Join(offered, ", "))
 	}
 	s.Policy = session.Config{
@@ -228,6 +228,9 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 	bo.RangeSize = w.RangeSize
 	bo.RandType = w.RandType
 	bo.RandSeed = w.RandSeed
+	if slices.Contains(w.Given, "warehouses") && bench.WorkloadKind(w.Name) != bench.KindTPCC {
+		return nil, usageError("{warehouses} is TPC-C's scale: give it with {workload} tpcc, not %s", w.Name)
+	}
 	if bench.WorkloadKind(w.Name) != bench.KindOLTP {
 		return custom(ctx, w, bo, driverName, sysbenchPath)
 	}
@@ -276,9 +279,6 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 // (tables, table-size, range-size, rand-type) before w.Options.
 func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
 	kind := bench.WorkloadKind(w.Name)
-	if slices.Contains(w.Given, "warehouses") && kind != bench.KindTPCC {
-		return nil, usageError("{warehouses} is TPC-C's scale: give it with {workload} tpcc, not %s", w.Name)
-	}
 	if kind == bench.KindScript {
 		if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
 			if strings.ContainsAny(w.Name, "/.") {
