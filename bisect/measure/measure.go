@@ -973,8 +973,12 @@ func workloadConn(srv *serverctl.Server) bench.Connection {
 // logRun prints the line of a counted run (one per run the session gets:
 // tests and users count them).
 func (m *Measurer) logRun(commit string, r bisect.Run) {
-	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn (%.1fs)", commit, r.TPS, r.QPS,
-		m.cfg.Workload.Percentile(), float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, r.Wall.Seconds())
+	tpmc := ""
+	if r.TPMC > 0 {
+		tpmc = fmt.Sprintf(", %.0f tpmC, server cpu %.0fus/New-Order", r.TPMC, float64(r.CPUPerNewOrder)/1e3)
+	}
+	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn%s (%.1fs)", commit, r.TPS, r.QPS,
+		m.cfg.Workload.Percentile(), float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, tpmc, r.Wall.Seconds())
 }
 
 // facts describes the machine and the server of a run (read once per
