@@ -66,6 +66,20 @@ func (c Connection) DSN() string {
 	return cfg.FormatDSN()
 }
 
+// SysbenchArgs are sysbench's options that connect to c: the socket or the
+// host and port, the user, the password and the database.
+func (c Connection) SysbenchArgs() []string {
+	var args []string
+	network, addr := c.Endpoint()
+	if network == "unix" {
+		args = append(args, "--mysql-socket="+addr)
+	} else {
+		host, port, _ := net.SplitHostPort(addr)
+		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
+	}
+	return append(args, "--mysql-user="+c.User, "--mysql-password="+c.Password, "--mysql-db="+c.DB)
+}
+
 // String describes c for messages, without the password.
 func (c Connection) String() string {
 	network, addr := c.Endpoint()

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -344,16 +343,8 @@ func (s *Script) Percentile() float64 { return s.Options.Percentile }
 // baseArgs are the arguments of every command: the script, the
 // connection, the threads and the seed, then the script's own options.
 func (s *Script) baseArgs(conn Connection) []string {
-	args := []string{s.Path, "--db-driver=mysql", "--db-ps-mode=auto"}
-	network, addr := conn.Endpoint()
-	if network == "unix" {
-		args = append(args, "--mysql-socket="+addr)
-	} else {
-		host, port, _ := net.SplitHostPort(addr)
-		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
-	}
-	args = append(args, "--mysql-user="+conn.User, "--mysql-password="+conn.Password, "--mysql-db="+conn.DB,
-		fmt.Sprintf("--threads=%d", s.Options.Threads), fmt.Sprintf("--rand-seed=%d", s.Options.RandSeed))
+	args := append([]string{s.Path, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.SysbenchArgs()...)
+	args = append(args, fmt.Sprintf("--threads=%d", s.Options.Threads), fmt.Sprintf("--rand-seed=%d", s.Options.RandSeed))
 	return append(args, s.Args...)
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -81,16 +80,8 @@ func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) 
 		}
 		ignore = strings.Join(codes, ",")
 	}
-	args := []string{o.Workload, "--db-driver=mysql", "--db-ps-mode=auto"}
-	network, addr := conn.Endpoint()
-	if network == "unix" {
-		args = append(args, "--mysql-socket="+addr)
-	} else {
-		host, port, _ := net.SplitHostPort(addr)
-		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
-	}
-	args = append(args, "--mysql-user="+conn.User, "--mysql-password="+conn.Password, "--mysql-db="+conn.DB,
-		fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
+	args := append([]string{o.Workload, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.SysbenchArgs()...)
+	args = append(args, fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
 		fmt.Sprintf("--threads=%d", o.Threads),
 		"--auto-inc="+onOff(o.AutoInc), "--mysql-storage-engine="+o.StorageEngine)
 	if command != "run" {

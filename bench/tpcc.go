@@ -266,6 +266,12 @@ func cents(c int64) string {
 	return fmt.Sprintf("%d.%02d", c/100, c%100)
 }
 
+// districtKey splits a load's row id (1-based) over per rows per district
+// into the row's number in its district, its district and its warehouse.
+func districtKey(id, per int) (n, d, w int) {
+	return (id-1)%per + 1, (id-1)/per%tpccDistricts + 1, (id-1)/(per*tpccDistricts) + 1
+}
+
 // orderLines is the number of lines of order o of district d of warehouse
 // w (5..15), the same at load for orders and order_line.
 func orderLines(w, d, o int) int {
@@ -319,7 +325,8 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 	case "district":
 		l.prefix, l.rows = "INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id) VALUES ", W*tpccDistricts
 		l.appendRow = func(b []byte, id int) []byte {
-			b = fmt.Appendf(b, "(%d,%d,", (id-1)%tpccDistricts+1, (id-1)/tpccDistricts+1)
+			_, d, wh := districtKey(id, 1)
+			b = fmt.Appendf(b, "(%d,%d,", d, wh)
 			b = q(b, aString(r, 6, 10))
 			b = append(b, ',')
 			b = addr(b, true)
@@ -329,7 +336,7 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 		l.prefix = "INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data) VALUES "
 		l.rows = W * tpccDistricts * tpccCustomers
 		l.appendRow = func(b []byte, id int) []byte {
-			c, d, wh := (id-1)%tpccCustomers+1, (id-1)/tpccCustomers%tpccDistricts+1, (id-1)/(tpccCustomers*tpccDistricts)+1
+			c, d, wh := districtKey(id, tpccCustomers)
 			last := c - 1
 			if c > 1000 {
 				last = int(nuRand(r, 255, tpccCLastLoad, 0, 999))
@@ -352,7 +359,7 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 		l.prefix = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES "
 		l.rows = W * tpccDistricts * tpccCustomers
 		l.appendRow = func(b []byte, id int) []byte {
-			c, d, wh := (id-1)%tpccCustomers+1, (id-1)/tpccCustomers%tpccDistricts+1, (id-1)/(tpccCustomers*tpccDistricts)+1
+			c, d, wh := districtKey(id, tpccCustomers)
 			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d,'%s',10.00,", c, d, wh, d, wh, tpccLoadDate)
 			b = q(b, aString(r, 12, 24))
 			return append(b, ')')
@@ -361,7 +368,7 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 		l.prefix = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES "
 		l.rows = W * tpccDistricts * tpccOrders
 		l.appendRow = func(b []byte, id int) []byte {
-			o, d, wh := (id-1)%tpccOrders+1, (id-1)/tpccOrders%tpccDistricts+1, (id-1)/(tpccOrders*tpccDistricts)+1
+			o, d, wh := districtKey(id, tpccOrders)
 			carrier := "NULL"
 			if o < tpccNewOrdersFirst {
 				carrier = strconv.Itoa(int(r.Uniform(1, 10)))
@@ -372,7 +379,8 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 		per := tpccOrders - tpccNewOrdersFirst + 1
 		l.prefix, l.rows = "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES ", W*tpccDistricts*per
 		l.appendRow = func(b []byte, id int) []byte {
-			o, d, wh := (id-1)%per+tpccNewOrdersFirst, (id-1)/per%tpccDistricts+1, (id-1)/(per*tpccDistricts)+1
+			n, d, wh := districtKey(id, per)
+			o := n - 1 + tpccNewOrdersFirst
 			return fmt.Appendf(b, "(%d,%d,%d)", o, d, wh)
 		}
 	case "order_line":
@@ -380,7 +388,7 @@ func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 		l.prefix = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
 		l.rows = W * tpccDistricts * tpccOrders
 		l.appendRow = func(b []byte, id int) []byte {
-			o, d, wh := (id-1)%tpccOrders+1, (id-1)/tpccOrders%tpccDistricts+1, (id-1)/(tpccOrders*tpccDistricts)+1
+			o, d, wh := districtKey(id, tpccOrders)
 			for n := 1; n <= orderLines(wh, d, o); n++ {
 				if n > 1 {
 					b = append(b, ',')
