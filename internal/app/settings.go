@@ -68,10 +68,11 @@ type SetupRequest struct {
 
 // WorkloadRequest is the workload as typed: sysbench's settings, and any
 // others on a sysbench command line in Options (which win over the fields).
-// Name is an OLTP workload (bench.Workloads) or a sysbench Lua script (a
-// path, or a name sysbench finds: bench.FindScript). A script takes
+// Name is an OLTP workload (bench.Workloads), tpcc, a SQL workload file or
+// a sysbench Lua script (bench.WorkloadKind says which). A script takes
 // Threads, Time, Warmup and RandSeed always, and Tables, TableSize,
-// RangeSize and RandType only when Given names them (as its own options).
+// RangeSize and RandType only when Given names them (as its own options);
+// a SQL workload file takes them all.
 type WorkloadRequest struct {
 	Name                       string
 	Threads, Tables, TableSize int
@@ -202,8 +203,8 @@ func optionFile(f string, log io.Writer) (string, error) {
 const MinWindow = 100 * time.Millisecond
 
 // workload reads the workload: an OLTP workload (its sysbench options in
-// w.Options, their notes said on log) run by the driver, or a sysbench
-// script (bench.NewScript), which the driver sysbench always runs.
+// w.Options, their notes said on log) run by the driver, or another kind
+// (custom): TPC-C, a SQL workload file, a sysbench script.
 func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath string, log io.Writer) (bench.Workload, error) {
 	runTime, err := cliflag.Seconds("time", w.Time)
 	if err != nil {
