@@ -153,7 +153,7 @@ func TestScriptWorkloadRefusals(t *testing.T) {
 	}{
 		{"an option the script lacks", []string{"--workload", join, "--workload-options", "--scale=3"}, []string{"--workload", "invalid option: --scale=3"}},
 		{"a flag the script lacks", []string{"--workload", join, "--table-size", "1000"}, []string{"invalid option: --table_size=1000"}},
-		{"an option perfbisect sets", []string{"--workload", join, "--workload-options", "--threads=4"}, []string{"--threads", "perfbisect sets it itself"}},
+		{"an option perfbisect sets", []string{"--workload", join, "--workload-options", "--threads=4"}, []string{"--threads", "perfbisect sets it"}},
 		{"a script that does not load", []string{"--workload", broken}, []string{"broken.lua", "nowhere_to_be_found"}},
 		{"a missing script", []string{"--workload", filepath.Join(scripts, "nope.lua")}, []string{"nope.lua", "no such file"}},
 		{"a name sysbench lacks", []string{"--workload", "select_random_rangez"}, []string{"unknown workload", "did you mean select_random_ranges?"}},
