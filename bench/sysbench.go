@@ -157,10 +157,12 @@ type SysbenchError struct {
 	Output  string // its last lines
 }
 
+// Error says "sysbench WHAT COMMAND: exit status N:" and the last lines.
 func (e *SysbenchError) Error() string {
 	return fmt.Sprintf("sysbench %s %s: %v:\n%s", e.What, e.Command, e.Err, e.Output)
 }
 
+// Unwrap returns the process's exit error.
 func (e *SysbenchError) Unwrap() error { return e.Err }
 
 // ErrScriptFailed is what a *SysbenchError is (errors.Is) when the script
