@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/internal/app"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/termprogress"
 )
 
@@ -69,7 +70,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		Workload: app.WorkloadRequest{Name: c.String("workload"), Threads: c.Int("threads"), Tables: c.Int("tables"),
 			TableSize: c.Int("table-size"), Time: c.String("time"), Warmup: c.String("warmup"), RangeSize: c.Int("range-size"),
 			RandType: c.String("rand-type"), RandSeed: c.Int64("rand-seed"), Options: c.String("workload-options"),
-			Warehouses: c.Int("warehouses"), Given: given(c, "tables", "table-size", "range-size", "rand-type", "driver", "warehouses")},
+			Warehouses: c.Int("warehouses"), Given: cliflag.Given(c, "tables", "table-size", "range-size", "rand-type", "driver", "warehouses")},
 		Driver: c.String("driver"), SysbenchPath: c.String("sysbench-path"),
 		ServerCPUs: c.String("server-cpus"), ClientCPUs: c.String("client-cpus"),
 		SnapshotCacheSize: c.String("snapshot-cache-size"), FreshDatadir: c.Bool("fresh-datadir"), StartTimeout: c.String("start-timeout"),
@@ -83,17 +84,6 @@ func newSetup(c *cli.Context) (*setup, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// given lists the flags of names that were given.
-func given(c *cli.Context, names ...string) []string {
-	var out []string
-	for _, n := range names {
-		if c.IsSet(n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // buildRequest reads the build flags (buildFlags) as typed.

@@ -137,3 +137,14 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Given lists those of names whose flags c was given, in names' order.
+func Given(c *cli.Context, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if c.IsSet(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

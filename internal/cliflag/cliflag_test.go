@@ -83,3 +83,19 @@ func TestError(t *testing.T) {
 		}
 	}
 }
+
+// TestGiven: only the flags the command line gave, in the order asked.
+func TestGiven(t *testing.T) {
+	var got []string
+	app := &cli.App{Flags: []cli.Flag{&cli.IntFlag{Name: "tables", Value: 1}, &cli.IntFlag{Name: "table-size", Value: 10}, &cli.StringFlag{Name: "driver"}},
+		Action: func(c *cli.Context) error {
+			got = Given(c, "driver", "tables", "table-size")
+			return nil
+		}}
+	if err := app.Run([]string{"x", "--table-size", "5", "--driver", "sysbench"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "driver,table-size" {
+		t.Errorf("Given = %v, want driver, table-size", got)
+	}
+}
