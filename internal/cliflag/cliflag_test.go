@@ -2,6 +2,7 @@ package cliflag
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
