@@ -257,6 +257,13 @@ func TestBisectWithTPCC(t *testing.T) {
 	if !strings.Contains(r.stdout, "tpmC") {
 		t.Errorf("the answer does not say tpmC:\n%s", r.stdout)
 	}
+	// The HTML page names the workload and the metric.
+	page := filepath.Join(t.TempDir(), "tpcc.html")
+	if h := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--html", page); h.code != exitOK {
+		t.Errorf("report --html: exit %d", h.code)
+	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload tpcc, 1 warehouse(s)") || !strings.Contains(string(b), "metric tpmc") {
+		t.Errorf("the HTML page does not name the workload tpcc and the metric tpmc (%v)", err)
+	}
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}
