@@ -1,7 +1,14 @@
-// Package bench is perfbisect's built-in OLTP workload: sysbench 1.0's oltp_*.lua
-// scripts re-done in Go over github.com/go-sql-driver/mysql, so that a bisection
-// does not depend on a sysbench binary and every revision gets exactly the same
-// rows and the same stream of statements.
+// Package bench is perfbisect's workloads, every one a Workload (driver.go)
+// made once from the settings: sysbench's OLTP workloads (OLTP), TPC-C (TPCC,
+// tpcc.go), a SQL workload file (SQLWorkload: sqlfile.go reads it,
+// sqlworkload.go runs it) and any sysbench Lua script (Script, script.go,
+// run by real sysbench); WorkloadKind tells which a --workload value names.
+// The first three run on the built-in engine described below.
+//
+// The built-in OLTP workload is sysbench 1.0's oltp_*.lua scripts re-done in
+// Go over github.com/go-sql-driver/mysql, so that a bisection does not depend
+// on a sysbench binary and every revision gets exactly the same rows and the
+// same stream of statements.
 //
 // The package is laid out like sysbench's Lua workloads. One catalogue holds the
 // schema and the statements (schema.go, the part of oltp_common.lua that defines
