@@ -22,6 +22,19 @@ func testConn(t *testing.T) bench.Connection {
 	return bench.Connection{Socket: srv.Socket(), User: "root", DB: dbName(t)}
 }
 
+// prepareAndRun prepares w in conn's database and measures one window.
+func prepareAndRun(ctx context.Context, t *testing.T, w bench.Workload, conn bench.Connection) *bench.Result {
+	t.Helper()
+	if err := w.Prepare(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Run(ctx, conn, bench.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // example is the path of a shipped SQL workload file.
 func example(name string) string {
 	_, me, _, _ := runtime.Caller(0)
@@ -121,13 +134,7 @@ transaction next weight 1 autocommit
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Prepare(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	res, err := w.Run(ctx, conn, bench.Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := prepareAndRun(ctx, t, w, conn)
 	db := admin(t)
 	var odd, notNext, tags, nexts, twices int
 	q := func(dst *int, query string) {

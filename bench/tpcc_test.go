@@ -25,13 +25,7 @@ func TestTPCCConsistency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Prepare(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	res, err := w.Run(ctx, conn, bench.Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := prepareAndRun(ctx, t, w, conn)
 	no, ok := res.Kind("new_order")
 	if !ok || len(res.ByKind) != 5 || no.Events == 0 || res.TPMC != float64(no.Events)/res.Window.Minutes() {
 		t.Fatalf("by transaction %+v, tpmC %.0f", res.ByKind, res.TPMC)
