@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -12,79 +11,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 )
-
-// dsnConfig parses dsn and sets what the workload depends on: server-side
-// prepared statements (interpolateParams off), affected rows = changed rows
-// (clientFoundRows off, so a no-op UPDATE counts as "other" like in sysbench), no
-// multi-statements, and no driver log lines (errors are returned).
-func dsnConfig(dsn string) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("parse DSN %q: %w", redactDSN(dsn), err)
-	}
-	cfg.InterpolateParams = false
-	cfg.ClientFoundRows = false
-	cfg.MultiStatements = false
-	cfg.Logger = &mysql.NopLogger{}
-	return cfg, nil
-}
-
-// openDB opens a database/sql pool for dsn (see dsnConfig) without idle
-// connections, for Prepare and Cleanup. Run does not use database/sql: see
-// openConnector.
-func openDB(dsn string) (*sql.DB, *mysql.Config, error) {
-	cfg, err := dsnConfig(dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("DSN %q: %w", redactDSN(dsn), err)
-	}
-	db := sql.OpenDB(conn)
-	db.SetMaxIdleConns(0)
-	return db, cfg, nil
-}
-
-// openConnector returns go-sql-driver's connector for dsn (see dsnConfig), whose
-// connections Run's threads own directly: one connection per thread and no pool,
-// so database/sql's locking, retries and per-call allocations are not on the
-// path of every statement (on a 2-CPU machine shared with mysqld, client CPU is
-// server throughput).
-//
-// With conns, connections are dialled by conns (sockets waited on in poll(2), shut down all
-// at once when the run is cancelled; see dial.go), unless the DSN needs the
-// driver's own dialling: a custom network, TLS, or read/write timeouts.
-func openConnector(dsn string, conns *connSet) (driver.Connector, *mysql.Config, error) {
-	cfg, err := dsnConfig(dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch cfg.Net {
-	case "tcp", "tcp4", "tcp6", "unix":
-		if conns != nil && cfg.ReadTimeout == 0 && cfg.WriteTimeout == 0 && cfg.DialFunc == nil &&
-			cfg.TLS == nil && (cfg.TLSConfig == "" || cfg.TLSConfig == "false") {
-			cfg.DialFunc = conns.dial
-		}
-	}
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("DSN %q: %w", redactDSN(dsn), err)
-	}
-	return conn, cfg, nil
-}
-
-// redactDSN hides the password of a DSN for messages.
-func redactDSN(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	if at < 0 {
-		return dsn
-	}
-	if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
-		return dsn[:colon] + ":***" + dsn[at:]
-	}
-	return dsn
-}
 
 // session is one thread's connection with its prepared statements, like a
 // sysbench thread's: stmts[t][k] is statement kind k on table t+1, begin and
@@ -407,54 +333,4 @@ func anys(args []driver.Value) []any {
 		out[i] = a
 	}
 	return out
-}
-
-// ensureDatabase creates the DSN's database when the server says it does not
-// exist (error 1049), so that Prepare works on a fresh datadir.
-func ensureDatabase(ctx context.Context, db *sql.DB, cfg *mysql.Config) error {
-	if cfg.DBName == "" {
-		return nil
-	}
-	err := db.PingContext(ctx)
-	var me *mysql.MySQLError
-	if err == nil || !errors.As(err, &me) || me.Number != 1049 {
-		return err
-	}
-	c2 := cfg.Clone()
-	c2.DBName = ""
-	conn, err := mysql.NewConnector(c2)
-	if err != nil {
-		return err
-	}
-	root := sql.OpenDB(conn)
-	defer root.Close()
-	q := "CREATE DATABASE IF NOT EXISTS `" + strings.ReplaceAll(cfg.DBName, "`", "``") + "`"
-	if _, err := root.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("%s: %w", q, err)
-	}
-	return nil
-}
-
-// killConnections kills server connections ids, on a connection of its own
-// opened with cfg (without a run's dialler), within killTimeout. A client that
-// gives up on a statement only closes its socket; the server goes on with the
-// statement (a lock wait, a CREATE INDEX) until it next talks to the client.
-// Best effort: errors are ignored (the server may be gone, the thread done).
-func killConnections(cfg *mysql.Config, ids []int64) {
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-	defer cancel()
-	c := cfg.Clone()
-	c.DialFunc = nil
-	conn, err := mysql.NewConnector(c)
-	if err != nil {
-		return
-	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
-	for _, id := range ids {
-		_, _ = db.ExecContext(ctx, "KILL "+strconv.FormatInt(id, 10))
-	}
 }

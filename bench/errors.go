@@ -1,17 +1,12 @@
 package bench
 
 import (
-	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // ErrConnectionLost is wrapped by the error Run returns when a thread lost its
@@ -97,27 +92,8 @@ func classify(err error, o *Options) (errClass, uint16) {
 		}
 		return errFatal, me.Number
 	}
-	if isConnLost(err) {
+	if dial.IsConnLost(err) {
 		return errLost, 0
 	}
 	return errFatal, 0
-}
-
-// isConnLost reports whether err says the connection broke (as opposed to a
-// server error on a healthy connection).
-func isConnLost(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var ne net.Error
-	return errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, mysql.ErrInvalidConn) ||
-		errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ENOENT) ||
-		errors.As(err, &ne)
 }

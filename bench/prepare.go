@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // bulkInsertBytes bounds one multi-row INSERT of the load, as sysbench's bulk
@@ -36,12 +37,12 @@ func Prepare(ctx context.Context, dsn string, o Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	db, cfg, err := openDB(dsn)
+	db, cfg, err := dial.DB(dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := ensureDatabase(ctx, db, cfg); err != nil {
+	if err := dial.EnsureDatabase(ctx, db, cfg); err != nil {
 		return fmt.Errorf("prepare: database %q: %w", cfg.DBName, err)
 	}
 	rows := RowsPerTable(o)
@@ -94,7 +95,7 @@ func loadTables(ctx context.Context, db *sql.DB, cfg *mysql.Config, n, threads i
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		killConnections(cfg, slices.Collect(maps.Values(open)))
+		dial.Kill(cfg, slices.Collect(maps.Values(open)))
 		return ctx.Err()
 	}
 	return firstErr
@@ -236,7 +237,7 @@ func Cleanup(ctx context.Context, dsn string, o Options) error {
 			drops = append(drops, dropTableSQL(n))
 		}
 	}
-	db, _, err := openDB(dsn)
+	db, _, err := dial.DB(dsn)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // Hooks are called by Run's coordinating goroutine at the edges of the measured
@@ -42,8 +43,6 @@ const (
 	// flushLag is how long after an interval's end it is closed, so that events
 	// that completed just before the edge are in.
 	flushLag = 20 * time.Millisecond
-	// killTimeout bounds the clean-up of server threads when a run is aborted.
-	killTimeout = 2 * time.Second
 	// yieldBudget: see runner.loop.
 	yieldBudget = 8 * time.Millisecond
 )
@@ -103,8 +102,8 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	if want := o.Threads + 1; runtime.GOMAXPROCS(0) < want {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
-	conns := newConnSet()
-	connector, cfg, err := openConnector(dsn, conns)
+	conns := dial.NewSet()
+	connector, cfg, err := dial.Connector(dsn, conns)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +118,7 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	// its connections instead.
 	go func() {
 		<-runCtx.Done()
-		conns.closeAll()
+		conns.CloseAll()
 	}()
 	seed := o.seed()
 	r := &runner{
@@ -167,7 +166,7 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	// (a statement in a lock wait does not notice its client is gone).
 	abort := func() {
 		cancel()
-		conns.closeAll()
+		conns.CloseAll()
 		r.killServerThreads()
 		wg.Wait()
 	}
@@ -304,12 +303,12 @@ func (r *runner) close(t *thread, broken bool) {
 }
 
 // killServerThreads kills the server threads of the sessions not closed
-// cleanly (see killConnections).
+// cleanly (see dial.Kill).
 func (r *runner) killServerThreads() {
 	r.mu.Lock()
 	ids := slices.Collect(maps.Values(r.live))
 	r.mu.Unlock()
-	killConnections(r.cfg, ids)
+	dial.Kill(r.cfg, ids)
 }
 
 // sleepUntil waits until t, or returns the first thread error or ctx's error.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // SQLWorkload is a SQL workload file (sqlfile.go has its format) as a
@@ -148,12 +149,12 @@ func (w *SQLWorkload) Percentile() float64 { return w.Options.Percentile }
 // Prepare creates the file's tables and loads their rows (up to Threads
 // tables at once), then runs its after load statements.
 func (w *SQLWorkload) Prepare(ctx context.Context, conn Connection) error {
-	db, cfg, err := openDB(conn.DSN())
+	db, cfg, err := dial.DB(conn.DSN())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := ensureDatabase(ctx, db, cfg); err != nil {
+	if err := dial.EnsureDatabase(ctx, db, cfg); err != nil {
 		return fmt.Errorf("prepare: database %q: %w", cfg.DBName, err)
 	}
 	seed := w.Options.seed()
@@ -211,7 +212,7 @@ func (w *SQLWorkload) Run(ctx context.Context, conn Connection, hooks Hooks) (*R
 
 // Cleanup drops the file's tables, the last first.
 func (w *SQLWorkload) Cleanup(ctx context.Context, conn Connection) error {
-	db, _, err := openDB(conn.DSN())
+	db, _, err := dial.DB(conn.DSN())
 	if err != nil {
 		return err
 	}

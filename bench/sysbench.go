@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // The external driver: real sysbench 1.0 run with the same options, its report
@@ -226,13 +225,13 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 		args = append([]string{args[0], "--config-file=" + f.Name()}, args[1:]...)
 	}
 	// sysbench's prepare needs the database; the built-in one creates it.
-	admin, cfg, err := openDB(conn.DSN())
+	admin, cfg, err := dial.DB(conn.DSN())
 	if err != nil {
 		return nil, err
 	}
 	defer admin.Close()
 	if command == "prepare" {
-		if err := ensureDatabase(ctx, admin, cfg); err != nil {
+		if err := dial.EnsureDatabase(ctx, admin, cfg); err != nil {
 			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", call.what, conn, err)
 		}
 	}
@@ -241,7 +240,7 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 	// wait) until they next talk to it; the new ones are killed, as Run does.
 	before := map[int64]bool{}
 	if command == "run" {
-		ids, err := serverThreads(ctx, cfg)
+		ids, err := dial.ServerThreads(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("sysbench %s run (%s): %w", call.what, conn, err)
 		}
@@ -325,43 +324,14 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
 			if command == "run" {
-				ids, _ := serverThreads(context.Background(), cfg)
-				killConnections(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
+				ids, _ := dial.ServerThreads(context.Background(), cfg)
+				dial.Kill(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
 			}
 			return nil, ctx.Err()
 		}
 		return nil, &SysbenchError{What: call.what, Command: command, Err: err, Output: lastLines(out.String(), 8)}
 	}
 	return out.Bytes(), nil
-}
-
-// serverThreads lists the ids of the server's connections of cfg's user and
-// database, other than the one asking, within killTimeout.
-func serverThreads(ctx context.Context, cfg *mysql.Config) ([]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, killTimeout)
-	defer cancel()
-	c := cfg.Clone()
-	c.DBName = ""
-	conn, err := mysql.NewConnector(c)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ? AND DB = ? AND ID <> CONNECTION_ID()", cfg.User, cfg.DBName)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 // lastLines returns the last n non-empty lines of s.

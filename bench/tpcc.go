@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
 // TPC-C in benchmark mode, as dbt2, tpcc-mysql and sysbench-tpcc run it: the
@@ -183,12 +185,12 @@ var tpccTables = []struct{ name, create, index string }{
 // Prepare creates TPC-C's tables and loads them for Warehouses warehouses
 // (up to Threads tables at once), secondary indexes after the rows.
 func (w *TPCC) Prepare(ctx context.Context, conn Connection) error {
-	db, cfg, err := openDB(conn.DSN())
+	db, cfg, err := dial.DB(conn.DSN())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := ensureDatabase(ctx, db, cfg); err != nil {
+	if err := dial.EnsureDatabase(ctx, db, cfg); err != nil {
 		return fmt.Errorf("prepare: database %q: %w", cfg.DBName, err)
 	}
 	seed := w.Options.seed()
@@ -203,7 +205,7 @@ func (w *TPCC) Prepare(ctx context.Context, conn Connection) error {
 
 // Cleanup drops TPC-C's tables.
 func (w *TPCC) Cleanup(ctx context.Context, conn Connection) error {
-	db, _, err := openDB(conn.DSN())
+	db, _, err := dial.DB(conn.DSN())
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package bench
+package dial
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // TestSockConn runs a sockConn over a real Unix socket: a round trip, a Read
 // blocked in poll(2) that Close from another goroutine (a cancelled run's
-// closeAll) wakes, the descriptor released once the Read is out, and calls
+// CloseAll) wakes, the descriptor released once the Read is out, and calls
 // after Close failing with net.ErrClosed.
 func TestSockConn(t *testing.T) {
 	path, ln := listenUnix(t)
@@ -24,8 +24,8 @@ func TestSockConn(t *testing.T) {
 		}
 		close(accepted)
 	}()
-	set := newConnSet()
-	nc, err := set.dial(context.Background(), "unix", path)
+	set := NewSet()
+	nc, err := set.Dial(context.Background(), "unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +57,14 @@ func TestSockConn(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
-	set.closeAll()
+	set.CloseAll()
 	select {
 	case err := <-done:
 		if err == nil {
 			t.Fatal("Read on a closed connection returned no error")
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Read still blocked 5s after closeAll")
+		t.Fatal("Read still blocked 5s after CloseAll")
 	}
 	if s := c.state.Load(); s != closedBit {
 		t.Errorf("state after Close and the Read's return = %#x, want closedBit alone (descriptor closed)", s)
@@ -72,8 +72,8 @@ func TestSockConn(t *testing.T) {
 	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Write after Close: %v, want net.ErrClosed", err)
 	}
-	if _, err := set.dial(context.Background(), "unix", path); !errors.Is(err, net.ErrClosed) {
-		t.Errorf("dial after closeAll: %v, want net.ErrClosed", err)
+	if _, err := set.Dial(context.Background(), "unix", path); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("dial after CloseAll: %v, want net.ErrClosed", err)
 	}
 	if len(set.conns) != 0 {
 		t.Errorf("%d connections left in the set", len(set.conns))
@@ -94,9 +94,9 @@ func TestSockConnConcurrentReadWrite(t *testing.T) {
 		defer p.Close()
 		io.Copy(p, p) // echo
 	}()
-	set := newConnSet()
-	defer set.closeAll()
-	c, err := set.dial(context.Background(), "unix", path)
+	set := NewSet()
+	defer set.CloseAll()
+	c, err := set.Dial(context.Background(), "unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSockConnConcurrentReadWrite(t *testing.T) {
 		werr <- nil
 	}()
 	got := make([]byte, total)
-	deadline := time.AfterFunc(time.Minute, func() { set.closeAll() })
+	deadline := time.AfterFunc(time.Minute, func() { set.CloseAll() })
 	defer deadline.Stop()
 	if _, err := io.ReadFull(c, got); err != nil {
 		t.Fatalf("read the echo: %v", err)

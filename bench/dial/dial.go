@@ -1,4 +1,4 @@
-package bench
+package dial
 
 import (
 	"bufio"
@@ -38,19 +38,19 @@ import (
 // context ends it shuts them down (shutdown(2) wakes the poll; close(2) would
 // not), which makes any waiting read or write return at once.
 
-// connSet is the dialler and registry of one run's connections.
-type connSet struct {
+// Set is the dialler and registry of one run's connections.
+type Set struct {
 	mu     sync.Mutex
 	conns  map[*sockConn]struct{}
 	closed bool
 }
 
-func newConnSet() *connSet {
-	return &connSet{conns: map[*sockConn]struct{}{}}
+func NewSet() *Set {
+	return &Set{conns: map[*sockConn]struct{}{}}
 }
 
 // dial opens a connection, as go-sql-driver's Config.DialFunc.
-func (s *connSet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (s *Set) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
@@ -71,10 +71,10 @@ func (s *connSet) dial(ctx context.Context, network, addr string) (net.Conn, err
 	return bc, nil
 }
 
-// closeAll shuts down every connection of the run and refuses new ones. A
+// CloseAll shuts down every connection of the run and refuses new ones. A
 // thread blocked on one of them returns with an error; the connections are
 // closed by their owners (or right here when nobody uses them any more).
-func (s *connSet) closeAll() {
+func (s *Set) CloseAll() {
 	s.mu.Lock()
 	s.closed = true
 	conns := make([]*sockConn, 0, len(s.conns))
@@ -101,7 +101,7 @@ const readBufferSize = 64 << 10
 //
 // state counts the calls using fd (Read, Write, wait, Close's shutdown) and has
 // closedBit set once Close ran: the descriptor is closed by whoever leaves it
-// unused after that, so Close from another goroutine (connSet.closeAll) is safe
+// unused after that, so Close from another goroutine (Set.CloseAll) is safe
 // while the owner is inside a call, and the number cannot be reused under it.
 type sockConn struct {
 	fd            int
@@ -110,7 +110,7 @@ type sockConn struct {
 	sent          atomic.Bool    // written to since the last read from the socket
 	r             *bufio.Reader
 	local, remote net.Addr
-	set           *connSet
+	set           *Set
 	once          sync.Once
 }
 
@@ -297,7 +297,7 @@ func (c *sockConn) LocalAddr() net.Addr { return c.local }
 func (c *sockConn) RemoteAddr() net.Addr { return c.remote }
 
 // SetDeadline and its two variants are not supported: a waiting thread is
-// stopped by Close. openDB uses this connection only for DSNs without read and
+// stopped by Close. DB uses this connection only for DSNs without read and
 // write timeouts, so the driver never sets one.
 func (c *sockConn) SetDeadline(time.Time) error      { return errNoDeadline }
 func (c *sockConn) SetReadDeadline(time.Time) error  { return errNoDeadline }
