@@ -66,9 +66,9 @@ func (c Connection) DSN() string {
 	return cfg.FormatDSN()
 }
 
-// SysbenchArgs are sysbench's options that connect to c: the socket or the
+// Args are the --mysql-* options (sysbench's) that connect to c: the socket or the
 // host and port, the user, the password and the database.
-func (c Connection) SysbenchArgs() []string {
+func (c Connection) Args() []string {
 	var args []string
 	network, addr := c.Endpoint()
 	if network == "unix" {
@@ -89,9 +89,9 @@ func (c Connection) String() string {
 	return fmt.Sprintf("%s@%s, database %s", c.User, addr, c.DB)
 }
 
-// set applies one --mysql-* option by normalised name; ok is false for any
+// Set applies one --mysql-* option by its name in OptionName's form; ok is false for any
 // other name.
-func (c *Connection) set(key, v string) (ok bool, err error) {
+func (c *Connection) Set(key, v string) (ok bool, err error) {
 	switch key {
 	case "mysql-socket":
 		c.Socket = v

@@ -9,8 +9,8 @@ import (
 // A Workload is what a run measures, built once from the user's settings:
 // it prepares its data in the server (once per revision: into the datadir
 // snapshot every run restores), runs one measured window, and says what
-// shapes its numbers. The kinds are OLTP (sysbench's OLTP workloads, by the
-// built-in engine or real sysbench) and Script (any sysbench Lua script).
+// shapes its numbers. The kinds: OLTP, SQLWorkload and TPCC on the built-in engine;
+// sysbench.OLTP and sysbench.Script by real sysbench (WorkloadKind).
 // Callers (the measurer, perfbisect bench) never ask which kind they have.
 type Workload interface {
 	// Name is the workload as the user named it: oltp_read_only, or a
@@ -56,28 +56,17 @@ type Workload interface {
 var StandardMetrics = []string{"tps", "qps", "p95", "p99", "cpu-per-txn"}
 
 // OLTP is one of sysbench's OLTP workloads (Options.Workload, one of
-// Workloads()) as a Workload: run by the built-in engine, or, with
-// Sysbench set, by real sysbench 1.0's own script with the same options. The
-// tables are loaded by the built-in Prepare either way, so that both get
-// the same rows (sysbench's own prepare draws them from the clock's seed).
+// Workloads()) as a Workload run by the built-in engine. (sysbench.OLTP runs
+// the same workload by real sysbench 1.0's own scripts.)
 type OLTP struct {
-	Options  Options
-	Sysbench *Sysbench // nil: the built-in engine
-	// SysbenchPrepare has sysbench load the tables too, as a user's own
-	// sysbench prepare would (perfbisect bench --driver sysbench prepare).
-	SysbenchPrepare bool
+	Options Options
 }
 
 // Name is Options.Workload.
 func (w OLTP) Name() string { return w.Options.Workload }
 
 // Summary is Options.Summary and what runs it.
-func (w OLTP) Summary() string {
-	if w.Sysbench != nil {
-		return w.Options.Summary() + ", run by sysbench"
-	}
-	return w.Options.Summary() + ", built-in"
-}
+func (w OLTP) Summary() string { return w.Options.Summary() + ", built-in" }
 
 // Threads is Options.Threads.
 func (w OLTP) Threads() int { return w.Options.Threads }
@@ -91,38 +80,23 @@ func (w OLTP) WithThreads(n int) Workload {
 // Percentile is Options.Percentile.
 func (w OLTP) Percentile() float64 { return w.Options.Percentile }
 
-// Prepare is the built-in Prepare (for sysbench too: the same rows), or
-// sysbench's own with SysbenchPrepare.
+// Prepare is the built-in Prepare.
 func (w OLTP) Prepare(ctx context.Context, conn Connection) error {
-	if w.Sysbench != nil && w.SysbenchPrepare {
-		_, err := RunSysbench(ctx, conn, w.Options, "prepare", *w.Sysbench)
-		return err
-	}
 	return Prepare(ctx, conn.DSN(), w.Options)
 }
 
-// Run is the built-in Run, or RunSysbench's run.
+// Run is the built-in Run.
 func (w OLTP) Run(ctx context.Context, conn Connection, hooks Hooks) (*Result, error) {
-	if w.Sysbench != nil {
-		sb := *w.Sysbench
-		sb.Hooks = hooks
-		return RunSysbench(ctx, conn, w.Options, "run", sb)
-	}
 	return Run(ctx, conn.DSN(), w.Options, hooks)
 }
 
-// Cleanup drops the tables (Cleanup, or sysbench's cleanup).
+// Cleanup is the built-in Cleanup.
 func (w OLTP) Cleanup(ctx context.Context, conn Connection) error {
-	if w.Sysbench != nil {
-		_, err := RunSysbench(ctx, conn, w.Options, "cleanup", *w.Sysbench)
-		return err
-	}
 	return Cleanup(ctx, conn.DSN(), w.Options)
 }
 
 // Identity is the options as one JSON value ("workload") and field by
-// field ("workload threads" ...), and "driver": "sysbench" when sysbench
-// runs it.
+// field ("workload threads" ...).
 func (w OLTP) Identity() map[string]string {
 	b, _ := json.Marshal(w.Options)
 	id := map[string]string{"workload": string(b)}
@@ -131,24 +105,20 @@ func (w OLTP) Identity() map[string]string {
 	for k, v := range fields {
 		id["workload "+k] = fmt.Sprint(v)
 	}
-	if w.Sysbench != nil {
-		id["driver"] = "sysbench"
-	}
 	return id
 }
 
 // DataKey is Options.DataKey.
 func (w OLTP) DataKey() string { return w.Options.DataKey() }
 
-// ClientInProcess is true for the built-in engine.
-func (w OLTP) ClientInProcess() bool { return w.Sysbench == nil }
+// ClientInProcess is true: the built-in engine runs here.
+func (w OLTP) ClientInProcess() bool { return true }
 
 // Metrics are StandardMetrics.
 func (w OLTP) Metrics() []string { return StandardMetrics }
 
 var (
 	_ Workload = OLTP{}
-	_ Workload = (*Script)(nil)
 	_ Workload = (*SQLWorkload)(nil)
 	_ Workload = (*TPCC)(nil)
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 func legacyOptions() bench.Options {
@@ -85,7 +86,7 @@ func TestLegacyPrepare(t *testing.T) {
 	if err := bench.Cleanup(context.Background(), testDSN(t), o); err != nil {
 		t.Fatal(err)
 	}
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", schema); n != 0 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", schema); n != 0 {
 		t.Errorf("%d tables left after Cleanup", n)
 	}
 }
@@ -101,7 +102,7 @@ func TestLegacyTableName(t *testing.T) {
 	dsn := prepared(t, o)
 	db := admin(t)
 	tbl := fmt.Sprintf("`%s`.legacy_t", dbName(t))
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM "+tbl+" WHERE id BETWEEN 1 AND 500 AND k = 0"); n != 500 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM "+tbl+" WHERE id BETWEEN 1 AND 500 AND k = 0"); n != 500 {
 		t.Errorf("%d rows with ids 1..500, want 500", n)
 	}
 	var extra string
@@ -113,13 +114,13 @@ func TestLegacyTableName(t *testing.T) {
 	if r.Events == 0 || r.Writes != 5*r.Events {
 		t.Errorf("%d events, %d writes: want 5 writes per event", r.Events, r.Writes)
 	}
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM "+tbl); n != 500 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM "+tbl); n != 500 {
 		t.Errorf("%d rows after the run, want 500 (each DELETE has its INSERT)", n)
 	}
 	if err := bench.Cleanup(context.Background(), dsn, o); err != nil {
 		t.Fatal(err)
 	}
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", dbName(t)); n != 0 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", dbName(t)); n != 0 {
 		t.Errorf("%d tables left after Cleanup", n)
 	}
 }
@@ -321,7 +322,7 @@ func TestLegacyRetried(t *testing.T) {
 	}
 	t.Logf("%d events, ignored %v", r.Events, r.IgnoredByCode)
 	db := admin(t)
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest", dbName(t))); n != 10 {
+	if n := testserver.QueryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest", dbName(t))); n != 10 {
 		t.Errorf("%d rows after the run, want 10", n)
 	}
 }
@@ -352,7 +353,7 @@ func TestLegacyMissingTable(t *testing.T) {
 	testenv.Require(t, testenv.Server)
 	o := legacyOptions()
 	o.Time = time.Second
-	_, err := bench.Run(context.Background(), srv.DSN("mysql"), o, bench.Hooks{})
+	_, err := bench.Run(context.Background(), testserver.Server(t).DSN("mysql"), o, bench.Hooks{})
 	if err == nil || !strings.Contains(err.Error(), "connect and prepare statements") ||
 		!strings.Contains(err.Error(), "prepare point (SELECT c from sbtest where id=?)") ||
 		!strings.Contains(err.Error(), "sbtest' doesn't exist") {

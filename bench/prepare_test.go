@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 // prepared prepares o in test t's own database and returns its DSN.
@@ -35,7 +36,7 @@ type countCheck struct {
 func expectCounts(t *testing.T, db *sql.DB, prefix string, checks []countCheck) {
 	t.Helper()
 	for _, c := range checks {
-		if got := queryInt(t, db, c.q); got != c.want {
+		if got := testserver.QueryInt(t, db, c.q); got != c.want {
 			t.Errorf("%s%s: got %d, want %d", prefix, c.what, got, c.want)
 		}
 	}
@@ -59,15 +60,6 @@ func expectColumns(t *testing.T, db *sql.DB, schema, table string, want ...strin
 	if strings.Join(cols, "; ") != strings.Join(want, "; ") {
 		t.Errorf("%s columns: got %q, want %q", table, cols, want)
 	}
-}
-
-func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
-	t.Helper()
-	var n sql.NullInt64
-	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n.Int64
 }
 
 // TestPrepareTables checks what Prepare leaves: N tables of TableSize rows with
@@ -103,7 +95,7 @@ func TestPrepareTables(t *testing.T) {
 		if !strings.EqualFold(engine, "InnoDB") {
 			t.Errorf("sbtest%d engine %q, want InnoDB", n, engine)
 		}
-		idx := queryInt(t, db, `SELECT COUNT(*) FROM information_schema.STATISTICS
+		idx := testserver.QueryInt(t, db, `SELECT COUNT(*) FROM information_schema.STATISTICS
 			WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = ? AND COLUMN_NAME = 'k' AND SEQ_IN_INDEX = 1`,
 			schema, fmt.Sprintf("sbtest%d", n), bench.IndexName(n))
 		if idx != 1 {
@@ -267,7 +259,7 @@ func TestPrepareCancel(t *testing.T) {
 	}
 	db := admin(t)
 	time.Sleep(100 * time.Millisecond)
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND <> 'Sleep'", dbName(t)); n != 0 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ? AND COMMAND <> 'Sleep'", dbName(t)); n != 0 {
 		t.Errorf("%d statements of the cancelled load still running", n)
 	}
 }

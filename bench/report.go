@@ -152,13 +152,13 @@ func (r *Result) reportLines(step time.Duration) []Interval {
 	case step == r.reportStep:
 		return r.reportIntervals
 	}
-	return groupIntervals(r.Intervals, step)
+	return GroupIntervals(r.Intervals, step)
 }
 
-// groupIntervals averages consecutive per-second intervals into one per step
+// GroupIntervals averages consecutive per-second intervals into one per step
 // (ending where At is a multiple of step, and at the last), with the largest
 // per-second percentile standing in for the group's.
-func groupIntervals(ivs []Interval, step time.Duration) []Interval {
+func GroupIntervals(ivs []Interval, step time.Duration) []Interval {
 	var out []Interval
 	var cur Interval
 	var n float64

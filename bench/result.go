@@ -12,7 +12,7 @@ import (
 // Only what completed inside the window counts; the warm-up is in no field.
 type Result struct {
 	// Driver is what produced the numbers: DriverBuiltin, or "sysbench" and its
-	// version ("sysbench 1.0.20") for RunSysbench.
+	// version ("sysbench 1.0.20") for sysbench.Run.
 	Driver string
 
 	// Window is the measured time, from Hooks.MeasureStart to Hooks.MeasureEnd

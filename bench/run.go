@@ -114,7 +114,7 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Statements run without cancellation (see dial.go); cancelling the run closes
+	// Statements run without cancellation (see package dial); cancelling the run closes
 	// its connections instead.
 	go func() {
 		<-runCtx.Done()
@@ -330,10 +330,10 @@ func (r *runner) sleepUntil(ctx context.Context, t time.Time) error {
 // run otherwise.
 //
 // Statements run with qctx, ctx without its cancellation: a cancelled run closes
-// its connections instead (see dial.go).
+// its connections instead (see package dial).
 func (r *runner) loop(ctx context.Context, t *thread) error {
 	qctx := context.WithoutCancel(ctx)
-	// Every thread waits for the server in blocking system calls (dial.go). The
+	// Every thread waits for the server in blocking system calls (package dial). The
 	// runtime's monitor takes the P of a goroutine that has not been through the
 	// scheduler for 10ms (forced preemption) even when it sits in a system call,
 	// and then wakes up every 20µs for a while: on a 2-CPU machine that alone

@@ -16,6 +16,7 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 func run(t *testing.T, dsn string, o bench.Options, h bench.Hooks) *bench.Result {
@@ -271,7 +272,7 @@ func TestDeadlockRetried(t *testing.T) {
 		t.Errorf("only %d events completed", r.Events)
 	}
 	db := admin(t)
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest1", dbName(t))); n != 4 {
+	if n := testserver.QueryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM `%s`.sbtest1", dbName(t))); n != 4 {
 		t.Errorf("%d rows after the run, want 4: a failed event was not rolled back", n)
 	}
 	var b strings.Builder
@@ -359,7 +360,7 @@ func TestCancel(t *testing.T) {
 	db := admin(t)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		n := queryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE 'UPDATE%'", dbName(t))
+		n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ? AND INFO LIKE 'UPDATE%'", dbName(t))
 		if n == 0 {
 			break
 		}
@@ -384,7 +385,7 @@ func TestMissingTables(t *testing.T) {
 	testenv.Require(t, testenv.Server)
 	o := bench.DefaultOptions()
 	o.Time = time.Second
-	if _, err := bench.Run(context.Background(), srv.DSN("mysql"), o, bench.Hooks{MeasureStart: func() { t.Error("MeasureStart called") }}); err == nil ||
+	if _, err := bench.Run(context.Background(), testserver.Server(t).DSN("mysql"), o, bench.Hooks{MeasureStart: func() { t.Error("MeasureStart called") }}); err == nil ||
 		!strings.Contains(err.Error(), "prepare point_selects") || !strings.Contains(err.Error(), "sbtest1' doesn't exist") {
 		t.Errorf("got %v, want a prepare error for point_selects on a missing sbtest1", err)
 	}
@@ -433,7 +434,7 @@ func startProxy(t *testing.T) *proxy {
 			if err != nil {
 				return
 			}
-			s, err := net.Dial("unix", srv.Socket())
+			s, err := net.Dial("unix", testserver.Server(t).Socket())
 			if err != nil {
 				c.Close()
 				continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 // testConn is where test t's workload connects: its own database on the
@@ -19,7 +20,7 @@ import (
 func testConn(t *testing.T) bench.Connection {
 	t.Helper()
 	testenv.Require(t, testenv.Server)
-	return bench.Connection{Socket: srv.Socket(), User: "root", DB: dbName(t)}
+	return bench.Connection{Socket: testserver.Server(t).Socket(), User: "root", DB: dbName(t)}
 }
 
 // prepareAndRun prepares w in conn's database and measures one window.

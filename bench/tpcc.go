@@ -49,7 +49,7 @@ func NewTPCC(o Options, args []string) (*TPCC, error) {
 		if !strings.HasPrefix(a, "--") || !ok {
 			return nil, fmt.Errorf("%w: %q: want --name=value (--warehouses=N, or a sysbench option)", ErrInvalidOption, a)
 		}
-		switch normName(name) {
+		switch OptionName(name) {
 		case "warehouses", "scale":
 			n, err := strconv.Atoi(value)
 			if err != nil || n < 1 || n > 10000 {

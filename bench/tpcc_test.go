@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 // TestTPCCConsistency: the built-in TPC-C's load and transactions keep
@@ -33,7 +34,7 @@ func TestTPCCConsistency(t *testing.T) {
 	if share := float64(no.Events) / float64(res.Events); share < 0.38 || share > 0.52 {
 		t.Errorf("New-Order is %.0f%% of %d transactions, want about 45%%", 100*share, res.Events)
 	}
-	db, err := sql.Open("mysql", srv.DSN(conn.DB))
+	db, err := sql.Open("mysql", testserver.Server(t).DSN(conn.DB))
 	if err != nil {
 		t.Fatal(err)
 	}

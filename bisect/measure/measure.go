@@ -25,6 +25,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
@@ -591,7 +592,7 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if errors.Is(perr, bench.ErrScriptFailed) {
+		if errors.Is(perr, sysbench.ErrScriptFailed) {
 			return perr // the user's script, not the revision
 		}
 		return &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
@@ -865,10 +866,10 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		if errors.As(berr, &se) {
 			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
 		}
-		if errors.Is(berr, bench.ErrNoSysbench) || errors.Is(berr, bench.ErrNotInSysbench) || errors.Is(berr, bench.ErrScriptFailed) {
+		if errors.Is(berr, sysbench.ErrNoSysbench) || errors.Is(berr, sysbench.ErrNotInSysbench) || errors.Is(berr, sysbench.ErrScriptFailed) {
 			return bisect.Run{}, berr // the machine's or the user's, not the revision's
 		}
-		var sbe *bench.SysbenchError
+		var sbe *sysbench.Error
 		if errors.As(berr, &sbe) {
 			// sysbench failed against a live server: its FATAL line names the
 			// statement and the server's message.

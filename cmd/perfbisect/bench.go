@@ -59,7 +59,7 @@ func benchCommand() *cli.Command {
 		Name:            "bench",
 		Usage:           "run the workload against a server you name, like sysbench: prepare, run or cleanup",
 		UsageText:       benchUsage,
-		SkipFlagParsing: true, // sysbench's command line, parsed by bench.ParseArgs
+		SkipFlagParsing: true, // sysbench's command line, parsed by sysbench.ParseArgs
 		Action:          benchAction,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
@@ -31,7 +32,7 @@ type BenchRequest struct {
 	Options bench.Options
 	// Custom, when set, is the workload to run instead: a sysbench script
 	// (its path or a name sysbench finds; real sysbench runs it whatever
-	// Sysbench says) or a SQL workload file (bench.NewCustom), with its own
+	// Sysbench says) or a SQL workload file (newCustom), with its own
 	// options CustomArgs.
 	Custom       string
 	CustomArgs   []string
@@ -64,28 +65,28 @@ func Bench(ctx context.Context, req BenchRequest) error {
 	name := bench.DriverBuiltin
 	if req.Sysbench || req.Custom != "" && bench.WorkloadKind(req.Custom) == bench.KindScript {
 		var err error
-		if name, err = bench.SysbenchVersion(ctx, req.SysbenchPath); err != nil {
+		if name, err = sysbench.Version(ctx, req.SysbenchPath); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
 	}
-	switch sb := (bench.Sysbench{Path: req.SysbenchPath, Output: req.Raw}); {
+	switch sb := (sysbench.Binary{Path: req.SysbenchPath, Output: req.Raw}); {
 	case req.Custom != "":
-		cw, err := bench.NewCustom(ctx, req.Custom, req.CustomArgs, o, sb)
+		cw, err := newCustom(ctx, req.Custom, req.CustomArgs, o, sb)
 		if err != nil {
 			return bisect.Usagef("%v", err)
 		}
 		switch cw := cw.(type) {
-		case *bench.Script:
+		case *sysbench.Script:
 			o = cw.Options
 		case *bench.SQLWorkload:
 			o, name = cw.Options, bench.DriverBuiltin
 		}
 		w = cw
 	case req.Sysbench:
-		if err := bench.SysbenchSupports(o); err != nil {
+		if err := sysbench.Supports(o); err != nil {
 			return bisect.Usagef("{driver} sysbench: %v", err)
 		}
-		w = bench.OLTP{Options: o, Sysbench: &sb, SysbenchPrepare: true}
+		w = sysbench.OLTP{Options: o, Sysbench: sb, OwnPrepare: true}
 	default:
 		w = bench.OLTP{Options: o}
 	}
@@ -187,9 +188,9 @@ func ParseBenchArgs(args []string) (req BenchRequest, verbose bool, notes []stri
 			return req, false, nil, false, usageError("%s: perfbisect bench takes the workload first and its options as they are (perfbisect bench tpcc.lua --scale=1 ... run)", strings.SplitN(a, "=", 2)[0])
 		}
 	}
-	inv, isCustom, err := bench.ParseCustomArgs(rest)
+	inv, isCustom, err := sysbench.ParseCustomArgs(rest)
 	if !isCustom && err == nil {
-		inv, err = bench.ParseArgs(rest)
+		inv, err = sysbench.ParseArgs(rest)
 	}
 	if err != nil {
 		return req, false, nil, false, With(Usage, errors.New(cliflag.Error("bench", nil, err)))

@@ -15,6 +15,7 @@ import (
 	shellwords "github.com/mattn/go-shellwords"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
@@ -245,7 +246,7 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 		if err != nil {
 			return nil, usageError("{workload-options} %q: %v", wo, err)
 		}
-		inv, err := bench.ParseArgsOver(bo, args)
+		inv, err := sysbench.ParseArgsOver(bo, args)
 		switch {
 		case err != nil:
 			return nil, usageError("{workload-options}: %v", err)
@@ -265,13 +266,13 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 	if driverName != "sysbench" {
 		return bench.OLTP{Options: bo}, nil
 	}
-	if err := bench.SysbenchSupports(bo); err != nil {
+	if err := sysbench.Supports(bo); err != nil {
 		return nil, usageError("{driver} sysbench: %v", err)
 	}
-	if _, err := bench.SysbenchVersion(ctx, sysbenchPath); err != nil {
+	if _, err := sysbench.Version(ctx, sysbenchPath); err != nil {
 		return nil, usageError("{driver} sysbench: %v", err)
 	}
-	return bench.OLTP{Options: bo, Sysbench: &bench.Sysbench{Path: sysbenchPath}}, nil
+	return sysbench.OLTP{Options: bo, Sysbench: sysbench.Binary{Path: sysbenchPath}}, nil
 }
 
 // custom reads a workload that is not an OLTP one (bench.WorkloadKind): a
@@ -281,11 +282,11 @@ func workload(ctx context.Context, w WorkloadRequest, driverName, sysbenchPath s
 func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName, sysbenchPath string) (bench.Workload, error) {
 	kind := bench.WorkloadKind(w.Name)
 	if kind == bench.KindScript {
-		if _, err := bench.FindScript(w.Name, sysbenchPath); err != nil {
+		if _, err := sysbench.FindScript(w.Name, sysbenchPath); err != nil {
 			if strings.ContainsAny(w.Name, "/.") {
 				return nil, usageError("{workload}: %v", err)
 			}
-			scripts := bench.Scripts(sysbenchPath)
+			scripts := sysbench.Scripts(sysbenchPath)
 			hint := ""
 			if near := spell.Nearest(w.Name, append(bench.Workloads(), scripts...)); near != "" {
 				hint = fmt.Sprintf(" did you mean %s?", near)
@@ -317,15 +318,15 @@ func custom(ctx context.Context, w WorkloadRequest, bo bench.Options, driverName
 	if err != nil {
 		return nil, usageError("{workload-options} %q: %v", w.Options, err)
 	}
-	cw, err := bench.NewCustom(ctx, w.Name, append(args, more...), bo, bench.Sysbench{Path: sysbenchPath})
+	cw, err := newCustom(ctx, w.Name, append(args, more...), bo, sysbench.Binary{Path: sysbenchPath})
 	switch {
 	case err == nil:
 		return cw, nil
-	case errors.Is(err, bench.ErrNoSysbench):
+	case errors.Is(err, sysbench.ErrNoSysbench):
 		return nil, usageError("{workload} %s: %v", w.Name, err)
 	case kind == bench.KindTPCC && strings.Contains(err.Error(), "--warehouses"):
 		return nil, usageError("{warehouses} %d: want a number of warehouses from 1 to 10000", w.Warehouses)
-	case errors.Is(err, bench.ErrScript), errors.Is(err, bench.ErrSQLWorkload):
+	case errors.Is(err, sysbench.ErrScript), errors.Is(err, bench.ErrSQLWorkload):
 		return nil, usageError("{workload}: %w", err)
 	default:
 		return nil, usageError("{workload} %s {workload-options}: %w", w.Name, err)
@@ -408,4 +409,21 @@ func ParseBuildSettings(req BuildRequestFlags) (BuildSettings, error) {
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
 	return b, nil
+}
+
+// newCustom returns the workload word names when it is not an OLTP one
+// (bench.WorkloadKind): a *sysbench.Script run by sb with its own options args, a
+// *SQLWorkload whose args are its variables and engine options, or *TPCC
+// (its args: --warehouses=N and engine options). o gives the settings all
+// take (threads, time, warm-up, seed, percentile); a SQL workload file
+// takes o's table-size, tables, range-size and distribution too. Errors as
+// NewScript's, NewSQLWorkload's and NewTPCC's.
+func newCustom(ctx context.Context, word string, args []string, o bench.Options, sb sysbench.Binary) (bench.Workload, error) {
+	switch bench.WorkloadKind(word) {
+	case bench.KindSQL:
+		return bench.NewSQLWorkload(word, o, args)
+	case bench.KindTPCC:
+		return bench.NewTPCC(o, args)
+	}
+	return sysbench.NewScript(ctx, word, args, o, sb)
 }

@@ -13,6 +13,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
@@ -210,8 +211,8 @@ func SessionError(err error, interrupted bool, stateDir, repoRoot string) error 
 		return With(Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
 		return With(Usage, err)
-	case errors.Is(err, bench.ErrScriptFailed):
-		return With(Usage, fmt.Errorf("%w: fix the script, then perfbisect resume %s: %v", bench.ErrScriptFailed, where, err))
+	case errors.Is(err, sysbench.ErrScriptFailed):
+		return With(Usage, fmt.Errorf("%w: fix the script, then perfbisect resume %s: %v", sysbench.ErrScriptFailed, where, err))
 	default:
 		if stateDir != "" {
 			if de := diskfault.Check(stateDir, err); de != nil {

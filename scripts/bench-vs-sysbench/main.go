@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -300,7 +301,7 @@ func pinned(ctx context.Context, name string, args ...string) *exec.Cmd {
 func measure(ctx context.Context, srv *serverctl.Server, who, client string, conn bench.Connection, o bench.Options) (sample, error) {
 	var cmd *exec.Cmd
 	if who == "sysbench" {
-		args, err := bench.SysbenchArgs(o, conn, "run")
+		args, err := sysbench.Args(o, conn, "run")
 		if err != nil {
 			return sample{}, err
 		}
@@ -338,7 +339,7 @@ func measure(ctx context.Context, srv *serverctl.Server, who, client string, con
 	var s sample
 	s.wallDur = wall
 	if who == "sysbench" {
-		r, err := bench.ParseSysbenchReport(out.Bytes(), o)
+		r, err := sysbench.ParseReport(out.Bytes(), o)
 		if err != nil {
 			return sample{}, err
 		}

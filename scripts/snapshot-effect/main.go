@@ -30,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/build"
@@ -66,7 +67,7 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 	if err != nil {
 		return err
 	}
-	inv, err := bench.ParseArgs(append(strings.Fields(workload), "run"))
+	inv, err := sysbench.ParseArgs(append(strings.Fields(workload), "run"))
 	if err != nil {
 		return fmt.Errorf("-workload: %w", err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package sysbench
 
 import (
 	"bytes"
@@ -18,12 +18,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // Script is any sysbench Lua script as a Workload: real sysbench runs the
 // script's own prepare (its own tables) and its run, with the script's own
-// options (Args), and its report is read as RunSysbench reads one. The
+// options (Args), and its report is read as Run reads one. The
 // script's cleanup is never needed in a bisection (every run restores the
 // prepared datadir). Make one with NewScript.
 type Script struct {
@@ -36,10 +37,10 @@ type Script struct {
 	// Time, Warmup, RandSeed (prepare and run: the same data for every
 	// revision), Percentile and ReportInterval. Its Workload is the
 	// script's file name. The other fields are not used.
-	Options Options
+	Options bench.Options
 	// Sysbench is the binary and its output and hooks.
-	Sysbench Sysbench
-	// Version is sysbench's, as SysbenchVersion says it ("sysbench 1.0.20").
+	Sysbench Binary
+	// Version is sysbench's, as Version says it ("sysbench 1.0.20").
 	Version string
 	// Files are the script and the files it requires from beside it
 	// (transitively), relative to its directory, sorted.
@@ -75,7 +76,7 @@ var ownedScriptOptions = map[string]string{
 // perfbisect sets (Script.Options); --rand-seed and --percentile in args
 // go there. Errors wrap ErrScript, ErrInvalidOption (an option perfbisect
 // sets itself, a value sysbench 1.0 cannot take) or ErrNoSysbench.
-func NewScript(ctx context.Context, name string, args []string, o Options, sb Sysbench) (*Script, error) {
+func NewScript(ctx context.Context, name string, args []string, o bench.Options, sb Binary) (*Script, error) {
 	path, err := FindScript(name, sb.Path)
 	if err != nil {
 		return nil, err
@@ -84,12 +85,12 @@ func NewScript(ctx context.Context, name string, args []string, o Options, sb Sy
 	s.Options.Workload = filepath.Base(path)
 	for _, a := range args {
 		key, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		key = normName(key)
+		key = bench.OptionName(key)
 		if !strings.HasPrefix(a, "--") {
-			return nil, fmt.Errorf("%w: %q: give the script's options as --name=value (perfbisect runs prepare and run itself)", ErrInvalidOption, a)
+			return nil, fmt.Errorf("%w: %q: give the script's options as --name=value (perfbisect runs prepare and run itself)", bench.ErrInvalidOption, a)
 		}
 		if use, ok := ownedScriptOptions[key]; ok {
-			return nil, usage.Errorf("%w: --%s: perfbisect sets it, not the script's options; "+use, ErrInvalidOption, key)
+			return nil, usage.Errorf("%w: --%s: perfbisect sets it, not the script's options; "+use, bench.ErrInvalidOption, key)
 		}
 		switch key {
 		case "rand-seed", "percentile":
@@ -115,7 +116,7 @@ func NewScript(ctx context.Context, name string, args []string, o Options, sb Sy
 		sum := sha256.Sum256(b)
 		s.fileDigests[f] = hex.EncodeToString(sum[:6])
 	}
-	if s.Version, err = SysbenchVersion(ctx, sb.Path); err != nil {
+	if s.Version, err = Version(ctx, sb.Path); err != nil {
 		return nil, err
 	}
 	// sysbench's help loads the script (syntax, requires) and refuses an
@@ -157,7 +158,7 @@ func (s *Script) check() error {
 	o := s.Options
 	switch {
 	case o.Threads < 1:
-		return fmt.Errorf("%w: --threads=%d: must be >= 1", ErrInvalidOption, o.Threads)
+		return fmt.Errorf("%w: --threads=%d: must be >= 1", bench.ErrInvalidOption, o.Threads)
 	case o.Time%time.Second != 0 || o.Warmup%time.Second != 0 || o.Time <= 0:
 		return fmt.Errorf("--time=%s --warmup-time=%s: %w: sysbench counts whole seconds", o.Time, o.Warmup, ErrNotInSysbench)
 	case o.Percentile != math.Trunc(o.Percentile) || o.Percentile < 1 || o.Percentile > 100:
@@ -184,7 +185,7 @@ func FindScript(name, sysbench string) (string, error) {
 		case err != nil && !strings.Contains(name, "/"):
 			base := strings.TrimSuffix(name, ".lua")
 			hint := ""
-			if _, ok := workloads[base]; ok {
+			if bench.WorkloadKind(base) == bench.KindOLTP {
 				hint = fmt.Sprintf(" (%s, without .lua, is the built-in workload; a path such as /usr/share/sysbench/%s is sysbench's script)", base, name)
 			} else if p, ferr := FindScript(base, sysbench); ferr == nil {
 				hint = fmt.Sprintf(" (%s, without .lua, is sysbench's %s)", base, p)
@@ -331,7 +332,7 @@ func (s *Script) Summary() string {
 func (s *Script) Threads() int { return s.Options.Threads }
 
 // WithThreads returns a copy at n threads.
-func (s *Script) WithThreads(n int) Workload {
+func (s *Script) WithThreads(n int) bench.Workload {
 	c := *s
 	c.Options.Threads = n
 	return &c
@@ -342,15 +343,15 @@ func (s *Script) Percentile() float64 { return s.Options.Percentile }
 
 // baseArgs are the arguments of every command: the script, the
 // connection, the threads and the seed, then the script's own options.
-func (s *Script) baseArgs(conn Connection) []string {
-	args := append([]string{s.Path, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.SysbenchArgs()...)
+func (s *Script) baseArgs(conn bench.Connection) []string {
+	args := append([]string{s.Path, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.Args()...)
 	args = append(args, fmt.Sprintf("--threads=%d", s.Options.Threads), fmt.Sprintf("--rand-seed=%d", s.Options.RandSeed))
 	return append(args, s.Args...)
 }
 
 // call is a sysbench process of the script for command, run in the
 // script's directory with it first on LUA_PATH (its requires).
-func (s *Script) call(conn Connection, command string) sysbenchCall {
+func (s *Script) call(conn bench.Connection, command string) sysbenchCall {
 	dir := filepath.Dir(s.Path)
 	c := sysbenchCall{what: s.Path, command: command, dir: dir, env: []string{"LUA_PATH=" + dir + "/?.lua;;"}}
 	c.args = s.baseArgs(conn)
@@ -391,7 +392,7 @@ func (s *Script) command(ctx context.Context, command string) ([]byte, error) {
 
 // Prepare runs the script's prepare with the fixed seed; a script
 // without a prepare command has nothing to prepare.
-func (s *Script) Prepare(ctx context.Context, conn Connection) error {
+func (s *Script) Prepare(ctx context.Context, conn bench.Connection) error {
 	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "prepare"))
 	return notImplemented(err, "prepare")
 }
@@ -399,7 +400,7 @@ func (s *Script) Prepare(ctx context.Context, conn Connection) error {
 // notImplemented is err, or nil when sysbench said the script has no such
 // command.
 func notImplemented(err error, command string) error {
-	var se *SysbenchError
+	var se *Error
 	if errors.As(err, &se) && strings.Contains(se.Output, "does not implement the '"+command+"' command") {
 		return nil
 	}
@@ -407,19 +408,19 @@ func notImplemented(err error, command string) error {
 }
 
 // Run runs the script's run over Options.Warmup + Options.Time and reads
-// the window's report (ParseSysbenchReport).
-func (s *Script) Run(ctx context.Context, conn Connection, hooks Hooks) (*Result, error) {
+// the window's report (ParseReport).
+func (s *Script) Run(ctx context.Context, conn bench.Connection, hooks bench.Hooks) (*bench.Result, error) {
 	sb := s.Sysbench
 	sb.Hooks = hooks
 	out, err := sb.exec(ctx, conn, s.call(conn, "run"))
 	if err != nil {
 		return nil, err
 	}
-	return ParseSysbenchReport(out, s.Options)
+	return ParseReport(out, s.Options)
 }
 
 // Cleanup runs the script's cleanup, if it has one.
-func (s *Script) Cleanup(ctx context.Context, conn Connection) error {
+func (s *Script) Cleanup(ctx context.Context, conn bench.Connection) error {
 	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "cleanup"))
 	return notImplemented(err, "cleanup")
 }
@@ -455,4 +456,4 @@ func (s *Script) DataKey() string {
 func (s *Script) ClientInProcess() bool { return false }
 
 // Metrics are StandardMetrics.
-func (w *Script) Metrics() []string { return StandardMetrics }
+func (w *Script) Metrics() []string { return bench.StandardMetrics }

@@ -1,4 +1,4 @@
-package bench_test
+package sysbench_test
 
 import (
 	"context"
@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testserver"
 )
 
 // TestParseSysbenchReport reads a real sysbench 1.0.20 run (oltp_read_write, 2
@@ -27,7 +29,7 @@ func TestParseSysbenchReport(t *testing.T) {
 	}
 	o := bench.DefaultOptions()
 	o.Workload, o.Threads, o.Warmup, o.Time, o.Percentile = "oltp_read_write", 2, 2*time.Second, 2*time.Second, 99
-	r, err := bench.ParseSysbenchReport(out, o)
+	r, err := sysbench.ParseReport(out, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestParseSysbenchReport(t *testing.T) {
 		strings.Contains(text.String(), "Threads fairness") {
 		t.Errorf("text report (%v):\n%s", err, text.String())
 	}
-	if _, err := bench.ParseSysbenchReport(out[:len(out)/3], o); err == nil {
+	if _, err := sysbench.ParseReport(out[:len(out)/3], o); err == nil {
 		t.Error("a report cut before its end parsed")
 	}
 }
@@ -62,7 +64,7 @@ func TestSysbenchArgs(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Warmup, o.Time, o.Threads = 5*time.Second, 30*time.Second, 4
 	conn := bench.Connection{Host: "db1.example", Port: 3307, User: "u", Password: "p", DB: "d"}
-	args, err := bench.SysbenchArgs(o, conn, "run")
+	args, err := sysbench.Args(o, conn, "run")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestSysbenchArgs(t *testing.T) {
 		t.Errorf("args %v: want the workload first and the command last", args)
 	}
 	conn.Socket = "/tmp/s.sock"
-	args, _ = bench.SysbenchArgs(o, conn, "prepare")
+	args, _ = sysbench.Args(o, conn, "prepare")
 	if !slices.Contains(args, "--mysql-socket=/tmp/s.sock") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--mysql-host") || strings.HasPrefix(a, "--time") }) {
 		t.Errorf("prepare with a socket: %v", args)
 	}
@@ -89,7 +91,7 @@ func TestSysbenchArgs(t *testing.T) {
 	} {
 		o := bench.DefaultOptions()
 		bad(&o)
-		if _, err := bench.SysbenchArgs(o, conn, "run"); !errors.Is(err, bench.ErrNotInSysbench) {
+		if _, err := sysbench.Args(o, conn, "run"); !errors.Is(err, sysbench.ErrNotInSysbench) {
 			t.Errorf("%+v: %v, want ErrNotInSysbench", o, err)
 		}
 	}
@@ -113,7 +115,7 @@ func TestConnectionEndpoint(t *testing.T) {
 	if n, a := c.Endpoint(); n != "unix" || !strings.HasSuffix(a, ".sock") {
 		t.Errorf("localhost: %s %s, want a default socket", n, a)
 	}
-	inv, err := bench.ParseArgs([]string{"--mysql-port=70000"})
+	inv, err := sysbench.ParseArgs([]string{"--mysql-port=70000"})
 	if !errors.Is(err, bench.ErrInvalidOption) || inv != nil {
 		t.Errorf("--mysql-port=70000: %v", err)
 	}
@@ -122,25 +124,28 @@ func TestConnectionEndpoint(t *testing.T) {
 // TestSysbenchSameWork runs real sysbench and the built-in workload on the same
 // tables and compares what the server did per transaction (SHOW GLOBAL STATUS
 // between the hooks): the same statements, executed the same way. It also checks
-// that RunSysbench's hooks bracket its window: the COMMITs the server counted
+// that Run's hooks bracket its window: the COMMITs the server counted
 // between them match the transactions sysbench reported.
 func TestSysbenchSameWork(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.Sysbench)
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Fatal("sysbench is needed (apt-get install sysbench; scripts/setup.sh installs it)")
 	}
-	db := admin(t)
+	db := testserver.Admin(t)
 	o := bench.DefaultOptions()
 	o.Threads, o.TableSize, o.RandType = 2, 2000, "uniform"
 	o.Warmup, o.Time = time.Second, 2*time.Second
-	dsn := prepared(t, o)
-	conn := bench.Connection{Socket: srv.Socket(), User: "root", DB: dbName(t)}
+	dsn := testserver.DSN(t)
+	if err := bench.Prepare(context.Background(), dsn, o); err != nil {
+		t.Fatal(err)
+	}
+	conn := bench.Connection{Socket: testserver.Server(t).Socket(), User: "root", DB: testserver.DB(t)}
 	names := []string{"Com_stmt_execute", "Com_stmt_prepare", "Com_select", "Com_begin", "Com_commit", "Handler_read_key", "Handler_read_next", "Sort_rows", "Bytes_received"}
 	measure := func(run func(h bench.Hooks) (*bench.Result, error)) (*bench.Result, map[string]float64) {
 		var before, after map[string]int64
 		h := bench.Hooks{
-			MeasureStart: func() { before = globalStatus(t, db, names...) },
-			MeasureEnd:   func() { after = globalStatus(t, db, names...) },
+			MeasureStart: func() { before = testserver.GlobalStatus(t, db, names...) },
+			MeasureEnd:   func() { after = testserver.GlobalStatus(t, db, names...) },
 		}
 		r, err := run(h)
 		if err != nil {
@@ -158,7 +163,7 @@ func TestSysbenchSameWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sr, sper := measure(func(h bench.Hooks) (*bench.Result, error) {
-		return bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Hooks: h})
+		return sysbench.Run(ctx, conn, o, "run", sysbench.Binary{Hooks: h})
 	})
 	br, bper := measure(func(h bench.Hooks) (*bench.Result, error) { return bench.Run(ctx, dsn, o, h) })
 	t.Logf("sysbench %.0f tps, built-in %.0f tps; per transaction sysbench %v, built-in %v", sr.TPS, br.TPS, sper, bper)
@@ -189,29 +194,29 @@ func TestSysbenchDriverDetails(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Fatal("sysbench is needed (apt-get install sysbench; scripts/setup.sh installs it)")
 	}
-	db := admin(t)
-	schema := dbName(t)
+	db := testserver.Admin(t)
+	schema := testserver.DB(t)
 	for _, q := range []string{"DROP USER IF EXISTS 'sbpw'@'localhost'", "CREATE USER 'sbpw'@'localhost' IDENTIFIED BY 's3cr:t@x'",
 		"GRANT ALL ON *.* TO 'sbpw'@'localhost'", "DROP DATABASE IF EXISTS " + schema} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn := bench.Connection{Socket: srv.Socket(), User: "sbpw", Password: "s3cr:t@x", DB: schema}
+	conn := bench.Connection{Socket: testserver.Server(t).Socket(), User: "sbpw", Password: "s3cr:t@x", DB: schema}
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads = "oltp_update_index", 1000, 2
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := bench.RunSysbench(ctx, conn, o, "prepare", bench.Sysbench{}); err != nil {
+	if _, err := sysbench.Run(ctx, conn, o, "prepare", sysbench.Binary{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM `"+schema+"`.sbtest1"); n != 1000 {
+	if n := testserver.QueryInt(t, db, "SELECT COUNT(*) FROM `"+schema+"`.sbtest1"); n != 1000 {
 		t.Fatalf("sysbench prepare loaded %d rows", n)
 	}
 
 	var ats []time.Duration
 	o.Time, o.ReportInterval = 4*time.Second, 2*time.Second
-	r, err := bench.RunSysbench(ctx, conn, o, "run", bench.Sysbench{Hooks: bench.Hooks{Interval: func(iv bench.Interval) { ats = append(ats, iv.At) }}})
+	r, err := sysbench.Run(ctx, conn, o, "run", sysbench.Binary{Hooks: bench.Hooks{Interval: func(iv bench.Interval) { ats = append(ats, iv.At) }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +238,7 @@ func TestSysbenchDriverDetails(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer rcancel()
 	began := time.Now()
-	if _, err := bench.RunSysbench(rctx, conn, o, "run", bench.Sysbench{}); err == nil || time.Since(began) > 10*time.Second {
+	if _, err := sysbench.Run(rctx, conn, o, "run", sysbench.Binary{}); err == nil || time.Since(began) > 10*time.Second {
 		t.Fatalf("cancelled run: %v after %v", err, time.Since(began))
 	}
 	// Still holding the lock: the threads are gone because they were killed,
@@ -243,7 +248,7 @@ func TestSysbenchDriverDetails(t *testing.T) {
 		if try > 0 {
 			time.Sleep(50 * time.Millisecond)
 		}
-		left = queryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'sbpw'")
+		left = testserver.QueryInt(t, db, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'sbpw'")
 	}
 	if left != 0 {
 		t.Errorf("%d server threads of the cancelled sysbench left while the lock is held", left)

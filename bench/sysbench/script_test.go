@@ -1,4 +1,4 @@
-package bench_test
+package sysbench_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
@@ -20,7 +21,7 @@ import (
 func copyLua(t *testing.T) string {
 	t.Helper()
 	_, me, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(me), "..", "cmd", "perfbisect", "testdata", "lua")
+	src := filepath.Join(filepath.Dir(me), "..", "..", "cmd", "perfbisect", "testdata", "lua")
 	dst := t.TempDir()
 	for _, f := range []string{"join.lua", "join_common.lua"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -44,7 +45,7 @@ func TestScriptIdentity(t *testing.T) {
 	defer cancel()
 	dir := copyLua(t)
 	o := bench.DefaultOptions()
-	s, err := bench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--span=10"}, o, bench.Sysbench{})
+	s, err := sysbench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--span=10"}, o, sysbench.Binary{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestScriptIdentity(t *testing.T) {
 	}
 	f.WriteString("\n-- edited\n")
 	f.Close()
-	edited, err := bench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--span=10"}, o, bench.Sysbench{})
+	edited, err := sysbench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--span=10"}, o, sysbench.Binary{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +70,15 @@ func TestScriptIdentity(t *testing.T) {
 		t.Error("an edit of the file the script requires left its identity and data key as they were")
 	}
 	for _, opt := range []string{"--threads=4", "--time=5", "--mysql-socket=/x", "--events=10"} {
-		if _, err := bench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{opt}, o, bench.Sysbench{}); !errors.Is(err, bench.ErrInvalidOption) {
+		if _, err := sysbench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{opt}, o, sysbench.Binary{}); !errors.Is(err, bench.ErrInvalidOption) {
 			t.Errorf("%s: %v, want it refused", opt, err)
 		}
 	}
-	if _, err := bench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--spam=1"}, o, bench.Sysbench{}); !errors.Is(err, bench.ErrScript) || !strings.Contains(err.Error(), "invalid option: --spam=1") {
+	if _, err := sysbench.NewScript(ctx, filepath.Join(dir, "join.lua"), []string{"--spam=1"}, o, sysbench.Binary{}); !errors.Is(err, sysbench.ErrScript) || !strings.Contains(err.Error(), "invalid option: --spam=1") {
 		t.Errorf("an option the script does not declare: %v", err)
 	}
 	// A name sysbench finds in its own directory.
-	rr, err := bench.NewScript(ctx, "select_random_ranges", nil, o, bench.Sysbench{})
+	rr, err := sysbench.NewScript(ctx, "select_random_ranges", nil, o, sysbench.Binary{})
 	if err != nil || filepath.Base(rr.Path) != "select_random_ranges.lua" || !slices.Contains(rr.Files, "oltp_common.lua") {
 		t.Errorf("select_random_ranges: %+v, %v", rr, err)
 	}
@@ -101,7 +102,7 @@ func TestWorkloadKind(t *testing.T) {
 // workload file: perfbisect's general options and the connection's are
 // read, the rest is the workload's own.
 func TestParseCustomArgs(t *testing.T) {
-	inv, ok, err := bench.ParseCustomArgs(strings.Fields("--threads 4 tpcc.lua --scale=2 --use_fk 0 --mysql-socket=/s --time=3 --mysql_storage_engine=innodb run"))
+	inv, ok, err := sysbench.ParseCustomArgs(strings.Fields("--threads 4 tpcc.lua --scale=2 --use_fk 0 --mysql-socket=/s --time=3 --mysql_storage_engine=innodb run"))
 	if err != nil || !ok {
 		t.Fatalf("%v %v", ok, err)
 	}
@@ -109,7 +110,7 @@ func TestParseCustomArgs(t *testing.T) {
 		strings.Join(inv.CustomArgs, " ") != "--scale=2 --use_fk=0 --mysql_storage_engine=innodb" {
 		t.Errorf("%+v", inv)
 	}
-	if _, ok, _ := bench.ParseCustomArgs([]string{"oltp_read_only", "run"}); ok {
+	if _, ok, _ := sysbench.ParseCustomArgs([]string{"oltp_read_only", "run"}); ok {
 		t.Error("an OLTP workload read as a custom one")
 	}
 }
@@ -133,8 +134,8 @@ func TestScriptFailures(t *testing.T) {
 	}
 	o := bench.DefaultOptions()
 	o.Time, o.Threads = time.Second, 1
-	newScript := func(path string) *bench.Script {
-		s, err := bench.NewScript(ctx, path, nil, o, bench.Sysbench{})
+	newScript := func(path string) *sysbench.Script {
+		s, err := sysbench.NewScript(ctx, path, nil, o, sysbench.Binary{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,13 +146,13 @@ func TestScriptFailures(t *testing.T) {
 		t.Errorf("a script without a prepare command: %v", err)
 	}
 	_, err := lua.Run(ctx, conn, bench.Hooks{})
-	if !errors.Is(err, bench.ErrScriptFailed) {
+	if !errors.Is(err, sysbench.ErrScriptFailed) {
 		t.Errorf("a Lua error: %v, want the script's fault", err)
 	}
 	sqlErr := newScript(write("sqlerr.lua", "function thread_init() drv = sysbench.sql.driver(); con = drv:connect() end\nfunction event() con:query('SELECT nosuchcolumn FROM nosuchtable') end\n"))
 	_, err = sqlErr.Run(ctx, conn, bench.Hooks{})
-	var se *bench.SysbenchError
-	if !errors.As(err, &se) || errors.Is(err, bench.ErrScriptFailed) {
+	var se *sysbench.Error
+	if !errors.As(err, &se) || errors.Is(err, sysbench.ErrScriptFailed) {
 		t.Errorf("a statement the server refused: %v, want a sysbench failure that is not the script's", err)
 	}
 	write("helper.lua", "QUERY = 'SELECT 1'\n")

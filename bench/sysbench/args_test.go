@@ -1,4 +1,4 @@
-package bench_test
+package sysbench_test
 
 import (
 	"errors"
@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/sysbench"
 )
 
 func TestParseArgs(t *testing.T) {
-	inv, err := bench.ParseArgs(strings.Fields(
+	inv, err := sysbench.ParseArgs(strings.Fields(
 		"/usr/share/sysbench/oltp_write_only.lua --tables=4 --table_size=100000 --threads 8 --time=60 --warmup-time=5 " +
 			"--rand-type=uniform --skip-trx --range_selects=off --mysql-ignore-errors=1213,1062 --report-interval=1 run"))
 	if err != nil {
@@ -31,7 +32,7 @@ func TestParseArgs(t *testing.T) {
 // TestParseLegacyArgs: a 0.4.12 command line from a bug report runs oltp_legacy,
 // 0.4.12's own workload, with notes saying what the options became.
 func TestParseLegacyArgs(t *testing.T) {
-	inv, err := bench.ParseArgs(strings.Fields(
+	inv, err := sysbench.ParseArgs(strings.Fields(
 		"--test=oltp --oltp-read-only=on --oltp-table-size=1000000 --oltp-dist-type=uniform " +
 			"--oltp-range-size=1000 --num-threads=16 --max-time=60 --max-requests=0 --init-rng=on --mysql-socket=/tmp/x.sock run"))
 	if err != nil {
@@ -73,7 +74,7 @@ func TestParseLegacyArgs(t *testing.T) {
 			"sb_oltp.c's gaussian distribution"},
 	}
 	for _, c := range cases {
-		inv, err := bench.ParseArgs(strings.Fields(c.args))
+		inv, err := sysbench.ParseArgs(strings.Fields(c.args))
 		if err != nil {
 			t.Errorf("%s: %v", c.args, err)
 			continue
@@ -93,17 +94,17 @@ func TestParseLegacyArgs(t *testing.T) {
 	}
 
 	// The 1.0 names still select the 1.0 workloads, with no legacy note.
-	inv, err = bench.ParseArgs(strings.Fields("oltp_read_write --oltp-table-size=500 run"))
+	inv, err = sysbench.ParseArgs(strings.Fields("oltp_read_write --oltp-table-size=500 run"))
 	if err != nil || inv.Options.Workload != "oltp_read_write" || inv.Options.TableSize != 500 ||
 		strings.Contains(strings.Join(inv.Notes, " "), "oltp_legacy") {
 		t.Errorf("oltp_read_write: %v, %+v, notes %q", err, inv.Options, inv.Notes)
 	}
-	inv, err = bench.ParseArgs([]string{"--test=/usr/share/sysbench/oltp_point_select.lua"})
+	inv, err = sysbench.ParseArgs([]string{"--test=/usr/share/sysbench/oltp_point_select.lua"})
 	if err != nil || inv.Options.Workload != "oltp_point_select" {
 		t.Errorf("--test=oltp_point_select.lua: %v, %+v", err, inv.Options)
 	}
 	// A legacy-only option on a 1.0 workload is an error, not silently ignored.
-	inv, err = bench.ParseArgs(strings.Fields("oltp_read_only --oltp-read-only=on"))
+	inv, err = sysbench.ParseArgs(strings.Fields("oltp_read_only --oltp-read-only=on"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{"--oltp-read-only=maybe", bench.ErrInvalidOption},
 	}
 	for _, c := range cases {
-		_, err := bench.ParseArgs(strings.Fields(c.args))
+		_, err := sysbench.ParseArgs(strings.Fields(c.args))
 		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), strings.Fields(c.args)[0]) {
 			t.Errorf("%s: got %v, want %v naming the argument", c.args, err, c.is)
 		}
@@ -145,19 +146,19 @@ func TestParseArgsErrors(t *testing.T) {
 // to become "on" with "off" read as the workload), and extra words are errors,
 // not silently the last one wins.
 func TestParseArgsBooleanValues(t *testing.T) {
-	inv, err := bench.ParseArgs(strings.Fields("--skip-trx off --range-selects no oltp_read_write --auto-inc false run"))
+	inv, err := sysbench.ParseArgs(strings.Fields("--skip-trx off --range-selects no oltp_read_write --auto-inc false run"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o := inv.Options; o.SkipTrx || o.RangeSelects || o.AutoInc || o.Workload != "oltp_read_write" || inv.Command != "run" {
 		t.Errorf("parsed %+v, command %q", o, inv.Command)
 	}
-	inv, err = bench.ParseArgs(strings.Fields("oltp_read_only --skip-trx run"))
+	inv, err = sysbench.ParseArgs(strings.Fields("oltp_read_only --skip-trx run"))
 	if err != nil || !inv.Options.SkipTrx || inv.Command != "run" {
 		t.Errorf("bare --skip-trx before the command: %v %+v", err, inv)
 	}
 	for _, bad := range []string{"oltp_read_only oltp_point_select run", "oltp_read_only prepare run", "-t 2 oltp_read_only run", "--time=99999999999 run", "--time=-3 run"} {
-		if _, err := bench.ParseArgs(strings.Fields(bad)); err == nil {
+		if _, err := sysbench.ParseArgs(strings.Fields(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,240 +9,57 @@ import (
 	"time"
 )
 
-// sysbench command lines: the option names of sysbench 1.0 (and the 1.1 ones the
-// workload offers), and the legacy 0.4.12 names bug reports quote
-// (--test=oltp --oltp-read-only=on --oltp-table-size=N --num-threads=16 ...),
-// translated with a note saying what they became. --test=oltp runs oltp_legacy,
-// 0.4.12's own oltp workload (legacy.go).
-
 // ErrUnknownOption is wrapped by Set and ParseArgs for a name that is neither a
 // sysbench option the workload honours nor a legacy one it translates.
 var ErrUnknownOption = errors.New("unknown sysbench option")
-
-// Invocation is a sysbench command line read by ParseArgs.
-type Invocation struct {
-	// Options are DefaultOptions changed by the arguments, not yet validated.
-	Options Options
-	// Command is "prepare", "run", "cleanup" or "prewarm" if one was given.
-	Command string
-	// Conn is DefaultConnection changed by the --mysql-* options, and
-	// ConnOptions lists those that were given ("--mysql-socket=/tmp/x.sock"),
-	// for a caller that starts its own server and ignores them.
-	Conn        Connection
-	ConnOptions []string
-	// Notes say, one per option, how a legacy or connection option was
-	// translated or why it was ignored.
-	Notes []string
-	// Custom is the workload word when it names a sysbench script or a SQL
-	// workload file (ParseCustomArgs), and CustomArgs its own options.
-	Custom     string
-	CustomArgs []string
-}
-
-// scriptGeneral are the sysbench options ParseScriptArgs reads itself for a
-// script (into Options), the connection's besides.
-var scriptGeneral = map[string]bool{"threads": true, "num-threads": true, "time": true, "max-time": true,
-	"warmup-time": true, "rand-seed": true, "percentile": true, "report-interval": true}
-
-// connOptions are the connection's --mysql-* options (Connection.set).
-var connOptions = map[string]bool{"mysql-socket": true, "mysql-host": true, "mysql-port": true, "mysql-user": true,
-	"mysql-password": true, "mysql-db": true}
-
-// The kinds of workload a --workload value names (WorkloadKind).
-const (
-	KindOLTP   = "oltp"   // one of Workloads(), by the built-in engine or sysbench
-	KindScript = "script" // a sysbench Lua script (Script)
-	KindSQL    = "sql"    // a SQL workload file (SQLWorkload)
-	KindTPCC   = "tpcc"   // TPC-C, built in (TPCC)
-)
-
-// WorkloadKind says which kind of workload word names: KindOLTP for one of
-// Workloads(); KindScript for a path ending in .lua or a name that is
-// neither (a script sysbench finds: select_random_ranges); KindSQL for a
-// path that does not end in .lua (it has a /) or a name ending in .sql;
-// KindTPCC for tpcc.
-func WorkloadKind(word string) string {
-	switch {
-	case word == "tpcc":
-		return KindTPCC
-	case strings.HasSuffix(word, ".lua"):
-		return KindScript
-	case strings.Contains(word, "/") || strings.HasSuffix(word, ".sql"):
-		return KindSQL
-	}
-	if _, ok := workloads[word]; ok {
-		return KindOLTP
-	}
-	return KindScript
-}
-
-// NewCustom returns the workload word names when it is not an OLTP one
-// (WorkloadKind): a *Script run by sb with its own options args, a
-// *SQLWorkload whose args are its variables and engine options, or *TPCC
-// (its args: --warehouses=N and engine options). o gives the settings all
-// take (threads, time, warm-up, seed, percentile); a SQL workload file
-// takes o's table-size, tables, range-size and distribution too. Errors as
-// NewScript's, NewSQLWorkload's and NewTPCC's.
-func NewCustom(ctx context.Context, word string, args []string, o Options, sb Sysbench) (Workload, error) {
-	switch WorkloadKind(word) {
-	case KindSQL:
-		return NewSQLWorkload(word, o, args)
-	case KindTPCC:
-		return NewTPCC(o, args)
-	}
-	return NewScript(ctx, word, args, o, sb)
-}
-
-// ParseCustomArgs reads a sysbench command line whose workload is a script
-// or a SQL workload file (WorkloadKind): its first word that is neither an
-// option, an option's value nor a command. The connection options, the
-// command and sysbench's general options perfbisect honours (threads,
-// time, warmup-time, rand-seed, percentile, report-interval) are read as
-// ParseArgs reads them; every other option is the workload's own and goes
-// to CustomArgs as --name=value. ok is false when the command line's
-// workload is an OLTP one (ParseArgs reads it).
-func ParseCustomArgs(args []string) (inv *Invocation, ok bool, err error) {
-	var general, own []string
-	script := ""
-	isCommand := func(a string) bool { return a == "prepare" || a == "run" || a == "cleanup" || a == "prewarm" }
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") {
-			if script == "" && !isCommand(a) && !strings.HasPrefix(a, "-") {
-				if WorkloadKind(a) == KindOLTP {
-					return nil, false, nil
-				}
-				script = a
-				continue
-			}
-			if script != "" && !isCommand(a) && !strings.HasPrefix(a, "-") {
-				return nil, true, fmt.Errorf("%w: %q after the workload %s: not a command (prepare, run or cleanup); options are --name=value", ErrInvalidOption, a, script)
-			}
-			general = append(general, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(a[2:], "=")
-		key := normName(name)
-		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") && !isCommand(args[i+1]) {
-			i++
-			a += "=" + args[i]
-		}
-		if scriptGeneral[key] || connOptions[key] {
-			general = append(general, a)
-		} else {
-			own = append(own, a)
-		}
-	}
-	if script == "" {
-		return nil, false, nil
-	}
-	inv, err = ParseArgs(general)
-	if err != nil {
-		return nil, true, err
-	}
-	inv.Custom, inv.CustomArgs = script, own
-	return inv, true, nil
-}
-
-// ParseArgs reads a sysbench command line, such as
-//
-//	oltp_read_only --tables=4 --table-size=100000 --threads=8 --time=60 run
-//	--test=oltp --oltp-read-only=on --oltp-table-size=1000000 --num-threads=16 --max-time=60 run
-//
-// The workload may be given by name or as a path to the .lua script. Values are
-// "--name=value" or "--name value"; booleans accept on/off, true/false, yes/no,
-// 1/0 and a bare "--name" for on. Durations are whole seconds, as in sysbench,
-// or Go durations ("1m30s"). Errors wrap ErrUnknownOption or ErrInvalidOption
-// and name the argument.
-func ParseArgs(args []string) (*Invocation, error) {
-	return ParseArgsOver(DefaultOptions(), args)
-}
-
-// ParseArgsOver is ParseArgs starting from o instead of DefaultOptions: the
-// arguments change only the options they name (for sysbench options given on
-// top of perfbisect's own workload flags).
-func ParseArgsOver(o Options, args []string) (*Invocation, error) {
-	inv := &Invocation{Options: o, Conn: DefaultConnection()}
-	var legacy legacyState
-	workload := ""
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") {
-			switch a {
-			case "prepare", "run", "cleanup", "prewarm":
-				if inv.Command != "" {
-					return nil, fmt.Errorf("%w: %q after %q: one command (prepare, run or cleanup) at a time", ErrInvalidOption, a, inv.Command)
-				}
-				inv.Command = a
-			default:
-				if strings.HasPrefix(a, "-") {
-					return nil, fmt.Errorf("%w %q: sysbench options start with --", ErrUnknownOption, a)
-				}
-				if workload != "" {
-					return nil, fmt.Errorf("%w: %q after the workload %q: one workload at a time (or a value without its option?)", ErrUnknownWorkload, a, workload)
-				}
-				workload = a
-				inv.Options.Workload = workloadName(a)
-			}
-			continue
-		}
-		name, value, hasValue := strings.Cut(a[2:], "=")
-		key := normName(name)
-		if !hasValue {
-			_, boolean := boolOptions[key]
-			switch {
-			case boolean && i+1 < len(args) && isBoolWord(args[i+1]):
-				// "--skip-trx off": the next word is the value, not the workload.
-				i++
-				value = args[i]
-			case boolean || i+1 >= len(args) || strings.HasPrefix(args[i+1], "--"):
-				value = "on"
-			default:
-				i++
-				value = args[i]
-			}
-		}
-		if ok, err := inv.Conn.set(key, value); ok {
-			if err != nil {
-				return nil, fmt.Errorf("argument %q: %w", a, err)
-			}
-			inv.ConnOptions = append(inv.ConnOptions, "--"+key+"="+value)
-			continue
-		}
-		note, err := inv.Options.set(key, value, &legacy)
-		if err != nil {
-			return nil, fmt.Errorf("argument %q: %w", a, err)
-		}
-		if note != "" {
-			inv.Notes = append(inv.Notes, note)
-		}
-	}
-	if note := legacy.finish(&inv.Options); note != "" {
-		inv.Notes = append(inv.Notes, note)
-	}
-	return inv, nil
-}
 
 // Set sets one option from its sysbench name (with - or _; "table-size",
 // "oltp_table_size", "num-threads" ...) and command-line text. It returns a note
 // when a legacy name was translated or an option is ignored, and an error
 // wrapping ErrUnknownOption or ErrInvalidOption.
 func (o *Options) Set(name, value string) (note string, err error) {
-	var legacy legacyState
-	note, err = o.set(normName(name), value, &legacy)
-	if n := legacy.finish(o); n != "" {
+	s := o.Setter()
+	note, err = s.Set(name, value)
+	if n := s.Done(); n != "" {
 		note = strings.TrimPrefix(note+"; "+n, "; ")
 	}
 	return note, err
 }
 
-func normName(name string) string {
+// A Setter sets a command line's options one at a time (Set), and then
+// says what legacy --test=oltp became once all are set (Done).
+type Setter struct {
+	o      *Options
+	legacy legacyState
+}
+
+// Setter returns a Setter of o.
+func (o *Options) Setter() *Setter { return &Setter{o: o} }
+
+// Set is Options.Set without the note of Done.
+func (s *Setter) Set(name, value string) (note string, err error) {
+	return s.o.set(OptionName(name), value, &s.legacy)
+}
+
+// Done returns the note saying what legacy --test=oltp runs as, or "".
+func (s *Setter) Done() string { return s.legacy.finish(s.o) }
+
+// IsBoolOption reports whether the option name (OptionName's form) takes
+// on/off, so that a bare --name means on.
+func IsBoolOption(name string) bool {
+	_, ok := boolOptions[name]
+	return ok
+}
+
+// OptionName is an option's name as Set compares it: without leading
+// dashes, lower case, with - for _ ("OLTP_Table_Size" is "oltp-table-size").
+func OptionName(name string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-"))
 }
 
-// workloadName turns "oltp_read_only", "oltp_read_only.lua" or a path to it into
+// WorkloadName turns "oltp_read_only", "oltp_read_only.lua" or a path to it into
 // the workload name.
-func workloadName(s string) string {
+func WorkloadName(s string) string {
 	return strings.TrimSuffix(filepath.Base(s), ".lua")
 }
 
@@ -408,7 +224,7 @@ func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
 			o.Workload = "oltp_legacy"
 			return "", nil
 		}
-		o.Workload = workloadName(v)
+		o.Workload = WorkloadName(v)
 		return "", nil
 	case "oltp-read-only":
 		return "", parseBool(key, v, &o.OLTPReadOnly)
@@ -478,8 +294,9 @@ func parseFloat(key, v string, p *float64) error {
 	return nil
 }
 
-// isBoolWord reports whether s is one of the words parseBool reads.
-func isBoolWord(s string) bool {
+// IsBoolWord reports whether s is a boolean value sysbench accepts (on,
+// off, true, false, yes, no, 1, 0).
+func IsBoolWord(s string) bool {
 	var b bool
 	return parseBool("", s, &b) == nil
 }

@@ -1,4 +1,4 @@
-package bench
+package sysbench
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bench/dial"
 )
 
@@ -24,20 +25,20 @@ import (
 // compared number for number (and a user who trusts only sysbench can bisect
 // with it).
 
-// ErrNoSysbench is wrapped by RunSysbench when the sysbench binary cannot be run.
+// ErrNoSysbench is wrapped by Run when the sysbench binary cannot be run.
 var ErrNoSysbench = errors.New("sysbench not found")
 
-// ErrNotInSysbench is wrapped by SysbenchArgs for what sysbench 1.0 (the Debian
+// ErrNotInSysbench is wrapped by Args for what sysbench 1.0 (the Debian
 // package, 1.0.20) does not have: the zipfian distribution and
 // --create-table-options (both 1.1), windows that are not whole seconds, and
 // 0.4.12's --test=oltp (oltp_legacy).
 var ErrNotInSysbench = errors.New("not available in sysbench 1.0")
 
-// SysbenchSupports returns nil when sysbench 1.0 can run o, and otherwise an
+// Supports returns nil when sysbench 1.0 can run o, and otherwise an
 // error wrapping ErrNotInSysbench that names the option: 0.4's oltp_legacy,
 // zipfian and --create-table-options (1.1), a percentile that is not a whole
 // number from 1 to 100, a seed beyond 32 bits, windows of fractional seconds.
-func SysbenchSupports(o Options) error {
+func Supports(o bench.Options) error {
 	switch {
 	case o.Workload == "oltp_legacy":
 		return fmt.Errorf("%s: %w (sysbench 1.0 has no 0.4 --test=oltp); use the built-in driver", o.Workload, ErrNotInSysbench)
@@ -55,14 +56,14 @@ func SysbenchSupports(o Options) error {
 	return nil
 }
 
-// SysbenchArgs returns the sysbench 1.0 arguments that run o against conn with
+// Args returns the sysbench 1.0 arguments that run o against conn with
 // command ("prepare", "run" or "cleanup"): the workload name first, then every
 // option the built-in workload honours, with sysbench's names. sysbench 1.0 has
 // no --warmup-time: a warm-up W runs as --time=W+T --report-checkpoints=W, whose
-// last report covers only the window (see ParseSysbenchReport). Runs also get
-// --report-interval=1 for the per-second series. Errors are SysbenchSupports'.
-func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) {
-	if err := SysbenchSupports(o); err != nil {
+// last report covers only the window (see ParseReport). Runs also get
+// --report-interval=1 for the per-second series. Errors are Supports'.
+func Args(o bench.Options, conn bench.Connection, command string) ([]string, error) {
+	if err := Supports(o); err != nil {
 		return nil, err
 	}
 	onOff := func(b bool) string {
@@ -79,7 +80,7 @@ func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) 
 		}
 		ignore = strings.Join(codes, ",")
 	}
-	args := append([]string{o.Workload, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.SysbenchArgs()...)
+	args := append([]string{o.Workload, "--db-driver=mysql", "--db-ps-mode=auto"}, conn.Args()...)
 	args = append(args, fmt.Sprintf("--tables=%d", o.Tables), fmt.Sprintf("--table-size=%d", o.TableSize),
 		fmt.Sprintf("--threads=%d", o.Threads),
 		"--auto-inc="+onOff(o.AutoInc), "--mysql-storage-engine="+o.StorageEngine)
@@ -107,8 +108,8 @@ func SysbenchArgs(o Options, conn Connection, command string) ([]string, error) 
 	return args, nil
 }
 
-// Sysbench says how RunSysbench runs the sysbench binary.
-type Sysbench struct {
+// Binary says how Run runs the sysbench binary.
+type Binary struct {
 	// Path is the binary; "sysbench" from PATH when empty.
 	Path string
 	// Output, if not nil, gets sysbench's own output (stdout and stderr) as it
@@ -121,21 +122,21 @@ type Sysbench struct {
 	// per-second lines averaged, as Run calls it; never when it is 0), MeasureEnd when
 	// its final report begins (the threads have stopped). So the caller can read
 	// the server's CPU time and status around the window as with Run.
-	Hooks Hooks
+	Hooks bench.Hooks
 }
 
-// RunSysbench runs real sysbench with SysbenchArgs(o, conn, command) and, for
-// "run", returns its parsed report (ParseSysbenchReport); for "prepare" and
-// "cleanup" a nil Result. A sysbench that fails returns a *SysbenchError with
+// Run runs real sysbench with Args(o, conn, command) and, for
+// "run", returns its parsed report (ParseReport); for "prepare" and
+// "cleanup" a nil Result. A sysbench that fails returns a *Error with
 // the last lines of its output (its FATAL lines name the statement and the
 // server's message); a missing binary an error wrapping ErrNoSysbench; options
 // sysbench 1.0 lacks an error wrapping ErrNotInSysbench. Cancelling ctx kills
 // sysbench.
-func RunSysbench(ctx context.Context, conn Connection, o Options, command string, sb Sysbench) (*Result, error) {
+func Run(ctx context.Context, conn bench.Connection, o bench.Options, command string, sb Binary) (*bench.Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	args, err := SysbenchArgs(o, conn, command)
+	args, err := Args(o, conn, command)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +145,12 @@ func RunSysbench(ctx context.Context, conn Connection, o Options, command string
 	if err != nil || command != "run" {
 		return nil, err
 	}
-	return ParseSysbenchReport(out, o)
+	return ParseReport(out, o)
 }
 
-// SysbenchError is a sysbench process that ran and failed: against a live
+// Error is a sysbench process that ran and failed: against a live
 // server, its FATAL lines name the statement and the server's message.
-type SysbenchError struct {
+type Error struct {
 	What    string // the workload: oltp_read_only, a script's path
 	Command string // prepare, run, cleanup, help
 	Err     error  // the process's exit
@@ -157,14 +158,14 @@ type SysbenchError struct {
 }
 
 // Error says "sysbench WHAT COMMAND: exit status N:" and the last lines.
-func (e *SysbenchError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("sysbench %s %s: %v:\n%s", e.What, e.Command, e.Err, e.Output)
 }
 
 // Unwrap returns the process's exit error.
-func (e *SysbenchError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// ErrScriptFailed is what a *SysbenchError is (errors.Is) when the script
+// ErrScriptFailed is what a *Error is (errors.Is) when the script
 // failed on its own, in Lua, and not on an answer of the server's: the
 // user's script to fix, never a revision's fault.
 var ErrScriptFailed = errors.New("the sysbench script failed on its own (a Lua error, not the server's)")
@@ -174,7 +175,7 @@ var sqlFailure = regexp.MustCompile(`SQL error|errno = \d+|mysql_\w+\(\) returne
 
 // Is reports ErrScriptFailed for a Lua error of the script's (a FATAL line
 // at a .lua file's line) with no statement the server refused.
-func (e *SysbenchError) Is(target error) bool {
+func (e *Error) Is(target error) bool {
 	if target != ErrScriptFailed {
 		return false
 	}
@@ -196,7 +197,7 @@ type sysbenchCall struct {
 
 // exec runs call against conn (its database created first for prepare) and
 // returns sysbench's output, calling sb.Hooks as a run reports.
-func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall) ([]byte, error) {
+func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchCall) ([]byte, error) {
 	args, command := call.args, call.command
 	bin := sb.Path
 	if bin == "" {
@@ -273,9 +274,9 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 	var out bytes.Buffer
 	warm := call.warm
 	started, ended := false, false
-	var pending []Interval   // per-second lines of the report interval under way
-	var lastAt time.Duration // the last second seen (sysbench can print one twice)
-	reports := 0             // "SQL statistics:" lines seen; the checkpoint's comes first
+	var pending []bench.Interval // per-second lines of the report interval under way
+	var lastAt time.Duration     // the last second seen (sysbench can print one twice)
+	reports := 0                 // "SQL statistics:" lines seen; the checkpoint's comes first
 	final := 1
 	if warm > 0 {
 		final = 2
@@ -307,17 +308,17 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 			}
 		case started && sb.Hooks.Interval != nil && call.reportInterval > 0:
 			// Every reportInterval, like Run: sysbench reports each second.
-			if iv, ok := parseSysbenchInterval(line, warm); ok && iv.At > lastAt {
+			if iv, ok := parseInterval(line, warm); ok && iv.At > lastAt {
 				lastAt = iv.At
 				if pending = append(pending, iv); iv.At%call.reportInterval == 0 {
-					sb.Hooks.Interval(groupIntervals(pending, call.reportInterval)[0])
+					sb.Hooks.Interval(bench.GroupIntervals(pending, call.reportInterval)[0])
 					pending = pending[:0]
 				}
 			}
 		}
 	}
 	if len(pending) > 0 && ended && sb.Hooks.Interval != nil {
-		sb.Hooks.Interval(groupIntervals(pending, call.reportInterval)[0])
+		sb.Hooks.Interval(bench.GroupIntervals(pending, call.reportInterval)[0])
 	}
 	io.Copy(io.Discard, pr)
 	pr.Close()
@@ -329,7 +330,7 @@ func (sb Sysbench) exec(ctx context.Context, conn Connection, call sysbenchCall)
 			}
 			return nil, ctx.Err()
 		}
-		return nil, &SysbenchError{What: call.what, Command: command, Err: err, Output: lastLines(out.String(), 8)}
+		return nil, &Error{What: call.what, Command: command, Err: err, Output: lastLines(out.String(), 8)}
 	}
 	return out.Bytes(), nil
 }
@@ -351,10 +352,10 @@ var (
 	sbField    = regexp.MustCompile(`^\s*([a-z][a-z ]*[a-z]|\d+(?:\.\d+)?(?:st|nd|rd|th) percentile):\s+([\d.]+)s?(?:\s+\(([\d.]+) per sec\.\))?`)
 )
 
-// parseSysbenchInterval reads a per-second line ("[ 3s ] thds: 2 tps: ...") of a
+// parseInterval reads a per-second line ("[ 3s ] thds: 2 tps: ...") of a
 // run whose warm-up was warm seconds; ok is false for other lines and for the
 // warm-up's.
-func parseSysbenchInterval(line string, warm int) (iv Interval, ok bool) {
+func parseInterval(line string, warm int) (iv bench.Interval, ok bool) {
 	m := sbInterval.FindStringSubmatch(line)
 	if m == nil {
 		return iv, false
@@ -364,13 +365,13 @@ func parseSysbenchInterval(line string, warm int) (iv Interval, ok bool) {
 		return iv, false
 	}
 	f := func(i int) float64 { v, _ := strconv.ParseFloat(m[i], 64); return v }
-	return Interval{At: time.Duration(at-warm) * time.Second, Length: time.Second,
+	return bench.Interval{At: time.Duration(at-warm) * time.Second, Length: time.Second,
 		TPS: f(2), QPS: f(3), ReadsPS: f(4), WritesPS: f(5), OtherPS: f(6),
 		P95: time.Duration(f(7) * float64(time.Millisecond)), IgnoredErrorsPS: f(8), ReconnectsPS: f(9)}, true
 }
 
-// ParseSysbenchReport reads the output of a sysbench 1.0 run made with
-// SysbenchArgs(o, ...) into a Result: the last report (after a checkpoint at the
+// ParseReport reads the output of a sysbench 1.0 run made with
+// Args(o, ...) into a Result: the last report (after a checkpoint at the
 // warm-up's end, it covers only the window) gives the counts, tps, qps, latency
 // min/avg/max/sum and the o.Percentile percentile (sysbench prints latencies in
 // ms with two decimals, from its own log-scale histogram); the interval lines
@@ -378,19 +379,19 @@ func parseSysbenchInterval(line string, warm int) (iv Interval, ok bool) {
 // o.Percentile is 95 or 99 (sysbench prints one percentile). sysbench does not
 // print per-thread counts or ignored errors by code: ThreadEvents, ThreadTime
 // and IgnoredByCode stay empty. An output without a final report is an error.
-func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
+func ParseReport(out []byte, o bench.Options) (*bench.Result, error) {
 	var (
 		fields  map[string]float64 // the last report's fields
 		rates   map[string]float64
 		current map[string]float64
 		curRate map[string]float64
-		ivs     []Interval
+		ivs     []bench.Interval
 	)
 	warm := int(o.Warmup / time.Second)
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
-		if iv, ok := parseSysbenchInterval(line, warm); ok {
+		if iv, ok := parseInterval(line, warm); ok {
 			// Under load sysbench can print a second twice; keep the first.
 			if len(ivs) == 0 || iv.At > ivs[len(ivs)-1].At {
 				ivs = append(ivs, iv)
@@ -435,7 +436,7 @@ func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
 	if m := sbVersion.FindSubmatch(out); m != nil {
 		driver += " " + string(m[1])
 	}
-	r := &Result{
+	r := &bench.Result{
 		Driver: driver,
 		Events: int64(fields["transactions"]),
 		Reads:  int64(fields["read"]), Writes: int64(fields["write"]), Other: int64(fields["other"]),
@@ -459,10 +460,10 @@ func ParseSysbenchReport(out []byte, o Options) (*Result, error) {
 	return r, nil
 }
 
-// SysbenchVersion returns "sysbench" and the version of the binary at path
+// Version returns "sysbench" and the version of the binary at path
 // ("sysbench" from PATH when empty), as Result.Driver names it: "sysbench 1.0.20".
 // Errors wrap ErrNoSysbench.
-func SysbenchVersion(ctx context.Context, path string) (string, error) {
+func Version(ctx context.Context, path string) (string, error) {
 	if path == "" {
 		path = "sysbench"
 	}
