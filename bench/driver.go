@@ -55,6 +55,11 @@ type Workload interface {
 // p95, p99 and the server's CPU time per transaction.
 var StandardMetrics = []string{"tps", "qps", "p95", "p99", "cpu-per-txn"}
 
+// QueryMetrics are StandardMetrics with qps first: the metrics of a workload
+// whose events are not transactions (no BEGIN or COMMIT), where a query is
+// the unit of work.
+var QueryMetrics = []string{"qps", "tps", "p95", "p99", "cpu-per-txn"}
+
 // OLTP is one of sysbench's OLTP workloads (Options.Workload, one of
 // Workloads()) as a Workload run by the built-in engine. (sysbench.OLTP runs
 // the same workload by real sysbench 1.0's own scripts.)

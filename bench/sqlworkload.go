@@ -452,5 +452,13 @@ func (s *session) runNamed(ctx context.Context, i int, name string, st sqlStmt, 
 	return nil
 }
 
-// Metrics are StandardMetrics.
-func (w *SQLWorkload) Metrics() []string { return StandardMetrics }
+// Metrics are StandardMetrics, or QueryMetrics when every transaction of
+// the file is autocommit (its events are not transactions).
+func (w *SQLWorkload) Metrics() []string {
+	for _, t := range w.file.txns {
+		if !t.autocommit {
+			return StandardMetrics
+		}
+	}
+	return QueryMetrics
+}

@@ -177,3 +177,19 @@ transaction next weight 1 autocommit
 		t.Errorf("a failing statement: %v", err)
 	}
 }
+
+// TestSQLWorkloadMetrics: a file whose transactions are all autocommit
+// (join.sql, simple-handler.sql) is judged by qps first; one with a
+// BEGIN ... COMMIT transaction (linkbench.sql's add_link) by tps first.
+func TestSQLWorkloadMetrics(t *testing.T) {
+	o := bench.DefaultOptions()
+	for file, want := range map[string]string{"join.sql": "qps", "simple-handler.sql": "qps", "linkbench.sql": "tps"} {
+		w, err := bench.NewSQLWorkload(example(file), o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Metrics(); got[0] != want || len(got) != len(bench.StandardMetrics) {
+			t.Errorf("%s: metrics %v, want %s first", file, got, want)
+		}
+	}
+}

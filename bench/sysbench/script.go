@@ -47,6 +47,10 @@ type Script struct {
 	Files []string
 	// Digest is the hex SHA-256 of Files' names and contents.
 	Digest string
+	// Transactions says whether the files send BEGIN, START TRANSACTION or
+	// COMMIT (a string literal that starts with one): tps is the headline
+	// then, and qps otherwise (Metrics).
+	Transactions bool
 
 	fileDigests map[string]string // each of Files: the first 12 hex digits of its SHA-256
 }
@@ -115,6 +119,7 @@ func NewScript(ctx context.Context, name string, args []string, o bench.Options,
 		}
 		sum := sha256.Sum256(b)
 		s.fileDigests[f] = hex.EncodeToString(sum[:6])
+		s.Transactions = s.Transactions || trxStatement.Match(b)
 	}
 	if s.Version, err = Version(ctx, sb.Path); err != nil {
 		return nil, err
@@ -455,5 +460,15 @@ func (s *Script) DataKey() string {
 // ClientInProcess is false: sysbench is another process.
 func (s *Script) ClientInProcess() bool { return false }
 
-// Metrics are StandardMetrics.
-func (w *Script) Metrics() []string { return bench.StandardMetrics }
+// trxStatement finds a Lua string literal that starts a transaction
+// statement: "BEGIN", 'COMMIT', [[START TRANSACTION ...]], in any case.
+var trxStatement = regexp.MustCompile(`(?i)(["']|\[\[)\s*(begin|commit|start\s+transaction)\b`)
+
+// Metrics are bench.StandardMetrics (tps first) for a script that sends
+// transactions, bench.QueryMetrics (qps first) for one that does not.
+func (s *Script) Metrics() []string {
+	if s.Transactions {
+		return bench.StandardMetrics
+	}
+	return bench.QueryMetrics
+}

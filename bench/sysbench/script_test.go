@@ -167,3 +167,39 @@ func TestScriptFailures(t *testing.T) {
 		t.Error("an edit of a dofile'd file left the identity as it was")
 	}
 }
+
+// TestScriptMetrics: a script that sends no transaction statement
+// (join.lua: one SELECT per event) is judged by qps first; the same script
+// with BEGIN and COMMIT around its query by tps first.
+func TestScriptMetrics(t *testing.T) {
+	testenv.Require(t, testenv.Sysbench)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := copyLua(t)
+	o := bench.DefaultOptions()
+	s, err := sysbench.NewScript(ctx, filepath.Join(dir, "join.lua"), nil, o, sysbench.Binary{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Metrics(); s.Transactions || got[0] != "qps" {
+		t.Errorf("join.lua: transactions %v, metrics %v; want none, qps first", s.Transactions, got)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "join.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trx := strings.Replace(string(src), "function event()", "function event()\n   con:query(\"BEGIN\")", 1)
+	if trx == string(src) {
+		t.Fatal("join.lua has no event function to edit")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "join_trx.lua"), []byte(trx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sysbench.NewScript(ctx, filepath.Join(dir, "join_trx.lua"), nil, o, sysbench.Binary{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Metrics(); !s.Transactions || got[0] != "tps" {
+		t.Errorf("join_trx.lua: transactions %v, metrics %v; want tps first", s.Transactions, got)
+	}
+}

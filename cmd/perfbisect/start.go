@@ -42,7 +42,7 @@ func measurementFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "run limit per decision; still undecided then: the commit is skipped (start with --search bayes: the endpoints' limit per side, 100 unless set)"},
 		&cli.StringFlag{Name: "threshold", Value: "5", Usage: "smallest relative change that counts, in percent (5 or 5%)"},
 		&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "probability that the whole answer is right (0.95 or 95%); split over the session's decisions (start with --search bayes: 0.99 unless set)"},
-		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine); for tpcc also tpmc (its default: New-Orders per minute) and cpu-per-new-order"},
+		&cli.StringFlag{Name: "metric", Value: "tps", Usage: "what a run is judged by: tps, qps, p95 or p99 (event latency, lower is better), or cpu-per-txn (server CPU time per transaction: steadier on a noisy machine); for tpcc also tpmc (its default: New-Orders per minute) and cpu-per-new-order; default: the workload's headline (qps for a script or SQL file without transactions)"},
 		&cli.StringFlag{Name: "find", Value: "regression", Usage: "regression (bad is slower than good) or improvement (new is faster than old; say --old/--new)"},
 	}
 	flags = append(flags, buildFlags()...)
