@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -59,14 +60,21 @@ func OpenRepo(dir string) (*git.Repository, error) {
 	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
 	// resident for the whole build that followed.
 	if fs, ok := r.Storer.(*filesystem.Storage); ok {
+		// AlternatesFS: a clone that borrows objects (git clone --shared
+		// or --reference) names the lender's objects by absolute path,
+		// which go-git resolves from the root, not inside the git
+		// directory.
 		st := filesystem.NewStorageWithOptions(fs.Filesystem(), cache.NewObjectLRU(objectCacheSize),
-			filesystem.Options{LargeObjectThreshold: largeObject})
+			filesystem.Options{LargeObjectThreshold: largeObject, AlternatesFS: osfs.New("/")})
 		var wt billy.Filesystem
 		if w, err := r.Worktree(); err == nil {
 			wt = w.Filesystem
 		}
 		var storer storage.Storer = st
-		if gitDirOf(r) != "" && packedObjects(fs.Filesystem().Root()) >= CatFileObjects {
+		// git reads the objects of a large history, and those of a clone
+		// that borrows them (git's own rules for alternates: relative
+		// paths, chains), exactly as git itself would.
+		if dir := fs.Filesystem().Root(); gitDirOf(r) != "" && (packedObjects(dir) >= CatFileObjects || borrowsObjects(dir)) {
 			storer = newCatFileStorage(st, fs.Filesystem().Root())
 		}
 		if bounded, err := git.Open(storer, wt); err == nil {
@@ -74,6 +82,14 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		}
 	}
 	return r, nil
+}
+
+// borrowsObjects reports whether the git directory dir reads objects of
+// other repositories (objects/info/alternates: git clone --shared,
+// --reference).
+func borrowsObjects(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "objects", "info", "alternates"))
+	return err == nil && fi.Size() > 0
 }
 
 // looksLikeServerTree reports whether dir holds a MySQL-family server's

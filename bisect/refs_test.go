@@ -2,10 +2,13 @@ package bisect
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // taggedRepo makes a linear history with one commit per tag (in order) plus a
@@ -212,6 +215,58 @@ func TestResolveInLinkedWorktree(t *testing.T) {
 		got, err := resolveIn(t, wt, ref)
 		if err != nil || got != want {
 			t.Errorf("%s in a linked worktree: %s, %v; want %s", ref, got, err, want)
+		}
+	}
+}
+
+// A clone that borrows its objects (git clone --shared, --reference: the
+// usual way to keep several clones of a large server history) reads them
+// from the lender as git does: refs resolve, and commits, trees and files
+// read; through git (cat-file) and, without git on PATH, through go-git.
+func TestOpenRepoBorrowedObjects(t *testing.T) {
+	p, at := taggedRepo(t, "mariadb-10.0.22")
+	if err := os.WriteFile(filepath.Join(p.dir, "VERSION"), []byte("MYSQL_VERSION_MAJOR=10\nMYSQL_VERSION_MINOR=0\nMYSQL_VERSION_PATCH=23\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.git("add", "VERSION")
+	at["mariadb-10.0.23"] = p.commit("release 10.0.23")
+	p.git("tag", "mariadb-10.0.23")
+	p.git("gc", "-q")
+	for _, how := range [][]string{{"--shared"}, {"--reference", p.dir}} {
+		clone := filepath.Join(t.TempDir(), "clone")
+		runGit(t, "", nil, nil, append(append([]string{"clone", "-q"}, how...), p.dir, clone)...)
+		if b, err := os.ReadFile(filepath.Join(clone, ".git", "objects", "info", "alternates")); err != nil || !strings.Contains(string(b), p.dir) {
+			t.Fatalf("git clone %s: no alternates naming the lender (%v)", how[0], err)
+		}
+		for _, withGit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/git=%v", how[0], withGit), func(t *testing.T) {
+				if !withGit {
+					t.Setenv("PATH", t.TempDir())
+				}
+				r, err := OpenRepo(clone)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := Resolve(r, "10.0.23")
+				if err != nil || h != at["mariadb-10.0.23"] {
+					t.Fatalf("Resolve 10.0.23 in the clone: %s, %v; want %s", h, err, at["mariadb-10.0.23"])
+				}
+				c, err := r.CommitObject(plumbing.NewHash(h))
+				if err != nil {
+					t.Fatalf("read commit %.10s: %v", h, err)
+				}
+				tree, err := c.Tree()
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := tree.File("VERSION")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s, err := f.Contents(); err != nil || !strings.Contains(s, "PATCH=23") {
+					t.Errorf("VERSION in the clone: %q, %v", s, err)
+				}
+			})
 		}
 	}
 }
