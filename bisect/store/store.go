@@ -204,15 +204,17 @@ func OpenReadOnly(stateDir string) (*Store, error) {
 // search weighs builds by it, so a resumed session must see it again);
 // version 3 adds events.mark, the verdict of a mark given by hand;
 // version 4 adds builds.cached, an install found in the build cache (a
-// resumed session's endpoints, say), not built.
-const SchemaVersion = 4
+// resumed session's endpoints, say), not built; version 5 adds
+// sessions.workload, what the session's runs measure in one line (Describe).
+const SchemaVersion = 5
 
 // migrations[v] takes a store of version v to v+1; migrations[0] creates
 // version 1 (on an empty file, or over the unversioned tables of version 1).
 var migrations = []string{schema,
 	`ALTER TABLE events ADD COLUMN took_ns INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE events ADD COLUMN mark TEXT NOT NULL DEFAULT ''`,
-	`ALTER TABLE builds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0`}
+	`ALTER TABLE builds ADD COLUMN cached INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE sessions ADD COLUMN workload TEXT NOT NULL DEFAULT ''`}
 
 // migrate brings the store at path to SchemaVersion in one transaction, or
 // refuses a store a newer perfbisect wrote. The version is read again inside
@@ -283,6 +285,9 @@ type Session struct {
 	Updated time.Time
 	Outcome string          // found, ambiguous, no-regression, error ... once ended
 	Result  json.RawMessage // the final report document, once ended
+	// Workload is what the session's runs measure, in one line
+	// (bench.Workload's Summary; Describe), "" when not said.
+	Workload string
 }
 
 // CommandLine is the session's command line as a shell takes it:
@@ -319,12 +324,22 @@ func (s *Store) Begin(kind Kind, args []string, dir, good, bad string, id Identi
 	return s.Session(n)
 }
 
-const sessionCols = `id, kind, state, key, args, dir, good, bad, config, created, updated, outcome, result`
+// Describe records what session id's runs measure, in one line (a
+// workload's Summary), for the documents made from the store alone (a
+// perfbisect run session's, at its end).
+func (s *Store) Describe(id int64, workload string) error {
+	if _, err := s.db.Exec(`UPDATE sessions SET workload = ? WHERE id = ?`, workload, id); err != nil {
+		return fmt.Errorf("store %s: session %d: %w", s.path, id, err)
+	}
+	return nil
+}
+
+const sessionCols = `id, kind, state, key, args, dir, good, bad, config, created, updated, outcome, result, workload`
 
 func scanSession(row interface{ Scan(...any) error }) (*Session, error) {
 	var x Session
 	var args, config, created, updated, result string
-	if err := row.Scan(&x.ID, &x.Kind, &x.State, &x.Key, &args, &x.Dir, &x.Good, &x.Bad, &config, &created, &updated, &x.Outcome, &result); err != nil {
+	if err := row.Scan(&x.ID, &x.Kind, &x.State, &x.Key, &args, &x.Dir, &x.Good, &x.Bad, &config, &created, &updated, &x.Outcome, &result, &x.Workload); err != nil {
 		return nil, err
 	}
 	_ = json.Unmarshal([]byte(args), &x.Args)

@@ -427,7 +427,7 @@ func TestSchemaVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		for _, col := range []string{"events DROP COLUMN took_ns", "events DROP COLUMN mark", "builds DROP COLUMN cached"} {
+		for _, col := range []string{"events DROP COLUMN took_ns", "events DROP COLUMN mark", "builds DROP COLUMN cached", "sessions DROP COLUMN workload"} {
 			if _, err := db.Exec("ALTER TABLE " + col); err != nil {
 				t.Fatal(err)
 			}
@@ -462,6 +462,16 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	if bs, err := st.Builds(a.ID); err != nil || len(bs) != 2 || bs[0].Cached || bs[0].Seconds != 600 || !bs[1].Cached {
 		t.Errorf("builds after migrating: %+v, %v", bs, err)
+	}
+	// Version 5 says what a session's runs measure.
+	if x, err := st.Session(a.ID); err != nil || x.Workload != "" {
+		t.Errorf("a migrated session's workload: %q, %v; want none said", x.Workload, err)
+	}
+	if err := st.Describe(a.ID, "join.lua, 2 threads, run by sysbench"); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := st.Session(a.ID); err != nil || x.Workload != "join.lua, 2 threads, run by sysbench" {
+		t.Errorf("workload after Describe: %q, %v", x.Workload, err)
 	}
 	st.Close()
 	if v := version(); v != SchemaVersion {

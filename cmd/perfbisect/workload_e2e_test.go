@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,6 +47,34 @@ func copyDir(t *testing.T, src string) string {
 		}
 	}
 	return dst
+}
+
+// gitBisectRun runs git bisect run with perfbisect run and flags (the
+// workload's) in repo over state, from good to bad; it checks that git
+// ends at the culprit and that the run session's markdown report names the
+// workload (want), then resets git's bisection.
+func gitBisectRun(t *testing.T, repo, state, culprit, want string, flags ...string) {
+	t.Helper()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, tail(string(out), 30))
+		}
+		return string(out)
+	}
+	git("bisect", "start", "bad", "good")
+	defer git("bisect", "reset")
+	out := git(append([]string{"bisect", "run", binary, "run", "--state-dir", state}, flags...)...)
+	if !strings.Contains(out, culprit+" is the first bad commit") {
+		t.Errorf("git bisect run (%s) did not end at the culprit %s:\n%s", want, culprit, tail(out, 30))
+	}
+	md := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--format", "markdown")
+	if md.code != exitOK || !strings.Contains(md.stdout, want) || !strings.Contains(md.stdout, "perfbisect run") {
+		t.Errorf("report of the perfbisect run session: exit %d, want the run session with its workload %q named\n%s", md.code, want, tail(md.stdout, 30))
+	}
 }
 
 // TestBisectWithALuaScript: a sysbench Lua script of two files (join.lua
@@ -127,6 +156,14 @@ func TestBisectWithALuaScript(t *testing.T) {
 	if md.code != exitOK || !strings.Contains(md.stdout, "join.lua") || !strings.Contains(md.stdout, culprit[:10]) {
 		t.Errorf("report --format markdown: exit %d, want the script and the culprit named\n%s", md.code, md.stdout)
 	}
+	page := filepath.Join(t.TempDir(), "lua.html")
+	if h := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--html", page); h.code != exitOK {
+		t.Errorf("report --html: exit %d", h.code)
+	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload join.lua") || !strings.Contains(string(b), "metric qps") {
+		t.Errorf("the HTML page does not name the script and its metric, qps (%v)", err)
+	}
+	// git bisect run with the script: the same builds and prepared data.
+	gitBisectRun(t, repo, state, culprit, "join.lua", args[11:]...)
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}
@@ -203,6 +240,13 @@ func TestBisectWithASQLWorkloadFile(t *testing.T) {
 	if rep.code != exitOK || !strings.Contains(rep.stdout, "join.sql") {
 		t.Errorf("report --format json: exit %d, the file not named", rep.code)
 	}
+	page := filepath.Join(t.TempDir(), "sql.html")
+	if h := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--html", page); h.code != exitOK {
+		t.Errorf("report --html: exit %d", h.code)
+	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload join.sql") {
+		t.Errorf("the HTML page does not name the SQL workload file (%v)", err)
+	}
+	gitBisectRun(t, repo, state, culprit, "join.sql", append([]string{"--workload", file, "--table-size", "2000", "--workload-options", "--span=100"}, common[6:]...)...)
 
 	out = filepath.Join(t.TempDir(), "oltp.json")
 	r = perfbisect(t, nil, append([]string{"start", "--state-dir", t.TempDir(), "--json", out,
@@ -264,6 +308,7 @@ func TestBisectWithTPCC(t *testing.T) {
 	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload tpcc, 1 warehouse(s)") || !strings.Contains(string(b), "metric tpmc") {
 		t.Errorf("the HTML page does not name the workload tpcc and the metric tpmc (%v)", err)
 	}
+	gitBisectRun(t, repo, state, culprit, "tpcc", "--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet")
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}

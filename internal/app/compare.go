@@ -115,7 +115,7 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.Repo, base), HeadSubject: bisect.Subject(su.Repo, head),
 		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Workload.Threads(),
 		Workload: su.Workload.Summary()}
-	sess, err := st.Begin(store.KindCompare, args, dir, base, head, identity)
+	sess, err := su.Begin(store.KindCompare, args, dir, base, head, identity)
 	if err != nil {
 		doc.Result, doc.Error = report.CompareError, err.Error()
 		return doc, 0, Failure, err

@@ -216,6 +216,6 @@ func RunDocument(st *store.Store, sess *store.Session, repo *git.Repository, Fir
 		metric = string(session.TPS)
 	}
 	doc := report.NewDocument(res, session.Metric(metric), func(h string) string { return bisect.Subject(repo, h) })
-	doc.Good, doc.Bad = sess.Good, sess.Bad
+	doc.Good, doc.Bad, doc.Workload = sess.Good, sess.Bad, sess.Workload
 	return doc, nil
 }

@@ -167,7 +167,7 @@ func runSessionOf(su *Setup, cfg *session.Config, good, bad string, args []strin
 				cfg.Decided++ // a test was made: it spent its share of the error
 			}
 		}
-	} else if sess, err = st.Begin(store.KindRun, args, su.RepoRoot, good, bad, identity); err != nil {
+	} else if sess, err = su.Begin(store.KindRun, args, su.RepoRoot, good, bad, identity); err != nil {
 		return ps, err
 	}
 	ps.sess = sess

@@ -105,7 +105,7 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 	identity := su.Identity(from, to, map[string]string{"command": "scan", "repo": su.RepoRoot,
 		"every": fmt.Sprint(req.Every), "merges": fmt.Sprint(req.Merges), "runs": fmt.Sprint(req.Runs)})
 	dir, _ := os.Getwd()
-	sess, err := su.Store.Begin(store.KindScan, req.Args, dir, from, to, identity)
+	sess, err := su.Begin(store.KindScan, req.Args, dir, from, to, identity)
 	if err != nil {
 		return nil, 0, With(Failure, err)
 	}

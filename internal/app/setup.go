@@ -155,6 +155,21 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 	return func() int { return n }
 }
 
+// Begin records a new running session of kind in the store (store.Begin)
+// and what its runs measure, the workload's Summary (store.Describe), for
+// documents made later from the store alone.
+func (s *Setup) Begin(kind store.Kind, args []string, dir, good, bad string, id store.Identity) (*store.Session, error) {
+	sess, err := s.Store.Begin(kind, args, dir, good, bad, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.Describe(sess.ID, s.Workload.Summary()); err != nil {
+		return nil, err
+	}
+	sess.Workload = s.Workload.Summary()
+	return sess, nil
+}
+
 // Identity lists everything that shapes a session's answer, by name: the
 // endpoints, the decision policy, the workload, the build recipe and the
 // option file's content, plus extra. Two sessions with equal identities may

@@ -164,7 +164,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	}
 	if sess == nil {
 		dir, _ := os.Getwd()
-		if sess, err = st.Begin(store.KindStart, req.Args, dir, good, bad, identity); err != nil {
+		if sess, err = su.Begin(store.KindStart, req.Args, dir, good, bad, identity); err != nil {
 			return With(Failure, err)
 		}
 	}
