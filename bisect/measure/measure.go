@@ -39,7 +39,7 @@ import (
 type Config struct {
 	Builder    *build.Builder
 	StateDir   string // datadir snapshots and run directories go here
-	OptionFile string // the user's my.cnf ("" for none)
+	OptionFile serverctl.OptionFile // the user's my.cnf (zero: none)
 	// Workload is what every run measures: it prepares the datadir
 	// snapshot (its tables in database sbtest) and runs each window.
 	Workload bench.Workload
@@ -563,7 +563,7 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 		return err
 	}
 	_ = os.RemoveAll(snap)
-	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir,
+	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile.Path, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir,
 		StartTimeout: m.cfg.StartTimeout}
 	// The bootstrap and the load are heavy work: not during another
 	// perfbisect's measured window.
@@ -692,11 +692,11 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl
 	// "datadir 2": datadirs carry serverctl.DatadirMark; older snapshots
 	// (without it) are not reused.
 	fmt.Fprintf(h, "datadir 2\x00%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
-	if m.cfg.OptionFile != "" {
+	if !m.cfg.OptionFile.IsZero() {
 		if err := os.MkdirAll(m.cfg.StateDir, 0o700); err != nil {
 			return "", err
 		}
-		args, err := serverctl.UserOptions(ctx, in, m.cfg.OptionFile, m.cfg.StateDir)
+		args, err := serverctl.UserOptions(ctx, in, m.cfg.OptionFile.Path, m.cfg.StateDir)
 		if err != nil {
 			return "", err
 		}
@@ -776,7 +776,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bisect.Run{}, err
 	}
-	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
+	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile.Path, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
 		CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
 	if m.cfg.FreshDatadir {
 		if err := serverctl.Initialize(ctx, o); err != nil {
@@ -813,7 +813,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if len(overridden) > 0 && !m.overrideNoted {
 		m.overrideNoted = true
 		m.logf("note: perfbisect replaces %d setting(s) of %s (private files, socket and port, loopback only):\n  %s",
-			len(overridden), m.cfg.OptionFile, strings.Join(overridden, "\n  "))
+			len(overridden), m.cfg.OptionFile.Path, strings.Join(overridden, "\n  "))
 	}
 	var cpu0, cpu1 time.Duration
 	var cpuErr error

@@ -176,26 +176,19 @@ func usageError(format string, args ...any) error {
 }
 
 // optionFile checks the option file f and reads it as the server will,
-// before anything is built: a syntax error stops here with its line; what
-// the server would skip silently is said on log. Its settings are checked
-// once the revisions are known (Setup.CheckSettings). It returns the file's
-// absolute path, "" for none.
-func optionFile(f string, log io.Writer) (string, error) {
-	if f == "" {
-		return "", nil
-	}
-	if err := serverctl.CheckOptionFile(f); err != nil {
-		return "", With(Usage, err)
-	}
-	abs, _ := filepath.Abs(f)
-	set, err := serverctl.ReadUserOptionFile(abs, nil)
+// once, before anything is built: a syntax error stops here with its line;
+// what the server would skip silently is said on log. Its settings are
+// checked once the revisions are known (Setup.CheckSettings). "" gives the
+// zero OptionFile.
+func optionFile(f string, log io.Writer) (serverctl.OptionFile, error) {
+	of, err := serverctl.LoadOptionFile(f)
 	if err != nil {
-		return "", usageError("{my-cnf}: %w", err)
+		return of, usageError("{my-cnf}: %w", err)
 	}
-	for _, w := range set.Warnings {
+	for _, w := range of.Warnings {
 		fmt.Fprintf(log, "perfbisect: note: %s: %s\n", usage.Flag("my-cnf"), w)
 	}
-	return abs, nil
+	return of, nil
 }
 
 // MinWindow is the shortest measured window (--time) a run may have: over

@@ -39,8 +39,8 @@ type Live interface {
 type Setup struct {
 	Repo     *git.Repository
 	RepoRoot string // the work tree's root (or the path of a bare repository)
-	// OptionFile is the user's option file (absolute), "" for none.
-	OptionFile string
+	// OptionFile is the user's option file, read once (zero: none).
+	OptionFile serverctl.OptionFile
 	// Workload is what every run measures (an OLTP workload or a sysbench
 	// script), built once from the settings.
 	Workload               bench.Workload
@@ -184,7 +184,7 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 		"metric":      string(s.Policy.Metric),
 		"find":        map[bool]string{false: "regression", true: "improvement"}[s.Policy.Improvement],
 		"recipe":      s.Build.Recipe.Hash(),
-		"my-cnf":      s.OptionFile,
+		"my-cnf":      s.OptionFile.Path,
 	}
 	// The workload as one value (for matching runs of earlier sessions) and
 	// field by field (so that a refusal names the flag that changed).
@@ -199,13 +199,9 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	if !s.ClientCPUs.IsZero() {
 		id["client-cpus"] = s.ClientCPUs.String()
 	}
-	if s.OptionFile != "" {
+	if !s.OptionFile.IsZero() {
 		// The file and every file it includes: what the server will read.
-		d, err := serverctl.OptionFileDigest(s.OptionFile)
-		if err != nil {
-			d = "unreadable: " + err.Error()
-		}
-		id["my-cnf content"] = d[:min(16, len(d))]
+		id["my-cnf content"] = s.OptionFile.ShortDigest()
 	}
 	for k, v := range extra {
 		id[k] = v
@@ -247,7 +243,7 @@ func SessionError(err error, interrupted bool, stateDir, repoRoot string) error 
 // trees spread over it are read (a series changes its version file rarely).
 // Nothing without an option file.
 func (s *Setup) CheckSettings(commits ...string) error {
-	if s.OptionFile == "" {
+	if s.OptionFile.IsZero() {
 		return nil
 	}
 	if maxTrees := 300; len(commits) > maxTrees {
@@ -275,7 +271,7 @@ func (s *Setup) CheckSettings(commits ...string) error {
 			}
 		}
 	}
-	set, err := serverctl.ReadUserOptionFile(s.OptionFile, groups)
+	set, err := s.OptionFile.Groups(groups)
 	if err == nil {
 		err = serverctl.CheckSettings(set)
 	}

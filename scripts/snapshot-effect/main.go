@@ -34,6 +34,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -80,11 +81,15 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 	} else {
 		defer os.RemoveAll(root)
 	}
+	of, err := serverctl.LoadOptionFile(cnf)
+	if err != nil {
+		return fmt.Errorf("-my-cnf: %w", err)
+	}
 	builder := &build.Builder{Repo: repo, StateDir: filepath.Join(root, "build"), Log: os.Stderr}
 	ms := make([]*measure.Measurer, k)
 	for i := range ms {
 		ms[i] = measure.New(measure.Config{Builder: builder, StateDir: filepath.Join(root, fmt.Sprintf("snapshot-%d", i+1)),
-			OptionFile: cnf, Workload: bench.OLTP{Options: inv.Options}, Log: os.Stderr})
+			OptionFile: of, Workload: bench.OLTP{Options: inv.Options}, Log: os.Stderr})
 		if err := ms[i].Prepare(ctx, c); err != nil {
 			return fmt.Errorf("prepare snapshot %d: %w", i+1, err)
 		}
