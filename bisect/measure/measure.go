@@ -40,6 +40,10 @@ type Config struct {
 	Builder    *build.Builder
 	StateDir   string // datadir snapshots and run directories go here
 	OptionFile serverctl.OptionFile // the user's my.cnf (zero: none)
+	// Sides says what a subject stands for when it is more than a revision
+	// of Builder's tree under OptionFile (perfbisect compare's sides), by
+	// the subject's key; a key not in it is such a revision.
+	Sides map[string]Side
 	// Workload is what every run measures: it prepares the datadir
 	// snapshot (its tables in database sbtest) and runs each window.
 	Workload bench.Workload
@@ -80,6 +84,28 @@ type Config struct {
 	// snapshot-cache-size) as the caller's user knows it in reasons and
 	// notes: the command line gives usage.Flag. Nil: the name as it is.
 	Setting func(name string) string
+}
+
+// A Side is what one subject of a session stands for: a revision of a tree
+// (Commit, built by Builder) or a server installed outside the state
+// directory (Basedir: nothing is built), with its option file.
+type Side struct {
+	Commit     string               // the revision; "" for an installed server
+	Builder    *build.Builder       // its tree's (nil: Config.Builder)
+	Basedir    string               // an installed server's base directory (/usr)
+	OptionFile serverctl.OptionFile // the side's (zero: none)
+}
+
+// side is what the subject key stands for (Config.Sides).
+func (m *Measurer) side(key string) Side {
+	s, ok := m.cfg.Sides[key]
+	if !ok {
+		return Side{Commit: key, Builder: m.cfg.Builder, OptionFile: m.cfg.OptionFile}
+	}
+	if s.Builder == nil && s.Basedir == "" {
+		s.Builder = m.cfg.Builder
+	}
+	return s
 }
 
 // setting is name as the caller spells it (Config.Setting).
@@ -123,6 +149,7 @@ type Measurer struct {
 }
 
 type revision struct {
+	side     Side
 	install  *serverctl.Install
 	snapshot string // prepared datadir, never started again
 }
@@ -140,6 +167,15 @@ func New(cfg Config) *Measurer {
 		}
 	}
 	return &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}}
+}
+
+// Server returns the server the subject key was prepared with (its build,
+// or the installed server of its side), or nil when it has not been.
+func (m *Measurer) Server(key string) *serverctl.Install {
+	if r := m.revs[key]; r != nil {
+		return r.install
+	}
+	return nil
 }
 
 // Tidy frees the disk space of earlier sessions' interrupted or failed runs: it
@@ -447,52 +483,22 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if r := m.revs[commit]; r != nil {
 		return r, nil
 	}
-	began := time.Now()
-	rec := BuildRecord{Commit: commit, Recipe: m.cfg.Builder.Recipe.Hash(), Cached: m.cfg.Builder.Cached(commit)}
-	report := func(err error) {
-		if m.cfg.OnBuild == nil || ctx.Err() != nil {
-			return
-		}
-		rec.Duration = time.Since(began)
-		if err != nil {
-			rec.Error = err.Error()
-		}
-		m.cfg.OnBuild(rec)
-	}
-	prefix, err := m.cfg.Builder.Build(ctx, commit)
+	side := m.side(commit)
+	in, err := m.install(ctx, commit, side)
 	if err != nil {
-		report(err)
-		var be *build.BuildError
-		if errors.As(err, &be) && !be.Machine {
-			reason := "build failed"
-			if be.TimedOut {
-				reason = "build timed out"
-			}
-			return nil, &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
-		}
 		return nil, err
 	}
-	in, err := serverctl.FindInstall(ctx, prefix)
-	if err != nil {
-		report(err)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
-	}
-	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
-	report(nil)
 	if m.cfg.FreshDatadir {
-		rev := &revision{install: in}
+		rev := &revision{side: side, install: in}
 		m.revs[commit] = rev
 		return rev, nil
 	}
-	key, err := m.snapshotKey(ctx, commit, in)
+	key, err := m.snapshotKey(ctx, commit, side, in)
 	if err != nil {
 		return nil, err
 	}
 	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
-	rev := &revision{install: in, snapshot: filepath.Join(snap, "data")}
+	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data")}
 	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(snap, "complete"), now, now) // last used, for eviction
@@ -523,6 +529,58 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	m.revs[commit] = rev
 	m.evictSnapshots()
 	return rev, nil
+}
+
+// install returns the server of side (subject commit): the installed one at
+// its Basedir, or its revision built (once; the build cache keeps it).
+// Errors: an *bisect.UntestableError for a revision that does not build or
+// whose build holds no usable server; an installed server that is not one
+// is the user's (bisect.ErrUsage); the machine's as they are.
+func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serverctl.Install, error) {
+	if side.Basedir != "" {
+		in, err := serverctl.FindInstall(ctx, side.Basedir)
+		if err != nil {
+			return nil, bisect.Usagef("installed server %s: %v", side.Basedir, err)
+		}
+		return in, nil
+	}
+	began := time.Now()
+	b := side.Builder
+	rec := BuildRecord{Commit: side.Commit, Recipe: b.Recipe.Hash(), Cached: b.Cached(side.Commit)}
+	report := func(err error) {
+		if m.cfg.OnBuild == nil || ctx.Err() != nil {
+			return
+		}
+		rec.Duration = time.Since(began)
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		m.cfg.OnBuild(rec)
+	}
+	prefix, err := b.Build(ctx, side.Commit)
+	if err != nil {
+		report(err)
+		var be *build.BuildError
+		if errors.As(err, &be) && !be.Machine {
+			reason := "build failed"
+			if be.TimedOut {
+				reason = "build timed out"
+			}
+			return nil, &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
+		}
+		return nil, err
+	}
+	in, err := serverctl.FindInstall(ctx, prefix)
+	if err != nil {
+		report(err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
+	}
+	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
+	report(nil)
+	return in, nil
 }
 
 // makeSnapshot initialises the datadir of rev (an install of commit) in snap,
@@ -563,7 +621,7 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 		return err
 	}
 	_ = os.RemoveAll(snap)
-	o := serverctl.Options{Install: in, OptionFile: m.cfg.OptionFile.Path, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir,
+	o := serverctl.Options{Install: in, OptionFile: rev.side.OptionFile.Path, RunDir: filepath.Join(snap, "prepare"), Datadir: rev.snapshot, Owner: m.cfg.StateDir,
 		StartTimeout: m.cfg.StartTimeout}
 	// The bootstrap and the load are heavy work: not during another
 	// perfbisect's measured window.
@@ -683,20 +741,29 @@ func (m *Measurer) evictSnapshots() {
 	}
 }
 
-// snapshotKey names a prepared datadir: the build (commit and recipe), the
-// server options the user's option file gives this server (includes resolved by
-// the server's own reader, so an edited included file is a new snapshot) and the
-// workload's data-shaping options.
-func (m *Measurer) snapshotKey(ctx context.Context, commit string, in *serverctl.Install) (string, error) {
+// snapshotKey names a prepared datadir: the server (a build: commit and
+// recipe; an installed server: its basedir and its binary's size and time),
+// the server options the side's option file gives this server (includes
+// resolved by the server's own reader, so an edited included file is a new
+// snapshot) and the workload's data-shaping options.
+func (m *Measurer) snapshotKey(ctx context.Context, commit string, side Side, in *serverctl.Install) (string, error) {
 	h := sha256.New()
 	// "datadir 2": datadirs carry serverctl.DatadirMark; older snapshots
 	// (without it) are not reused.
-	fmt.Fprintf(h, "datadir 2\x00%s\x00%s\x00", commit, m.cfg.Builder.Recipe.Hash())
-	if !m.cfg.OptionFile.IsZero() {
+	if side.Basedir != "" {
+		fi, err := os.Stat(in.Server)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "datadir 2\x00installed\x00%s\x00%d\x00%d\x00", in.Server, fi.Size(), fi.ModTime().UnixNano())
+	} else {
+		fmt.Fprintf(h, "datadir 2\x00%s\x00%s\x00", side.Commit, side.Builder.Recipe.Hash())
+	}
+	if !side.OptionFile.IsZero() {
 		if err := os.MkdirAll(m.cfg.StateDir, 0o700); err != nil {
 			return "", err
 		}
-		args, err := serverctl.UserOptions(ctx, in, m.cfg.OptionFile.Path, m.cfg.StateDir)
+		args, err := serverctl.UserOptions(ctx, in, side.OptionFile.Path, m.cfg.StateDir)
 		if err != nil {
 			return "", err
 		}
@@ -776,7 +843,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bisect.Run{}, err
 	}
-	o := serverctl.Options{Install: rev.install, OptionFile: m.cfg.OptionFile.Path, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
+	o := serverctl.Options{Install: rev.install, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
 		CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
 	if m.cfg.FreshDatadir {
 		if err := serverctl.Initialize(ctx, o); err != nil {
@@ -813,7 +880,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if len(overridden) > 0 && !m.overrideNoted {
 		m.overrideNoted = true
 		m.logf("note: perfbisect replaces %d setting(s) of %s (private files, socket and port, loopback only):\n  %s",
-			len(overridden), m.cfg.OptionFile.Path, strings.Join(overridden, "\n  "))
+			len(overridden), rev.side.OptionFile.Path, strings.Join(overridden, "\n  "))
 	}
 	var cpu0, cpu1 time.Duration
 	var cpuErr error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,8 +38,10 @@ type MetricRow struct {
 type CompareDoc struct {
 	Result      string       `json:"result"` // CompareRegression, CompareNoRegression, CompareInconclusive, CompareError
 	Error       string       `json:"error,omitempty"`
-	Base        string       `json:"base"` // full hashes
+	Base        string       `json:"base"` // full hashes, or a side's key (side-...)
 	Head        string       `json:"head"`
+	BaseSide    *SideDoc     `json:"base_side,omitempty"`
+	HeadSide    *SideDoc     `json:"head_side,omitempty"`
 	BaseSubject string       `json:"base_subject"`
 	HeadSubject string       `json:"head_subject"`
 	Metric      string       `json:"metric"`
@@ -52,6 +55,39 @@ type CompareDoc struct {
 	BaseRuns    []bisect.Run `json:"base_runs"`
 	HeadRuns    []bisect.Run `json:"head_runs"`
 	Finished    time.Time    `json:"finished"`
+}
+
+// SideDoc is one side of a comparison as it ran: as the user wrote it, what
+// it resolved to, the server binary and its version line, and the option
+// file it read ("" for none).
+type SideDoc struct {
+	Arg        string `json:"arg"`
+	What       string `json:"what"` // "0123456789 of /src/mysql-5.7", "installed MariaDB 10.11.6"
+	Server     string `json:"server,omitempty"`
+	Version    string `json:"version,omitempty"`
+	OptionFile string `json:"option_file"`
+}
+
+// line is the side in one line: what it is, its server and option file.
+func (s *SideDoc) line() string {
+	of := s.OptionFile
+	if of == "" {
+		of = "no option file"
+	}
+	srv := ""
+	if s.Server != "" {
+		srv = fmt.Sprintf("; server %s (%s)", s.Server, s.Version)
+	}
+	return fmt.Sprintf("%s%s; option file %s", s.What, srv, of)
+}
+
+// sideName is how lines name a side: its argument when it is more than a
+// revision (a side- key), else the revision's short hash.
+func sideName(key string, sd *SideDoc) string {
+	if sd != nil && strings.HasPrefix(key, "side-") {
+		return sd.Arg
+	}
+	return fmt.Sprintf("%.10s", key)
 }
 
 // CompareRows returns one row per metric of session.Metrics for the runs of
@@ -97,10 +133,13 @@ func WriteCompare(w io.Writer, format string, doc CompareDoc) error {
 }
 
 // WriteCompareSet renders the comparisons of several thread counts
-// (--thread-list): one document as WriteCompare; several as a summary table
-// (a row per thread count: the deciding metric's medians, change, p, result)
-// followed by each comparison in full (text, markdown), a JSON array, or one
-// JUnit test suite per thread count.
+// (--thread-list) or sides: one document as WriteCompare; several as a
+// summary table followed by each comparison in full (text, markdown), a
+// JSON array, or one JUnit test suite per comparison. The summary has a
+// row per thread count; with one head, the deciding metric's medians,
+// change, p and result; with several sides, a column per side (the base's
+// median, each other side's median and change against the base, like the
+// tables of bug reports).
 func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
 	if len(docs) == 1 {
 		return WriteCompare(w, format, docs[0])
@@ -123,29 +162,18 @@ func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
 		return fmt.Errorf("--format %q: want %s", format, strings.Join(CompareFormats, ", "))
 	}
 	md := format == "markdown"
-	if md {
-		fmt.Fprintf(w, "| threads | base median | head median | change [CI] | p | result |\n|---|---|---|---|---|---|\n")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if !md {
-		fmt.Fprintf(tw, "threads\tbase median\thead median\tchange [CI]\tp\tresult\n")
+	heads := headsOf(docs)
+	if len(heads) > 1 {
+		sidesTable(w, md, docs, heads)
+	} else {
+		threadsTable(w, md, docs)
 	}
 	for _, d := range docs {
-		b, h, ch, p := "-", "-", "-", "-"
-		for _, r := range d.Rows {
-			if r.Decides {
-				b, h, ch, p, _ = cells(r)
-			}
+		title := fmt.Sprintf("threads=%d", d.Threads)
+		if len(heads) > 1 {
+			title += fmt.Sprintf(", %s against %s", sideName(d.Head, d.HeadSide), sideName(d.Base, d.BaseSide))
 		}
-		if md {
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", d.Threads, b, h, ch, p, d.Result)
-		} else {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.Threads, b, h, ch, p, d.Result)
-		}
-	}
-	tw.Flush()
-	for _, d := range docs {
-		fmt.Fprintf(w, "\n%s threads=%d\n\n", map[bool]string{true: "####", false: "==="}[md], d.Threads)
+		fmt.Fprintf(w, "\n%s %s\n\n", map[bool]string{true: "####", false: "==="}[md], title)
 		if err := WriteCompare(w, format, d); err != nil {
 			return err
 		}
@@ -153,11 +181,104 @@ func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
 	return nil
 }
 
+// headsOf lists the heads of docs in their first order.
+func headsOf(docs []CompareDoc) []string {
+	var heads []string
+	for _, d := range docs {
+		if !slices.Contains(heads, d.Head) {
+			heads = append(heads, d.Head)
+		}
+	}
+	return heads
+}
+
+// decidingCells are the deciding metric's cells of d ("-" when it has none).
+func decidingCells(d CompareDoc) (base, head, change, p string) {
+	base, head, change, p = "-", "-", "-", "-"
+	for _, r := range d.Rows {
+		if r.Decides {
+			base, head, change, p, _ = cells(r)
+		}
+	}
+	return base, head, change, p
+}
+
+// table writes rows as a markdown table or aligned text.
+func table(w io.Writer, md bool, header []string, rows [][]string) {
+	if md {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// threadsTable is the summary of one head at several thread counts.
+func threadsTable(w io.Writer, md bool, docs []CompareDoc) {
+	var rows [][]string
+	for _, d := range docs {
+		b, h, ch, p := decidingCells(d)
+		rows = append(rows, []string{fmt.Sprint(d.Threads), b, h, ch, p, d.Result})
+	}
+	table(w, md, []string{"threads", "base median", "head median", "change [CI]", "p", "result"}, rows)
+}
+
+// sidesTable is the summary of several sides: a row per thread count, the
+// base's median, then each other side's median and change against the
+// base, marked with its result.
+func sidesTable(w io.Writer, md bool, docs []CompareDoc, heads []string) {
+	var threads []int
+	byCell := map[[2]string]CompareDoc{}
+	header := []string{"threads", "base " + sideName(docs[0].Base, docs[0].BaseSide)}
+	for _, h := range heads {
+		for _, d := range docs {
+			if d.Head == h {
+				header = append(header, sideName(h, d.HeadSide))
+				break
+			}
+		}
+	}
+	for _, d := range docs {
+		if !slices.Contains(threads, d.Threads) {
+			threads = append(threads, d.Threads)
+		}
+		byCell[[2]string{fmt.Sprint(d.Threads), d.Head}] = d
+	}
+	mark := map[string]string{CompareRegression: " REGRESSION", CompareInconclusive: " inconclusive", CompareError: " error"}
+	var rows [][]string
+	for _, n := range threads {
+		row := []string{fmt.Sprint(n), "-"}
+		for _, h := range heads {
+			d, ok := byCell[[2]string{fmt.Sprint(n), h}]
+			if !ok {
+				row = append(row, "-")
+				continue
+			}
+			b, hd, ch, _ := decidingCells(d)
+			if row[1] == "-" {
+				row[1] = b
+			}
+			row = append(row, fmt.Sprintf("%s (%s)%s", hd, ch, mark[d.Result]))
+		}
+		rows = append(rows, row)
+	}
+	table(w, md, header, rows)
+	fmt.Fprintf(w, "%s: median of the base, each side's median (its change against the base [interval]); the worst cell sets the exit code\n",
+		docs[0].Metric)
+}
+
 // verdictLine is the answer in one line.
 func verdictLine(doc CompareDoc) string {
 	switch doc.Result {
 	case CompareRegression:
-		return fmt.Sprintf("REGRESSION: %.10s is slower than %.10s by at least %.1f%% in %s: %s", doc.Head, doc.Base, 100*doc.Threshold, doc.Metric, doc.Why)
+		return fmt.Sprintf("REGRESSION: %s is slower than %s by at least %.1f%% in %s: %s", sideName(doc.Head, doc.HeadSide), sideName(doc.Base, doc.BaseSide), 100*doc.Threshold, doc.Metric, doc.Why)
 	case CompareNoRegression:
 		return fmt.Sprintf("no regression beyond %.1f%% in %s: %s", 100*doc.Threshold, doc.Metric, doc.Why)
 	case CompareInconclusive:
@@ -195,7 +316,15 @@ func num(x float64) string {
 }
 
 func compareText(w io.Writer, doc CompareDoc) error {
-	fmt.Fprintf(w, "base %.10s %s\nhead %.10s %s\n", doc.Base, doc.BaseSubject, doc.Head, doc.HeadSubject)
+	fmt.Fprintf(w, "base %s %s\nhead %s %s\n", sideName(doc.Base, doc.BaseSide), doc.BaseSubject, sideName(doc.Head, doc.HeadSide), doc.HeadSubject)
+	for _, sd := range []struct {
+		name string
+		doc  *SideDoc
+	}{{"base", doc.BaseSide}, {"head", doc.HeadSide}} {
+		if sd.doc != nil {
+			fmt.Fprintf(w, "  %s: %s\n", sd.name, sd.doc.line())
+		}
+	}
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "workload %s\n", doc.Workload)
 	}
@@ -256,7 +385,18 @@ func decisionConf(doc CompareDoc) float64 {
 func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	icon := map[string]string{CompareRegression: "🔴", CompareNoRegression: "🟢", CompareInconclusive: "🟡"}[doc.Result]
 	fmt.Fprintf(w, "### perfbisect compare: %s %s\n\n", icon, doc.Result)
-	fmt.Fprintf(w, "base `%.10s` %s → head `%.10s` %s\n\n", doc.Base, mdEscape(doc.BaseSubject), doc.Head, mdEscape(doc.HeadSubject))
+	fmt.Fprintf(w, "base `%s` %s → head `%s` %s\n\n", sideName(doc.Base, doc.BaseSide), mdEscape(doc.BaseSubject), sideName(doc.Head, doc.HeadSide), mdEscape(doc.HeadSubject))
+	for _, sd := range []struct {
+		name string
+		doc  *SideDoc
+	}{{"base", doc.BaseSide}, {"head", doc.HeadSide}} {
+		if sd.doc != nil {
+			fmt.Fprintf(w, "- %s: %s\n", sd.name, mdEscape(sd.doc.line()))
+		}
+	}
+	if doc.BaseSide != nil || doc.HeadSide != nil {
+		fmt.Fprintln(w)
+	}
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
 	}
@@ -318,7 +458,7 @@ func compareJUnit(w io.Writer, doc CompareDoc) error {
 
 // junitSuiteOf is the test suite of one comparison.
 func junitSuiteOf(doc CompareDoc) junitSuite {
-	s := junitSuite{Name: fmt.Sprintf("perfbisect compare %.10s..%.10s", doc.Base, doc.Head)}
+	s := junitSuite{Name: fmt.Sprintf("perfbisect compare %s..%s", sideName(doc.Base, doc.BaseSide), sideName(doc.Head, doc.HeadSide))}
 	if len(doc.Rows) == 0 {
 		doc.Rows = []MetricRow{{Metric: doc.Metric, Decides: true}}
 	}

@@ -156,3 +156,41 @@ func TestCompareWithNothingMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSetSides: several sides at two thread counts are one table, a
+// row per thread count and a column per side (the base's median, each
+// side's median and change, its result when not "no regression"); each
+// comparison follows in full, its sides named with their server and option
+// file, a side that is more than a revision by what the user wrote.
+func TestCompareSetSides(t *testing.T) {
+	var docs []CompareDoc
+	for _, n := range []int{1, 4} {
+		a, b := compareDoc(t, CompareRegression), compareDoc(t, CompareNoRegression)
+		a.Threads, b.Threads = n, n
+		b.Head = "side-0123456789abcdef"
+		side := &SideDoc{Arg: "/usr", What: "installed MariaDB 10.11.6", Server: "/usr/sbin/mariadbd", Version: "mariadbd  Ver 10.11.6", OptionFile: "/etc/big.cnf"}
+		a.BaseSide = &SideDoc{Arg: "good", What: "aaaaaaaaaa", Server: "/b/bin/mariadbd", Version: "v", OptionFile: "/etc/big.cnf"}
+		b.BaseSide, b.HeadSide = a.BaseSide, side
+		docs = append(docs, a, b)
+	}
+	var txt bytes.Buffer
+	if err := WriteCompareSet(&txt, "text", docs); err != nil {
+		t.Fatal(err)
+	}
+	out := txt.String()
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "threads") || !strings.Contains(lines[0], "base aaaaaaaaaa") || !strings.Contains(lines[0], "bbbbbbbbbb") || !strings.Contains(lines[0], "/usr") {
+		t.Errorf("header: %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "1 ") || !strings.Contains(lines[1], "REGRESSION") || !strings.HasPrefix(lines[2], "4 ") || strings.Count(lines[2], "%") < 2 {
+		t.Errorf("rows:\n%s\n%s", lines[1], lines[2])
+	}
+	if !strings.Contains(out, "threads=4, /usr against aaaaaaaaaa") || !strings.Contains(out, "head: installed MariaDB 10.11.6; server /usr/sbin/mariadbd (mariadbd  Ver 10.11.6); option file /etc/big.cnf") {
+		t.Errorf("the comparisons in full do not name the side:\n%s", out)
+	}
+	var md bytes.Buffer
+	_ = WriteCompareSet(&md, "markdown", docs)
+	if !strings.Contains(md.String(), "| threads | base aaaaaaaaaa | bbbbbbbbbb | /usr |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}

@@ -168,6 +168,8 @@ func newApp() *cli.App {
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
 		Commands:             append([]*cli.Command{startCommand(), replayCommand(), runCommand(), compareCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
 		Suggest:              true, // "did you mean --threads?" for a mistyped flag
+		// --my-cnf a,b.cnf is one file: a repeated flag is a list.
+		DisableSliceFlagSeparator: true,
 		EnableBashCompletion: true, // perfbisect --generate-bash-completion; see urfave/cli's autocomplete scripts
 		Action:               unknownCommand,
 		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped in run

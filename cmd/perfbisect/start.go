@@ -22,7 +22,7 @@ func measurementFlags() []cli.Flag {
 	d := bench.DefaultOptions() // sysbench 1.0's defaults
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
-		&cli.StringFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's)"},
+		&cli.StringSliceFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's); compare takes it once per side too"},
 		&cli.StringFlag{Name: "workload", Value: "oltp_read_only", Usage: "oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete, or oltp_legacy (sysbench 0.4's --test=oltp); tpcc (TPC-C, built in; --warehouses); a SQL workload file (a path: join.sql, ./my/mix.sql; docs/workload.md); or a sysbench Lua script, run by sysbench with its own prepare: its path (tpcc.lua) or a name sysbench finds (select_random_ranges, bulk_insert)"},
 		&cli.IntFlag{Name: "warehouses", Value: 1, Usage: "TPC-C's scale for --workload tpcc (each warehouse is about 100 MB of data)"},
 		&cli.IntFlag{Name: "threads", Value: d.Threads, Usage: "client threads (connections)"},

@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
@@ -15,45 +17,66 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
-// CompareRequest is a head-to-head comparison of two revisions (as typed:
-// anything bisect.Resolve takes), at each client thread count of Threads
-// (nil: the workload's), each stored as a session of its own.
+// CompareRequest is a comparison of sides (as typed: revisions, DIR:REV,
+// installed servers' directories; ResolveSides), the first the base, at each
+// client thread count of Threads (nil: the workload's). Each pair of the
+// base and another side at one thread count is a stored session of its
+// own.
 type CompareRequest struct {
-	Base, Head string
-	Threads    []int
-	StateDir   string   // "" for the repository's default
-	Args       []string // the command as typed, stored with each session
+	Sides    []string
+	Threads  []int
+	StateDir string   // "" for the repository's default
+	Args     []string // the command as typed, stored with each session
 }
 
-// Compare measures HEAD against BASE at each thread count, in order, until
-// one fails. With several thread counts they share the error budget
-// (Bonferroni): a change that is not there is reported with probability at
-// most 1-confidence over all of them. It returns a document per comparison
-// made (nil when the input was refused before any), their stored session
-// ids, and the outcome as an error: nil (no regression beyond the
-// threshold), Answer(Regression) when any row regressed, Answer(Undecided)
-// when none did and one was inconclusive, a usage error (a revision that
-// does not resolve or cannot be measured, a wrong option file), an
-// interruption, or a failure.
+// Compare measures every side against the base at each thread count, in
+// order, until one fails. The pairs share the error budget (Bonferroni over
+// sides x thread counts): a change that is not there is reported with
+// probability at most 1-confidence over all of them. A pair stored finished
+// by an earlier call with the same settings is not measured again; one
+// stored unfinished (interrupted) resumes from its stored runs. It returns a
+// document per pair (nil when the input was refused before any), their
+// stored session ids, and the outcome as an error: nil (no regression
+// beyond the threshold), Answer(Regression) when any pair regressed,
+// Answer(Undecided) when none did and one was inconclusive, a usage error
+// (a side that does not resolve or cannot be measured, a wrong option
+// file), an interruption, or a failure.
 func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.CompareDoc, []int64, error) {
-	base, err := bisect.Resolve(su.Repo, req.Base)
+	sides, err := ResolveSides(ctx, su, req.Sides)
 	if err != nil {
-		return nil, nil, With(Usage, fmt.Errorf("BASE: %w", err))
-	}
-	head, err := bisect.Resolve(su.Repo, req.Head)
-	if err != nil {
-		return nil, nil, With(Usage, fmt.Errorf("HEAD: %w", err))
-	}
-	if base == head {
-		return nil, nil, bisect.Usagef("BASE %s and HEAD %s are the same commit %.10s: nothing to compare", req.Base, req.Head, base)
-	}
-	if err := su.CheckSettings(base, head); err != nil {
 		return nil, nil, err
 	}
+	if len(su.SideOptionFiles) == 0 {
+		var commits []string
+		for _, sd := range sides {
+			if sd.Plain() {
+				commits = append(commits, sd.Spec.Commit)
+			}
+		}
+		if err := su.CheckSettings(commits...); err != nil {
+			return nil, nil, err
+		}
+	}
+	var others []Side
+	for _, sd := range sides {
+		if !sd.Plain() {
+			others = append(others, sd)
+		}
+	}
+	if len(su.SideOptionFiles) > 0 {
+		others = sides
+	}
+	if err := su.checkSides(others); err != nil {
+		return nil, nil, err
+	}
+	threads := req.Threads
+	if threads == nil {
+		threads = []int{su.Workload.Threads()}
+	}
 	cfg := su.Policy
-	cfg.Good, cfg.Bad = base, head
-	if len(req.Threads) > 1 {
-		cfg.Confidence = 1 - (1-cfg.Confidence)/float64(len(req.Threads))
+	cfg.Good, cfg.Bad = sides[0].Key, sides[1].Key
+	if pairs := len(threads) * (len(sides) - 1); pairs > 1 {
+		cfg.Confidence = 1 - (1-cfg.Confidence)/float64(pairs)
 	}
 	if _, err := session.NewComparison(cfg, nil); err != nil { // every setting checked before a build
 		return nil, nil, With(Usage, err)
@@ -61,23 +84,48 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	if err := su.Lock(req.StateDir); err != nil {
 		return nil, nil, err
 	}
-	threads := req.Threads
-	if threads == nil {
-		threads = []int{su.Workload.Threads()}
+	su.useSides(sides)
+	// The pairs in order, with what the store holds of each: an earlier
+	// call of this comparison that did not finish is continued (its
+	// finished pairs reused, its unfinished one resumed); otherwise every
+	// pair is measured anew.
+	type pair struct {
+		threads  int
+		head     Side
+		identity store.Identity
+		stored   *store.Session
+	}
+	var todo []pair
+	resuming := false
+	for _, n := range threads {
+		su.Workload = su.Workload.WithThreads(n)
+		for _, head := range sides[1:] {
+			p := pair{threads: n, head: head, identity: pairIdentity(su, sides[0], head)}
+			if p.stored, err = su.Store.ByKey(store.KindCompare, p.identity.Key()); err != nil {
+				return nil, nil, With(Failure, err)
+			}
+			resuming = resuming || p.stored != nil && p.stored.State != store.Done
+			todo = append(todo, p)
+		}
 	}
 	docs := []report.CompareDoc{}
 	var ids []int64
 	var runErr error
+	var failed Side
 	outcome := Done
-	for _, n := range threads {
-		su.Workload = su.Workload.WithThreads(n)
-		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, base, head)
+	for _, p := range todo {
+		su.Workload = su.Workload.WithThreads(p.threads)
+		stored := p.stored
+		if !resuming {
+			stored = nil
+		}
+		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, sides[0], p.head, p.identity, stored)
 		docs = append(docs, doc)
 		if id > 0 {
 			ids = append(ids, id)
 		}
 		if err != nil {
-			runErr = err
+			runErr, failed = err, p.head
 			break
 		}
 		switch {
@@ -91,11 +139,11 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		var ee *session.EndpointError
 		switch {
 		case ctx.Err() != nil:
-			return docs, ids, With(Interrupted, errors.New("interrupted; no server left running"))
+			return docs, ids, With(Interrupted, errors.New("interrupted; no server left running. The same command continues it, measuring nothing twice"))
 		case errors.As(runErr, &ee):
-			which := map[string]string{"good": "BASE", "bad": "HEAD"}[ee.Which]
-			return docs, ids, With(Usage, fmt.Errorf("%s cannot be measured: %w", which, ee.Err))
-		case errors.Is(runErr, serverctl.ErrOptionFile):
+			which := map[string]Side{"good": sides[0], "bad": failed}[ee.Which]
+			return docs, ids, With(Usage, fmt.Errorf("side %s cannot be measured: %w", which.Describe(), ee.Err))
+		case errors.Is(runErr, serverctl.ErrOptionFile), errors.Is(runErr, bisect.ErrUsage):
 			return docs, ids, With(Usage, runErr) // as start: the user's file, not the tool
 		default:
 			return docs, ids, With(Failure, runErr)
@@ -104,32 +152,76 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	return docs, ids, Answer(outcome)
 }
 
-// compareOnce runs one comparison (at su.Workload's threads), stored as its own
-// session, and returns its document, the stored session's id (0 when none was
-// stored) and its outcome (Done, Regression or Undecided); err is the
-// comparison's failure.
-func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []string, base, head string) (report.CompareDoc, int64, Outcome, error) {
+// pairIdentity is the identity of the session comparing head with base at
+// su.Workload's threads: a plain pair's as compare always stored it, with
+// what each other side stands for.
+func pairIdentity(su *Setup, base, head Side) store.Identity {
+	extra := map[string]string{"command": "compare", "repo": su.RepoRoot}
+	for name, sd := range map[string]Side{"base side": base, "head side": head} {
+		if !sd.Plain() {
+			extra[name] = sd.Describe()
+		}
+	}
+	return su.Identity(base.Key, head.Key, extra)
+}
+
+// compareOnce compares head with base (at su.Workload's threads), stored as
+// its own session, and returns its document, the stored session's id (0
+// when none was stored) and its outcome (Done, Regression or Undecided);
+// err is the comparison's failure. With stored (the session of identity an
+// interrupted call left), a finished one is the answer (nothing is
+// measured) and an unfinished one resumes from its runs.
+func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []string, base, head Side, identity store.Identity, sess *store.Session) (report.CompareDoc, int64, Outcome, error) {
 	st := su.Store
-	identity := su.Identity(base, head, map[string]string{"command": "compare", "repo": su.RepoRoot})
+	cfg.Good, cfg.Bad = base.Key, head.Key
 	dir, _ := os.Getwd()
-	doc := report.CompareDoc{Base: base, Head: head, BaseSubject: bisect.Subject(su.Repo, base), HeadSubject: bisect.Subject(su.Repo, head),
+	doc := report.CompareDoc{Base: base.Key, Head: head.Key, BaseSubject: sideSubject(su, base), HeadSubject: sideSubject(su, head),
 		Metric: string(cfg.Metric), Threshold: cfg.Threshold, Confidence: cfg.Confidence, Threads: su.Workload.Threads(),
 		Workload: su.Workload.Summary()}
-	sess, err := su.Begin(store.KindCompare, args, dir, base, head, identity)
-	if err != nil {
-		doc.Result, doc.Error = report.CompareError, err.Error()
-		return doc, 0, Failure, err
+	var err error
+	switch {
+	case sess != nil && sess.State == store.Done:
+		var stored report.CompareDoc
+		if err := json.Unmarshal(sess.Result, &stored); err == nil && stored.Result != "" {
+			fmt.Fprintf(su.Log, "%s against %s at %d threads: measured by an earlier call (session %d): %s\n",
+				sideName(head), sideName(base), stored.Threads, sess.ID, stored.Result)
+			return stored, sess.ID, outcomeOf(stored.Result), nil
+		}
+		sess = nil
+	case sess != nil:
+		if err := st.Reopen(sess.ID); err != nil {
+			return doc, 0, Failure, err
+		}
+		if cfg.Replay, err = st.Events(sess.ID); err != nil {
+			return doc, 0, Failure, err
+		}
+		n, _ := st.RunCount(sess.ID)
+		fmt.Fprintf(su.Log, "resuming the comparison of %s with %s at %d threads (session %d): %d runs stored are used, not measured again\n",
+			sideName(head), sideName(base), su.Workload.Threads(), sess.ID, n)
 	}
-	su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
-	s, err := session.NewComparison(cfg, su.Measurer(func() int64 { return sess.ID }))
+	if sess == nil {
+		if sess, err = su.Begin(store.KindCompare, args, dir, base.Key, head.Key, identity); err != nil {
+			doc.Result, doc.Error = report.CompareError, err.Error()
+			return doc, 0, Failure, err
+		}
+	}
+	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, nil)
+	cfg.Hooks.Diverged = func(seq int) {
+		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	m := su.Measurer(func() int64 { return sess.ID })
+	s, err := session.NewComparison(cfg, m)
 	if err != nil {
 		return doc, sess.ID, Usage, err
 	}
-	fmt.Fprintf(su.Log, "comparing base %.10s with head %.10s (%s, %d threads, threshold %.1f%%); state in %s\n",
-		base, head, cfg.Metric, su.Workload.Threads(), 100*cfg.Threshold, su.StateDir)
+	fmt.Fprintf(su.Log, "comparing base %s with head %s (%s, %d threads, threshold %.1f%%); state in %s\n",
+		sideName(base), sideName(head), cfg.Metric, su.Workload.Threads(), 100*cfg.Threshold, su.StateDir)
 	cmp, changed, runErr := s.Compare(ctx)
 	res := s.Result()
-	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base], res.Runs[head], time.Now().UTC()
+	doc.Verdict, doc.BaseRuns, doc.HeadRuns, doc.Finished = cmp.Verdict.String(), res.Runs[base.Key], res.Runs[head.Key], time.Now().UTC()
+	doc.BaseSide, doc.HeadSide = sideDoc(ctx, su, m, sess.ID, base), sideDoc(ctx, su, m, sess.ID, head)
 	outcome := Done
 	switch {
 	case runErr != nil:
@@ -145,7 +237,7 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 		doc.Result, doc.Why = report.CompareNoRegression, fmt.Sprintf("%s %+.1f%% (%s)", cmp.Verdict, 100*cmp.Shift.Est, cmp.Rule)
 	}
 	if runErr == nil {
-		doc.Rows = report.CompareRows(res.Runs[base], res.Runs[head], cfg.Metric, cmp)
+		doc.Rows = report.CompareRows(res.Runs[base.Key], res.Runs[head.Key], cfg.Metric, cmp)
 	}
 	state := store.Done
 	if runErr != nil {
@@ -155,4 +247,57 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
 	return doc, sess.ID, outcome, runErr
+}
+
+// outcomeOf is the outcome of a comparison's result (report.Compare...).
+func outcomeOf(result string) Outcome {
+	switch result {
+	case report.CompareRegression:
+		return Regression
+	case report.CompareInconclusive:
+		return Undecided
+	}
+	return Done
+}
+
+// sideName names a side in progress lines: a revision's short hash (and
+// its argument when that differs), or its argument.
+func sideName(s Side) string {
+	if s.Plain() {
+		return fmt.Sprintf("%.10s", s.Spec.Commit)
+	}
+	return s.Arg
+}
+
+// sideSubject is the subject line of a side's revision, or what an
+// installed server is.
+func sideSubject(su *Setup, s Side) string {
+	if s.Install != nil {
+		return fmt.Sprintf("installed %s %s", s.Install.Flavor, s.Install.Version)
+	}
+	return bisect.Subject(s.Repo, s.Spec.Commit)
+}
+
+// sideDoc is the side as it ran: its server binary and version (as the
+// measurer prepared it, else its build recorded in session id's store),
+// and its option file.
+func sideDoc(ctx context.Context, su *Setup, m *measure.Measurer, id int64, s Side) *report.SideDoc {
+	d := &report.SideDoc{Arg: s.Arg, What: sideWhat(s), OptionFile: s.Spec.OptionFile.Path}
+	in := s.Install
+	if in == nil {
+		in = m.Server(s.Key)
+	}
+	if in == nil {
+		if builds, err := su.Store.Builds(id); err == nil {
+			for _, b := range builds {
+				if b.Commit == s.Spec.Commit && b.Prefix != "" {
+					in, _ = serverctl.FindInstall(ctx, b.Prefix)
+				}
+			}
+		}
+	}
+	if in != nil {
+		d.Server, d.Version = in.Server, in.VersionLine
+	}
+	return d
 }

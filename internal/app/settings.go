@@ -32,7 +32,10 @@ import (
 // line's (usage.Errorf's {setting} placeholders).
 type SetupRequest struct {
 	Repo  string // the server's git source tree
-	MyCnf string // the user's option file, "" for none
+	// MyCnf are the user's option files as given: none, or one; with
+	// MyCnfPerSide (compare) also one per side, in the sides' order.
+	MyCnf        []string
+	MyCnfPerSide bool
 
 	Workload WorkloadRequest
 	// Driver is builtin (built-in, too) or sysbench, for the OLTP
@@ -117,8 +120,21 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	if s.Build, err = ParseBuildSettings(req.Build); err != nil {
 		return err
 	}
-	if s.OptionFile, err = optionFile(req.MyCnf, s.Log); err != nil {
-		return err
+	switch n := len(req.MyCnf); {
+	case n > 1 && !req.MyCnfPerSide:
+		return usageError("{my-cnf} given %d times (%s): a bisection takes one option file (compare takes one per side)", n, strings.Join(req.MyCnf, ", "))
+	case n > 1:
+		for _, f := range req.MyCnf {
+			of, err := optionFile(f, s.Log)
+			if err != nil {
+				return err
+			}
+			s.SideOptionFiles = append(s.SideOptionFiles, of)
+		}
+	case n == 1:
+		if s.OptionFile, err = optionFile(req.MyCnf[0], s.Log); err != nil {
+			return err
+		}
 	}
 	var improvement bool
 	switch req.Find {

@@ -41,6 +41,12 @@ type Setup struct {
 	RepoRoot string // the work tree's root (or the path of a bare repository)
 	// OptionFile is the user's option file, read once (zero: none).
 	OptionFile serverctl.OptionFile
+	// SideOptionFiles are compare's option files given one per side, in
+	// order (OptionFile is then zero).
+	SideOptionFiles []serverctl.OptionFile
+	// Sides says what compare's subjects stand for (useSides), for the
+	// measurer; nil in a bisection.
+	Sides map[string]measure.Side
 	// Workload is what every run measures (an OLTP workload or a sysbench
 	// script), built once from the settings.
 	Workload               bench.Workload
@@ -117,7 +123,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
-	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
+	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Sides: s.Sides, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
 		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
 		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag})
 	m.Tidy()
@@ -253,12 +259,26 @@ func (s *Setup) CheckSettings(commits ...string) error {
 		}
 		commits = sampled
 	}
+	groups, err := treeGroups(s.Repo, commits...)
+	if err != nil {
+		return err
+	}
+	if err := checkOptionGroups(s.OptionFile, groups); err != nil {
+		return usageError("{my-cnf}: %w", err)
+	}
+	return nil
+}
+
+// treeGroups are the option groups the servers of commits read, from each
+// tree's flavor and version (a tree that states neither is read as a
+// MariaDB one's), each once.
+func treeGroups(repo *git.Repository, commits ...string) ([]string, error) {
 	seen := map[string]bool{}
 	var groups []string
 	for _, c := range commits {
-		t, err := build.InspectTree(s.Repo, c)
+		t, err := build.InspectTree(repo, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		flavor := serverctl.Flavor(t.Flavor)
 		if flavor == "" {
@@ -271,14 +291,21 @@ func (s *Setup) CheckSettings(commits ...string) error {
 			}
 		}
 	}
-	set, err := s.OptionFile.Groups(groups)
+	return groups, nil
+}
+
+// checkOptionGroups reads of as a server reading groups does and refuses,
+// with the file and line, what no server option can fix
+// (serverctl.CheckSettings). Nothing without an option file.
+func checkOptionGroups(of serverctl.OptionFile, groups []string) error {
+	if of.IsZero() {
+		return nil
+	}
+	set, err := of.Groups(groups)
 	if err == nil {
 		err = serverctl.CheckSettings(set)
 	}
-	if err != nil {
-		return usageError("{my-cnf}: %w", err)
-	}
-	return nil
+	return err
 }
 
 // Builder returns the Builder for these settings: progress lines to log, the

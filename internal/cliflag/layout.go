@@ -233,12 +233,15 @@ func set(f cli.Flag, change func(category, usage *string)) {
 		change(&f.Category, &f.Usage)
 	case *cli.BoolFlag:
 		change(&f.Category, &f.Usage)
+	case *cli.StringSliceFlag:
+		change(&f.Category, &f.Usage)
 	}
 }
 
 // Stringer returns a cli.FlagStringer that shows a flag with its value's
-// name ("--my-cnf FILE") instead of "value", and a switch without
-// "(default: false)"; base is the stringer it decorates (urfave/cli's).
+// name ("--my-cnf FILE") instead of "value", a flag that may be repeated
+// once (its usage says when it may be), and a switch without "(default:
+// false)"; base is the stringer it decorates (urfave/cli's).
 func (d Docs) Stringer(base cli.FlagStringFunc) cli.FlagStringFunc {
 	return func(f cli.Flag) string {
 		s := strings.TrimSuffix(base(f), " (default: false)")
@@ -249,6 +252,9 @@ func (d Docs) Stringer(base cli.FlagStringFunc) cli.FlagStringFunc {
 		head, tail, found := strings.Cut(s, "\t")
 		if !found {
 			return s
+		}
+		if name, _, ok := strings.Cut(head, " [ "); ok {
+			head = name // "--my-cnf value [ --my-cnf value ]"
 		}
 		return strings.ReplaceAll(head, " value", " "+doc.Placeholder) + "\t" + tail
 	}
