@@ -17,15 +17,20 @@ import (
 func compareCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "measure two revisions head to head and say whether the second is slower (for CI)",
-		UsageText: "perfbisect compare BASE HEAD [--format text|markdown|json|junit] [--output FILE] [measurement options]\n\n" +
-			"Builds both, measures them interleaved until they are DIFFERENT or the SAME within --threshold (or the\n" +
-			"repeat limit), prints a table per metric and exits 0 (no regression beyond --threshold), 5 (regression),\n" +
-			"4 (inconclusive at --max-repeats), 2 (usage or configuration) or 1 (failure of the tool or the machine).",
+		Usage: "measure sides head to head and say whether any is slower than the first (for CI)",
+		UsageText: "perfbisect compare BASE SIDE [SIDE...] [--my-cnf FILE]... [--format text|markdown|json|junit] [--output FILE] [measurement options]\n\n" +
+			"A side is a revision of --repo (HEAD, mariadb-10.0.23), DIR:REV (a revision of the git tree DIR), or the\n" +
+			"directory of an installed server (/usr); --my-cnf given once applies to every side, given once per side\n" +
+			"gives each its own, in order (compare HEAD HEAD --my-cnf off.cnf --my-cnf on.cnf: one build, two files).\n" +
+			"Builds each, measures every side against BASE interleaved until they are DIFFERENT or the SAME within\n" +
+			"--threshold (or the repeat limit), prints a table per metric and exits 0 (no regression beyond\n" +
+			"--threshold), 5 (regression), 4 (inconclusive at --max-repeats), 2 (usage or configuration) or 1 (failure\n" +
+			"of the tool or the machine). An interrupted comparison continues where it stopped when run again.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a pull-request comment), json, or junit (XML for CI test reports)"},
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
 			htmlFlag(),
+			&cli.BoolFlag{Name: "which-setting", Usage: "for one side under two option files: find which of the settings they differ in carries the regression (delta debugging; each test a comparison)"},
 			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
 		}, cliflag.SetUsage(measurementFlags(), map[string]string{
 			"max-repeats": "run limit per side (per thread count with --thread-list); still undecided then, the answer is inconclusive (exit 4)",
@@ -41,12 +46,12 @@ func compareCommand() *cli.Command {
 }
 
 func compareAction(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return usageErr("compare needs two revisions, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", app.Counted(c.NArg(), "argument"))
+	if c.NArg() < 2 {
+		return usageErr("compare needs two sides or more, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", app.Counted(c.NArg(), "argument"))
 	}
 	format := c.String("format")
-	if !slices.Contains(report.CompareFormats, format) {
-		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
+	if !slices.Contains(report.CompareFormats, format) || format == "junit" && c.Bool("which-setting") {
+		return usageErr("--format %q: want %s (junit: not with --which-setting)", format, strings.Join(report.CompareFormats, ", "))
 	}
 	if out := c.String("output"); out != "" {
 		if err := report.CheckWritable("output", out); err != nil {
@@ -74,8 +79,18 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	docs, ids, outcome := app.Compare(c.Context, su.Setup, app.CompareRequest{Base: c.Args().Get(0), Head: c.Args().Get(1), Threads: threads,
-		StateDir: c.String("state-dir"), Args: startArgs(c)})
+	req := app.CompareRequest{Sides: c.Args().Slice(), Threads: threads, StateDir: c.String("state-dir"), Args: startArgs(c)}
+	if c.Bool("which-setting") {
+		doc, _, outcome := app.WhichSetting(c.Context, su.Setup, req)
+		if buf := new(bytes.Buffer); doc.Result != "" && report.WriteSettings(buf, format, doc) == nil {
+			su.endProgress()
+			if err := writeOutput(c, buf.Bytes()); err != nil {
+				return err
+			}
+		}
+		return outcome
+	}
+	docs, ids, outcome := app.Compare(c.Context, su.Setup, req)
 	if docs == nil {
 		return outcome // refused before any comparison
 	}
@@ -83,6 +98,18 @@ func compareAction(c *cli.Context) error {
 		return err
 	}
 	return outcome
+}
+
+// writeOutput writes a report to --output (atomically) or stdout.
+func writeOutput(c *cli.Context, b []byte) error {
+	if out := c.String("output"); out != "" {
+		if err := report.WriteFile(out, b); err != nil {
+			return app.With(app.Failure, err)
+		}
+		return nil
+	}
+	_, err := os.Stdout.Write(b)
+	return err
 }
 
 // writeComparisons writes compare's documents: in --format to --output or
@@ -94,14 +121,10 @@ func writeComparisons(c *cli.Context, su *setup, format string, docs []report.Co
 		return app.With(app.Failure, err)
 	}
 	su.endProgress()
-	if out := c.String("output"); out != "" {
-		if err := report.WriteFile(out, buf.Bytes()); err != nil {
-			return app.With(app.Failure, err)
-		}
-	} else {
-		os.Stdout.Write(buf.Bytes())
+	if err := writeOutput(c, buf.Bytes()); err != nil {
+		return err
 	}
-	htmlReport(c, su.Store, report.Page{Title: fmt.Sprintf("perfbisect compare %s %s", c.Args().Get(0), c.Args().Get(1)), Compare: docs}, ids...)
+	htmlReport(c, su.Store, report.Page{Title: "perfbisect compare " + strings.Join(c.Args().Slice(), " "), Compare: docs}, ids...)
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		// Workflow commands on standard output, unless that holds a JSON or
 		// JUnit document that must stay valid: then on standard error.

@@ -1,0 +1,229 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/ddmin"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// WhichSetting answers "which setting is it" for one server under two
+// option files (compare SIDE SIDE --my-cnf good.cnf --my-cnf bad.cnf
+// --which-setting): of the settings in which the files differ for that
+// server's groups, it finds the smallest set that carries the regression
+// with delta debugging (package ddmin), each test the comparison compare
+// makes between the good file and the good file with some settings changed
+// to the bad file's values, stored as a compare session (a search run
+// again reuses its tests). The error budget is spent over the tests
+// (ddmin.Conf). Settings the server does not know are named and left out.
+// It returns the document (with Result "" when the input was refused),
+// the tests' session ids, and the outcome: nil (the bad file is not
+// slower), Answer(Regression) with the settings found, Answer(Undecided),
+// a usage error, an interruption or a failure.
+func WhichSetting(ctx context.Context, su *Setup, req CompareRequest) (report.SettingsDoc, []int64, error) {
+	var doc report.SettingsDoc
+	sides, err := ResolveSides(ctx, su, req.Sides)
+	if err != nil {
+		return doc, nil, err
+	}
+	base, bad := sides[0], sides[len(sides)-1]
+	if len(sides) != 2 || len(su.SideOptionFiles) != 2 || base.Spec.Commit != bad.Spec.Commit || base.Tree != bad.Tree || base.Spec.Basedir != bad.Spec.Basedir {
+		return doc, nil, usageError("{which-setting} is for one server under two option files: perfbisect compare SIDE SIDE --my-cnf good.cnf --my-cnf bad.cnf --which-setting (the same side twice)")
+	}
+	if len(req.Threads) > 1 {
+		return doc, nil, usageError("{which-setting} searches at one thread count: give {threads}, not {thread-list}")
+	}
+	if err := su.checkSides(sides); err != nil {
+		return doc, nil, err
+	}
+	var groups []string
+	if base.Install != nil {
+		groups = serverctl.ServerGroups(base.Install)
+	} else if groups, err = treeGroups(base.Repo, base.Spec.Commit); err != nil {
+		return doc, nil, With(Failure, err)
+	}
+	goodSet, err := su.SideOptionFiles[0].Groups(groups)
+	if err != nil {
+		return doc, nil, usageError("{my-cnf}: %w", err)
+	}
+	badSet, err := su.SideOptionFiles[1].Groups(groups)
+	if err != nil {
+		return doc, nil, usageError("{my-cnf}: %w", err)
+	}
+	changes := serverctl.DiffSettings(goodSet, badSet)
+	if len(changes) == 0 {
+		return doc, nil, usageError("{my-cnf} %s and %s give this server the same settings: nothing to search", su.SideOptionFiles[0].Path, su.SideOptionFiles[1].Path)
+	}
+	if err := su.Lock(req.StateDir); err != nil {
+		return doc, nil, err
+	}
+	if len(req.Threads) == 1 {
+		su.Workload = su.Workload.WithThreads(req.Threads[0])
+	}
+	doc = report.SettingsDoc{Good: su.SideOptionFiles[0].Path, Bad: su.SideOptionFiles[1].Path, Metric: string(su.Policy.Metric),
+		Workload: su.Workload.Summary(), Threads: su.Workload.Threads(), Changes: []string{}, Refused: []string{}, Minimal: []string{}, Tests: []report.SettingTest{}}
+	in, err := sideServer(ctx, su, base)
+	if err != nil {
+		return fail(doc, err)
+	}
+	doc.Server = report.SideDoc{Arg: base.Arg, What: sideWhat(base), Server: in.Server, Version: in.VersionLine}
+	// What the server does not know is left out, named.
+	var known []serverctl.SettingChange
+	for _, c := range changes {
+		doc.Changes = append(doc.Changes, c.String())
+		if c.To != nil {
+			if err := in.Accepts(ctx, *c.To); errors.Is(err, serverctl.ErrUnknownSetting) {
+				doc.Refused = append(doc.Refused, err.Error())
+				continue
+			} else if err != nil {
+				return fail(doc, err)
+			}
+		}
+		known = append(known, c)
+	}
+	names := make([]string, len(known))
+	for i, c := range known {
+		names[i] = c.String()
+	}
+	fmt.Fprintf(su.Log, "which setting: %d settings differ (%d left out); comparing %s with some of them changed to %s's values\n",
+		len(changes), len(changes)-len(known), su.SideOptionFiles[0].Path, su.SideOptionFiles[1].Path)
+	su.useSides([]Side{base})
+	var ids []int64
+	test := func(ctx context.Context, subset []int, conf float64) (ddmin.Verdict, float64, error) {
+		var chosen []serverctl.SettingChange
+		for _, i := range subset {
+			chosen = append(chosen, known[i])
+		}
+		of, err := combinedOptionFile(su.StateDir, serverctl.ApplyChanges(goodSet, chosen))
+		if err != nil {
+			return ddmin.Unresolved, 0, err
+		}
+		head := base
+		head.Arg = fmt.Sprintf("%s with %s", filepath.Base(doc.Good), ddmin.Describe(subset, names))
+		head.Spec.OptionFile = of
+		head.Key = sideKey(head, true)
+		su.Sides[head.Key] = head.Spec
+		cfg := su.Policy
+		cfg.Confidence = conf
+		identity := pairIdentity(su, base, head)
+		stored, err := su.Store.ByKey(store.KindCompare, identity.Key())
+		if err != nil {
+			return ddmin.Unresolved, 0, err
+		}
+		cd, id, _, err := compareOnce(ctx, su, cfg, req.Args, base, head, identity, stored)
+		if id > 0 {
+			ids = append(ids, id)
+		}
+		if err != nil {
+			return ddmin.Unresolved, 0, err
+		}
+		v := map[string]ddmin.Verdict{report.CompareRegression: ddmin.Fails, report.CompareInconclusive: ddmin.Unresolved}[cd.Result]
+		change := 0.0
+		for _, r := range cd.Rows {
+			if r.Decides && r.Compare != nil {
+				change = r.Compare.Shift.Est
+			}
+		}
+		doc.Tests = append(doc.Tests, report.SettingTest{Settings: subsetNames(subset, names), Verdict: v.String(), Change: change, Conf: conf, Session: id})
+		return v, change, nil
+	}
+	res, err := ddmin.Minimize(ctx, len(known), su.Policy.Confidence, test)
+	if err != nil {
+		if ctx.Err() != nil {
+			return doc, ids, With(Interrupted, errors.New("interrupted; no server left running. The same command continues it, measuring nothing twice"))
+		}
+		if errors.Is(err, bisect.ErrUsage) || errors.Is(err, serverctl.ErrOptionFile) {
+			return doc, ids, With(Usage, err)
+		}
+		d, _, e := fail(doc, err)
+		return d, ids, e
+	}
+	doc.Minimal, doc.Together = subsetNames(res.Minimal, names), res.Together
+	for _, i := range res.Minimal {
+		if t, ok := res.Alone[i]; ok {
+			doc.Alone = append(doc.Alone, report.SettingTest{Settings: []string{names[i]}, Verdict: t.Verdict.String(), Change: t.Change, Conf: t.Conf})
+		}
+	}
+	switch {
+	case len(res.Minimal) > 0:
+		doc.Result = report.SettingsFound
+		return doc, ids, Answer(Regression)
+	case len(res.Tests) > 0 && res.Tests[0].Verdict == ddmin.Unresolved:
+		doc.Result = report.SettingsUnresolved
+		return doc, ids, Answer(Undecided)
+	}
+	doc.Result = report.SettingsNoneSlower
+	return doc, ids, nil
+}
+
+// fail ends doc with err (a failure).
+func fail(doc report.SettingsDoc, err error) (report.SettingsDoc, []int64, error) {
+	doc.Result, doc.Error = report.SettingsSearchError, err.Error()
+	return doc, nil, With(Failure, err)
+}
+
+// subsetNames are the names of subset's changes.
+func subsetNames(subset []int, names []string) []string {
+	out := []string{}
+	for _, i := range subset {
+		out = append(out, names[i])
+	}
+	return out
+}
+
+// sideWhat says what a side resolved to, for documents.
+func sideWhat(s Side) string {
+	switch {
+	case s.Install != nil:
+		return fmt.Sprintf("installed %s %s", s.Install.Flavor, s.Install.Version)
+	case s.Tree != "":
+		return fmt.Sprintf("%.10s of %s", s.Spec.Commit, s.Tree)
+	}
+	return fmt.Sprintf("%.10s", s.Spec.Commit)
+}
+
+// sideServer is the server of a side: the installed one, or its revision
+// built (from the build cache when it is there).
+func sideServer(ctx context.Context, su *Setup, s Side) (*serverctl.Install, error) {
+	if s.Install != nil {
+		return s.Install, nil
+	}
+	prefix, err := su.Build.Builder(s.Repo, su.StateDir, su.Log, su.Live).Build(ctx, s.Spec.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return serverctl.FindInstall(ctx, prefix)
+}
+
+// combinedOptionFile writes settings as an option file in the state
+// directory, named by its content (the same settings are the same file, so
+// a test's identity is the same when the search runs again), and reads it.
+func combinedOptionFile(stateDir string, settings []serverctl.Setting) (serverctl.OptionFile, error) {
+	dir := filepath.Join(stateDir, "option-files")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return serverctl.OptionFile{}, err
+	}
+	tmp := filepath.Join(dir, "new.cnf")
+	if err := serverctl.WriteSettings(tmp, settings); err != nil {
+		return serverctl.OptionFile{}, err
+	}
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		return serverctl.OptionFile{}, err
+	}
+	sum := sha256.Sum256(b)
+	path := filepath.Join(dir, hex.EncodeToString(sum[:8])+".cnf")
+	if err := os.Rename(tmp, path); err != nil {
+		return serverctl.OptionFile{}, err
+	}
+	return serverctl.LoadOptionFile(path)
+}
