@@ -53,9 +53,10 @@ func (s Side) Describe() string {
 	return fmt.Sprintf("%s: %s, %s", s.Arg, what, s.Spec.OptionFile)
 }
 
-// isServerDir reports whether arg is written as a directory: it holds a /
-// or is . or .. (a revision named like a directory of the working one is
-// written ./name to mean the directory).
+// isServerDir reports whether arg may be a directory: it holds a / or is
+// . or .. (an existing directory wins over a revision of that name:
+// origin/main is a revision unless ./origin/main exists; a directory
+// without a / is written ./name).
 func isServerDir(arg string) bool {
 	return strings.Contains(arg, "/") || arg == "." || arg == ".."
 }
@@ -117,11 +118,8 @@ func resolveSide(ctx context.Context, su *Setup, arg string) (Side, error) {
 		}
 		return Side{Arg: arg, Repo: repo, Tree: root, Spec: measure.Side{Commit: commit}}, nil
 	}
-	if isServerDir(arg) {
+	if isServerDir(arg) && isDir(arg) {
 		abs, _ := filepath.Abs(arg)
-		if !isDir(arg) {
-			return Side{}, fmt.Errorf("%s: no such directory (an installed server's basedir, such as /usr)", abs)
-		}
 		in, err := serverctl.FindInstall(ctx, abs)
 		if err != nil {
 			why := err.Error()
@@ -133,6 +131,9 @@ func resolveSide(ctx context.Context, su *Setup, arg string) (Side, error) {
 		return Side{Arg: arg, Install: in, Spec: measure.Side{Basedir: abs}}, nil
 	}
 	commit, err := bisect.Resolve(su.Repo, arg)
+	if err != nil && isServerDir(arg) {
+		return Side{}, fmt.Errorf("%s: neither a revision of the repository nor a directory (%w)", arg, err)
+	}
 	if err != nil {
 		return Side{}, fmt.Errorf("%s: %w", arg, err)
 	}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// TestResolveSides reads the forms of a side: a revision of --repo (a
+// branch with a / is a revision), DIR:REV of another tree, an installed
+// server's directory; the keys that tell them apart; and what is refused,
+// naming the side.
+func TestResolveSides(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	repo, shas, g := gitRepo(t, 3)
+	g("branch", "origin/main", shas[1])
+	other, oshas, _ := gitRepo(t, 2)
+	r, err := bisect.OpenRepo(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	su := &Setup{Repo: r, RepoRoot: repo}
+	sides, err := ResolveSides(ctx, su, []string{"origin/main", "HEAD", other + ":HEAD~1", "/usr", repo + ":HEAD~2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ commit, tree string }{{shas[1], ""}, {shas[2], ""}, {oshas[0], other}, {"", ""}, {shas[0], ""}}
+	for i, w := range want {
+		s := sides[i]
+		if s.Spec.Commit != w.commit || s.Tree != w.tree {
+			t.Errorf("side %d %s: commit %.10s tree %q, want %.10s %q", i+1, s.Arg, s.Spec.Commit, s.Tree, w.commit, w.tree)
+		}
+	}
+	if !sides[0].Plain() || sides[0].Key != shas[1] || sides[2].Plain() || !strings.HasPrefix(sides[2].Key, "side-") ||
+		sides[3].Install == nil || sides[3].Spec.Basedir != "/usr" || !sides[4].Plain() {
+		t.Errorf("keys: %+v", sides)
+	}
+	// One build under two option files: two sides, two keys.
+	a := filepath.Join(t.TempDir(), "a.cnf")
+	b := filepath.Join(t.TempDir(), "b.cnf")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("[mysqld]\nmax_connections="+filepath.Base(p)[:1]+"00\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{a, b} {
+		of, err := serverctl.LoadOptionFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		su.SideOptionFiles = append(su.SideOptionFiles, of)
+	}
+	sides, err = ResolveSides(ctx, su, []string{"HEAD", "HEAD"})
+	if err != nil || sides[0].Key == sides[1].Key || sides[0].Plain() || sides[1].Spec.OptionFile.Path != b {
+		t.Errorf("HEAD twice under two files: %+v, %v", sides, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"HEAD", "HEAD", "HEAD~1"}, "my-cnf given 2 times for 3 sides"}, // --my-cnf on the command line
+		{[]string{"HEAD", "no/such/thing"}, "side 2 no/such/thing: neither a revision of the repository nor a directory"},
+		{[]string{"HEAD", t.TempDir()}, "not an installed server"},
+		{[]string{"HEAD", t.TempDir() + ":HEAD"}, "not a git repository"},
+		{[]string{"HEAD"}, "at least two sides"},
+	} {
+		if _, err := ResolveSides(ctx, su, c.args); !isUsage(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.want)
+		}
+	}
+	su.SideOptionFiles = nil
+	if _, err := ResolveSides(ctx, su, []string{"HEAD", repo + ":" + shas[2]}); !isUsage(err) || !strings.Contains(err.Error(), "same server under the same option file") {
+		t.Errorf("HEAD and REPO:HEAD: %v", err)
+	}
+}
