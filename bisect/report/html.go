@@ -32,6 +32,13 @@ var pageHTML string
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
+	"side":  sideName,
+	"sideLine": func(sd *SideDoc) string {
+		if sd == nil {
+			return ""
+		}
+		return sd.line()
+	},
 	// oldestFirst orders a posterior as the text report does.
 	"oldestFirst": oldestFirst,
 	"num":         num,
@@ -166,6 +173,7 @@ type pageData struct {
 	Facts     [][2]string
 	Tested    []testedRow
 	Sections  []compareSection
+	Sides     *chart // several comparisons: the metric's median against threads, a line per side
 	Generated string
 }
 
@@ -256,6 +264,11 @@ func WriteHTML(w io.Writer, p Page) error {
 			all = append(all, tl)
 		}
 		d.Sections = append(d.Sections, sec)
+	}
+	if len(p.Compare) > 1 {
+		c := sidesChart(p.Compare)
+		d.Sides = &c
+		all = append(all, c)
 	}
 	if sc := p.Scan; sc != nil {
 		all = append(all, seriesChart(sc))
@@ -466,6 +479,49 @@ func seriesChart(sc *ScanDoc) chart {
 	}
 	if len(sc.Changes) > 0 {
 		segment(len(sc.Points) - 1)
+	}
+	return c
+}
+
+// sidesChart plots several comparisons (sides, thread counts) as the
+// reports of the field do: x the client threads, y the deciding metric's
+// median, a line for the base and one for each other side.
+func sidesChart(docs []CompareDoc) chart {
+	m := session.Metric(docs[0].Metric)
+	c := chart{ID: "sides", Kind: "sides", Title: axisName(m) + " by client threads", X: "client threads", Y: axisName(m)}
+	index := map[string]int{} // by side key
+	line := func(key string, sd *SideDoc, class string) int {
+		if i, ok := index[key]; ok {
+			return i
+		}
+		index[key] = len(c.Lines)
+		c.Lines = append(c.Lines, series{Label: sideName(key, sd), Class: class, Axis: "y", Points: []point{}})
+		return len(c.Lines) - 1
+	}
+	classes := []string{"head", "bad", "good", "skip", "path"}
+	done := map[[2]string]bool{}
+	for _, d := range docs {
+		for _, s := range []struct {
+			key  string
+			sd   *SideDoc
+			runs []bisect.Run
+		}{{d.Base, d.BaseSide, d.BaseRuns}, {d.Head, d.HeadSide, d.HeadRuns}} {
+			k := [2]string{s.key, fmt.Sprint(d.Threads)}
+			xs := usable(s.runs, m)
+			if done[k] || len(xs) == 0 {
+				continue
+			}
+			done[k] = true
+			class := "base"
+			if s.key != d.Base {
+				class = classes[min(len(c.Lines)-1, len(classes)-1)]
+			}
+			i := line(s.key, s.sd, class)
+			c.Lines[i].Points = append(c.Lines[i].Points, point{X: float64(d.Threads), Y: stats.Median(xs)})
+		}
+	}
+	for i := range c.Lines {
+		sort.Slice(c.Lines[i].Points, func(a, b int) bool { return c.Lines[i].Points[a].X < c.Lines[i].Points[b].X })
 	}
 	return c
 }

@@ -227,6 +227,25 @@ func TestHTMLCompareRendersInChromium(t *testing.T) {
 			t.Errorf("chart %d: %+v (data-runs %d), want %d runs", i, p, c.Runs, want)
 		}
 	}
+	// Several comparisons: the median against threads, a line per side
+	// with a point per thread count.
+	var sides []browsertest.Canvas
+	for _, c := range got.Canvases {
+		if c.Kind == "sides" {
+			sides = append(sides, c)
+		}
+	}
+	if len(sides) != 1 || !sides[0].Chart {
+		t.Fatalf("%d sides charts, want 1 drawn", len(sides))
+	}
+	if len(sides[0].Datasets) != 2 {
+		t.Errorf("sides chart: %+v, want a line for the base and one for the head", sides[0].Datasets)
+	}
+	for _, d := range sides[0].Datasets {
+		if d.Elements != 2 || d.Inside != 2 {
+			t.Errorf("line %s: %+v, want a point at each of 2 thread counts", d.Label, d)
+		}
+	}
 }
 
 // TestHTMLScanRendersInChromium renders a simulated scan with two shifts (a

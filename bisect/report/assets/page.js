@@ -28,6 +28,10 @@
 		if (spec.kind === "runs" || spec.kind === "series") {
 			a.x.ticks = { stepSize: 1, precision: 0 };
 		}
+		if (spec.kind === "sides") {
+			a.x.ticks = { precision: 0 };
+			a.y.beginAtZero = true;
+		}
 		if (spec.kind === "timeline") {
 			a.x.min = 0;
 			a.y.beginAtZero = true;
@@ -62,7 +66,7 @@
 		(spec.lines || []).forEach(function (l) {
 			var c = colour[l.class] || colour.untested;
 			sets.push({ label: l.label, data: (l.points || []).map(function (p) { return { x: p.x, y: p.y }; }), showLine: true,
-				pointRadius: spec.kind === "path" ? 0 : 1.5, borderWidth: spec.kind === "path" ? 1 : 1.5, borderColor: c,
+				pointRadius: spec.kind === "path" ? 0 : spec.kind === "sides" ? 4 : 1.5, borderWidth: spec.kind === "path" ? 1 : 1.5, borderColor: c,
 				backgroundColor: c, borderDash: l.dashed ? [5, 3] : [], yAxisID: l.axis || "y", order: 2 });
 		});
 		if (spec.points && spec.points.length) {
