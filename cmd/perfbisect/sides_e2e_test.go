@@ -227,7 +227,7 @@ func TestWhichSetting(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("exit %d, not JSON: %v\n%s", r.code, err, tail(r.stderr, 30))
 	}
-	if r.code != exitRegression || len(doc.Minimal) != 2 || !doc.Together || len(doc.Alone) != 2 {
+	if r.code != exitRegression || len(doc.Minimal) != 2 || !doc.Together || len(doc.Alone) != 2 || doc.Alone[0].Verdict != "passes" || doc.Alone[1].Session == 0 {
 		t.Errorf("the pair: exit %d, %s %v (together %v, alone %+v); want both, only together\n%s", r.code, doc.Result, doc.Minimal, doc.Together, doc.Alone, tail(r.stderr, 30))
 	}
 	if s := serversUnder(state); len(s) > 0 {

@@ -149,8 +149,10 @@ func WhichSetting(ctx context.Context, su *Setup, req CompareRequest) (report.Se
 	}
 	doc.Minimal, doc.Together = subsetNames(res.Minimal, names), res.Together
 	for _, i := range res.Minimal {
-		if t, ok := res.Alone[i]; ok {
-			doc.Alone = append(doc.Alone, report.SettingTest{Settings: []string{names[i]}, Verdict: t.Verdict.String(), Change: t.Change, Conf: t.Conf})
+		for _, t := range doc.Tests {
+			if _, ok := res.Alone[i]; ok && len(t.Settings) == 1 && t.Settings[0] == names[i] {
+				doc.Alone = append(doc.Alone, t)
+			}
 		}
 	}
 	switch {
