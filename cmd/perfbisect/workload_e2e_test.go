@@ -249,9 +249,6 @@ func TestBisectWithASQLWorkloadFile(t *testing.T) {
 	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload join.sql") {
 		t.Errorf("the HTML page does not name the SQL workload file (%v)", err)
 	}
-	// Short windows: the culprit is large.
-	flags := append([]string{"--workload", file, "--table-size", "2000", "--workload-options", "--span=100", "--time", "0.5", "--warmup", "0.5"}, common[6:len(common)-5]...)
-	gitBisectRun(t, repo, state, culprit, "join.sql", flags...)
 
 	out = filepath.Join(t.TempDir(), "oltp.json")
 	r = perfbisect(t, nil, append([]string{"start", "--state-dir", t.TempDir(), "--json", out,
