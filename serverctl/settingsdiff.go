@@ -136,7 +136,7 @@ func WriteSettings(path string, settings []Setting) error {
 
 // ErrUnknownSetting is wrapped by Install.Accepts for a setting the server
 // does not know.
-var ErrUnknownSetting = errors.New("the server does not know the setting")
+var ErrUnknownSetting = errors.New("unknown to the server")
 
 // Accepts reports whether the server takes setting s: it reads it with
 // --no-defaults --verbose --help, which checks every option without
@@ -146,8 +146,10 @@ func (in *Install) Accepts(ctx context.Context, s Setting) error {
 	cmd := exec.CommandContext(ctx, in.Server, "--no-defaults", s.Arg(), "--verbose", "--help")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
-	if m := unknownOptionRE.FindString(string(out)); m != "" {
-		return fmt.Errorf("%w: %s (%s)", ErrUnknownSetting, strings.TrimPrefix(s.Arg(), "--"), m)
+	for _, l := range strings.Split(string(out), "\n") {
+		if unknownOptionRE.MatchString(l) {
+			return fmt.Errorf("%w: %s (%s)", ErrUnknownSetting, strings.TrimPrefix(s.Arg(), "--"), strings.TrimSpace(l[unknownOptionRE.FindStringIndex(l)[0]:]))
+		}
 	}
 	if err != nil && ctx.Err() == nil {
 		var ee *exec.ExitError

@@ -70,15 +70,15 @@ type SideDoc struct {
 
 // line is the side in one line: what it is, its server and option file.
 func (s *SideDoc) line() string {
-	of := s.OptionFile
-	if of == "" {
+	of := "option file " + s.OptionFile
+	if s.OptionFile == "" {
 		of = "no option file"
 	}
 	srv := ""
 	if s.Server != "" {
 		srv = fmt.Sprintf("; server %s (%s)", s.Server, s.Version)
 	}
-	return fmt.Sprintf("%s%s; option file %s", s.What, srv, of)
+	return fmt.Sprintf("%s%s; %s", s.What, srv, of)
 }
 
 // sideName is how lines name a side: its argument when it is more than a

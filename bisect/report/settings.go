@@ -66,7 +66,7 @@ func WriteSettings(w io.Writer, format string, doc SettingsDoc) error {
 	fmt.Fprintf(w, "server: %s\ngood option file: %s\nbad option file: %s\nworkload: %s\n", doc.Server.line(), doc.Good, doc.Bad, doc.Workload)
 	fmt.Fprintf(w, "settings that differ (%d): %s\n", len(doc.Changes), strings.Join(doc.Changes, "; "))
 	for _, r := range doc.Refused {
-		fmt.Fprintf(w, "left out, the server does not know it: %s\n", r)
+		fmt.Fprintf(w, "left out: %s\n", r)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, settingsAnswer(doc))

@@ -166,13 +166,13 @@ func newApp() *cli.App {
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
-		Commands:             append([]*cli.Command{startCommand(), replayCommand(), runCommand(), compareCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
-		Suggest:              true, // "did you mean --threads?" for a mistyped flag
+		Commands: append([]*cli.Command{startCommand(), replayCommand(), runCommand(), compareCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
+		Suggest:  true, // "did you mean --threads?" for a mistyped flag
 		// --my-cnf a,b.cnf is one file: a repeated flag is a list.
 		DisableSliceFlagSeparator: true,
-		EnableBashCompletion: true, // perfbisect --generate-bash-completion; see urfave/cli's autocomplete scripts
-		Action:               unknownCommand,
-		ExitErrHandler:       func(*cli.Context, error) {}, // exit codes are mapped in run
+		EnableBashCompletion:      true, // perfbisect --generate-bash-completion; see urfave/cli's autocomplete scripts
+		Action:                    unknownCommand,
+		ExitErrHandler:            func(*cli.Context, error) {}, // exit codes are mapped in run
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return app.With(app.Usage, errors.New(flagError(c, err)))
 		},

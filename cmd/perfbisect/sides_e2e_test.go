@@ -138,7 +138,7 @@ func TestCompareSides(t *testing.T) {
 	if r.code != exitRegression || len(docs) != 2 {
 		t.Fatalf("good, bad, /usr: exit %d, %d documents; want %d (bad regressed), two pairs\n%s", r.code, len(docs), exitRegression, tail(r.stderr, 30))
 	}
-	if !strings.Contains(r.stderr, "runs stored are used") && !strings.Contains(r.stderr, "measured by an earlier call") {
+	if !strings.Contains(r.stderr, "from its stored runs") && !strings.Contains(r.stderr, "measured by an earlier call") {
 		t.Errorf("the second call did not continue the first:\n%s", tail(r.stderr, 30))
 	}
 	if bad := gitOut(t, clone, "rev-parse", "bad"); docs[0].Head != bad || docs[0].Result != report.CompareRegression {

@@ -96,7 +96,6 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		stored   *store.Session
 	}
 	var todo []pair
-	resuming := false
 	for _, n := range threads {
 		su.Workload = su.Workload.WithThreads(n)
 		for _, head := range sides[1:] {
@@ -104,9 +103,15 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 			if p.stored, err = su.Store.ByKey(store.KindCompare, p.identity.Key()); err != nil {
 				return nil, nil, With(Failure, err)
 			}
-			resuming = resuming || p.stored != nil && p.stored.State != store.Done
 			todo = append(todo, p)
 		}
+	}
+	stored := make([]*store.Session, len(todo))
+	for i, p := range todo {
+		stored[i] = p.stored
+	}
+	for i, x := range continued(stored) {
+		todo[i].stored = x
 	}
 	docs := []report.CompareDoc{}
 	var ids []int64
@@ -115,11 +120,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	outcome := Done
 	for _, p := range todo {
 		su.Workload = su.Workload.WithThreads(p.threads)
-		stored := p.stored
-		if !resuming {
-			stored = nil
-		}
-		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, sides[0], p.head, p.identity, stored)
+		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, sides[0], p.head, p.identity, p.stored)
 		docs = append(docs, doc)
 		if id > 0 {
 			ids = append(ids, id)
@@ -150,6 +151,29 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		}
 	}
 	return docs, ids, Answer(outcome)
+}
+
+// continued is what a comparison continues of its pairs' stored sessions
+// (in the pairs' order; nil where none is stored): when one is unfinished
+// (an interrupted call), the finished ones before it (that call's) and the
+// unfinished ones; the pairs after it were not reached by that call, so
+// what is stored of them is older and they are measured anew. When none is
+// unfinished, nothing: the comparison is measured anew.
+func continued(stored []*store.Session) []*store.Session {
+	out := make([]*store.Session, len(stored))
+	for u, p := range stored {
+		if p == nil || p.State == store.Done {
+			continue
+		}
+		copy(out, stored[:u+1])
+		for k := u + 1; k < len(stored); k++ {
+			if q := stored[k]; q != nil && !q.Created.Before(p.Created) {
+				out[k] = q
+			}
+		}
+		return out
+	}
+	return out
 }
 
 // pairIdentity is the identity of the session comparing head with base at
@@ -183,8 +207,8 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 	case sess != nil && sess.State == store.Done:
 		var stored report.CompareDoc
 		if err := json.Unmarshal(sess.Result, &stored); err == nil && stored.Result != "" {
-			fmt.Fprintf(su.Log, "%s against %s at %d threads: measured by an earlier call (session %d): %s\n",
-				sideName(head), sideName(base), stored.Threads, sess.ID, stored.Result)
+			fmt.Fprintf(su.Log, "%s against %s at %s: measured by an earlier call (session %d): %s\n",
+				sideName(head), sideName(base), Counted(stored.Threads, "thread"), sess.ID, stored.Result)
 			return stored, sess.ID, outcomeOf(stored.Result), nil
 		}
 		sess = nil
@@ -196,8 +220,8 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 			return doc, 0, Failure, err
 		}
 		n, _ := st.RunCount(sess.ID)
-		fmt.Fprintf(su.Log, "resuming the comparison of %s with %s at %d threads (session %d): %d runs stored are used, not measured again\n",
-			sideName(head), sideName(base), su.Workload.Threads(), sess.ID, n)
+		fmt.Fprintf(su.Log, "resuming the comparison of %s with %s at %s (session %d) from its stored runs (%d), none measured again\n",
+			sideName(head), sideName(base), Counted(su.Workload.Threads(), "thread"), sess.ID, n)
 	}
 	if sess == nil {
 		if sess, err = su.Begin(store.KindCompare, args, dir, base.Key, head.Key, identity); err != nil {
@@ -226,6 +250,10 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 	switch {
 	case runErr != nil:
 		doc.Result, doc.Error = report.CompareError, runErr.Error()
+		var ee *session.EndpointError
+		if errors.As(runErr, &ee) {
+			doc.Error = fmt.Sprintf("side %s cannot be measured: %v", map[string]Side{"good": base, "bad": head}[ee.Which].Describe(), ee.Err)
+		}
 		if ctx.Err() != nil {
 			doc.Error = "interrupted"
 		}

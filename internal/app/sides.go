@@ -53,6 +53,17 @@ func (s Side) Describe() string {
 	return fmt.Sprintf("%s: %s, %s", s.Arg, what, s.Spec.OptionFile)
 }
 
+// cutTree splits a DIR:REV side at the first ':' whose left part is a
+// directory (so a tree's path may hold ':'); ok is false when none is.
+func cutTree(arg string) (dir, rev string, ok bool) {
+	for i := range len(arg) {
+		if arg[i] == ':' && i > 0 && isDir(arg[:i]) {
+			return arg[:i], arg[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
 // isServerDir reports whether arg may be a directory: it holds a / or is
 // . or .. (an existing directory wins over a revision of that name:
 // origin/main is a revision unless ./origin/main exists; a directory
@@ -99,7 +110,7 @@ func ResolveSides(ctx context.Context, su *Setup, args []string) ([]Side, error)
 
 // resolveSide reads one side (without its option file).
 func resolveSide(ctx context.Context, su *Setup, arg string) (Side, error) {
-	if dir, rev, ok := strings.Cut(arg, ":"); ok && dir != "" && isDir(dir) {
+	if dir, rev, ok := cutTree(arg); ok {
 		abs, _ := filepath.Abs(dir)
 		repo, err := bisect.OpenRepo(dir)
 		if err != nil {
@@ -131,6 +142,9 @@ func resolveSide(ctx context.Context, su *Setup, arg string) (Side, error) {
 		return Side{Arg: arg, Install: in, Spec: measure.Side{Basedir: abs}}, nil
 	}
 	commit, err := bisect.Resolve(su.Repo, arg)
+	if dir, _, ok := strings.Cut(arg, ":"); err != nil && ok && strings.Contains(dir, "/") {
+		return Side{}, fmt.Errorf("%s: the directory %s of DIR:REV does not exist", arg, dir)
+	}
 	if err != nil && isServerDir(arg) {
 		return Side{}, fmt.Errorf("%s: neither a revision of the repository nor a directory (%w)", arg, err)
 	}
@@ -149,6 +163,13 @@ func sideKey(s Side, perSide bool) string {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", s.Tree, s.Spec.Commit, s.Spec.Basedir, s.Spec.OptionFile.Path, s.Spec.OptionFile.Digest)
+	if s.Install != nil {
+		// Another binary at the same place (a package upgraded) is another side.
+		fi, _ := os.Stat(s.Install.Server)
+		if fi != nil {
+			fmt.Fprintf(h, "\x00%s\x00%d\x00%d", s.Install.VersionLine, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
 	return "side-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 

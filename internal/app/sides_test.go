@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -29,6 +30,11 @@ func TestResolveSides(t *testing.T) {
 		t.Fatal(err)
 	}
 	su := &Setup{Repo: r, RepoRoot: repo}
+	colon := filepath.Join(t.TempDir(), "a:b")
+	if err := os.Rename(other, colon); err != nil {
+		t.Fatal(err)
+	}
+	other = colon
 	sides, err := ResolveSides(ctx, su, []string{"origin/main", "HEAD", other + ":HEAD~1", "/usr", repo + ":HEAD~2"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +78,7 @@ func TestResolveSides(t *testing.T) {
 		{[]string{"HEAD", t.TempDir()}, "not an installed server"},
 		{[]string{"HEAD", t.TempDir() + ":HEAD"}, "not a git repository"},
 		{[]string{"HEAD"}, "at least two sides"},
+		{[]string{"HEAD", "/no/such/tree:HEAD"}, "the directory /no/such/tree of DIR:REV does not exist"},
 	} {
 		if _, err := ResolveSides(ctx, su, c.args); !isUsage(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.want)
@@ -80,5 +87,30 @@ func TestResolveSides(t *testing.T) {
 	su.SideOptionFiles = nil
 	if _, err := ResolveSides(ctx, su, []string{"HEAD", repo + ":" + shas[2]}); !isUsage(err) || !strings.Contains(err.Error(), "same server under the same option file") {
 		t.Errorf("HEAD and REPO:HEAD: %v", err)
+	}
+}
+
+// TestContinued: an interrupted comparison continues its own finished
+// pairs and its unfinished one; pairs it did not reach are measured anew
+// even when an older finished comparison stored them; with nothing
+// unfinished, everything is measured anew.
+func TestContinued(t *testing.T) {
+	at := func(min int, state store.State) *store.Session {
+		return &store.Session{ID: int64(min), State: state, Created: time.Date(2026, 12, 4, 1, min, 0, 0, time.UTC)}
+	}
+	old1, old2, old3 := at(1, store.Done), at(2, store.Done), at(3, store.Done) // a finished comparison
+	new1, new2 := at(10, store.Done), at(11, store.Running)                      // the call killed in its second pair
+	got := continued([]*store.Session{new1, new2, old3, nil})
+	if got[0] != new1 || got[1] != new2 || got[2] != nil || got[3] != nil {
+		t.Errorf("interrupted call: %v", got)
+	}
+	got = continued([]*store.Session{old1, old2, old3})
+	if got[0] != nil || got[1] != nil || got[2] != nil {
+		t.Errorf("a finished comparison run again: %v, want all measured anew", got)
+	}
+	later := at(12, store.Failed) // a pair after the unfinished one, begun later: an earlier attempt of this call's chain
+	got = continued([]*store.Session{new1, new2, later})
+	if got[2] != later {
+		t.Errorf("a later unfinished pair: %v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/ddmin"
@@ -89,6 +90,10 @@ func WhichSetting(ctx context.Context, su *Setup, req CompareRequest) (report.Se
 			}
 		}
 		known = append(known, c)
+	}
+	if len(known) == 0 {
+		return doc, nil, usageError("{my-cnf} %s: every setting in which it differs from %s is one this server does not know (%s): nothing to search; the server cannot start with it",
+			su.SideOptionFiles[1].Path, su.SideOptionFiles[0].Path, strings.Join(doc.Refused, "; "))
 	}
 	names := make([]string, len(known))
 	for i, c := range known {
