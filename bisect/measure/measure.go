@@ -90,6 +90,7 @@ type Config struct {
 // (Commit, built by Builder) or a server installed outside the state
 // directory (Basedir: nothing is built), with its option file.
 type Side struct {
+	Name       string               // how progress lines name it ("" for the commit's short hash)
 	Commit     string               // the revision; "" for an installed server
 	Builder    *build.Builder       // its tree's (nil: Config.Builder)
 	Basedir    string               // an installed server's base directory (/usr)
@@ -106,6 +107,15 @@ func (m *Measurer) side(key string) Side {
 		s.Builder = m.cfg.Builder
 	}
 	return s
+}
+
+// label is how progress lines name the subject key: its side's Name, or
+// its short hash.
+func (m *Measurer) label(key string) string {
+	if s, ok := m.cfg.Sides[key]; ok && s.Name != "" {
+		return s.Name
+	}
+	return fmt.Sprintf("%.10s", key)
 }
 
 // setting is name as the caller spells it (Config.Setting).
@@ -294,7 +304,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			}
 			// A disturbed run is in hand: it counts, said so, rather than
 			// the failure of its re-measurement stopping the session.
-			m.logf("note: measuring run %.10s again failed (%v): the disturbed run counts", commit, err)
+			m.logf("note: measuring run %s again failed (%v): the disturbed run counts", m.label(commit), err)
 			best.Facts["disturbed"] = bestD.String()
 			break
 		}
@@ -309,7 +319,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			// Never counted, and not one of the retries: the run waits for
 			// the other processes to leave, then is measured again.
 			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
-			m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
+			m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 			if busySince.IsZero() {
 				busySince = time.Now()
 			}
@@ -336,15 +346,15 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 				// on a machine disturbed in most windows it would never end.
 				if !m.mostlyDisturbedNoted {
 					m.mostlyDisturbedNoted = true
-					m.logf("note: run %.10s: the machine is disturbed in most windows: runs count as measured, marked disturbed (%s; said once)", commit, bestD)
+					m.logf("note: run %s: the machine is disturbed in most windows: runs count as measured, marked disturbed (%s; said once)", m.label(commit), bestD)
 				}
 			default:
-				m.logf("note: run %.10s: the machine stayed disturbed through %d attempts: the least disturbed run counts, marked disturbed (%s)", commit, attempt+1, bestD)
+				m.logf("note: run %s: the machine stayed disturbed through %d attempts: the least disturbed run counts, marked disturbed (%s)", m.label(commit), attempt+1, bestD)
 			}
 			break
 		}
 		m.remeasured[commit]++
-		m.logf("disturbed run of %.10s: %.1f tps (%s): measured again, not counted", commit, r.TPS, d)
+		m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 	}
 	m.counted[commit]++
 	if len(discarded) > 0 {
@@ -384,12 +394,12 @@ func (m *Measurer) waitQuiet(ctx context.Context, commit string, began time.Time
 				patience, commit, 100*float64(other)/float64(capacity), sample, loadavg)
 		case !ok || !d.busy():
 			if noted {
-				m.logf("the machine is quiet again after %s: measuring %.10s", time.Since(began).Round(time.Second), commit)
+				m.logf("the machine is quiet again after %s: measuring %s", time.Since(began).Round(time.Second), m.label(commit))
 			}
 			return nil
 		case !noted:
-			m.logf("note: other processes take %.0f%% of the machine's CPU (load average %.2f): waiting up to %s for them to end before measuring %.10s again",
-				100*float64(other)/float64(capacity), loadavg, patience, commit)
+			m.logf("note: other processes take %.0f%% of the machine's CPU (load average %.2f): waiting up to %s for them to end before measuring %s again",
+				100*float64(other)/float64(capacity), loadavg, patience, m.label(commit))
 		}
 	}
 }
@@ -410,7 +420,7 @@ func (m *Measurer) retriedRun(ctx context.Context, commit string, rev *revision)
 			}
 			return r, d, err
 		}
-		m.logf("run of %.10s: %v; retrying (not the revision's fault)", commit, err)
+		m.logf("run of %s: %v; retrying (not the revision's fault)", m.label(commit), err)
 	}
 }
 
@@ -521,10 +531,10 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 			return nil, &bisect.UntestableError{Commit: commit, Reason: fmt.Sprintf("server killed by SIGKILL in all %d attempts to prepare its datadir (the OOM killer? see dmesg)", attempt+1), Err: err}
 		}
 		if hung {
-			m.logf("prepare %.10s: %v; preparing again (a stalled machine, or a server that hangs at every start?)", commit, err)
+			m.logf("prepare %s: %v; preparing again (a stalled machine, or a server that hangs at every start?)", m.label(commit), err)
 			continue
 		}
-		m.logf("prepare %.10s: %v; preparing again (not the revision's fault)", commit, err)
+		m.logf("prepare %s: %v; preparing again (not the revision's fault)", m.label(commit), err)
 	}
 	m.revs[commit] = rev
 	m.evictSnapshots()
@@ -616,7 +626,7 @@ func (m *Measurer) watchDisk(ctx context.Context, f func(context.Context) error)
 // makeSnapshot1 is makeSnapshot.
 func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
 	faultpoint.Hit("datadir")
-	m.logf("prepare %.10s: %s %s, initialise datadir and prepare %s", commit, in.Flavor, in.Version, m.cfg.Workload.Name())
+	m.logf("prepare %s: %s %s, initialise datadir and prepare %s", m.label(commit), in.Flavor, in.Version, m.cfg.Workload.Name())
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
 		return err
 	}
@@ -1000,13 +1010,13 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (not said for the sysbench driver, whose own CPU time counts).
 		if other > res.Window/10 && inProcess {
-			m.logf("note: run %.10s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
-				commit, other.Seconds(), res.Window.Seconds(), loadavg)
+			m.logf("note: run %s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
+				m.label(commit), other.Seconds(), res.Window.Seconds(), loadavg)
 		}
 		if steal > res.Window/10 && !m.stealNoted {
 			m.stealNoted = true
-			m.logf("note: run %.10s: the hypervisor took %.2fs of CPU time from this machine during the %.1fs window (steal): numbers vary with the host's load (said once; every run stores steal_s)",
-				commit, steal.Seconds(), res.Window.Seconds())
+			m.logf("note: run %s: the hypervisor took %.2fs of CPU time from this machine during the %.1fs window (steal): numbers vary with the host's load (said once; every run stores steal_s)",
+				m.label(commit), steal.Seconds(), res.Window.Seconds())
 		}
 	}
 	if len(res.Emulated) > 0 {
@@ -1020,7 +1030,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if statusErr == nil && status1 != nil {
 		r.Status = serverctl.StatusDelta(status0, status1)
 	} else if statusErr != nil {
-		m.logf("run %.10s: no GLOBAL STATUS for the window: %v", commit, statusErr)
+		m.logf("run %s: no GLOBAL STATUS for the window: %v", m.label(commit), statusErr)
 	}
 	if res.Events > 0 {
 		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
@@ -1045,7 +1055,7 @@ func (m *Measurer) logRun(commit string, r bisect.Run) {
 	if r.TPMC > 0 {
 		tpmc = fmt.Sprintf(", %.0f tpmC, server cpu %.0fus/New-Order", r.TPMC, float64(r.CPUPerNewOrder)/1e3)
 	}
-	m.logf("run %.10s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn%s (%.1fs)", commit, r.TPS, r.QPS,
+	m.logf("run %s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn%s (%.1fs)", m.label(commit), r.TPS, r.QPS,
 		m.cfg.Workload.Percentile(), float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, tpmc, r.Wall.Seconds())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -84,10 +85,13 @@ func (s *SideDoc) line() string {
 // sideName is how lines name a side: its argument when it is more than a
 // revision (a side- key), else the revision's short hash.
 func sideName(key string, sd *SideDoc) string {
-	if sd != nil && strings.HasPrefix(key, "side-") {
-		return sd.Arg
+	switch {
+	case sd == nil || !strings.HasPrefix(key, "side-"):
+		return fmt.Sprintf("%.10s", key)
+	case sd.OptionFile != "":
+		return sd.Arg + " [" + filepath.Base(sd.OptionFile) + "]"
 	}
-	return fmt.Sprintf("%.10s", key)
+	return sd.Arg
 }
 
 // CompareRows returns one row per metric of session.Metrics for the runs of
@@ -173,7 +177,7 @@ func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
 		if len(heads) > 1 {
 			title += fmt.Sprintf(", %s against %s", sideName(d.Head, d.HeadSide), sideName(d.Base, d.BaseSide))
 		}
-		fmt.Fprintf(w, "\n%s %s\n\n", map[bool]string{true: "####", false: "==="}[md], title)
+		fmt.Fprintf(w, "\n%s %s\n\n", map[bool]string{true: "##", false: "==="}[md], title)
 		if err := WriteCompare(w, format, d); err != nil {
 			return err
 		}
@@ -252,6 +256,12 @@ func sidesTable(w io.Writer, md bool, docs []CompareDoc, heads []string) {
 		byCell[[2]string{fmt.Sprint(d.Threads), d.Head}] = d
 	}
 	mark := map[string]string{CompareRegression: " REGRESSION", CompareInconclusive: " inconclusive", CompareError: " error"}
+	markOf := func(d CompareDoc) string {
+		if d.Result == CompareError && d.Error == "interrupted" {
+			return " interrupted"
+		}
+		return mark[d.Result]
+	}
 	var rows [][]string
 	for _, n := range threads {
 		row := []string{fmt.Sprint(n), "-"}
@@ -265,7 +275,7 @@ func sidesTable(w io.Writer, md bool, docs []CompareDoc, heads []string) {
 			if row[1] == "-" {
 				row[1] = b
 			}
-			row = append(row, fmt.Sprintf("%s (%s)%s", hd, ch, mark[d.Result]))
+			row = append(row, fmt.Sprintf("%s (%s)%s", hd, ch, markOf(d)))
 		}
 		rows = append(rows, row)
 	}
@@ -383,7 +393,7 @@ func decisionConf(doc CompareDoc) float64 {
 }
 
 func compareMarkdown(w io.Writer, doc CompareDoc) error {
-	icon := map[string]string{CompareRegression: "🔴", CompareNoRegression: "🟢", CompareInconclusive: "🟡"}[doc.Result]
+	icon := map[string]string{CompareRegression: "🔴", CompareNoRegression: "🟢", CompareInconclusive: "🟡", CompareError: "⚠️"}[doc.Result]
 	fmt.Fprintf(w, "### perfbisect compare: %s %s\n\n", icon, doc.Result)
 	fmt.Fprintf(w, "base `%s` %s → head `%s` %s\n\n", sideName(doc.Base, doc.BaseSide), mdEscape(doc.BaseSubject), sideName(doc.Head, doc.HeadSide), mdEscape(doc.HeadSubject))
 	for _, sd := range []struct {

@@ -185,12 +185,12 @@ func TestCompareSetSides(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "1 ") || !strings.Contains(lines[1], "REGRESSION") || !strings.HasPrefix(lines[2], "4 ") || strings.Count(lines[2], "%") < 2 {
 		t.Errorf("rows:\n%s\n%s", lines[1], lines[2])
 	}
-	if !strings.Contains(out, "threads=4, /usr against aaaaaaaaaa") || !strings.Contains(out, "head: installed MariaDB 10.11.6; server /usr/sbin/mariadbd (mariadbd  Ver 10.11.6); option file /etc/big.cnf") {
+	if !strings.Contains(out, "threads=4, /usr [big.cnf] against aaaaaaaaaa") || !strings.Contains(out, "head: installed MariaDB 10.11.6; server /usr/sbin/mariadbd (mariadbd  Ver 10.11.6); option file /etc/big.cnf") {
 		t.Errorf("the comparisons in full do not name the side:\n%s", out)
 	}
 	var md bytes.Buffer
 	_ = WriteCompareSet(&md, "markdown", docs)
-	if !strings.Contains(md.String(), "| threads | base aaaaaaaaaa | bbbbbbbbbb | /usr |") {
+	if !strings.Contains(md.String(), "| threads | base aaaaaaaaaa | bbbbbbbbbb | /usr [big.cnf] |") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 }

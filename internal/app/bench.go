@@ -80,6 +80,8 @@ func Bench(ctx context.Context, req BenchRequest) error {
 			o = cw.Options
 		case *bench.SQLWorkload:
 			o, name = cw.Options, bench.DriverBuiltin
+		case *bench.TPCC:
+			o, name = cw.Options, bench.DriverBuiltin
 		}
 		w = cw
 	case req.Sysbench:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -147,7 +148,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		case errors.Is(runErr, serverctl.ErrOptionFile), errors.Is(runErr, bisect.ErrUsage):
 			return docs, ids, With(Usage, runErr) // as start: the user's file, not the tool
 		default:
-			return docs, ids, With(Failure, runErr)
+			return docs, ids, With(Failure, fmt.Errorf("%w (for compare: the same command continues the comparison, measuring nothing twice)", runErr))
 		}
 	}
 	return docs, ids, Answer(outcome)
@@ -222,6 +223,9 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 		n, _ := st.RunCount(sess.ID)
 		fmt.Fprintf(su.Log, "resuming the comparison of %s with %s at %s (session %d) from its stored runs (%d), none measured again\n",
 			sideName(head), sideName(base), Counted(su.Workload.Threads(), "thread"), sess.ID, n)
+		if n == 0 {
+			fmt.Fprintf(su.Log, "(the interrupted call had stored no run of it)\n")
+		}
 	}
 	if sess == nil {
 		if sess, err = su.Begin(store.KindCompare, args, dir, base.Key, head.Key, identity); err != nil {
@@ -288,11 +292,14 @@ func outcomeOf(result string) Outcome {
 	return Done
 }
 
-// sideName names a side in progress lines: a revision's short hash (and
-// its argument when that differs), or its argument.
+// sideName names a side in progress lines: a revision's short hash, or
+// what the user wrote with its option file's name ("HEAD [stat.cnf]").
 func sideName(s Side) string {
 	if s.Plain() {
 		return fmt.Sprintf("%.10s", s.Spec.Commit)
+	}
+	if !s.Spec.OptionFile.IsZero() {
+		return s.Arg + " [" + filepath.Base(s.Spec.OptionFile.Path) + "]"
 	}
 	return s.Arg
 }

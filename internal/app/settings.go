@@ -33,7 +33,8 @@ import (
 type SetupRequest struct {
 	Repo  string // the server's git source tree
 	// MyCnf are the user's option files as given: none, or one; with
-	// MyCnfPerSide (compare) also one per side, in the sides' order.
+	// MyCnfPerSide (compare) also one per side, in the sides' order, and
+	// Repo need not be a repository until a side is a revision of it.
 	MyCnf        []string
 	MyCnfPerSide bool
 
@@ -176,6 +177,10 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 			usage.Flag("max-runs"), req.MaxRuns, usage.Flag("search"), session.SearchClassic, usage.Flag("max-repeats"))
 	}
 	s.Repo, err = bisect.OpenRepo(req.Repo)
+	if err != nil && req.MyCnfPerSide {
+		s.repoErr = With(Usage, err) // compare's installed servers need no tree: said when a revision does
+		return nil
+	}
 	if err != nil {
 		return With(Usage, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -65,6 +66,7 @@ type Setup struct {
 	StateDir string       // set by Lock
 	Store    *store.Store // set by Lock
 	unlock   func()
+	repoErr  error // why Repo is nil (compare of installed servers only)
 }
 
 // BuildSettings are how revisions are built: the recipe, a time limit for
@@ -156,7 +158,15 @@ func (s *Setup) StoreSession(cfg *session.Config, id func() int64, firstEvent, f
 			also(st)
 		}
 	}
-	cfg.Hooks.Logf = func(format string, args ...any) { fmt.Fprintf(s.Log, format+"\n", args...) }
+	cfg.Hooks.Logf = func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		for k, sd := range s.Sides { // compare's sides by name, not by key
+			if sd.Name != "" {
+				msg = strings.ReplaceAll(msg, k[:min(10, len(k))], sd.Name)
+			}
+		}
+		fmt.Fprintln(s.Log, msg)
+	}
 	cfg.Hooks.Setting = usage.Flag
 	return func() int { return n }
 }

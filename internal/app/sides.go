@@ -141,6 +141,9 @@ func resolveSide(ctx context.Context, su *Setup, arg string) (Side, error) {
 		}
 		return Side{Arg: arg, Install: in, Spec: measure.Side{Basedir: abs}}, nil
 	}
+	if su.Repo == nil {
+		return Side{}, fmt.Errorf("%s: a revision, but %w", arg, su.repoErr)
+	}
 	commit, err := bisect.Resolve(su.Repo, arg)
 	if dir, _, ok := strings.Cut(arg, ":"); err != nil && ok && strings.Contains(dir, "/") {
 		return Side{}, fmt.Errorf("%s: the directory %s of DIR:REV does not exist", arg, dir)
@@ -186,6 +189,7 @@ func (s *Setup) useSides(sides []Side) {
 	builders := map[string]*build.Builder{}
 	for _, sd := range sides {
 		spec := sd.Spec
+		spec.Name = sideName(sd)
 		if sd.Tree != "" {
 			if builders[sd.Tree] == nil {
 				builders[sd.Tree] = s.Build.Builder(sd.Repo, s.StateDir, s.Log, s.Live)

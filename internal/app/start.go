@@ -130,8 +130,8 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		}
 		cfg.Commits = commits
 		if docs := leftOutDocs(all, commits, inert, nil, func(string) string { return "" }, cfg.FirstParent, bad); len(docs) > 0 {
-			fmt.Fprintf(su.Log, "%d commits change only documentation, tests or CI files (%.10s: %s, ...): left out, they build their parent's server (--keep-doc-commits tests them)\n",
-				len(docs), docs[0].Commit, docs[0].Changes)
+			fmt.Fprintf(su.Log, "%s only documentation, tests or CI files (%.10s: %s, ...): left out, they build their parent's server (--keep-doc-commits tests them)\n",
+				map[bool]string{true: "1 commit changes", false: fmt.Sprintf("%d commits change", len(docs))}[len(docs) == 1], docs[0].Commit, docs[0].Changes)
 		}
 	}
 	stored := len(cfg.Replay)

@@ -81,7 +81,7 @@ func MakeStateDir(stateDir, repoRoot string) (string, error) {
 	}
 	dir, _ = filepath.Abs(dir)
 	canon, root := reap.Canonical(dir), reap.Canonical(repoRoot)
-	if within(canon, root) || within(root, canon) {
+	if repoRoot != "" && (within(canon, root) || within(root, canon)) {
 		return "", bisect.Usagef("{state-dir} %s: overlaps the repository's work tree %s; perfbisect writes a checkout, builds and logs there: name a directory outside it", dir, root)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -116,6 +116,7 @@ func WhichSetting(ctx context.Context, su *Setup, req CompareRequest) (report.Se
 		head.Arg = fmt.Sprintf("%s with %s", filepath.Base(doc.Good), ddmin.Describe(subset, names))
 		head.Spec.OptionFile = of
 		head.Key = sideKey(head, true)
+		head.Spec.Name = head.Arg
 		su.Sides[head.Key] = head.Spec
 		cfg := su.Policy
 		cfg.Confidence = conf
