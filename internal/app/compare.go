@@ -33,9 +33,9 @@ type CompareRequest struct {
 // Compare measures every side against the base at each thread count, in
 // order, until one fails. The pairs share the error budget (Bonferroni over
 // sides x thread counts): a change that is not there is reported with
-// probability at most 1-confidence over all of them. A pair stored finished
-// by an earlier call with the same settings is not measured again; one
-// stored unfinished (interrupted) resumes from its stored runs. It returns a
+// probability at most 1-confidence over all of them. A call that an earlier
+// one left unfinished continues it (pairs): that call's finished pairs are
+// not measured again, its unfinished one resumes from its stored runs. It returns a
 // document per pair (nil when the input was refused before any), their
 // stored session ids, and the outcome as an error: nil (no regression
 // beyond the threshold), Answer(Regression) when any pair regressed,
@@ -86,33 +86,9 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		return nil, nil, err
 	}
 	su.useSides(sides)
-	// The pairs in order, with what the store holds of each: an earlier
-	// call of this comparison that did not finish is continued (its
-	// finished pairs reused, its unfinished one resumed); otherwise every
-	// pair is measured anew.
-	type pair struct {
-		threads  int
-		head     Side
-		identity store.Identity
-		stored   *store.Session
-	}
-	var todo []pair
-	for _, n := range threads {
-		su.Workload = su.Workload.WithThreads(n)
-		for _, head := range sides[1:] {
-			p := pair{threads: n, head: head, identity: pairIdentity(su, sides[0], head)}
-			if p.stored, err = su.Store.ByKey(store.KindCompare, p.identity.Key()); err != nil {
-				return nil, nil, With(Failure, err)
-			}
-			todo = append(todo, p)
-		}
-	}
-	stored := make([]*store.Session, len(todo))
-	for i, p := range todo {
-		stored[i] = p.stored
-	}
-	for i, x := range continued(stored) {
-		todo[i].stored = x
+	todo, err := pairs(su, sides, threads)
+	if err != nil {
+		return nil, nil, err
 	}
 	docs := []report.CompareDoc{}
 	var ids []int64
@@ -148,10 +124,44 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		case errors.Is(runErr, serverctl.ErrOptionFile), errors.Is(runErr, bisect.ErrUsage):
 			return docs, ids, With(Usage, runErr) // as start: the user's file, not the tool
 		default:
-			return docs, ids, With(Failure, fmt.Errorf("%w (for compare: the same command continues the comparison, measuring nothing twice)", runErr))
+			return docs, ids, With(Failure, fmt.Errorf("%w (the same compare command continues the comparison, measuring nothing twice)", runErr))
 		}
 	}
 	return docs, ids, Answer(outcome)
+}
+
+// A pair is the base and another side at one thread count, with its
+// identity and the session stored of it that this call continues (nil:
+// measured anew).
+type pair struct {
+	threads  int
+	head     Side
+	identity store.Identity
+	stored   *store.Session
+}
+
+// pairs lists the comparison's pairs in order (each side against the base
+// at each thread count) with what the store holds of each: an earlier call
+// of this comparison that did not finish is continued (continued);
+// otherwise every pair is measured anew.
+func pairs(su *Setup, sides []Side, threads []int) ([]pair, error) {
+	var todo []pair
+	var stored []*store.Session
+	for _, n := range threads {
+		su.Workload = su.Workload.WithThreads(n)
+		for _, head := range sides[1:] {
+			p := pair{threads: n, head: head, identity: pairIdentity(su, sides[0], head)}
+			x, err := su.Store.ByKey(store.KindCompare, p.identity.Key())
+			if err != nil {
+				return nil, With(Failure, err)
+			}
+			todo, stored = append(todo, p), append(stored, x)
+		}
+	}
+	for i, x := range continued(stored) {
+		todo[i].stored = x
+	}
+	return todo, nil
 }
 
 // continued is what a comparison continues of its pairs' stored sessions
