@@ -38,7 +38,7 @@ import (
 // Config is what the measurer needs besides the revisions.
 type Config struct {
 	Builder    *build.Builder
-	StateDir   string // datadir snapshots and run directories go here
+	StateDir   string               // datadir snapshots and run directories go here
 	OptionFile serverctl.OptionFile // the user's my.cnf (zero: none)
 	// Sides says what a subject stands for when it is more than a revision
 	// of Builder's tree under OptionFile (perfbisect compare's sides), by

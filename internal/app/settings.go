@@ -31,7 +31,7 @@ import (
 // "5%", sizes "500MiB" or "20GB"; the names in its errors are the command
 // line's (usage.Errorf's {setting} placeholders).
 type SetupRequest struct {
-	Repo  string // the server's git source tree
+	Repo string // the server's git source tree
 	// MyCnf are the user's option files as given: none, or one; with
 	// MyCnfPerSide (compare) also one per side, in the sides' order, and
 	// Repo need not be a repository until a side is a revision of it.

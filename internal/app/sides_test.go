@@ -99,7 +99,7 @@ func TestContinued(t *testing.T) {
 		return &store.Session{ID: int64(min), State: state, Created: time.Date(2026, 12, 4, 1, min, 0, 0, time.UTC)}
 	}
 	old1, old2, old3 := at(1, store.Done), at(2, store.Done), at(3, store.Done) // a finished comparison
-	new1, new2 := at(10, store.Done), at(11, store.Running)                      // the call killed in its second pair
+	new1, new2 := at(10, store.Done), at(11, store.Running)                     // the call killed in its second pair
 	got := continued([]*store.Session{new1, new2, old3, nil})
 	if got[0] != new1 || got[1] != new2 || got[2] != nil || got[3] != nil {
 		t.Errorf("interrupted call: %v", got)
