@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -49,34 +48,6 @@ func copyDir(t *testing.T, src string) string {
 	return dst
 }
 
-// gitBisectRun runs git bisect run with perfbisect run and flags (the
-// workload's) in repo over state, from good to bad; it checks that git
-// ends at the culprit and that the run session's markdown report names the
-// workload (want), then resets git's bisection.
-func gitBisectRun(t *testing.T, repo, state, culprit, want string, flags ...string) {
-	t.Helper()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, tail(string(out), 30))
-		}
-		return string(out)
-	}
-	git("bisect", "start", "bad", "good")
-	defer git("bisect", "reset")
-	out := git(append([]string{"bisect", "run", binary, "run", "--state-dir", state}, flags...)...)
-	if !strings.Contains(out, culprit+" is the first bad commit") {
-		t.Errorf("git bisect run (%s) did not end at the culprit %s:\n%s", want, culprit, tail(out, 30))
-	}
-	md := perfbisect(t, nil, "report", "--state-dir", state, "--repo", repo, "--format", "markdown")
-	if md.code != exitOK || !strings.Contains(md.stdout, want) || !strings.Contains(md.stdout, "perfbisect run") {
-		t.Errorf("report of the perfbisect run session: exit %d, want the run session with its workload %q named\n%s", md.code, want, tail(md.stdout, 30))
-	}
-}
-
 // TestBisectWithALuaScript: a sysbench Lua script of two files (join.lua
 // requires join_common.lua), with its own options, its own prepare and its
 // own tables (not sbtest's), bisects a fixture whose culprit only its join
@@ -84,9 +55,9 @@ func gitBisectRun(t *testing.T, repo, state, culprit, want string, flags ...stri
 // with the script required beside it edited is refused naming the script's
 // content; restored, resume ends it at the culprit. The prepared datadir
 // holds the script's tables; status, log (git bisect replay reaches the
-// culprit), the reports and git bisect run work as for the built-in
-// workload. The tree is a git clone --reference of the fixture: a clone
-// that borrows its objects bisects as the tree itself.
+// culprit) and the reports work as for the built-in workload. The tree is
+// a git clone --reference of the fixture: a clone that borrows its objects
+// bisects as the tree itself.
 func TestBisectWithALuaScript(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools, testenv.Sysbench)
 	tree, culprit := makeFixture(t, append([]string{"-n", "4", "--culprit-pos", "3", "--broken-pos", "0"}, joinFixture...)...)
@@ -165,8 +136,6 @@ func TestBisectWithALuaScript(t *testing.T) {
 	} else if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "workload join.lua") || !strings.Contains(string(b), "metric qps") {
 		t.Errorf("the HTML page does not name the script and its metric, qps (%v)", err)
 	}
-	// git bisect run with the script: the same builds and prepared data.
-	gitBisectRun(t, repo, state, culprit, "join.lua", append(args[11:], "--threshold", "30")...) // the culprit is large
 	if s := serversUnder(state); len(s) > 0 {
 		t.Errorf("servers left running: %v", s)
 	}
