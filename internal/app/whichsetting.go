@@ -13,6 +13,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/ddmin"
 	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -147,8 +148,10 @@ func WhichSetting(ctx context.Context, su *Setup, req CompareRequest) (report.Se
 		if ctx.Err() != nil {
 			return doc, ids, With(Interrupted, errors.New("interrupted; no server left running. The same command continues it, measuring nothing twice"))
 		}
-		if errors.Is(err, bisect.ErrUsage) || errors.Is(err, serverctl.ErrOptionFile) {
-			return doc, ids, With(Usage, err)
+		var ee *session.EndpointError
+		if errors.As(err, &ee) || errors.Is(err, bisect.ErrUsage) || errors.Is(err, serverctl.ErrOptionFile) {
+			doc.Result, doc.Error = report.SettingsSearchError, err.Error()
+			return doc, ids, With(Usage, err) // a value the server refuses: the user's files
 		}
 		d, _, e := fail(doc, err)
 		return d, ids, e
