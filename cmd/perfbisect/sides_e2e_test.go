@@ -194,14 +194,15 @@ func storedCompareRuns(t *testing.T, state string) int {
 // file. Of five settings the bad file changes, the search names the one
 // that slows the server (a buffer pool the data does not fit in), each
 // test a stored comparison; of two that hurt only together (a thread pool
-// of one group), it names the pair, and each alone does not hurt. A
+// of one group), it names the pair, and neither alone is slower (the same,
+// or undecided at the repeat limit). A
 // setting the server does not know is named and left out.
 func TestWhichSetting(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "3", "--broken-pos", "0", "--base-options", "--innodb-log-file-size=48M") // good only
 	state := t.TempDir()
 	common := append([]string{"--repo", repo, "--state-dir", state, "--workload", "oltp_read_only", "--threshold", "20",
-		"--max-repeats", "12", "--format", "json", "--which-setting"}, smallRun...)
+		"--repeats", "6", "--max-repeats", "12", "--format", "json", "--which-setting"}, smallRun...) // 6 a side: the tests' levels decide at the first look
 	good := writeCnf(t, "good.cnf", "innodb_buffer_pool_size=256M")
 	bad := writeCnf(t, "bad.cnf", "innodb_buffer_pool_size=6M", "max_connections=200", "table_open_cache=1000", "skip_name_resolve",
 		"innodb_stats_on_metadata=OFF", "loose-no_such_setting_here=1")
@@ -227,7 +228,7 @@ func TestWhichSetting(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("exit %d, not JSON: %v\n%s", r.code, err, tail(r.stderr, 30))
 	}
-	if r.code != exitRegression || len(doc.Minimal) != 2 || !doc.Together || len(doc.Alone) != 2 || doc.Alone[0].Verdict != "passes" || doc.Alone[1].Session == 0 {
+	if r.code != exitRegression || len(doc.Minimal) != 2 || !doc.Together || len(doc.Alone) != 2 || doc.Alone[0].Verdict == "fails" || doc.Alone[1].Verdict == "fails" || doc.Alone[1].Session == 0 {
 		t.Errorf("the pair: exit %d, %s %v (together %v, alone %+v); want both, only together\n%s", r.code, doc.Result, doc.Minimal, doc.Together, doc.Alone, tail(r.stderr, 30))
 	}
 	if s := serversUnder(state); len(s) > 0 {
