@@ -45,9 +45,6 @@ func LoadOptionFile(path string) (OptionFile, error) {
 // IsZero reports whether f is "no option file".
 func (f OptionFile) IsZero() bool { return f.Path == "" }
 
-// Same reports whether f and g are the same text read from the same path.
-func (f OptionFile) Same(g OptionFile) bool { return f.Path == g.Path && f.Digest == g.Digest }
-
 // ShortDigest is the first 16 hex digits of Digest ("" for none): the
 // option file's content in a session's identity.
 func (f OptionFile) ShortDigest() string { return f.Digest[:min(16, len(f.Digest))] }

@@ -33,7 +33,7 @@ const KillTimeout = 2 * time.Second
 func Config(dsn string) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("parse DSN %q: %w", Redact(dsn), err)
+		return nil, fmt.Errorf("parse DSN %q: %w", redact(dsn), err)
 	}
 	cfg.InterpolateParams = false
 	cfg.ClientFoundRows = false
@@ -52,7 +52,7 @@ func DB(dsn string) (*sql.DB, *mysql.Config, error) {
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("DSN %q: %w", Redact(dsn), err)
+		return nil, nil, fmt.Errorf("DSN %q: %w", redact(dsn), err)
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxIdleConns(0)
@@ -82,13 +82,13 @@ func Connector(dsn string, conns *Set) (driver.Connector, *mysql.Config, error) 
 	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("DSN %q: %w", Redact(dsn), err)
+		return nil, nil, fmt.Errorf("DSN %q: %w", redact(dsn), err)
 	}
 	return conn, cfg, nil
 }
 
-// Redact hides the password of a DSN for messages.
-func Redact(dsn string) string {
+// redact hides the password of a DSN for messages.
+func redact(dsn string) string {
 	at := strings.LastIndex(dsn, "@")
 	if at < 0 {
 		return dsn

@@ -508,6 +508,14 @@ func writeJUnit(w io.Writer, all junitSuites) error {
 	return err
 }
 
+// WriteGitHubAnnotations writes the workflow command of each of docs
+// (GitHubAnnotation), a line each.
+func WriteGitHubAnnotations(w io.Writer, docs []CompareDoc) {
+	for _, doc := range docs {
+		fmt.Fprintln(w, GitHubAnnotation(doc))
+	}
+}
+
 // GitHubAnnotation returns the GitHub Actions workflow command for doc (an
 // error on a regression or a failure, a warning when inconclusive, a notice
 // otherwise), for printing when GITHUB_ACTIONS is set.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -46,23 +45,12 @@ func compareCommand() *cli.Command {
 }
 
 func compareAction(c *cli.Context) error {
-	if c.NArg() < 2 {
-		return usageErr("compare needs two sides or more, BASE and HEAD (got %s); e.g. perfbisect compare origin/main HEAD", app.Counted(c.NArg(), "argument"))
-	}
 	format := c.String("format")
 	if !slices.Contains(report.CompareFormats, format) || format == "junit" && c.Bool("which-setting") {
 		return usageErr("--format %q: want %s (junit: not with --which-setting)", format, strings.Join(report.CompareFormats, ", "))
 	}
-	if out := c.String("output"); out != "" {
-		if err := report.CheckWritable("output", out); err != nil {
-			return app.With(app.Usage, err)
-		}
-	}
 	if err := checkHTML(c); err != nil {
 		return err
-	}
-	if c.String("find") != "regression" {
-		return usageErr("--find %q: compare looks for a regression of HEAD against BASE (swap them to look for a speed-up)", c.String("find"))
 	}
 	var threads []int // nil: --threads
 	if tl := c.String("thread-list"); tl != "" {
@@ -126,15 +114,8 @@ func writeComparisons(c *cli.Context, su *setup, format string, docs []report.Co
 	}
 	htmlReport(c, su.Store, report.Page{Title: "perfbisect compare " + strings.Join(c.Args().Slice(), " "), Compare: docs}, ids...)
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		// Workflow commands on standard output, unless that holds a JSON or
-		// JUnit document that must stay valid: then on standard error.
-		w := os.Stdout
-		if c.String("output") == "" && (format == "json" || format == "junit") {
-			w = os.Stderr
-		}
-		for _, doc := range docs {
-			fmt.Fprintln(w, report.GitHubAnnotation(doc))
-		}
+		// On standard error when standard output holds a JSON or JUnit document.
+		report.WriteGitHubAnnotations(map[bool]*os.File{true: os.Stderr, false: os.Stdout}[c.String("output") == "" && (format == "json" || format == "junit")], docs)
 	}
 	return nil
 }

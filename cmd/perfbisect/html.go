@@ -22,17 +22,9 @@ func reportHTMLFlag() cli.Flag {
 	return &cli.StringFlag{Name: "html", Usage: "write the session as a self-contained HTML report (charts of every run, the decisions, options, builds, host facts) to this file instead of printing it"}
 }
 
-// checkHTML fails early when a report flag (--html, --json, --output) names
-// an option file of --my-cnf, or --html a file that cannot be written or
-// the file another report flag names.
+// checkHTML fails early when --html names a file that cannot be written, or
+// the file another output flag of the command (--json, --output) names.
 func checkHTML(c *cli.Context) error {
-	for _, out := range []string{"html", "json", "output"} {
-		for _, cnf := range c.StringSlice("my-cnf") {
-			if o := c.String(out); o != "" && absPath(o) == absPath(cnf) {
-				return usageErr("--%s %s is the option file --my-cnf %s: a report never overwrites an input; name another file", out, c.String(out), cnf)
-			}
-		}
-	}
 	p := c.String("html")
 	if p == "" {
 		return nil
@@ -50,8 +42,6 @@ func checkHTML(c *cli.Context) error {
 	}
 	return nil
 }
-
-func absPath(p string) string { a, _ := filepath.Abs(p); return a }
 
 // htmlReport writes the --html page of a measuring command (start, compare,
 // scan) that stored sessions ids, with the command line as typed; a failure

@@ -134,11 +134,6 @@ func startAction(c *cli.Context) error {
 // bisectFrom is start's work from its endpoints (as typed), with hand marks
 // (replay) and the command stored for resume.
 func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.HandMark, args []string) error {
-	if j := c.String("json"); j != "" {
-		if err := report.CheckWritable("json", j); err != nil {
-			return app.With(app.Usage, err)
-		}
-	}
 	if err := checkHTML(c); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
@@ -37,6 +38,11 @@ type SetupRequest struct {
 	// Repo need not be a repository until a side is a revision of it.
 	MyCnf        []string
 	MyCnfPerSide bool
+	// Reports are the files the command writes its reports to, by setting
+	// name ("json", "html", "output"; "" for none): each must be writable
+	// (html is checked by the command, with its own rules) and none may be
+	// an option file of MyCnf.
+	Reports map[string]string
 
 	Workload WorkloadRequest
 	// Driver is builtin (built-in, too) or sysbench, for the OLTP
@@ -121,6 +127,18 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	if s.Build, err = ParseBuildSettings(req.Build); err != nil {
 		return err
 	}
+	for name, out := range req.Reports {
+		if out != "" && name != "html" {
+			if err := report.CheckWritable(name, out); err != nil {
+				return With(Usage, err)
+			}
+		}
+		for _, cnf := range req.MyCnf {
+			if out != "" && sameFile(out, cnf) {
+				return usageError("%s %s is the option file {my-cnf} %s: a report never overwrites an input; name another file", usage.Setting(name), out, cnf)
+			}
+		}
+	}
 	switch n := len(req.MyCnf); {
 	case n > 1 && !req.MyCnfPerSide:
 		return usageError("{my-cnf} given %d times (%s): a bisection takes one option file (compare takes one per side)", n, strings.Join(req.MyCnf, ", "))
@@ -189,6 +207,14 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 		s.RepoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory Repo names
 	}
 	return nil
+}
+
+// sameFile reports whether paths a and b name the same file (as absolute
+// paths).
+func sameFile(a, b string) bool {
+	x, _ := filepath.Abs(a)
+	y, _ := filepath.Abs(b)
+	return x == y
 }
 
 // usageError is a usage outcome whose message names settings with {name}.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -211,5 +213,42 @@ func TestOtherSessions(t *testing.T) {
 	}
 	if got, want := OtherSessions(st), "1 compare, 2 scans, 1 compare running"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestConfigureRefusesAReportOverAnOptionFile: a report flag naming an
+// option file of --my-cnf (the same file by another path too) is refused
+// before anything is read or written; an unwritable report is refused; a
+// report elsewhere passes.
+func TestConfigureRefusesAReportOverAnOptionFile(t *testing.T) {
+	repo, _, _ := gitRepo(t, 2)
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "bench.cnf")
+	if err := os.WriteFile(cnf, []byte("[mysqld]\nmax_connections=100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := SetupRequest{Repo: repo, MyCnf: []string{cnf}, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
+		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
+		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 3, MaxRepeats: 18, Threshold: "5",
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
+	for _, c := range []struct {
+		reports map[string]string
+		want    string // "" when accepted
+	}{
+		{map[string]string{"output": filepath.Join(dir, "..", filepath.Base(dir), "bench.cnf")}, "--output"},
+		{map[string]string{"json": cnf, "html": ""}, "--json " + cnf + " is the option file --my-cnf"},
+		{map[string]string{"json": filepath.Join(dir, "missing", "r.json")}, "--json"},
+		{map[string]string{"json": filepath.Join(dir, "r.json")}, ""},
+	} {
+		r := req
+		r.Reports = c.reports
+		err := (&Setup{Log: io.Discard}).Configure(context.Background(), r)
+		got := usage.TextNamed(err, func(n string) string { return "--" + n })
+		if c.want == "" && err != nil || c.want != "" && (OutcomeOf(err) != Usage || !strings.Contains(got, c.want)) {
+			t.Errorf("%v: %v, want %q", c.reports, err, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(cnf); string(b) != "[mysqld]\nmax_connections=100\n" {
+		t.Errorf("the option file changed: %q", b)
 	}
 }

@@ -84,6 +84,9 @@ func ResolveSides(ctx context.Context, su *Setup, args []string) ([]Side, error)
 	if len(args) < 2 {
 		return nil, usageError("compare needs at least two sides (got %s): "+sideForm, Counted(len(args), "argument"))
 	}
+	if su.Policy.Improvement {
+		return nil, usageError("{find} improvement: compare looks for a regression of each side against the first (put the faster one first to look for a speed-up)")
+	}
 	if n := len(su.SideOptionFiles); n > 0 && n != len(args) {
 		return nil, usageError("{my-cnf} given %d times for %d sides: give it once (every side) or once per side, in order: "+sideForm, n, len(args))
 	}
