@@ -237,6 +237,9 @@ func (b *Builder) Resolve(commit string) (Resolved, error) {
 	if p != nil && b.Recipe.BuildCmd == "" {
 		r.Preset = p.Name
 		r.Args, r.Notes = p.Args(t)
+		if t.Boost != "" {
+			r.Notes = append(r.Notes, "the tree's own Boost ("+t.Boost+"), as -DWITH_BOOST")
+		}
 	}
 	r.Args = append(r.Args, b.Recipe.CMakeArgs...)
 	r.Hash = shortHash(append([]string{b.Recipe.Hash()}, r.Args...)...)
@@ -391,6 +394,10 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	case b.Recipe.DistccHosts != "":
 		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER=distcc", "-DCMAKE_CXX_COMPILER_LAUNCHER=distcc")
 		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts)
+	}
+	if r.Preset != "" && r.Tree.Boost != "" {
+		// Before the user's arguments, so that their -DWITH_BOOST wins.
+		configure = append(configure, "-DWITH_BOOST="+filepath.Join(src, r.Tree.Boost))
 	}
 	configure = append(configure, r.Args...)
 

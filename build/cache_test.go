@@ -60,6 +60,9 @@ func newProject(t *testing.T, units int) *project {
 
 func (p *project) write(name, content string) {
 	p.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(p.dir, name)), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(p.dir, name), []byte(content), 0o644); err != nil {
 		p.t.Fatal(err)
 	}

@@ -271,6 +271,23 @@ func TestMySQL57WithoutItsBoostIsTheMachines(t *testing.T) {
 	if _, err := b.Build(ctx, commit); err != nil {
 		t.Errorf("with -DWITH_BOOST: %v", err)
 	}
+
+	// A tree in the layout of MySQL's mysql-boost tarballs carries the
+	// release its cmake/boost.cmake names: the preset gives it to CMake.
+	p.write("cmake/boost.cmake", "SET(BOOST_PACKAGE_NAME \"boost_1_59_0\")\n")
+	p.write("boost/boost_1_59_0/boost/version.hpp", "#define BOOST_VERSION 105900\n")
+	bundled := p.commit("mysql-5.7.44 with mysql-boost's boost/")
+	b.Recipe.CMakeArgs = nil
+	r, err := b.Resolve(bundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tree.Boost != "boost/boost_1_59_0" || !strings.Contains(strings.Join(r.Notes, "; "), "the tree's own Boost (boost/boost_1_59_0)") {
+		t.Errorf("tree %+v notes %q: want the tree's boost/boost_1_59_0 found and said", r.Tree, r.Notes)
+	}
+	if _, err := b.Build(ctx, bundled); err != nil {
+		t.Errorf("with the tree's own Boost: %v", err)
+	}
 }
 
 // A MySQL 5.7 milestone (5.7.5) prints no "currently requires" line: the

@@ -26,6 +26,11 @@ type Tree struct {
 	// OpenSSL 3 support to 10.3.32), so WITH_SSL=system fails on a machine
 	// with OpenSSL 3.
 	NoOpenSSL3 bool
+	// Boost is the directory in the tree that holds the Boost release its
+	// cmake/boost.cmake names ("boost/boost_1_59_0", the layout of MySQL's
+	// mysql-boost source tarballs), "" when the tree carries none: MySQL's
+	// CMake does not look there by itself.
+	Boost string
 }
 
 func (t Tree) String() string {
@@ -83,6 +88,18 @@ func InspectTree(repo *git.Repository, commit string) (Tree, error) {
 	if f, err := tree.File("cmake/ssl.cmake"); err == nil && f.Size < 1<<20 {
 		if text, err := f.Contents(); err == nil {
 			t.NoOpenSSL3 = refusesOpenSSL3Text(text)
+		}
+	}
+	if f, err := tree.File("cmake/boost.cmake"); err == nil && f.Size < 1<<20 {
+		if text, err := f.Contents(); err == nil {
+			if m := boostPackage.FindStringSubmatch(text); m != nil {
+				for _, dir := range []string{"boost/" + m[1], m[1]} {
+					if _, err := tree.File(dir + "/boost/version.hpp"); err == nil {
+						t.Boost = dir
+						break
+					}
+				}
+			}
 		}
 	}
 	return t, nil
