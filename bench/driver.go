@@ -104,11 +104,27 @@ func (w OLTP) Cleanup(ctx context.Context, conn Connection) error {
 // field ("workload threads" ...).
 func (w OLTP) Identity() map[string]string {
 	b, _ := json.Marshal(w.Options)
-	id := map[string]string{"workload": string(b)}
 	var fields map[string]any
 	_ = json.Unmarshal(b, &fields)
+	id := map[string]string{IdentityKey: string(b)}
 	for k, v := range fields {
-		id["workload "+k] = fmt.Sprint(v)
+		id[IdentityKey+" "+k] = fmt.Sprint(v)
+	}
+	return id
+}
+
+// IdentityKey is the session identity's key of a workload's settings as one
+// value; each setting is also keyed on its own as IdentityKey, a space and
+// its name.
+const IdentityKey = "workload"
+
+// IdentityOf is the identity of a workload with these settings, by name:
+// all of them as one JSON object (IdentityKey) and each on its own.
+func IdentityOf(fields map[string]string) map[string]string {
+	b, _ := json.Marshal(fields)
+	id := map[string]string{IdentityKey: string(b)}
+	for k, v := range fields {
+		id[IdentityKey+" "+k] = v
 	}
 	return id
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql/driver"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -239,12 +238,7 @@ func (w *SQLWorkload) Identity() map[string]string {
 		"rand-seed": fmt.Sprint(o.RandSeed), "rand": w.randKey(), "percentile": fmt.Sprint(o.Percentile),
 		"ignore-errors": strings.Join(ignore, ","),
 	}
-	b, _ := json.Marshal(fields)
-	id := map[string]string{"workload": string(b)}
-	for k, v := range fields {
-		id["workload "+k] = v
-	}
-	return id
+	return IdentityOf(fields)
 }
 
 // randKey is the distributions' settings.

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"database/sql/driver"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -129,12 +128,7 @@ func (w *TPCC) Identity() map[string]string {
 	fields := map[string]string{"name": "tpcc", "warehouses": strconv.Itoa(w.Warehouses), "threads": strconv.Itoa(o.Threads),
 		"time": o.Time.String(), "warmup": o.Warmup.String(), "rand-seed": fmt.Sprint(o.RandSeed),
 		"percentile": fmt.Sprint(o.Percentile), "engine": o.StorageEngine}
-	b, _ := json.Marshal(fields)
-	id := map[string]string{"workload": string(b)}
-	for k, v := range fields {
-		id["workload "+k] = v
-	}
-	return id
+	return IdentityOf(fields)
 }
 
 // DataKey is the scale, the seed and the engine.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -443,12 +442,7 @@ func (s *Script) Identity() map[string]string {
 	for f, d := range s.fileDigests {
 		fields["script file "+f] = d
 	}
-	b, _ := json.Marshal(fields)
-	id := map[string]string{"workload": string(b)}
-	for k, v := range fields {
-		id["workload "+k] = v
-	}
-	return id
+	return bench.IdentityOf(fields)
 }
 
 // DataKey is the script's content, options, seed and threads (its prepare

@@ -19,6 +19,59 @@ import (
 // stored as the session's config, a JSON object of strings.
 type Identity map[string]string
 
+// The identity's keys: every key a perfbisect writes is declared here, with
+// what it holds. The names (and the values' forms) are stored and hashed
+// into Key: renaming one, or changing how a value is written, makes every
+// stored session under it unresumable.
+const (
+	KeyGood       = "good"        // the good endpoint (start, run, scan: a commit; compare: the base side's key)
+	KeyBad        = "bad"         // the bad endpoint (compare: the head side's key)
+	KeyRepeats    = "repeats"     // runs a revision gets at the first look
+	KeyMaxRepeats = "max-repeats" // runs a revision may get at most
+	KeyThreshold  = "threshold"   // the smallest change that counts, a fraction
+	KeyConfidence = "confidence"  // the decisions' confidence, a fraction
+	KeyMetric     = "metric"      // the metric decided on (bisect.Metric's name)
+	KeyFind       = "find"        // "regression" or "improvement"
+	KeyRecipe     = "recipe"      // the build recipe's hash (build.Recipe.Hash)
+	// KeyMyCnf is the option file's path; KeyMyCnfContent the digest of its
+	// content and of every file it includes (serverctl.OptionFile.ShortDigest).
+	KeyMyCnf        = "my-cnf"
+	KeyMyCnfContent = "my-cnf content"
+	// KeyWorkload is the workload's settings as one value; each setting is
+	// also keyed as "workload NAME" (bench.IdentityOf writes both).
+	KeyWorkload     = "workload"
+	KeyFreshDatadir = "fresh-datadir" // "true" when every run starts from a fresh datadir (absent otherwise)
+	KeyServerCPUs   = "server-cpus"   // the server's CPU list when pinned (absent otherwise)
+	KeyClientCPUs   = "client-cpus"   // the client's CPU list when pinned (absent otherwise)
+	KeyRepo         = "repo"          // the repository's work tree
+	KeyCommand      = "command"       // "compare" or "scan" (start and run sessions have none)
+	// KeyBaseSide and KeyHeadSide describe a compared side that is not a
+	// plain revision of the repository (another tree, an installed server,
+	// its own option file); absent for plain ones.
+	KeyBaseSide = "base side"
+	KeyHeadSide = "head side"
+	// A scan's step, whether it tests merges, and its runs per commit.
+	KeyEvery  = "every"
+	KeyMerges = "merges"
+	KeyRuns   = "runs"
+	// A start session's search: whether it confirms against the parent,
+	// follows first parents, runs K builds at once; the search strategy
+	// and its run budget (both absent for the classic search, as sessions
+	// begun before the probabilistic search existed stored them); and what
+	// it did with documentation-only commits ("kept", "left out"; absent in
+	// sessions begun before they were left out).
+	KeyNoConfirm   = "no-confirm"
+	KeyFirstParent = "first-parent"
+	KeyJobs        = "jobs"
+	KeySearch      = "search"
+	KeyMaxRuns     = "max-runs"
+	KeyDocCommits  = "doc-commits"
+)
+
+// SameMeasurement are the keys two sessions' runs of one commit must agree
+// on to be measurements of the same thing (Store.EarlierRuns).
+var SameMeasurement = []string{KeyWorkload, KeyRecipe, KeyMyCnfContent}
+
 // Key hashes the identity: the first 16 hex digits of the SHA-256 of every
 // name and value in name order, each followed by a NUL byte. It is the key
 // stored with the session (sessions begun by earlier perfbisects have the
@@ -44,16 +97,16 @@ func (id Identity) Key() string {
 func (id Identity) Diff(old Identity) string {
 	var diffs []string
 	for k, o := range old {
-		if _, ok := id[k]; !ok && k != "workload" {
+		if _, ok := id[k]; !ok && k != KeyWorkload {
 			diffs = append(diffs, fmt.Sprintf("%s %q -> \"\"", k, o))
 		}
 	}
 	for k, v := range id {
-		if k == "workload" {
+		if k == KeyWorkload {
 			continue // its fields are compared one by one
 		}
 		if o, ok := old[k]; !ok || o != v {
-			if k == "my-cnf content" {
+			if k == KeyMyCnfContent {
 				diffs = append(diffs, "the option file's content (or a file it includes)")
 			} else if len(v) > 60 || len(o) > 60 {
 				diffs = append(diffs, k+" changed")
@@ -68,31 +121,31 @@ func (id Identity) Diff(old Identity) string {
 
 // LeavesOutDocCommits reports whether a bisection left the commits that
 // change only documentation, tests or CI files out of its search.
-func (id Identity) LeavesOutDocCommits() bool { return id["doc-commits"] == "left out" }
+func (id Identity) LeavesOutDocCommits() bool { return id[KeyDocCommits] == "left out" }
 
 // HasDocCommits reports whether the identity says what a bisection did with
 // the commits that change only documentation, tests or CI files (sessions
 // begun before they were left out do not: they tested them).
 func (id Identity) HasDocCommits() bool {
-	_, ok := id["doc-commits"]
+	_, ok := id[KeyDocCommits]
 	return ok
 }
 
 // Repo is the repository's work tree the session measured ("" unknown).
-func (id Identity) Repo() string { return id["repo"] }
+func (id Identity) Repo() string { return id[KeyRepo] }
 
 // Metric is the metric the session decided on ("" for sessions that did
 // not name it: tps).
-func (id Identity) Metric() string { return id["metric"] }
+func (id Identity) Metric() string { return id[KeyMetric] }
 
 // FirstParent reports whether a bisection followed first parents only.
-func (id Identity) FirstParent() bool { return id["first-parent"] == "true" }
+func (id Identity) FirstParent() bool { return id[KeyFirstParent] == "true" }
 
 // Search is a start session's search strategy, and whether the identity
 // names one: sessions begun before the probabilistic search existed do not
 // (they are classic).
 func (id Identity) Search() (string, bool) {
-	s, ok := id["search"]
+	s, ok := id[KeySearch]
 	return s, ok
 }
 

@@ -187,19 +187,6 @@ func continued(stored []*store.Session) []*store.Session {
 	return out
 }
 
-// pairIdentity is the identity of the session comparing head with base at
-// su.Workload's threads: a plain pair's as compare always stored it, with
-// what each other side stands for.
-func pairIdentity(su *Setup, base, head Side) store.Identity {
-	extra := map[string]string{"command": "compare", "repo": su.RepoRoot}
-	for name, sd := range map[string]Side{"base side": base, "head side": head} {
-		if !sd.Plain() {
-			extra[name] = sd.Describe()
-		}
-	}
-	return su.Identity(base.Key, head.Key, extra)
-}
-
 // compareOnce compares head with base (at su.Workload's threads), stored as
 // its own session, and returns its document, the stored session's id (0
 // when none was stored) and its outcome (Done, Regression or Undecided);

@@ -137,7 +137,7 @@ type placeState struct {
 func runSessionOf(su *Setup, cfg *session.Config, good, bad string, args []string) (placeState, error) {
 	var ps placeState
 	st := su.Store
-	identity := su.Identity(good, bad, map[string]string{"repo": su.RepoRoot})
+	identity := runIdentity(su, good, bad)
 	k := identity.Key()
 	sess, err := st.ByKey(store.KindRun, k)
 	if err == nil {

@@ -102,8 +102,7 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 	}
 	metric := su.Policy.Metric
 	fmt.Fprintf(su.Log, "scanning %d of %d commits from %.10s to %.10s, %d runs each; state in %s\n", len(points), len(line), from, to, req.Runs, su.StateDir)
-	identity := su.Identity(from, to, map[string]string{"command": "scan", "repo": su.RepoRoot,
-		"every": fmt.Sprint(req.Every), "merges": fmt.Sprint(req.Merges), "runs": fmt.Sprint(req.Runs)})
+	identity := scanIdentity(su, from, to, req.Every, req.Merges, req.Runs)
 	dir, _ := os.Getwd()
 	sess, err := su.Begin(store.KindScan, req.Args, dir, from, to, identity)
 	if err != nil {

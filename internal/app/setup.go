@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -184,45 +183,6 @@ func (s *Setup) Begin(kind store.Kind, args []string, dir, good, bad string, id 
 	}
 	sess.Workload = s.Workload.Summary()
 	return sess, nil
-}
-
-// Identity lists everything that shapes a session's answer, by name: the
-// endpoints, the decision policy, the workload, the build recipe and the
-// option file's content, plus extra. Two sessions with equal identities may
-// share stored runs; a difference is shown to the user by name.
-func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identity {
-	id := store.Identity{
-		"good": good, "bad": bad,
-		"repeats":     fmt.Sprint(s.Policy.Repeats),
-		"max-repeats": fmt.Sprint(s.Policy.MaxRepeats),
-		"threshold":   fmt.Sprint(s.Policy.Threshold),
-		"confidence":  fmt.Sprint(s.Policy.Confidence),
-		"metric":      string(s.Policy.Metric),
-		"find":        map[bool]string{false: "regression", true: "improvement"}[s.Policy.Improvement],
-		"recipe":      s.Build.Recipe.Hash(),
-		"my-cnf":      s.OptionFile.Path,
-	}
-	// The workload as one value (for matching runs of earlier sessions) and
-	// field by field (so that a refusal names the flag that changed).
-	maps.Copy(id, s.Workload.Identity())
-	if s.FreshDatadir {
-		id["fresh-datadir"] = "true"
-	}
-	// Placement changes the numbers: runs with another one are not reused.
-	if !s.ServerCPUs.IsZero() {
-		id["server-cpus"] = s.ServerCPUs.String()
-	}
-	if !s.ClientCPUs.IsZero() {
-		id["client-cpus"] = s.ClientCPUs.String()
-	}
-	if !s.OptionFile.IsZero() {
-		// The file and every file it includes: what the server will read.
-		id["my-cnf content"] = s.OptionFile.ShortDigest()
-	}
-	for k, v := range extra {
-		id[k] = v
-	}
-	return id
 }
 
 // SessionError is the error a bisection's failure ends start with: an

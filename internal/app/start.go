@@ -242,15 +242,12 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 			cfg.MaxRepeats = su.Policy.MaxRepeats
 		}
 	}
-	identity := su.Identity(good, bad, startIdentity(*cfg, su.RepoRoot))
-	identity["confidence"] = fmt.Sprint(cfg.Confidence)
-	keepDocs := req.KeepDocCommits
-	identity["doc-commits"] = map[bool]string{true: "kept", false: "left out"}[keepDocs]
+	keepDocs, docs := req.KeepDocCommits, true
 	if sess != nil && !sess.Identity().HasDocCommits() {
 		// Begun by a perfbisect that tested every commit: it goes on so.
-		delete(identity, "doc-commits")
-		keepDocs = true
+		keepDocs, docs = true, false
 	}
+	identity := startIdentity(su, *cfg, good, bad, keepDocs, docs)
 	k := identity.Key()
 	switch {
 	case sess == nil:
@@ -420,19 +417,6 @@ func expectedSteps(n int) int {
 	return int(math.Ceil(math.Log2(float64(max(n, 1))))) + 1
 }
 
-// startIdentity is what start adds to the session identity: the search and
-// its settings. The classic search adds no "search" entry, so that a session
-// begun before the probabilistic search existed has the same identity.
-func startIdentity(cfg session.Config, repoRoot string) map[string]string {
-	id := map[string]string{"no-confirm": fmt.Sprint(cfg.NoConfirm), "repo": repoRoot,
-		"first-parent": fmt.Sprint(cfg.FirstParent), "jobs": fmt.Sprint(cfg.Jobs)}
-	if cfg.Search != session.SearchClassic {
-		id["search"] = cfg.Search
-		id["max-runs"] = fmt.Sprint(cfg.MaxRuns)
-	}
-	return id
-}
-
 // legacySearch reports whether a stored start session's identity predates
 // the search setting (it was a classic search).
 func legacySearch(x *store.Session) bool {
@@ -446,7 +430,7 @@ func legacySearch(x *store.Session) bool {
 // before this session's own runs (which alone decide).
 func priorNoise(w io.Writer, st *store.Store, id int64, metric session.Metric, commits map[string]string) {
 	for _, name := range []string{"good", "bad"} {
-		runs, err := st.EarlierRuns(id, commits[name], []string{"workload", "recipe", "my-cnf content"})
+		runs, err := st.EarlierRuns(id, commits[name], store.SameMeasurement)
 		if err != nil || len(runs) < 3 {
 			continue
 		}
