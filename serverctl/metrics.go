@@ -281,3 +281,32 @@ func LoadAverage() (float64, error) {
 	}
 	return strconv.ParseFloat(f[0], 64)
 }
+
+// GlobalVariables reads SHOW GLOBAL VARIABLES over the server's socket: every
+// setting's value as the server shows it, by name. Errors are the
+// connection's or the query's.
+func (s *Server) GlobalVariables(ctx context.Context) (map[string]string, error) {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	if err != nil {
+		return nil, fmt.Errorf("SHOW GLOBAL VARIABLES: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name string
+		var value sql.NullString
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		out[name] = value.String
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("SHOW GLOBAL VARIABLES: %w", err)
+	}
+	return out, nil
+}

@@ -84,7 +84,17 @@ type Config struct {
 	// snapshot-cache-size) as the caller's user knows it in reasons and
 	// notes: the command line gives usage.Flag. Nil: the name as it is.
 	Setting func(name string) string
+	// Probe, when set, watches the server through every run's window (a
+	// profiler): it is called as the window opens and returns the function
+	// that ends it as the window closes, while the workload's threads are
+	// still connected; what that returns is kept in the run's Facts under
+	// ProbeFact. An error of either fails the run as the machine's (never
+	// the revision's). Runs that are probed are never a verdict's.
+	Probe func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
 }
+
+// ProbeFact is the key in a run's Facts of what Config.Probe returned.
+const ProbeFact = "probe"
 
 // A Side is what one subject of a session stands for: a revision of a tree
 // (Commit, built by Builder) or a server installed outside the state
@@ -897,14 +907,23 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	var status0, status1 map[string]int64
 	var statusErr error
 	var load loadProbe
+	var probeEnd func() (string, error)
+	var probed string
+	var probeErr error
 	hooks := bench.Hooks{
 		MeasureStart: func() {
 			faultpoint.Hit("run")
+			status0, statusErr = srv.GlobalStatus(ctx)
+			if m.cfg.Probe != nil {
+				probeEnd, probeErr = m.cfg.Probe(ctx, commit, srv)
+			}
 			cpu0, cpuErr = srv.CPUTime()
 			load.begin()
-			status0, statusErr = srv.GlobalStatus(ctx)
 		},
 		MeasureEnd: func() {
+			if probeEnd != nil {
+				probed, probeErr = probeEnd()
+			}
 			c, err := srv.CPUTime()
 			cpu1 = c
 			load.end()
@@ -970,6 +989,9 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	if cpuErr != nil {
 		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
 	}
+	if probeErr != nil {
+		return bisect.Run{}, probeErr
+	}
 	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
 	// A failed run keeps its directory's logs as evidence (run).
 	if err := serverctl.RemoveDatadir(data); err != nil {
@@ -987,6 +1009,9 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
+	if probed != "" {
+		r.Facts[ProbeFact] = probed
+	}
 	if other, steal, loadavg, ok := load.other(cpu1 - cpu0); ok {
 		inProcess := m.cfg.Workload.ClientInProcess()
 		otherKey := "other_cpu_s"

@@ -30,7 +30,7 @@ var flagDocs = cliflag.DocTable(map[string][2]string{
 	"repeats": {catDecisions, "N"}, "max-repeats": {catDecisions, "N"}, "threshold": {catDecisions, "PCT"},
 	"confidence": {catDecisions, "P"}, "metric": {catDecisions, "METRIC"}, "find": {catDecisions, "regression|improvement"},
 	"search": {catDecisions, "bayes|classic"}, "max-runs": {catDecisions, "N"}, "jobs": {catDecisions, "K"},
-	"no-confirm": {catDecisions, ""}, "runs": {catDecisions, "N"},
+	"no-confirm": {catDecisions, ""}, "runs": {catDecisions, "N"}, "call-graph": {catDecisions, "dwarf|fp"},
 
 	"preset": {catBuild, "NAME"}, "cmake-args": {catBuild, "\"ARGS\""}, "build-cmd": {catBuild, "\"COMMAND\""},
 	"install-cmd": {catBuild, "\"COMMAND\""}, "build-jobs": {catBuild, "N"}, "build-timeout": {catBuild, "DURATION"},
@@ -39,5 +39,5 @@ var flagDocs = cliflag.DocTable(map[string][2]string{
 
 	"reason":    {catRevisions, "TEXT"},
 	"state-dir": {catOutput, "DIR"}, "json": {catOutput, "FILE"}, "html": {catOutput, "FILE"}, "output": {catOutput, "FILE"},
-	"format": {catOutput, "FORMAT"}, "quiet": {catOutput, ""}, "verbose": {catOutput, ""}, "list": {catOutput, ""},
+	"format": {catOutput, "FORMAT"}, "out": {catOutput, "DIR"}, "quiet": {catOutput, ""}, "verbose": {catOutput, ""}, "list": {catOutput, ""},
 })

@@ -66,7 +66,7 @@ func newTerminalSetup(quiet bool) *setup {
 func newSetup(c *cli.Context) (*setup, error) {
 	s := newTerminalSetup(c.Bool("quiet"))
 	err := s.Configure(c.Context, app.SetupRequest{
-		Repo: c.String("repo"), MyCnf: c.StringSlice("my-cnf"), MyCnfPerSide: c.Command.Name == "compare",
+		Repo: c.String("repo"), MyCnf: c.StringSlice("my-cnf"), MyCnfPerSide: c.Command.Name == "compare" || c.Command.Name == "explain",
 		Reports: map[string]string{"html": c.String("html"), "json": c.String("json"), "output": c.String("output")},
 		Workload: app.WorkloadRequest{Name: c.String("workload"), Threads: c.Int("threads"), Tables: c.Int("tables"),
 			TableSize: c.Int("table-size"), Time: c.String("time"), Warmup: c.String("warmup"), RangeSize: c.Int("range-size"),

@@ -54,7 +54,9 @@ type Setup struct {
 	SnapshotBudget         int64 // datadir snapshots, bytes
 	FreshDatadir           bool
 	StartTimeout           time.Duration // a server's start (0: serverctl's default)
-	Build                  BuildSettings
+	// Probe watches every run's window (explain's profiler); nil: none.
+	Probe func(ctx context.Context, key string, srv *serverctl.Server) (func() (string, error), error)
+	Build BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
 	// Log receives progress lines (io.Discard for none); Live, when set,
@@ -118,6 +120,9 @@ func (s *Setup) Close() {
 func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	builder := s.Build.Builder(s.Repo, s.StateDir, s.Log, s.Live)
 	onBuild := func(b measure.BuildRecord) {
+		if id() == 0 {
+			return // no session (explain)
+		}
 		err := s.Store.AddBuild(id(), store.Build{Commit: b.Commit, Recipe: b.Recipe, Prefix: b.Prefix, Seconds: b.Duration.Seconds(),
 			Flavor: b.Flavor, Version: b.Version, Error: b.Error, Cached: b.Cached})
 		if err != nil {
@@ -126,7 +131,8 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	}
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Sides: s.Sides, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
 		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
-		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag})
+		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag,
+		Probe: s.Probe})
 	m.Tidy()
 	return m
 }

@@ -1,0 +1,401 @@
+package explain
+
+import (
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// Run is one profiled run of a side: its profile, its transactions (the
+// workload's events in the window), throughput, the server's CPU per
+// transaction, SHOW GLOBAL STATUS deltas over the window and the server's
+// variables at its end.
+type Run struct {
+	Profile   *profile.Profile
+	Events    int64
+	TPS       float64
+	CPUPerTxn float64 // microseconds
+	Status    map[string]int64
+	Variables map[string]string
+}
+
+// ReadRun reads a profiled run's directory (what Profiler.Probe's end
+// returned) apart from its profile. Errors: a file is missing or unreadable.
+func ReadRun(dir string) (Run, error) {
+	var r Run
+	if err := readJSON(filepath.Join(dir, statusFile), &r.Status); err != nil {
+		return r, err
+	}
+	return r, readJSON(filepath.Join(dir, variablesFile), &r.Variables)
+}
+
+// Kinds of a change (Explanation.Kind).
+const (
+	KindCPU     = "CPU"     // more server CPU per transaction carries most of the throughput's change
+	KindWaiting = "waiting" // the same CPU per transaction, less throughput: the server waits
+	KindNone    = "none"    // throughput did not fall
+)
+
+// Explanation is why head is slower than base: the kind of change, the
+// functions whose CPU per transaction changed most, the counters per
+// transaction that changed, and the settings the servers differ in.
+type Explanation struct {
+	Base, Head string
+	BaseRuns   int     `json:"base_runs"`
+	HeadRuns   int     `json:"head_runs"`
+	TPSChange  float64 `json:"tps_change"`         // relative, of the medians
+	CPUChange  float64 `json:"cpu_per_txn_change"` // relative, of the medians of server CPU per transaction
+	// CPUShare is the part of the throughput's change that more CPU per
+	// transaction accounts for (log ratio over log ratio; 1: all of it).
+	CPUShare  float64          `json:"cpu_share"`
+	Kind      string           `json:"kind"`
+	Coverage  float64          `json:"interval_coverage"` // of every interval below
+	Functions []FunctionChange `json:"functions,omitempty"`
+	Counters  []CounterChange  `json:"counters,omitempty"`
+	Settings  []SettingChange  `json:"settings,omitempty"`
+	Sources   []string         `json:"sources"` // what the explanation was made from
+}
+
+// FunctionChange is one function's CPU per transaction on both sides
+// (microseconds; medians over the runs): self (its own samples, and those
+// of the library functions it called: memcpy, malloc, locks) and inclusive
+// (every sample it is on the stack of), and the change in self time with
+// its interval (the range of the pairwise differences of the runs).
+type FunctionChange struct {
+	Name      string  `json:"name"`
+	File      string  `json:"file"` // the binary or library it is in
+	BaseSelf  float64 `json:"base_self_us"`
+	HeadSelf  float64 `json:"head_self_us"`
+	BaseTotal float64 `json:"base_inclusive_us"`
+	HeadTotal float64 `json:"head_inclusive_us"`
+	Change    float64 `json:"self_change_us"`
+	Lo        float64 `json:"self_change_lo_us"`
+	Hi        float64 `json:"self_change_hi_us"`
+	Share     float64 `json:"share"` // of the change in the server's CPU per transaction
+}
+
+// CounterChange is one SHOW GLOBAL STATUS counter per transaction on both
+// sides (medians over the runs) and its relative change with an interval
+// (as FunctionChange's, relative to the base's median).
+type CounterChange struct {
+	Name   string  `json:"name"`
+	Base   float64 `json:"base_per_txn"`
+	Head   float64 `json:"head_per_txn"`
+	Change float64 `json:"change"`
+	Lo     float64 `json:"change_lo"`
+	Hi     float64 `json:"change_hi"`
+}
+
+// SettingChange is a variable the two servers show different values of.
+type SettingChange struct {
+	Name string `json:"name"`
+	Base string `json:"base"`
+	Head string `json:"head"`
+}
+
+// Options bound an explanation's tables.
+type Options struct {
+	TopFunctions int // 0: 15
+	TopCounters  int // 0: 15
+}
+
+// Explain compares head's profiled runs with base's. Functions are ranked
+// by the change of their self time per transaction, counters by the size of
+// their relative change; only changes whose interval excludes zero are
+// listed. Variables that always differ between two servers (pid file,
+// paths, ports, the version) are left out of Settings.
+func Explain(baseName, headName string, base, head []Run, o Options) Explanation {
+	if o.TopFunctions == 0 {
+		o.TopFunctions = 15
+	}
+	if o.TopCounters == 0 {
+		o.TopCounters = 15
+	}
+	e := Explanation{Base: baseName, Head: headName, BaseRuns: len(base), HeadRuns: len(head), Coverage: coverage(len(base), len(head))}
+	tps := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.TPS })) }
+	cpu := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.CPUPerTxn })) }
+	bt, ht, bc, hc := tps(base), tps(head), cpu(base), cpu(head)
+	e.TPSChange, e.CPUChange = ht/bt-1, hc/bc-1
+	switch {
+	case !(ht < bt):
+		e.Kind = KindNone
+	default:
+		e.CPUShare = math.Log(hc/bc) / math.Log(bt/ht)
+		e.Kind = KindWaiting
+		if e.CPUShare >= 0.5 {
+			e.Kind = KindCPU
+		}
+	}
+	if hasProfiles(base) && hasProfiles(head) {
+		e.Functions = functions(base, head, hc-bc, o.TopFunctions)
+		e.Sources = append(e.Sources, "perf cpu-clock samples of the server")
+	}
+	e.Counters = counters(base, head, o.TopCounters)
+	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction", "SHOW GLOBAL VARIABLES")
+	e.Settings = settings(base, head)
+	return e
+}
+
+// coverage is the confidence of the interval made of the smallest and the
+// largest of the n*m pairwise differences (Moses' interval with k = 1): one
+// minus twice the chance that every difference is on one side of the true
+// shift, 1/C(n+m, n) each.
+func coverage(n, m int) float64 {
+	if n == 0 || m == 0 {
+		return 0
+	}
+	c := 1.0
+	for i := 1; i <= n; i++ {
+		c = c * float64(m+i) / float64(i)
+	}
+	return 1 - 2/c
+}
+
+func collect(rs []Run, f func(Run) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func hasProfiles(rs []Run) bool {
+	for _, r := range rs {
+		if r.Profile == nil {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// pairRange is the smallest and largest head-base difference.
+func pairRange(base, head []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, b := range base {
+		for _, h := range head {
+			lo, hi = min(lo, h-b), max(hi, h-b)
+		}
+	}
+	return lo, hi
+}
+
+// helper reports whether a frame is a helper whose self time belongs to
+// the function that called it: anything in a shared library or the kernel
+// (memcpy, malloc, locks, system calls), and the server's own string,
+// memory and formatting helpers (helperNames).
+func helper(name, file string) bool {
+	base := filepath.Base(file)
+	return strings.Contains(base, ".so") || strings.HasPrefix(file, "[") || helperNames.MatchString(name)
+}
+
+// helperNames are the MySQL-family servers' generic helpers: strings,
+// allocation, formatting, and the C++ library inlined into the server.
+var helperNames = regexp.MustCompile(`^(String::|Binary_string::|Static_binary_string::|my_(malloc|realloc|free|vsnprintf|snprintf|strnxfrm|hash_sort|memdup|strdup)|alloc_root|memdup_root|strmake_root|mem_heap_|ut_allocator|ut_malloc|std::|operator new|operator delete|__)`)
+
+// perTxn is a run's CPU per transaction by function (microseconds): self
+// (a library frame's samples go to its nearest caller in the server) and
+// inclusive (once per sample however deep the recursion).
+func perTxn(r Run) (self, total map[string]float64, files map[string]string) {
+	self, total, files = map[string]float64{}, map[string]float64{}, map[string]string{}
+	events := float64(max(r.Events, 1))
+	for _, s := range r.Profile.Sample {
+		us := float64(s.Value[1]) / 1e3 / events
+		owner := -1
+		for i, l := range s.Location {
+			if f := l.Line[0].Function; !helper(f.Name, f.Filename) {
+				owner = i
+				break
+			}
+		}
+		if owner < 0 {
+			owner = 0
+		}
+		seen := map[string]bool{}
+		for i, l := range s.Location {
+			f := l.Line[0].Function
+			if i == owner {
+				self[f.Name] += us
+			}
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				total[f.Name] += us
+				files[f.Name] = f.Filename
+			}
+		}
+	}
+	return self, total, files
+}
+
+func functions(base, head []Run, cpuChange float64, top int) []FunctionChange {
+	type series struct{ self, total []float64 }
+	files := map[string]string{}
+	side := func(rs []Run) map[string]*series {
+		out := map[string]*series{}
+		for i, r := range rs {
+			self, total, fs := perTxn(r)
+			for name := range total {
+				s := out[name]
+				if s == nil {
+					s = &series{self: make([]float64, len(rs)), total: make([]float64, len(rs))}
+					out[name] = s
+				}
+				s.self[i], s.total[i] = self[name], total[name]
+				files[name] = fs[name]
+			}
+		}
+		return out
+	}
+	b, h := side(base), side(head)
+	zero := func(n int) *series { return &series{self: make([]float64, n), total: make([]float64, n)} }
+	var out []FunctionChange
+	for name := range mergeKeys(b, h) {
+		bs, hs := b[name], h[name]
+		if bs == nil {
+			bs = zero(len(base))
+		}
+		if hs == nil {
+			hs = zero(len(head))
+		}
+		lo, hi := pairRange(bs.self, hs.self)
+		if lo <= 0 && hi >= 0 {
+			continue
+		}
+		fc := FunctionChange{Name: name, File: files[name], BaseSelf: stats.Median(bs.self), HeadSelf: stats.Median(hs.self),
+			BaseTotal: stats.Median(bs.total), HeadTotal: stats.Median(hs.total), Lo: lo, Hi: hi}
+		fc.Change = fc.HeadSelf - fc.BaseSelf
+		if cpuChange != 0 {
+			fc.Share = fc.Change / cpuChange
+		}
+		out = append(out, fc)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if math.Abs(out[i].Change) != math.Abs(out[j].Change) {
+			return math.Abs(out[i].Change) > math.Abs(out[j].Change)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out[:min(len(out), top)]
+}
+
+func mergeKeys[V any](a, b map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// notCounters are SHOW GLOBAL STATUS values that are not the work's:
+// clocks and uptimes.
+func notCounter(name string) bool {
+	l := strings.ToLower(name)
+	return strings.HasPrefix(l, "uptime") || strings.HasSuffix(l, "_time") || strings.Contains(l, "_timestamp") || strings.HasPrefix(l, "threads_") ||
+		strings.HasPrefix(l, "open") || strings.HasPrefix(l, "memory_used") || strings.HasPrefix(l, "max_used")
+}
+
+func counters(base, head []Run, top int) []CounterChange {
+	per := func(rs []Run, name string) []float64 {
+		return collect(rs, func(r Run) float64 { return float64(r.Status[name]) / float64(max(r.Events, 1)) })
+	}
+	names := map[string]bool{}
+	for _, r := range append(slices.Clone(base), head...) {
+		for k := range r.Status {
+			names[k] = true
+		}
+	}
+	var out []CounterChange
+	for name := range names {
+		if notCounter(name) {
+			continue
+		}
+		bv, hv := per(base, name), per(head, name)
+		bm, hm := stats.Median(bv), stats.Median(hv)
+		if math.Max(bm, hm) < 0.01 || bm == 0 && hm == 0 {
+			continue // less than once in a hundred transactions on both sides
+		}
+		lo, hi := pairRange(bv, hv)
+		if lo <= 0 && hi >= 0 {
+			continue
+		}
+		c := CounterChange{Name: name, Base: bm, Head: hm}
+		if bm > 0 {
+			c.Change, c.Lo, c.Hi = hm/bm-1, lo/bm, hi/bm
+		} else {
+			c.Change, c.Lo, c.Hi = math.Inf(1), math.Inf(1), math.Inf(1)
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ai, aj := magnitude(out[i].Change), magnitude(out[j].Change)
+		if ai != aj {
+			return ai > aj
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out[:min(len(out), top)]
+}
+
+// magnitude orders relative changes by size, a rise of x and a fall to
+// 1/(1+x) alike.
+func magnitude(change float64) float64 { return math.Abs(math.Log1p(change)) }
+
+// serverSpecific are variables that differ between any two servers started
+// apart: files, ports, the build's facts.
+var serverSpecific = []string{"pid_file", "port", "socket", "datadir", "basedir", "log_error", "general_log_file", "slow_query_log_file",
+	"hostname", "version", "version_comment", "version_compile_machine", "version_compile_os", "version_source_revision", "server_uuid",
+	"server_uid", "tmpdir", "plugin_dir", "lc_messages_dir", "character_sets_dir", "innodb_data_home_dir", "innodb_log_group_home_dir", "log_bin_basename",
+	"log_bin_index", "relay_log_basename", "relay_log_index", "secure_file_priv", "timestamp", "gtid_binlog_pos", "gtid_current_pos", "gtid_slave_pos",
+	"version_malloc_library", "version_ssl_library", "bind_address", "report_port", "wsrep_node_address", "wsrep_node_name", "last_insert_id", "insert_id", "rand_seed1", "rand_seed2"}
+
+// runFree is vars with the run's own directory (where its datadir is)
+// written as "RUNDIR" in every value: paths of private files are not
+// settings.
+func runFree(vars map[string]string) map[string]string {
+	dir := strings.TrimSuffix(vars["datadir"], "/")
+	if dir == "" {
+		return vars
+	}
+	dir = filepath.Dir(dir)
+	out := make(map[string]string, len(vars))
+	for k, v := range vars {
+		out[k] = strings.ReplaceAll(v, dir, "RUNDIR")
+	}
+	return out
+}
+
+func settings(base, head []Run) []SettingChange {
+	if len(base) == 0 || len(head) == 0 {
+		return nil
+	}
+	bv, hv := runFree(base[0].Variables), runFree(head[0].Variables)
+	var out []SettingChange
+	for name := range mergeKeys(bv, hv) {
+		if slices.Contains(serverSpecific, name) {
+			continue
+		}
+		b, bok := bv[name]
+		h, hok := hv[name]
+		if b == h && bok == hok {
+			continue
+		}
+		if !bok {
+			b = "(none)"
+		}
+		if !hok {
+			h = "(none)"
+		}
+		out = append(out, SettingChange{Name: name, Base: b, Head: h})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

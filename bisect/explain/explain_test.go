@@ -1,0 +1,146 @@
+package explain
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// perf script's output as perf 6.1 prints it for -F comm,tid,period,ip,sym,dso
+// with call graphs: C++ names with spaces, an unresolved frame, a kernel
+// frame.
+const script = `mariadbd 4242  2004008 
+	    55d0a1b2c3d4 Json_writer::add_member(char const*, unsigned long) (/usr/sbin/mariadbd)
+	    55d0a1b2c000 Opt_trace_context::start(THD*, TABLE_LIST*) (/usr/sbin/mariadbd)
+	    55d0a1b20000 dispatch_command(enum_server_command, THD*, char*, unsigned int, bool) (/usr/sbin/mariadbd)
+	               0 [unknown] ([unknown])
+
+mariadbd 4243  2004008 
+	    7f0011223344 __memmove_avx_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	    55d0a1b2c3d4 Json_writer::add_member(char const*, unsigned long) (/usr/sbin/mariadbd)
+	    55d0a1b20000 dispatch_command(enum_server_command, THD*, char*, unsigned int, bool) (/usr/sbin/mariadbd)
+
+mariadbd 4243  2004008 
+	ffffffff81000000 [unknown] ([kernel.kallsyms])
+
+`
+
+func TestParseScript(t *testing.T) {
+	p, err := ParseScript(strings.NewReader(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 3 || p.Period != 2004008 {
+		t.Fatalf("%d samples, period %d: want 3 of 2004008 ns", len(p.Sample), p.Period)
+	}
+	leaf := p.Sample[1].Location[0].Line[0].Function
+	if leaf.Name != "__memmove_avx_unaligned_erms" || leaf.Filename != "/usr/lib/x86_64-linux-gnu/libc.so.6" {
+		t.Errorf("leaf of sample 2: %q in %q", leaf.Name, leaf.Filename)
+	}
+	if f := p.Sample[0].Location[2].Line[0].Function.Name; f != "dispatch_command(enum_server_command, THD*, char*, unsigned int, bool)" {
+		t.Errorf("a name with spaces and parentheses: %q", f)
+	}
+	// The same function in two samples is one Function and one Location.
+	if p.Sample[0].Location[0] != p.Sample[1].Location[1] {
+		t.Error("Json_writer::add_member is two locations")
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := profile.Parse(&buf)
+	if err != nil || len(back.Sample) != 3 {
+		t.Fatalf("pprof's reader: %v, %d samples", err, len(back.Sample))
+	}
+}
+
+// run makes a profiled run whose samples are stacks (leaf first, "lib:"
+// marks a library frame) with the given counts, for events transactions.
+func run(events int64, tps, cpu float64, status map[string]int64, stacks map[string]int) Run {
+	var b strings.Builder
+	for stack, n := range stacks {
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "mariadbd 1 1000000\n")
+			for _, f := range strings.Split(stack, ";") {
+				dso := "/usr/sbin/mariadbd"
+				if name, ok := strings.CutPrefix(f, "lib:"); ok {
+					f, dso = name, "/usr/lib/libc.so.6"
+				}
+				fmt.Fprintf(&b, "\t1234 %s (%s)\n", f, dso)
+			}
+			b.WriteString("\n")
+		}
+	}
+	p, err := ParseScript(strings.NewReader(b.String()))
+	if err != nil {
+		panic(err)
+	}
+	return Run{Profile: p, Events: events, TPS: tps, CPUPerTxn: cpu, Status: status, Variables: map[string]string{"port": fmt.Sprint(tps),
+		"datadir": fmt.Sprintf("/state/runs/r%v/data/", tps), "aria_log_dir_path": fmt.Sprintf("/state/runs/r%v/data/", tps)}}
+}
+
+// The head's extra CPU is in one function, partly through memcpy it calls:
+// that function is first, its library time counted as its own; a function
+// whose time did not change is not listed; a counter that rose in every
+// run is, one that did not is not.
+func TestExplainCPU(t *testing.T) {
+	base := []Run{
+		run(1000, 100, 500, map[string]int64{"Handler_read_next": 1000, "Questions": 10000}, map[string]int{"work;main": 500}),
+		run(1000, 104, 510, map[string]int64{"Handler_read_next": 1010, "Questions": 10100}, map[string]int{"work;main": 510}),
+		run(1000, 98, 505, map[string]int64{"Handler_read_next": 990, "Questions": 9900}, map[string]int{"work;main": 505}),
+	}
+	head := []Run{
+		run(1000, 80, 625, map[string]int64{"Handler_read_next": 3000, "Questions": 10050}, map[string]int{"work;main": 500, "trace;main": 40, "String::append;trace;main": 20, "lib:memcpy;trace;main": 65}),
+		run(1000, 82, 620, map[string]int64{"Handler_read_next": 3100, "Questions": 9950}, map[string]int{"work;main": 505, "trace;main": 55, "lib:memcpy;trace;main": 60}),
+		run(1000, 79, 630, map[string]int64{"Handler_read_next": 2900, "Questions": 10000}, map[string]int{"work;main": 508, "trace;main": 62, "lib:memcpy;trace;main": 60}),
+	}
+	e := Explain("good", "bad", base, head, Options{})
+	if e.Kind != KindCPU || e.CPUShare < 0.9 {
+		t.Errorf("kind %s, CPU share %.2f: want CPU, most of it", e.Kind, e.CPUShare)
+	}
+	if math.Abs(e.Coverage-0.9) > 1e-9 {
+		t.Errorf("coverage of 3 against 3 runs %.4f: want 0.9 (1 - 2/20)", e.Coverage)
+	}
+	if len(e.Functions) == 0 || e.Functions[0].Name != "trace" {
+		t.Fatalf("functions %+v: want trace first", e.Functions)
+	}
+	f := e.Functions[0]
+	if f.HeadSelf < 120 || f.BaseSelf != 0 || f.Lo <= 0 {
+		t.Errorf("trace: %+v: want its memcpy in its self time (about 125 µs per transaction) and an interval above 0", f)
+	}
+	for _, g := range e.Functions {
+		if g.Name == "work" || g.Name == "memcpy" || g.Name == "String::append" {
+			t.Errorf("listed %s: %+v", g.Name, g)
+		}
+	}
+	if len(e.Counters) != 1 || e.Counters[0].Name != "Handler_read_next" || e.Counters[0].Change < 1.8 {
+		t.Errorf("counters %+v: want Handler_read_next alone, about +200%%", e.Counters)
+	}
+	if len(e.Settings) != 0 {
+		t.Errorf("settings %+v: the port and the run's own directories differ between any two servers", e.Settings)
+	}
+}
+
+// Less throughput at the same CPU per transaction is waiting.
+func TestExplainWaiting(t *testing.T) {
+	var base, head []Run
+	for i := 0; i < 3; i++ {
+		base = append(base, run(1000, 380+float64(i), 3174, map[string]int64{"Innodb_buffer_pool_reads": 10}, map[string]int{"a": 100}))
+		head = append(head, run(1000, 76+float64(i), 3400, map[string]int64{"Innodb_buffer_pool_reads": 9000 + int64(i)}, map[string]int{"a": 100}))
+		head[i].Variables["innodb_lru_flush_size"] = "32"
+	}
+	e := Explain("10.0.23", "10.0.24", base, head, Options{})
+	if e.Kind != KindWaiting || e.CPUShare > 0.1 {
+		t.Errorf("kind %s, CPU share %.2f: want waiting", e.Kind, e.CPUShare)
+	}
+	if len(e.Counters) != 1 || e.Counters[0].Name != "Innodb_buffer_pool_reads" {
+		t.Errorf("counters %+v", e.Counters)
+	}
+	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: "(none)", Head: "32"}) {
+		t.Errorf("settings %+v", e.Settings)
+	}
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/perfbisect/perfbisect/bisect/explain"
+)
+
+// ExplainDoc is the document of perfbisect explain: the explanation, the
+// profiles' files, why the CPU was not profiled (when it was not), and the
+// profiled runs' time.
+type ExplainDoc struct {
+	explain.Explanation
+	BaseProfile string  `json:"base_profile,omitempty"`
+	HeadProfile string  `json:"head_profile,omitempty"`
+	NoPerf      string  `json:"no_perf,omitempty"`
+	Seconds     float64 `json:"profiling_seconds"`
+	Workload    string  `json:"workload"`
+}
+
+// WriteExplain renders doc in format: text or markdown (the why, then the
+// functions, counters and settings tables), or json; junit is refused.
+func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
+	switch format {
+	case "junit":
+		return fmt.Errorf("--format junit is for comparisons: an explanation renders as text, markdown or json")
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	md := format == "markdown"
+	e := doc.Explanation
+	if md {
+		fmt.Fprintf(w, "### perfbisect explain: %s\n\n", e.Kind)
+	}
+	fmt.Fprintf(w, "base: %s\nhead: %s\nworkload: %s\n", e.Base, e.Head, doc.Workload)
+	fmt.Fprintf(w, "profiled runs: %d and %d, interleaved, %.0f s (apart from any verdict's runs); intervals below cover %.0f%%\n\n",
+		e.BaseRuns, e.HeadRuns, doc.Seconds, 100*e.Coverage)
+	fmt.Fprintln(w, why(e))
+	if doc.NoPerf != "" {
+		fmt.Fprintf(w, "no CPU profile: %s\n", doc.NoPerf)
+	}
+	if len(e.Functions) > 0 {
+		fmt.Fprintf(w, "\nwhere the CPU per transaction changed (µs per transaction; self includes the library and helper functions it called: memcpy, malloc, String):\n\n")
+		var rows [][]string
+		for _, f := range e.Functions {
+			rows = append(rows, []string{f.Name, fileName(f.File), fmt.Sprintf("%.1f", f.BaseSelf), fmt.Sprintf("%.1f", f.HeadSelf),
+				fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi), share(f.Share), fmt.Sprintf("%.1f -> %.1f", f.BaseTotal, f.HeadTotal)})
+		}
+		table(w, md, []string{"function", "in", "base self", "head self", "change [interval]", "of the change", "inclusive"}, rows)
+	}
+	if len(e.Counters) == 0 {
+		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")
+	} else {
+		fmt.Fprintf(w, "\ncounters that changed, per transaction (SHOW GLOBAL STATUS):\n\n")
+		var rows [][]string
+		for _, c := range e.Counters {
+			rows = append(rows, []string{c.Name, perTxn(c.Base), perTxn(c.Head), relChange(c.Change, c.Lo, c.Hi)})
+		}
+		table(w, md, []string{"counter", "base", "head", "change [interval]"}, rows)
+	}
+	if len(e.Settings) > 0 {
+		fmt.Fprintf(w, "\nsettings the servers run with differently (SHOW GLOBAL VARIABLES):\n\n")
+		var rows [][]string
+		for _, s := range e.Settings {
+			rows = append(rows, []string{s.Name, cut(s.Base), cut(s.Head)})
+		}
+		table(w, md, []string{"variable", "base", "head"}, rows)
+	} else {
+		fmt.Fprintf(w, "\nthe servers run with the same settings (SHOW GLOBAL VARIABLES, paths and ports aside)\n")
+	}
+	if doc.BaseProfile != "" {
+		fmt.Fprintf(w, "\nprofiles (pprof): %s %s\n  pprof -top -diff_base %s %s\n", doc.BaseProfile, doc.HeadProfile, doc.BaseProfile, doc.HeadProfile)
+	}
+	fmt.Fprintf(w, "sources: %s\n", strings.Join(e.Sources, "; "))
+	return nil
+}
+
+// why is the explanation's first sentence: the kind of change and its
+// sizes.
+func why(e explain.Explanation) string {
+	head := fmt.Sprintf("throughput %+.1f%%, server CPU per transaction %+.1f%%", 100*e.TPSChange, 100*e.CPUChange)
+	switch e.Kind {
+	case explain.KindCPU:
+		return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s): that accounts for %.0f%% of the throughput's fall.", head, 100*math.Min(e.CPUShare, 9.99))
+	case explain.KindWaiting:
+		return fmt.Sprintf("why: waiting. The head's server CPU per transaction accounts for %.0f%% of the throughput's fall (%s): the rest is time the server waits (I/O, locks, a stall); see the counters.", 100*math.Max(e.CPUShare, 0), head)
+	}
+	return fmt.Sprintf("no slowdown to explain in the profiled runs (%s).", head)
+}
+
+func share(s float64) string {
+	if s == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%%", 100*s)
+}
+
+func fileName(f string) string {
+	if i := strings.LastIndexByte(f, '/'); i >= 0 {
+		return f[i+1:]
+	}
+	return f
+}
+
+func perTxn(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+func relChange(c, lo, hi float64) string {
+	if math.IsInf(c, 1) {
+		return "new"
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*c, 100*lo, 100*hi)
+}
+
+func cut(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}

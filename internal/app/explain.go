@@ -1,0 +1,166 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/explain"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// ExplainRequest is an explanation of why the second side is slower than
+// the first (sides as compare takes them): Runs profiled runs of each,
+// interleaved, their profiles and run files written into Out (a directory
+// that must not exist or be empty).
+type ExplainRequest struct {
+	Sides     []string
+	Runs      int    // profiled runs a side; 0: 3
+	CallGraph string // explain.CallGraphs; "": dwarf
+	Out       string
+	StateDir  string // "" for the repository's default
+}
+
+// Explain profiles both sides, interleaved, in runs of their own (they
+// never decide a verdict), and explains the difference (explain.Explain).
+// Where perf cannot profile, it says why and explains with the counters
+// and settings alone. Errors: usage for sides or an output directory that
+// cannot be used; interruption; failure.
+func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.ExplainDoc, error) {
+	if len(req.Sides) != 2 {
+		return nil, usageError("explain takes two sides, the base then the slower one (got %s): "+sideForm, Counted(len(req.Sides), "argument"))
+	}
+	if req.Runs == 0 {
+		req.Runs = 3
+	}
+	if req.Runs < 2 {
+		return nil, usageError("{runs} %d: at least 2 runs a side are needed for an interval", req.Runs)
+	}
+	if err := emptyDir(req.Out); err != nil {
+		return nil, err
+	}
+	sides, err := ResolveSides(ctx, su, req.Sides)
+	if err != nil {
+		return nil, err
+	}
+	if err := su.checkSides(sides); err != nil {
+		return nil, err
+	}
+	res := &report.ExplainDoc{Workload: su.Workload.Summary()}
+	if err := explain.Check(); err != nil {
+		res.NoPerf = err.Error()
+		fmt.Fprintf(su.Log, "note: %v: explaining with the server's counters and settings alone\n", err)
+	}
+	if err := su.Lock(req.StateDir); err != nil {
+		return nil, err
+	}
+	su.useSides(sides)
+	prof := &explain.Profiler{Dir: filepath.Join(req.Out, "runs"), CallGraph: req.CallGraph, NoPerf: res.NoPerf != ""}
+	su.Probe = prof.Probe
+	m := su.Measurer(func() int64 { return 0 })
+	var runs [2][]bisect.Run
+	for i := 0; i < req.Runs; i++ {
+		for s, sd := range sides {
+			r, err := m.Measure(ctx, sd.Key, 1)
+			if err != nil {
+				return nil, explainError(ctx, sd, err)
+			}
+			runs[s] = append(runs[s], r...)
+		}
+	}
+	for _, rs := range runs {
+		for _, r := range rs {
+			res.Seconds += r.Wall.Seconds()
+		}
+	}
+	var data [2][]explain.Run
+	var merged [2][]*profile.Profile
+	for s := range sides {
+		for _, r := range runs[s] {
+			dir := r.Facts[measure.ProbeFact]
+			er, err := explain.ReadRun(dir)
+			if err != nil {
+				return nil, With(Failure, fmt.Errorf("profiled run of %s: %w", sides[s].Arg, err))
+			}
+			er.Events, er.TPS, er.CPUPerTxn = r.Events, r.TPS, float64(r.CPUPerTxn.Microseconds())
+			if !prof.NoPerf {
+				if er.Profile, err = explain.Samples(ctx, dir); err != nil {
+					return nil, With(Failure, err)
+				}
+				merged[s] = append(merged[s], er.Profile)
+				_ = os.Remove(filepath.Join(dir, explain.PerfData)) // the profile keeps what was in it
+			}
+			data[s] = append(data[s], er)
+		}
+	}
+	res.Explanation = explain.Explain(sides[0].Describe(), sides[1].Describe(), data[0], data[1], explain.Options{})
+	if !prof.NoPerf {
+		for s, path := range map[int]*string{0: &res.BaseProfile, 1: &res.HeadProfile} {
+			name := []string{"base.pb.gz", "head.pb.gz"}[s]
+			if *path, err = writeProfile(filepath.Join(req.Out, name), merged[s]); err != nil {
+				return nil, With(Failure, err)
+			}
+		}
+	}
+	return res, nil
+}
+
+// explainError is how a profiled run's failure ends explain.
+func explainError(ctx context.Context, sd Side, err error) error {
+	var ue *bisect.UntestableError
+	switch {
+	case ctx.Err() != nil:
+		return With(Interrupted, errors.New("interrupted; no server left running"))
+	case errors.Is(err, explain.ErrNoPerf):
+		return With(Failure, fmt.Errorf("%w (the machine's, not the revision's)", err))
+	case errors.As(err, &ue), errors.Is(err, serverctl.ErrOptionFile), errors.Is(err, bisect.ErrUsage):
+		return With(Usage, fmt.Errorf("side %s cannot be measured: %w", sd.Describe(), err))
+	}
+	return With(Failure, err)
+}
+
+// emptyDir makes dir, or takes it when it is an empty directory: nothing
+// of the user's is overwritten. Errors (usage): it is a file or holds one.
+func emptyDir(dir string) error {
+	if dir == "" {
+		return usageError("{out}: a directory for the profiles is needed")
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usageError("{out} %s: %v", dir, err)
+		}
+		return nil
+	case err != nil:
+		return usageError("{out} %s: %v (give a new or empty directory)", dir, err)
+	case len(entries) > 0:
+		return usageError("{out} %s is not empty: give a new or empty directory (nothing in it is overwritten)", dir)
+	}
+	return nil
+}
+
+// writeProfile merges a side's run profiles into one and writes it in
+// pprof's format (gzipped protocol buffer) to path, returned.
+func writeProfile(path string, ps []*profile.Profile) (string, error) {
+	p, err := profile.Merge(ps)
+	if err != nil {
+		return "", fmt.Errorf("merge profiles: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
