@@ -35,7 +35,7 @@ func explainCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a bug report) or json"},
 			&cli.StringFlag{Name: "output", Usage: "write the explanation to this file (written atomically) instead of standard output"},
-			&cli.StringFlag{Name: "out", Value: "perfbisect-explain", Usage: "new or empty directory for the profiles and the profiled runs' files"},
+			&cli.StringFlag{Name: "out", Usage: "new or empty directory for the profiles and the profiled runs' files (default: perfbisect-explain here, or -2, -3 ...: the first that does not exist)"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "profiled runs of each side (at least 2)"},
 			&cli.StringFlag{Name: "call-graph", Value: "dwarf", Usage: "perf's call graphs: dwarf (any build with unwind tables) or fp (frame pointers: cheaper, whole stacks only for builds that keep them)"},
 		}, flags...),

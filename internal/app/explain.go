@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -24,7 +25,7 @@ type ExplainRequest struct {
 	Sides     []string
 	Runs      int    // profiled runs a side; 0: 3
 	CallGraph string // explain.CallGraphs; "": dwarf
-	Out       string
+	Out       string // "": perfbisect-explain (-2, -3, ...: the first that does not exist)
 	StateDir  string // "" for the repository's default
 }
 
@@ -43,14 +44,17 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if req.Runs < 2 {
 		return nil, usageError("{runs} %d: at least 2 runs a side are needed for an interval", req.Runs)
 	}
-	if err := emptyDir(req.Out); err != nil {
-		return nil, err
-	}
 	sides, err := ResolveSides(ctx, su, req.Sides)
 	if err != nil {
 		return nil, err
 	}
 	if err := su.checkSides(sides); err != nil {
+		return nil, err
+	}
+	if req.Out == "" {
+		req.Out = newDir("perfbisect-explain")
+	}
+	if err := emptyDir(req.Out); err != nil {
 		return nil, err
 	}
 	res := &report.ExplainDoc{Workload: su.Workload.Summary()}
@@ -126,12 +130,19 @@ func explainError(ctx context.Context, sd Side, err error) error {
 	return With(Failure, err)
 }
 
+// newDir is the first of name, name-2, name-3 ... that does not exist.
+func newDir(name string) string {
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", strings.TrimSuffix(name, fmt.Sprintf("-%d", i-1)), i)
+	}
+}
+
 // emptyDir makes dir, or takes it when it is an empty directory: nothing
 // of the user's is overwritten. Errors (usage): it is a file or holds one.
 func emptyDir(dir string) error {
-	if dir == "" {
-		return usageError("{out}: a directory for the profiles is needed")
-	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfbisect/perfbisect/bisect/explain"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+)
+
+// explainDoc reads explain's JSON output.
+func explainDoc(t *testing.T, out string) report.ExplainDoc {
+	t.Helper()
+	var d report.ExplainDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("explain's JSON: %v\n%s", err, out)
+	}
+	return d
+}
+
+// TestExplain: why a real server is slower, from profiled runs. A culprit
+// that turns the optimizer trace on is CPU, spent in the trace's functions
+// (Debian's mariadbd: its symbols, no debug package), and the settings say
+// optimizer_trace; one build under a 256M and a 6M buffer pool is told by
+// its counters: the buffer pool's misses per transaction.
+func TestExplain(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	if err := explain.Check(); err != nil {
+		t.Skip(err)
+	}
+	repo, _ := makeFixture(t, "-n", "4", "--culprit-pos", "2", "--broken-pos", "0",
+		"--base-options", "--innodb-log-file-size=48M", "--culprit-options", "--innodb-log-file-size=48M --optimizer-trace=enabled=on")
+	state := t.TempDir()
+	common := []string{"--repo", repo, "--state-dir", state, "--workload", "oltp_read_only", "--table-size", "50000", "--rand-type", "uniform",
+		"--range-size", "1000", "--threads", "2", "--time", "2", "--warmup", "0.5", "--quiet", "--format", "json"}
+
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("the user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "good"}, "explain takes two sides"},
+		{[]string{"explain", "good", "bad", "--out", full}, "is not empty"},
+		{[]string{"explain", "good", "bad", "--call-graph", "lbr"}, "--call-graph \"lbr\""},
+		{[]string{"explain", "good", "bad", "--runs", "1", "--out", filepath.Join(t.TempDir(), "x")}, "at least 2 runs"},
+	} {
+		if r := perfbisect(t, nil, append(c.args, common...)...); r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d saying %q\n%s", c.args, r.code, exitUsage, c.want, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(full, "keep")); err != nil || string(b) != "the user's" {
+		t.Errorf("the user's file in --out: %q, %v", b, err)
+	}
+
+	out := filepath.Join(t.TempDir(), "cpu")
+	r := perfbisect(t, nil, append([]string{"explain", "good", "bad", "--out", out}, common...)...)
+	if r.code != 0 {
+		t.Fatalf("explain good bad: exit %d\n%s", r.code, tail(r.stderr, 20))
+	}
+	d := explainDoc(t, r.stdout)
+	trace := regexp.MustCompile(`(?i)opt_trace|json_writer|single_line_formatting`)
+	var top []string
+	for _, f := range d.Functions[:min(3, len(d.Functions))] {
+		top = append(top, f.Name)
+	}
+	if d.Kind != explain.KindCPU || !slices.ContainsFunc(top, trace.MatchString) || d.Functions[0].Change <= 0 {
+		t.Errorf("kind %s, top functions %q: want CPU, the optimizer trace's among the first three, the first one slower", d.Kind, top)
+	}
+	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool { return s.Name == "optimizer_trace" && strings.Contains(s.Head, "enabled=on") }) {
+		t.Errorf("settings %+v: want optimizer_trace enabled=on in the head", d.Settings)
+	}
+	for _, p := range []string{d.BaseProfile, d.HeadProfile} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof, err := profile.Parse(f)
+		f.Close()
+		if err != nil || len(prof.Sample) < 100 {
+			t.Errorf("%s: %v, want a pprof profile of runs' samples", p, err)
+		}
+	}
+
+	big := writeCnf(t, "big.cnf", "innodb_buffer_pool_size=256M")
+	small := writeCnf(t, "small.cnf", "innodb_buffer_pool_size=6M")
+	r = perfbisect(t, nil, append([]string{"explain", "good", "good", "--my-cnf", big, "--my-cnf", small, "--call-graph", "fp",
+		"--out", filepath.Join(t.TempDir(), "pool")}, common...)...)
+	if r.code != 0 {
+		t.Fatalf("explain good good under two option files: exit %d\n%s", r.code, tail(r.stderr, 20))
+	}
+	d = explainDoc(t, r.stdout)
+	var counters []string
+	for _, c := range d.Counters[:min(3, len(d.Counters))] {
+		counters = append(counters, c.Name)
+	}
+	if !slices.Contains(counters, "Innodb_buffer_pool_reads") || d.TPSChange > -0.2 {
+		t.Errorf("throughput %+.1f%%, top counters %q: want a fall and Innodb_buffer_pool_reads among the first three", 100*d.TPSChange, counters)
+	}
+	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool { return s.Name == "innodb_buffer_pool_size" }) {
+		t.Errorf("settings %+v: want innodb_buffer_pool_size", d.Settings)
+	}
+	if left := serversUnder(state); len(left) > 0 {
+		t.Errorf("servers left running: %q", left)
+	}
+}
