@@ -20,6 +20,9 @@ type ExplainDoc struct {
 	NoPerf      string  `json:"no_perf,omitempty"`
 	Seconds     float64 `json:"profiling_seconds"`
 	Workload    string  `json:"workload"`
+	// Note says why there is no explanation, and how to get one (the
+	// other fields are then empty).
+	Note string `json:"note,omitempty"`
 }
 
 // WriteExplain renders doc in format: text or markdown (the why, then the
@@ -34,12 +37,29 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 		return enc.Encode(doc)
 	}
 	md := format == "markdown"
-	e := doc.Explanation
 	if md {
-		fmt.Fprintf(w, "### perfbisect explain: %s\n\n", e.Kind)
+		fmt.Fprintf(w, "### perfbisect explain: %s\n\n", doc.Kind)
 	}
-	fmt.Fprintf(w, "base: %s\nhead: %s\nworkload: %s\n", e.Base, e.Head, doc.Workload)
-	fmt.Fprintf(w, "profiled runs: %d and %d, interleaved, %.0f s (apart from any verdict's runs); intervals below cover %.0f%%\n\n",
+	fmt.Fprintf(w, "base: %s\nhead: %s\nworkload: %s\n", doc.Base, doc.Head, doc.Workload)
+	writeExplain(w, md, doc, 15)
+	return nil
+}
+
+// WriteWhy writes the short explanation that follows a bisection's answer:
+// the kind of change and the first five rows of each table.
+func WriteWhy(w io.Writer, doc ExplainDoc) {
+	fmt.Fprintln(w)
+	if doc.Note != "" {
+		fmt.Fprintf(w, "why: %s\n", doc.Note)
+		return
+	}
+	writeExplain(w, false, doc, 5)
+}
+
+// writeExplain is the explanation's body, with at most top rows a table.
+func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
+	e := doc.Explanation
+	fmt.Fprintf(w, "profiled runs: %d and %d, interleaved, %.0f s (they decide nothing); intervals below cover %.0f%%\n\n",
 		e.BaseRuns, e.HeadRuns, doc.Seconds, 100*e.Coverage)
 	fmt.Fprintln(w, why(e))
 	if doc.NoPerf != "" {
@@ -48,7 +68,7 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 	if len(e.Functions) > 0 {
 		fmt.Fprintf(w, "\nwhere the CPU per transaction changed (µs per transaction; self includes the library and helper functions it called: memcpy, malloc, String):\n\n")
 		var rows [][]string
-		for _, f := range e.Functions {
+		for _, f := range e.Functions[:min(top, len(e.Functions))] {
 			rows = append(rows, []string{f.Name, fileName(f.File), fmt.Sprintf("%.1f", f.BaseSelf), fmt.Sprintf("%.1f", f.HeadSelf),
 				fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi), share(f.Share), fmt.Sprintf("%.1f -> %.1f", f.BaseTotal, f.HeadTotal)})
 		}
@@ -59,7 +79,7 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 	} else {
 		fmt.Fprintf(w, "\ncounters that changed, per transaction (SHOW GLOBAL STATUS):\n\n")
 		var rows [][]string
-		for _, c := range e.Counters {
+		for _, c := range e.Counters[:min(top, len(e.Counters))] {
 			rows = append(rows, []string{c.Name, perTxn(c.Base), perTxn(c.Head), relChange(c.Change, c.Lo, c.Hi)})
 		}
 		table(w, md, []string{"counter", "base", "head", "change [interval]"}, rows)
@@ -67,7 +87,7 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 	if len(e.Settings) > 0 {
 		fmt.Fprintf(w, "\nsettings the servers run with differently (SHOW GLOBAL VARIABLES):\n\n")
 		var rows [][]string
-		for _, s := range e.Settings {
+		for _, s := range e.Settings[:min(top*3, len(e.Settings))] {
 			rows = append(rows, []string{s.Name, cut(s.Base), cut(s.Head)})
 		}
 		table(w, md, []string{"variable", "base", "head"}, rows)
@@ -78,7 +98,6 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 		fmt.Fprintf(w, "\nprofiles (pprof): %s %s\n  pprof -top -diff_base %s %s\n", doc.BaseProfile, doc.HeadProfile, doc.BaseProfile, doc.HeadProfile)
 	}
 	fmt.Fprintf(w, "sources: %s\n", strings.Join(e.Sources, "; "))
-	return nil
 }
 
 // why is the explanation's first sentence: the kind of change and its

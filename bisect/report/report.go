@@ -195,6 +195,9 @@ type Document struct {
 	// they change only documentation, tests or CI files (bisect.InertPath),
 	// so they build their parent's server.
 	LeftOut []LeftOutDoc `json:"left_out,omitempty"`
+	// Explain is why the first bad commit is slower than its parent, from
+	// profiled runs after the search (nil: not explained).
+	Explain *ExplainDoc `json:"explain,omitempty"`
 }
 
 // LeftOutDoc is a commit a bisection left out of its search.

@@ -23,7 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/internal/testenv"
@@ -135,16 +137,17 @@ func serversUnder(dir string) []string {
 }
 
 type jsonResult struct {
-	Result             string   `json:"result"`
-	Good               string   `json:"good"`
-	Why                string   `json:"why"`
-	EstimatedRuns      int      `json:"estimated_runs"`
-	EstimatedRunsHigh  int      `json:"estimated_runs_high"`
-	SmallestChange     float64  `json:"smallest_change"`
-	SmallestChangeRuns int      `json:"smallest_change_runs"`
-	Runs               int      `json:"runs"`
-	FirstBad           *string  `json:"first_bad"`
-	Range              []string `json:"range"`
+	Result             string             `json:"result"`
+	Good               string             `json:"good"`
+	Why                string             `json:"why"`
+	EstimatedRuns      int                `json:"estimated_runs"`
+	EstimatedRunsHigh  int                `json:"estimated_runs_high"`
+	SmallestChange     float64            `json:"smallest_change"`
+	SmallestChangeRuns int                `json:"smallest_change_runs"`
+	Runs               int                `json:"runs"`
+	Explain            *report.ExplainDoc `json:"explain"`
+	FirstBad           *string            `json:"first_bad"`
+	Range              []string           `json:"range"`
 	LeftOut            []struct {
 		Commit  string `json:"commit"`
 		Verdict string `json:"verdict"`
@@ -236,6 +239,7 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 		if j.Result != "found" || j.FirstBad == nil || *j.FirstBad != culprit {
 			t.Errorf("json: result %q first_bad %v, want found %s", j.Result, j.FirstBad, culprit)
 		}
+		checkWhy(t, j, r.stdout)
 	case r.code == exitUndecided && noise > 12 && j.Result == "undecided":
 		// The endpoints alone, bad worse but within the noise: bad
 		// is not called good, and nothing else was measured.
@@ -302,6 +306,31 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 		t.Errorf("servers left running: %v", s)
 	}
 	checkStateModes(t, state)
+}
+
+// checkWhy checks the explanation that follows a named first bad commit:
+// with room for it (a tenth of 40 runs or more), profiled runs that say
+// CPU, in the optimizer trace's functions; else a note with the command.
+func checkWhy(t *testing.T, j jsonResult, stdout string) {
+	t.Helper()
+	e := j.Explain
+	switch {
+	case e == nil:
+		t.Error("json: no explanation of the first bad commit")
+	case e.Note != "":
+		if j.Runs >= 40 || !strings.Contains(e.Note, "perfbisect explain") || !strings.Contains(stdout, "why: "+e.Note) {
+			t.Errorf("%d runs; json: explain note %q (said: %v)", j.Runs, e.Note, strings.Contains(stdout, e.Note))
+		}
+	default:
+		var top []string
+		for _, f := range e.Functions[:min(3, len(e.Functions))] {
+			top = append(top, f.Name)
+		}
+		trace := regexp.MustCompile(`(?i)opt_trace|json_writer|single_line_formatting`)
+		if e.Kind != explain.KindCPU || !slices.ContainsFunc(top, trace.MatchString) || !strings.Contains(stdout, "why: CPU") || e.BaseRuns < 2 {
+			t.Errorf("json: why %s over %d runs a side, top functions %q: want CPU, the optimizer trace's functions\n%s", e.Kind, e.BaseRuns, top, stdout)
+		}
+	}
 }
 
 // checkStateModes checks the permissions of a state directory after a

@@ -89,6 +89,7 @@ func startCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
+			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),
 		}, measurementFlags()...),
@@ -145,7 +146,7 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 	return app.Start(c.Context, su.Setup, app.StartRequest{
 		Good: good, Bad: bad, Marks: marks,
 		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"), KeepDocCommits: c.Bool("keep-doc-commits"),
-		Search: c.String("search"), MaxRuns: c.Int("max-runs"),
+		Search: c.String("search"), MaxRuns: c.Int("max-runs"), ExplainRuns: map[bool]int{true: -1}[c.Bool("no-explain")],
 		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
 		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
 		Out: su.stdout, Color: su.color(),

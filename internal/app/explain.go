@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/pprof/profile"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -57,41 +59,46 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if err := emptyDir(req.Out); err != nil {
 		return nil, err
 	}
+	if err := su.Lock(req.StateDir); err != nil {
+		return nil, err
+	}
+	su.useSides(sides)
+	return profiled(ctx, su, [2]Side{sides[0], sides[1]}, req.Runs, req.CallGraph, req.Out)
+}
+
+// profiled measures runs profiled runs of each side, interleaved, into
+// out (an empty directory), and explains them; su is locked and knows the
+// sides (useSides, or plain commits of its repository). The measurer is
+// one of its own: what a profiler costs never reaches a verdict's runs.
+func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph, out string) (*report.ExplainDoc, error) {
 	res := &report.ExplainDoc{Workload: su.Workload.Summary()}
 	if err := explain.Check(); err != nil {
 		res.NoPerf = err.Error()
 		fmt.Fprintf(su.Log, "note: %v: explaining with the server's counters and settings alone\n", err)
 	}
-	if err := su.Lock(req.StateDir); err != nil {
-		return nil, err
-	}
-	su.useSides(sides)
-	prof := &explain.Profiler{Dir: filepath.Join(req.Out, "runs"), CallGraph: req.CallGraph, NoPerf: res.NoPerf != ""}
+	prof := &explain.Profiler{Dir: filepath.Join(out, "runs"), CallGraph: callGraph, NoPerf: res.NoPerf != ""}
 	su.Probe = prof.Probe
+	defer func() { su.Probe = nil }()
 	m := su.Measurer(func() int64 { return 0 })
-	var runs [2][]bisect.Run
-	for i := 0; i < req.Runs; i++ {
+	var measured [2][]bisect.Run
+	for i := 0; i < runs; i++ {
 		for s, sd := range sides {
 			r, err := m.Measure(ctx, sd.Key, 1)
 			if err != nil {
 				return nil, explainError(ctx, sd, err)
 			}
-			runs[s] = append(runs[s], r...)
-		}
-	}
-	for _, rs := range runs {
-		for _, r := range rs {
-			res.Seconds += r.Wall.Seconds()
+			measured[s] = append(measured[s], r...)
 		}
 	}
 	var data [2][]explain.Run
 	var merged [2][]*profile.Profile
 	for s := range sides {
-		for _, r := range runs[s] {
+		for _, r := range measured[s] {
+			res.Seconds += r.Wall.Seconds()
 			dir := r.Facts[measure.ProbeFact]
 			er, err := explain.ReadRun(dir)
 			if err != nil {
-				return nil, With(Failure, fmt.Errorf("profiled run of %s: %w", sides[s].Arg, err))
+				return nil, With(Failure, fmt.Errorf("profiled run of %s: %w", sides[s].Describe(), err))
 			}
 			er.Events, er.TPS, er.CPUPerTxn = r.Events, r.TPS, float64(r.CPUPerTxn.Microseconds())
 			if !prof.NoPerf {
@@ -106,9 +113,9 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	}
 	res.Explanation = explain.Explain(sides[0].Describe(), sides[1].Describe(), data[0], data[1], explain.Options{})
 	if !prof.NoPerf {
+		var err error
 		for s, path := range map[int]*string{0: &res.BaseProfile, 1: &res.HeadProfile} {
-			name := []string{"base.pb.gz", "head.pb.gz"}[s]
-			if *path, err = writeProfile(filepath.Join(req.Out, name), merged[s]); err != nil {
+			if *path, err = writeProfile(filepath.Join(out, []string{"base.pb.gz", "head.pb.gz"}[s]), merged[s]); err != nil {
 				return nil, With(Failure, err)
 			}
 		}
@@ -174,4 +181,45 @@ func writeProfile(path string, ps []*profile.Profile) (string, error) {
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// explainCulprit explains a named first bad commit against its first
+// parent with profiled runs: as many a side as a tenth of the session's
+// runs allows, at most 3 (runs overrides it; negative: none). With room for
+// fewer than 2 a side, or on a failure, the document is a note with the
+// command that explains it; the session's answer stands either way.
+func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs int) *report.ExplainDoc {
+	if runs < 0 || res.Outcome != session.Found || res.Improvement {
+		return nil
+	}
+	if runs == 0 {
+		runs = min(3, res.Measured/20)
+	}
+	c, err := su.Repo.CommitObject(plumbing.NewHash(res.FirstBad))
+	if err != nil || c.NumParents() == 0 {
+		return nil
+	}
+	parent := c.ParentHashes[0].String()
+	cmd := fmt.Sprintf("perfbisect explain %.10s %.10s with this command's flags", parent, res.FirstBad)
+	if runs < 2 {
+		return &report.ExplainDoc{Note: "a tenth of the session's runs leaves no room for 2 profiled runs a side: for why it is slower, run " + cmd}
+	}
+	out := filepath.Join(su.StateDir, "explain", fmt.Sprintf("%.10s-%.10s", parent, res.FirstBad))
+	if err := os.RemoveAll(out); err != nil {
+		return &report.ExplainDoc{Note: err.Error()}
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return &report.ExplainDoc{Note: err.Error()}
+	}
+	fmt.Fprintf(su.Log, "why: %d profiled runs each of the first bad commit %.10s and its parent %.10s (a tenth of the session's runs; they decide nothing; --no-explain skips them)\n",
+		runs, res.FirstBad, parent)
+	side := func(name, h string) Side {
+		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
+	}
+	doc, err := profiled(ctx, su, [2]Side{side("parent", parent), side("first bad commit", res.FirstBad)}, runs, "", out)
+	if err != nil {
+		fmt.Fprintf(su.Log, "note: why: %v\n", err)
+		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v): run %s", err, cmd)}
+	}
+	return doc
 }

@@ -59,6 +59,10 @@ type StartRequest struct {
 	SearchSet, ConfidenceSet, MaxRepeatsSet bool
 	StateDir                                string   // "" for the repository's default
 	Args                                    []string // the command as typed, stored for resume
+	// ExplainRuns is how many profiled runs of the first bad commit and
+	// its parent explain it once named: 0 as many as a tenth of the
+	// session's runs allows (at most 3 a side), negative none.
+	ExplainRuns int
 	// Resuming: the request is a stored session's command run again by
 	// resume, which must not differ from what is stored.
 	Resuming bool
@@ -193,6 +197,8 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		if ctx.Err() != nil {
 			doc.Error = "interrupted"
 		}
+	} else {
+		doc.Explain = explainCulprit(ctx, su, res, req.ExplainRuns)
 	}
 	if req.Report != nil {
 		req.Report(doc, sess.ID)
@@ -209,6 +215,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
 	report.Final(req.Out, res, subjects)
+	if doc.Explain != nil {
+		report.WriteWhy(req.Out, *doc.Explain)
+	}
 	switch res.Outcome {
 	case session.Found:
 		return nil
