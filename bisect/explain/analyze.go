@@ -61,6 +61,9 @@ type Explanation struct {
 	Counters  []CounterChange  `json:"counters,omitempty"`
 	Settings  []SettingChange  `json:"settings,omitempty"`
 	Sources   []string         `json:"sources"` // what the explanation was made from
+	// Flame is the differential flame graph (FlameGraph, paths of 0.5% of
+	// the CPU or more); nil without profiles.
+	Flame *Frame `json:"flame,omitempty"`
 }
 
 // FunctionChange is one function's CPU per transaction on both sides
@@ -135,6 +138,7 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	}
 	if hasProfiles(base) && hasProfiles(head) {
 		e.Functions = functions(base, head, hc-bc, o.TopFunctions)
+		e.Flame = FlameGraph(base, head, 0.005)
 		e.Sources = append(e.Sources, "perf cpu-clock samples of the server")
 	}
 	e.Counters = counters(base, head, o.TopCounters)
@@ -398,4 +402,65 @@ func settings(base, head []Run) []SettingChange {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Frame is a node of the differential flame graph: a function on a call
+// path from the root, with the CPU per transaction of every sample whose
+// stack passes through this path on each side (microseconds, the mean over
+// the runs), and its callees, larger first.
+type Frame struct {
+	Name     string   `json:"name"`
+	Base     float64  `json:"base_us"`
+	Head     float64  `json:"head_us"`
+	Children []*Frame `json:"children,omitempty"`
+}
+
+// FlameGraph merges both sides' samples into one call tree, root first
+// (the root is "all"), leaving out paths under min of the larger side's
+// total: a graph a page can draw. Nil without profiles.
+func FlameGraph(base, head []Run, min float64) *Frame {
+	if !hasProfiles(base) || !hasProfiles(head) {
+		return nil
+	}
+	root := &Frame{Name: "all"}
+	index := map[*Frame]map[string]*Frame{}
+	add := func(rs []Run, pick func(*Frame) *float64) {
+		for _, r := range rs {
+			per := 1e-3 / float64(max(r.Events, 1)) / float64(len(rs))
+			for _, s := range r.Profile.Sample {
+				v := float64(s.Value[1]) * per
+				n := root
+				*pick(n) += v
+				for i := len(s.Location) - 1; i >= 0; i-- {
+					name := s.Location[i].Line[0].Function.Name
+					kids := index[n]
+					if kids == nil {
+						kids = map[string]*Frame{}
+						index[n] = kids
+					}
+					c := kids[name]
+					if c == nil {
+						c = &Frame{Name: name}
+						kids[name] = c
+						n.Children = append(n.Children, c)
+					}
+					n = c
+					*pick(n) += v
+				}
+			}
+		}
+	}
+	add(base, func(f *Frame) *float64 { return &f.Base })
+	add(head, func(f *Frame) *float64 { return &f.Head })
+	cut := min * math.Max(root.Base, root.Head)
+	var prune func(f *Frame)
+	prune = func(f *Frame) {
+		f.Children = slices.DeleteFunc(f.Children, func(c *Frame) bool { return math.Max(c.Base, c.Head) < cut })
+		sort.Slice(f.Children, func(i, j int) bool { return math.Max(f.Children[i].Base, f.Children[i].Head) > math.Max(f.Children[j].Base, f.Children[j].Head) })
+		for _, c := range f.Children {
+			prune(c)
+		}
+	}
+	prune(root)
+	return root
 }

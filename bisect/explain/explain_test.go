@@ -120,6 +120,19 @@ func TestExplainCPU(t *testing.T) {
 	if len(e.Counters) != 1 || e.Counters[0].Name != "Handler_read_next" || e.Counters[0].Change < 1.8 {
 		t.Errorf("counters %+v: want Handler_read_next alone, about +200%%", e.Counters)
 	}
+	// The flame graph: all -> main -> trace (head only) and work.
+	if e.Flame == nil || len(e.Flame.Children) != 1 || e.Flame.Children[0].Name != "main" {
+		t.Fatalf("flame graph %+v: want all -> main", e.Flame)
+	}
+	var trace *Frame
+	for _, c := range e.Flame.Children[0].Children {
+		if c.Name == "trace" {
+			trace = c
+		}
+	}
+	if trace == nil || trace.Base != 0 || trace.Head < 120 || trace.Head > 130 || math.Abs(e.Flame.Head-625) > 5 {
+		t.Errorf("flame graph: trace %+v, all %.1f µs: want trace in the head only, about 125 of 625 µs per transaction", trace, e.Flame.Head)
+	}
 	if len(e.Settings) != 0 {
 		t.Errorf("settings %+v: the port and the run's own directories differ between any two servers", e.Settings)
 	}

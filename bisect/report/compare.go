@@ -56,6 +56,9 @@ type CompareDoc struct {
 	BaseRuns    []bisect.Run `json:"base_runs"`
 	HeadRuns    []bisect.Run `json:"head_runs"`
 	Finished    time.Time    `json:"finished"`
+	// Explain is why the head is slower, from profiled runs after the
+	// comparison (nil: not explained).
+	Explain *ExplainDoc `json:"explain,omitempty"`
 }
 
 // SideDoc is one side of a comparison as it ran: as the user wrote it, what
@@ -122,10 +125,17 @@ var CompareFormats = []string{"text", "markdown", "json", "junit"}
 // WriteCompare renders doc in format (CompareFormats) to w.
 func WriteCompare(w io.Writer, format string, doc CompareDoc) error {
 	switch format {
-	case "text", "":
-		return compareText(w, doc)
-	case "markdown":
-		return compareMarkdown(w, doc)
+	case "text", "", "markdown":
+		var err error
+		if format == "markdown" {
+			err = compareMarkdown(w, doc)
+		} else {
+			err = compareText(w, doc)
+		}
+		if err == nil && doc.Explain != nil {
+			WriteWhy(w, format == "markdown", *doc.Explain)
+		}
+		return err
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -45,15 +45,17 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 	return nil
 }
 
-// WriteWhy writes the short explanation that follows a bisection's answer:
+// WriteWhy writes the short explanation that follows an answer (a
+// bisection's, a comparison's regression):
 // the kind of change and the first five rows of each table.
-func WriteWhy(w io.Writer, doc ExplainDoc) {
+// (md: in markdown).
+func WriteWhy(w io.Writer, md bool, doc ExplainDoc) {
 	fmt.Fprintln(w)
 	if doc.Note != "" {
 		fmt.Fprintf(w, "why: %s\n", doc.Note)
 		return
 	}
-	writeExplain(w, false, doc, 5)
+	writeExplain(w, md, doc, 5)
 }
 
 // writeExplain is the explanation's body, with at most top rows a table.
@@ -106,7 +108,10 @@ func why(e explain.Explanation) string {
 	head := fmt.Sprintf("throughput %+.1f%%, server CPU per transaction %+.1f%%", 100*e.TPSChange, 100*e.CPUChange)
 	switch e.Kind {
 	case explain.KindCPU:
-		return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s): that accounts for %.0f%% of the throughput's fall.", head, 100*math.Min(e.CPUShare, 9.99))
+		if e.CPUShare >= 1 {
+			return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s): that alone accounts for the throughput's fall.", head)
+		}
+		return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s): that accounts for %.0f%% of the throughput's fall.", head, 100*e.CPUShare)
 	case explain.KindWaiting:
 		return fmt.Sprintf("why: waiting. The head's server CPU per transaction accounts for %.0f%% of the throughput's fall (%s): the rest is time the server waits (I/O, locks, a stall); see the counters.", 100*math.Max(e.CPUShare, 0), head)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -32,6 +33,12 @@ var pageHTML string
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
+	"whyLine": func(d *ExplainDoc) string { return why(d.Explanation) },
+	"us":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"perTxn":  perTxn,
+	"rel":     func(c explain.CounterChange) string { return relChange(c.Change, c.Lo, c.Hi) },
+	"delta":   func(f explain.FunctionChange) string { return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi) },
+	"file":    fileName,
 	"side":  sideName,
 	"sideLine": func(sd *SideDoc) string {
 		if sd == nil {
@@ -92,6 +99,7 @@ type Page struct {
 	Bisect  *Document     // a bisection, or nil
 	Compare []CompareDoc  // the comparisons, or nil
 	Scan    *ScanDoc      // a scan, or nil
+	Explain *ExplainDoc   // an explanation (perfbisect explain), or nil
 	Options []OptionsText // the options the server read, per measured commit (the last run's)
 	Builds  []BuildFact   // build attempts, in order
 }
@@ -132,6 +140,9 @@ type chart struct {
 	Lines  []series `json:"lines,omitempty"`
 	XMin   float64  `json:"xmin"` // the x axis's range when XMax is set
 	XMax   float64  `json:"xmax,omitempty"`
+	// Flame is a "flame" chart's call tree (a differential flame graph,
+	// drawn by page.js without Chart.js).
+	Flame *explain.Frame `json:"flame,omitempty"`
 }
 
 // point is a marker; Class picks its colour: good, bad, skip, untested,
@@ -174,6 +185,10 @@ type pageData struct {
 	Tested    []testedRow
 	Sections  []compareSection
 	Sides     *chart // several comparisons: the metric's median against threads, a line per side
+	Whys      []whySection // the explanations, in the page's order
+	// BisectWhy and ExplainWhy are the bisection's and perfbisect
+	// explain's explanation (nil: none).
+	BisectWhy, ExplainWhy *whySection
 	Generated string
 }
 
@@ -184,10 +199,32 @@ type testedRow struct {
 	Change  string // against the good runs of its own blocks (blockChange)
 }
 
+// whySection is an explanation on the page, with the id of its flame graph ("":
+// none).
+type whySection struct {
+	Doc   *ExplainDoc
+	Flame string
+}
+
+// addWhy adds doc's explanation (when there is one) and its flame graph.
+func (d *pageData) addWhy(doc *ExplainDoc, all *[]chart) *whySection {
+	if doc == nil {
+		return nil
+	}
+	w := whySection{Doc: doc}
+	if doc.Flame != nil {
+		w.Flame = fmt.Sprintf("flame-%d", len(d.Whys))
+		*all = append(*all, chart{ID: w.Flame, Kind: "flame", Title: doc.Base + " → " + doc.Head, Flame: doc.Flame})
+	}
+	d.Whys = append(d.Whys, w)
+	return &d.Whys[len(d.Whys)-1]
+}
+
 type compareSection struct {
 	Doc      CompareDoc
 	Runs     []chart
 	Timeline *chart
+	Why      *whySection
 }
 
 // WriteHTML renders p as one self-contained HTML page (Chart.js and the data
@@ -244,6 +281,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		if tl, ok := timeline("timeline", m, []string{good, culprit}, names, runsOf); ok {
 			all = append(all, tl)
 		}
+		d.BisectWhy = d.addWhy(doc.Explain, &all)
 	}
 	for i, doc := range p.Compare {
 		m := session.Metric(doc.Metric)
@@ -263,6 +301,9 @@ func WriteHTML(w io.Writer, p Page) error {
 			sec.Timeline = &tl
 			all = append(all, tl)
 		}
+		if w := d.addWhy(doc.Explain, &all); w != nil {
+			sec.Why = w
+		}
 		d.Sections = append(d.Sections, sec)
 	}
 	if len(p.Compare) > 1 {
@@ -273,6 +314,7 @@ func WriteHTML(w io.Writer, p Page) error {
 	if sc := p.Scan; sc != nil {
 		all = append(all, seriesChart(sc))
 	}
+	d.ExplainWhy = d.addWhy(p.Explain, &all)
 	d.Charts = all
 	js, err := json.Marshal(map[string]any{"charts": all})
 	if err != nil {

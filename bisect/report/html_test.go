@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -380,5 +382,58 @@ func TestHTMLPosterior(t *testing.T) {
 	}
 	if !drawn || !strings.Contains(string(raw), "<h2>Posterior (oldest first)</h2>") || !strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)) {
 		t.Errorf("posterior chart drawn %v; table with P(first bad) %.3g: %v", drawn, culprit.PFirstBad, strings.Contains(string(raw), fmt.Sprintf("%.3g", culprit.PFirstBad)))
+	}
+}
+
+// TestHTMLExplainRendersInChromium renders an explanation (perfbisect
+// explain's page) made from two sides' samples: the why, its tables, and
+// the differential flame graph with the head's new function in it.
+func TestHTMLExplainRendersInChromium(t *testing.T) {
+	sample := func(stack string, n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString("mariadbd 1 1000000\n")
+			for _, f := range strings.Split(stack, ";") {
+				fmt.Fprintf(&b, "\t1234 %s (/usr/sbin/mariadbd)\n", f)
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	side := func(trace int, tps, cpu float64) []explain.Run {
+		var rs []explain.Run
+		for i := 0; i < 3; i++ {
+			p, err := explain.ParseScript(strings.NewReader(sample("JOIN::exec;dispatch_command;do_command", 400+i) +
+				sample("Json_writer::add_member;JOIN::optimize;dispatch_command;do_command", trace+i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, explain.Run{Profile: p, Events: 1000, TPS: tps + float64(i), CPUPerTxn: cpu + float64(i),
+				Status: map[string]int64{"Handler_read_next": 5000}, Variables: map[string]string{"optimizer_trace": fmt.Sprint(trace > 0)}})
+		}
+		return rs
+	}
+	e := explain.Explain("good", "bad", side(0, 500, 400), side(120, 420, 520), explain.Options{})
+	doc := report.ExplainDoc{Explanation: e, Workload: "oltp_read_only", Seconds: 30}
+	var text strings.Builder
+	if err := report.WriteExplain(&text, "text", doc); err != nil || !strings.Contains(text.String(), "why: CPU") || !strings.Contains(text.String(), "Json_writer::add_member") {
+		t.Fatalf("text: %v\n%s", err, text.String())
+	}
+	path := render(t, "explain.html", report.Page{Title: "perfbisect explain good bad", Explain: &doc})
+	got := browsertest.Load(t, path, "explain.png")
+	if len(got.Errors) > 0 {
+		t.Errorf("console errors: %q", got.Errors)
+	}
+	if len(got.Flames) != 1 || got.Flames[0].Frames != 6 || !slices.Contains(got.Flames[0].Labels, "Json_writer::add_member") {
+		t.Errorf("flame graphs %+v: want one of 6 frames (all, do_command, dispatch_command, JOIN::exec, JOIN::optimize, Json_writer::add_member) with the new function labelled", got.Flames)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Why it is slower", "why: CPU", "optimizer_trace", "Json_writer::add_member"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page does not say %q", want)
+		}
 	}
 }

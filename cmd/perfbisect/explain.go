@@ -35,6 +35,7 @@ func explainCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, markdown (for a bug report) or json"},
 			&cli.StringFlag{Name: "output", Usage: "write the explanation to this file (written atomically) instead of standard output"},
+			htmlFlag(),
 			&cli.StringFlag{Name: "out", Usage: "new or empty directory for the profiles and the profiled runs' files (default: perfbisect-explain here, or -2, -3 ...: the first that does not exist)"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "profiled runs of each side (at least 2)"},
 			&cli.StringFlag{Name: "call-graph", Value: "dwarf", Usage: "perf's call graphs: dwarf (any build with unwind tables) or fp (frame pointers: cheaper, whole stacks only for builds that keep them)"},
@@ -54,6 +55,9 @@ func explainAction(c *cli.Context) error {
 	if cg := c.String("call-graph"); !slices.Contains(explain.CallGraphs, cg) {
 		return usageErr("--call-graph %q: want %s", cg, strings.Join(explain.CallGraphs, " or "))
 	}
+	if err := checkHTML(c); err != nil {
+		return err
+	}
 	su, err := newSetup(c)
 	if err != nil {
 		return err
@@ -69,5 +73,6 @@ func explainAction(c *cli.Context) error {
 		return app.With(app.Failure, fmt.Errorf("explain: %w", err))
 	}
 	su.endProgress()
+	htmlReport(c, su.Store, report.Page{Title: "perfbisect explain " + strings.Join(c.Args().Slice(), " "), Explain: doc})
 	return writeOutput(c, buf.Bytes())
 }

@@ -28,6 +28,9 @@ type CompareRequest struct {
 	Threads  []int
 	StateDir string   // "" for the repository's default
 	Args     []string // the command as typed, stored with each session
+	// NoExplain: no profiled runs after a regression (by default, the
+	// first pair that regressed is explained: explainAfter).
+	NoExplain bool
 }
 
 // Compare measures every side against the base at each thread count, in
@@ -95,6 +98,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	var runErr error
 	var failed Side
 	outcome := Done
+	regressed := -1 // the first pair that regressed
 	for _, p := range todo {
 		su.Workload = su.Workload.WithThreads(p.threads)
 		doc, id, o, err := compareOnce(ctx, su, cfg, req.Args, sides[0], p.head, p.identity, p.stored)
@@ -109,9 +113,22 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		switch {
 		case o == Regression:
 			outcome = Regression
+			if regressed < 0 {
+				regressed = len(docs) - 1
+			}
 		case o == Undecided && outcome == Done:
 			outcome = Undecided
 		}
+	}
+	if regressed >= 0 && runErr == nil && !req.NoExplain {
+		spent := 0
+		for _, d := range docs {
+			spent += len(d.BaseRuns) + len(d.HeadRuns)
+		}
+		p := todo[regressed]
+		su.Workload = su.Workload.WithThreads(p.threads)
+		docs[regressed].Explain = explainAfter(ctx, su, sides[0], p.head, 0, spent,
+			fmt.Sprintf("perfbisect explain %s %s --threads %d", sides[0].Arg, p.head.Arg, p.threads))
 	}
 	if runErr != nil {
 		var ee *session.EndpointError

@@ -184,39 +184,47 @@ func writeProfile(path string, ps []*profile.Profile) (string, error) {
 }
 
 // explainCulprit explains a named first bad commit against its first
-// parent with profiled runs: as many a side as a tenth of the session's
-// runs allows, at most 3 (runs overrides it; negative: none). With room for
-// fewer than 2 a side, or on a failure, the document is a note with the
-// command that explains it; the session's answer stands either way.
+// parent (explainAfter); nil when nothing is to be explained.
 func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs int) *report.ExplainDoc {
 	if runs < 0 || res.Outcome != session.Found || res.Improvement {
 		return nil
-	}
-	if runs == 0 {
-		runs = min(3, res.Measured/20)
 	}
 	c, err := su.Repo.CommitObject(plumbing.NewHash(res.FirstBad))
 	if err != nil || c.NumParents() == 0 {
 		return nil
 	}
 	parent := c.ParentHashes[0].String()
-	cmd := fmt.Sprintf("perfbisect explain %.10s %.10s with this command's flags", parent, res.FirstBad)
-	if runs < 2 {
-		return &report.ExplainDoc{Note: "a tenth of the session's runs leaves no room for 2 profiled runs a side: for why it is slower, run " + cmd}
+	side := func(name, h string) Side {
+		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
 	}
-	out := filepath.Join(su.StateDir, "explain", fmt.Sprintf("%.10s-%.10s", parent, res.FirstBad))
+	return explainAfter(ctx, su, side("parent", parent), side("first bad commit", res.FirstBad), runs, res.Measured,
+		fmt.Sprintf("perfbisect explain %.10s %.10s", parent, res.FirstBad))
+}
+
+// explainAfter explains why head is slower than base once an answer said
+// so: runs profiled runs of each (0: as many as a tenth of spent, the
+// answer's runs, allows, at most 3), in the state directory's
+// explain/BASE-HEAD. With room for fewer than 2 a side, or on a failure,
+// the document is a note with cmd, the command that explains it; the
+// answer stands either way.
+func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent int, cmd string) *report.ExplainDoc {
+	if runs == 0 {
+		runs = min(3, spent/20)
+	}
+	cmd += " with this command's flags"
+	if runs < 2 {
+		return &report.ExplainDoc{Note: "a tenth of the runs leaves no room for 2 profiled runs a side: for why it is slower, run " + cmd}
+	}
+	out := filepath.Join(su.StateDir, "explain", fmt.Sprintf("%.10s-%.10s", strings.TrimPrefix(base.Key, "side-"), strings.TrimPrefix(head.Key, "side-")))
 	if err := os.RemoveAll(out); err != nil {
 		return &report.ExplainDoc{Note: err.Error()}
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return &report.ExplainDoc{Note: err.Error()}
 	}
-	fmt.Fprintf(su.Log, "why: %d profiled runs each of the first bad commit %.10s and its parent %.10s (a tenth of the session's runs; they decide nothing; --no-explain skips them)\n",
-		runs, res.FirstBad, parent)
-	side := func(name, h string) Side {
-		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
-	}
-	doc, err := profiled(ctx, su, [2]Side{side("parent", parent), side("first bad commit", res.FirstBad)}, runs, "", out)
+	fmt.Fprintf(su.Log, "why: %d profiled runs each of %s and %s (a tenth of the runs; they decide nothing; --no-explain skips them)\n",
+		runs, head.Describe(), base.Describe())
+	doc, err := profiled(ctx, su, [2]Side{base, head}, runs, "", out)
 	if err != nil {
 		fmt.Fprintf(su.Log, "note: why: %v\n", err)
 		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v): run %s", err, cmd)}

@@ -216,7 +216,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	}
 	report.Final(req.Out, res, subjects)
 	if doc.Explain != nil {
-		report.WriteWhy(req.Out, *doc.Explain)
+		report.WriteWhy(req.Out, false, *doc.Explain)
 	}
 	switch res.Outcome {
 	case session.Found:

@@ -52,6 +52,7 @@ func (c Canvas) Dataset(label string) (Dataset, bool) {
 type Page struct {
 	Title    string
 	Canvases []Canvas
+	Flames   []Flame // the differential flame graphs (div.flame)
 	Errors   []string // console errors, uncaught exceptions, failed loads
 }
 
@@ -84,6 +85,19 @@ const inspect = `Array.from(document.querySelectorAll("canvas")).map(function (c
 		});
 	}
 	return out;
+})`
+
+// Flame is a flame graph as drawn: its frames (elements with
+// data-frame) and the labels of those wide enough to carry one.
+type Flame struct {
+	ID     string   `json:"id"`
+	Frames int      `json:"frames"`
+	Labels []string `json:"labels"`
+}
+
+const inspectFlames = `Array.from(document.querySelectorAll("div.flame")).map(function (b) {
+	var fs = Array.from(b.querySelectorAll("[data-frame]"));
+	return {id: b.id, frames: fs.length, labels: fs.map(function (f) { return f.textContent; }).filter(function (s) { return s !== ""; })};
 })`
 
 // Load opens the HTML file at path in headless Chromium, waits until the page
@@ -147,6 +161,10 @@ func Load(t testing.TB, path, screenshot string) Page {
 	if err == nil {
 		canvases, err = chromedp.Run(ctx, chromedp.Evaluate[[]Canvas](inspect))
 	}
+	var flames []Flame
+	if err == nil {
+		flames, err = chromedp.Run(ctx, chromedp.Evaluate[[]Flame](inspectFlames))
+	}
 	if err == nil {
 		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	}
@@ -164,6 +182,6 @@ func Load(t testing.TB, path, screenshot string) Page {
 		}
 		t.Logf("screenshot: %s", out)
 	}
-	page.Title, page.Canvases = title, canvases
+	page.Title, page.Canvases, page.Flames = title, canvases, flames
 	return page
 }

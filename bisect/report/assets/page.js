@@ -105,9 +105,51 @@
 
 	// One chart that cannot be drawn must not take the others (or the
 	// page's "done" mark) with it: its error goes to the console.
+	// A differential flame graph: root on top, each frame as wide as the
+	// larger side's time on its path, coloured by the change.
+	function flame(spec) {
+		var box = document.getElementById(spec.id);
+		if (!box) {
+			throw new Error("no box for flame graph " + spec.id);
+		}
+		var root = spec.flame, width = box.clientWidth || 1000, depth = 0;
+		var total = Math.max(root.base_us, root.head_us) || 1;
+		function draw(f, x, d) {
+			var w = width * Math.max(f.base_us, f.head_us) / total;
+			if (w < 1) {
+				return;
+			}
+			depth = Math.max(depth, d + 1);
+			var el = document.createElement("div");
+			var ch = f.base_us > 0 ? f.head_us / f.base_us - 1 : 1;
+			var a = Math.min(Math.abs(ch), 1) * 0.75 + 0.1;
+			el.style.left = x + "px";
+			el.style.top = (d * 16) + "px";
+			el.style.width = w + "px";
+			el.style.background = ch >= 0 ? "rgba(207,34,46," + a + ")" : "rgba(9,105,218," + a + ")";
+			el.textContent = w > 30 ? f.name : "";
+			el.title = f.name + ": " + f.base_us.toFixed(1) + " -> " + f.head_us.toFixed(1) + " us per transaction" +
+				(f.base_us > 0 ? " (" + (ch >= 0 ? "+" : "") + (100 * ch).toFixed(1) + "%)" : " (head only)");
+			el.dataset.frame = f.name;
+			box.appendChild(el);
+			var cx = x;
+			(f.children || []).forEach(function (c) {
+				draw(c, cx, d + 1);
+				cx += width * Math.max(c.base_us, c.head_us) / total;
+			});
+		}
+		draw(root, 0, 0);
+		box.style.height = (depth * 16) + "px";
+	}
+
 	var drawn = 0;
 	(data.charts || []).forEach(function (spec) {
 		try {
+			if (spec.kind === "flame") {
+				flame(spec);
+				drawn++;
+				return;
+			}
 			var canvas = document.getElementById(spec.id);
 			if (!canvas) {
 				throw new Error("no canvas for chart " + spec.id);
