@@ -456,7 +456,9 @@ func FlameGraph(base, head []Run, min float64) *Frame {
 	var prune func(f *Frame)
 	prune = func(f *Frame) {
 		f.Children = slices.DeleteFunc(f.Children, func(c *Frame) bool { return math.Max(c.Base, c.Head) < cut })
-		sort.Slice(f.Children, func(i, j int) bool { return math.Max(f.Children[i].Base, f.Children[i].Head) > math.Max(f.Children[j].Base, f.Children[j].Head) })
+		sort.Slice(f.Children, func(i, j int) bool {
+			return math.Max(f.Children[i].Base, f.Children[i].Head) > math.Max(f.Children[j].Base, f.Children[j].Head)
+		})
 		for _, c := range f.Children {
 			prune(c)
 		}

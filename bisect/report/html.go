@@ -32,14 +32,16 @@ var pageJS string
 var pageHTML string
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"short": func(h string) string { return fmt.Sprintf("%.10s", h) },
+	"short":   func(h string) string { return fmt.Sprintf("%.10s", h) },
 	"whyLine": func(d *ExplainDoc) string { return why(d.Explanation) },
 	"us":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"perTxn":  perTxn,
 	"rel":     func(c explain.CounterChange) string { return relChange(c.Change, c.Lo, c.Hi) },
-	"delta":   func(f explain.FunctionChange) string { return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi) },
-	"file":    fileName,
-	"side":  sideName,
+	"delta": func(f explain.FunctionChange) string {
+		return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi)
+	},
+	"file": fileName,
+	"side": sideName,
 	"sideLine": func(sd *SideDoc) string {
 		if sd == nil {
 			return ""
@@ -177,19 +179,19 @@ type series struct {
 // pageData is what the template renders.
 type pageData struct {
 	Page
-	Charts    []chart
-	Data      template.JS // {"charts": [...]} for page.js
-	ChartJS   template.JS
-	PageJS    template.JS
-	Facts     [][2]string
-	Tested    []testedRow
-	Sections  []compareSection
-	Sides     *chart // several comparisons: the metric's median against threads, a line per side
-	Whys      []whySection // the explanations, in the page's order
+	Charts   []chart
+	Data     template.JS // {"charts": [...]} for page.js
+	ChartJS  template.JS
+	PageJS   template.JS
+	Facts    [][2]string
+	Tested   []testedRow
+	Sections []compareSection
+	Sides    *chart       // several comparisons: the metric's median against threads, a line per side
+	Whys     []whySection // the explanations, in the page's order
 	// BisectWhy and ExplainWhy are the bisection's and perfbisect
 	// explain's explanation (nil: none).
 	BisectWhy, ExplainWhy *whySection
-	Generated string
+	Generated             string
 }
 
 type testedRow struct {

@@ -77,7 +77,9 @@ func TestExplain(t *testing.T) {
 	if d.Kind != explain.KindCPU || !slices.ContainsFunc(top, trace.MatchString) || d.Functions[0].Change <= 0 {
 		t.Errorf("kind %s, top functions %q: want CPU, the optimizer trace's among the first three, the first one slower", d.Kind, top)
 	}
-	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool { return s.Name == "optimizer_trace" && strings.Contains(s.Head, "enabled=on") }) {
+	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool {
+		return s.Name == "optimizer_trace" && strings.Contains(s.Head, "enabled=on")
+	}) {
 		t.Errorf("settings %+v: want optimizer_trace enabled=on in the head", d.Settings)
 	}
 	for _, p := range []string{d.BaseProfile, d.HeadProfile} {

@@ -52,7 +52,7 @@ func (c Canvas) Dataset(label string) (Dataset, bool) {
 type Page struct {
 	Title    string
 	Canvases []Canvas
-	Flames   []Flame // the differential flame graphs (div.flame)
+	Flames   []Flame  // the differential flame graphs (div.flame)
 	Errors   []string // console errors, uncaught exceptions, failed loads
 }
 
