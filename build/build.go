@@ -182,6 +182,8 @@ type BuildError struct {
 	Hint string
 
 	fault fault // whose, as the log says
+	// compilerCrashed: the compiler crashed (diagnosis.CompilerCrashed).
+	compilerCrashed bool
 }
 
 func (e *BuildError) Error() string {
@@ -420,6 +422,14 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		if be == nil {
 			break
 		}
+		if be.compilerCrashed && attempt == 0 {
+			b.logf("build %.10s: the compiler crashed (%s); building again once, in a fresh build directory", commit, compilerCrash)
+			fmt.Fprintf(logf, "\n# the compiler crashed: building again in a fresh build directory\n")
+			if err := os.RemoveAll(tmp); err != nil {
+				return "", err
+			}
+			continue
+		}
 		if incremental && !be.TimedOut && !be.Machine && attempt == 0 {
 			b.logf("build %.10s: %s step failed in the reused build directory; building again in a fresh one before blaming the revision", commit, be.Step)
 			fmt.Fprintf(logf, "\n# the %s step failed in the reused build directory: building again in a fresh one\n", be.Step)
@@ -580,7 +590,7 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			logf.Sync()
 			d := diagnose(in.logPath, in.src)
 			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
-				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault}
+				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault, compilerCrashed: d.CompilerCrashed}
 			switch {
 			case timedOut:
 				be.TimedOut = true

@@ -37,7 +37,7 @@ var (
 // appear in the failing step: a full disk, missing memory, a compiler killed
 // by a signal (the OOM killer), a missing tool.
 var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
-	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error: Killed",
+	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error",
 	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found"}
 
 // shNotFound is dash's (Debian's /bin/sh) "command not found": "sh: 1: bison: not found".
@@ -175,7 +175,18 @@ type diagnosis struct {
 	// Hint says what the machine needs when no Debian package provides it
 	// ("" otherwise).
 	Hint string
+	// CompilerCrashed: the compiler crashed (an internal compiler error, a
+	// segmentation fault of cc1plus): a compiler bug or the machine's
+	// memory, often gone when built again.
+	CompilerCrashed bool
 }
+
+// compilerCrash is gcc's report of its own crash.
+const compilerCrash = "internal compiler error"
+
+// compilerCrashHint is what to do about a compiler that crashed twice.
+const compilerCrashHint = "the compiler crashed (" + compilerCrash + ") in two builds: a compiler bug or the machine (memory, an unstable CPU), not the revision; " +
+	"build again, or with another compiler (--cmake-args \"-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++\")"
 
 // diagnose reads a failed build's log (streaming: lines cut at 300 bytes;
 // src is the checkout that was built, "" for none) and says why the failing step (the log's last) failed and whose fault it is,
@@ -243,7 +254,11 @@ func diagnose(path, src string) diagnosis {
 	endBlock()
 	switch {
 	case len(machine) > 0:
-		return diagnosis{Lines: machine, Fault: faultMachine, Packages: packagesFor(strings.Join(machine, "\n"))}
+		d := diagnosis{Lines: machine, Fault: faultMachine, Packages: packagesFor(strings.Join(machine, "\n"))}
+		if strings.Contains(strings.Join(machine, "\n"), compilerCrash) {
+			d.CompilerCrashed, d.Hint, d.Packages = true, compilerCrashHint, nil
+		}
+		return d
 	case len(errs) == 0:
 		return diagnosis{Lines: tail, Fault: faultUnknown}
 	}

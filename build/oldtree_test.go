@@ -318,3 +318,49 @@ func TestBoostHintNamesTheTreesRelease(t *testing.T) {
 		}
 	}
 }
+
+// A compiler that crashes (gcc's "internal compiler error: Segmentation
+// fault", as cc1plus did on MariaDB 10.0.22's row0mysql.cc here) is the
+// machine's: the build is done again once, and a second crash stops the
+// build as the machine's, never remembered against the revision.
+func TestCompilerCrashIsTheMachines(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	p := newProject(t, 2)
+	commit := p.git("rev-parse", "HEAD")
+	dir := t.TempDir()
+	crashes := filepath.Join(dir, "crashes") // how many crashes are left
+	launcher := filepath.Join(dir, "crashy-cc")
+	script := "#!/bin/sh\n" +
+		"n=$(cat " + crashes + " 2>/dev/null || echo 0)\n" +
+		"case \" $* \" in *u1.c*) if [ \"$n\" -gt 0 ]; then echo $((n-1)) > " + crashes + "\n" +
+		"  echo \"u1.c:3:1: internal compiler error: Segmentation fault\" >&2; echo 'Please submit a full bug report' >&2; exit 4; fi;; esac\n" +
+		"exec \"$@\"\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		crashes string
+		ok      bool
+	}{{"1", true}, {"2", false}} {
+		if err := os.WriteFile(crashes, []byte(c.crashes), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var log strings.Builder
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: &log, Recipe: Recipe{NoCcache: true, CMakeArgs: []string{"-DCMAKE_C_COMPILER_LAUNCHER=" + launcher}}}
+		_, err := b.Build(ctx, commit)
+		if !strings.Contains(log.String(), "the compiler crashed (internal compiler error); building again once") {
+			t.Errorf("%s crash(es): the log does not say the build is done again:\n%s", c.crashes, log.String())
+		}
+		if c.ok {
+			if err != nil {
+				t.Errorf("one crash, then a good build: %v", err)
+			}
+			continue
+		}
+		var be *BuildError
+		if !errors.As(err, &be) || !be.Machine || be.Remembered != "" || !strings.Contains(be.Hint, "not the revision") {
+			t.Errorf("two crashes: %v (machine %v, remembered %q): want the machine's, not remembered, said so", err, be != nil && be.Machine, be.Remembered)
+		}
+	}
+}
