@@ -47,7 +47,8 @@ const (
 // functions whose CPU per transaction changed most, the counters per
 // transaction that changed, and the settings the servers differ in.
 type Explanation struct {
-	Base, Head string
+	Base       string  `json:"base"` // the sides, as explain names them
+	Head       string  `json:"head"`
 	BaseRuns   int     `json:"base_runs"`
 	HeadRuns   int     `json:"head_runs"`
 	TPSChange  float64 `json:"tps_change"`         // relative, of the medians
