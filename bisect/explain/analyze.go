@@ -47,12 +47,12 @@ const (
 // functions whose CPU per transaction changed most, the counters per
 // transaction that changed, and the settings the servers differ in.
 type Explanation struct {
-	Base       string  `json:"base"` // the sides, as explain names them
-	Head       string  `json:"head"`
-	BaseRuns   int     `json:"base_runs"`
-	HeadRuns   int     `json:"head_runs"`
-	TPSChange  float64 `json:"tps_change"`         // relative, of the medians
-	CPUChange  float64 `json:"cpu_per_txn_change"` // relative, of the medians of server CPU per transaction
+	Base      string  `json:"base"` // the sides, as explain names them
+	Head      string  `json:"head"`
+	BaseRuns  int     `json:"base_runs"`
+	HeadRuns  int     `json:"head_runs"`
+	TPSChange float64 `json:"tps_change"`         // relative, of the medians
+	CPUChange float64 `json:"cpu_per_txn_change"` // relative, of the medians of server CPU per transaction
 	// CPUShare is the part of the throughput's change that more CPU per
 	// transaction accounts for (log ratio over log ratio; 1: all of it).
 	CPUShare  float64          `json:"cpu_share"`
