@@ -95,6 +95,7 @@ type CounterChange struct {
 	Change float64 `json:"change"`
 	Lo     float64 `json:"change_lo"`
 	Hi     float64 `json:"change_hi"`
+	New    bool    `json:"new,omitempty"` // the base never counted it (no relative change)
 }
 
 // SettingChange is a variable the two servers show different values of.
@@ -336,12 +337,12 @@ func counters(base, head []Run, top int) []CounterChange {
 		if bm > 0 {
 			c.Change, c.Lo, c.Hi = hm/bm-1, lo/bm, hi/bm
 		} else {
-			c.Change, c.Lo, c.Hi = math.Inf(1), math.Inf(1), math.Inf(1)
+			c.New = true
 		}
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		ai, aj := magnitude(out[i].Change), magnitude(out[j].Change)
+		ai, aj := magnitude(out[i]), magnitude(out[j])
 		if ai != aj {
 			return ai > aj
 		}
@@ -350,9 +351,14 @@ func counters(base, head []Run, top int) []CounterChange {
 	return out[:min(len(out), top)]
 }
 
-// magnitude orders relative changes by size, a rise of x and a fall to
-// 1/(1+x) alike.
-func magnitude(change float64) float64 { return math.Abs(math.Log1p(change)) }
+// magnitude orders counters' changes by size, a rise of x and a fall to
+// 1/(1+x) alike, a counter new in the head first.
+func magnitude(c CounterChange) float64 {
+	if c.New {
+		return math.Inf(1)
+	}
+	return math.Abs(math.Log1p(c.Change))
+}
 
 // serverSpecific are variables that differ between any two servers started
 // apart: files, ports, the build's facts.

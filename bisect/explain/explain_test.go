@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -143,15 +144,18 @@ func TestExplainWaiting(t *testing.T) {
 	var base, head []Run
 	for i := 0; i < 3; i++ {
 		base = append(base, run(1000, 380+float64(i), 3174, map[string]int64{"Innodb_buffer_pool_reads": 10}, map[string]int{"a": 100}))
-		head = append(head, run(1000, 76+float64(i), 3400, map[string]int64{"Innodb_buffer_pool_reads": 9000 + int64(i)}, map[string]int{"a": 100}))
+		head = append(head, run(1000, 76+float64(i), 3400, map[string]int64{"Innodb_buffer_pool_reads": 9000 + int64(i), "Innodb_buffer_pool_wait_free": 500}, map[string]int{"a": 100}))
 		head[i].Variables["innodb_lru_flush_size"] = "32"
 	}
 	e := Explain("10.0.23", "10.0.24", base, head, Options{})
 	if e.Kind != KindWaiting || e.CPUShare > 0.1 {
 		t.Errorf("kind %s, CPU share %.2f: want waiting", e.Kind, e.CPUShare)
 	}
-	if len(e.Counters) != 1 || e.Counters[0].Name != "Innodb_buffer_pool_reads" {
-		t.Errorf("counters %+v", e.Counters)
+	if len(e.Counters) != 2 || e.Counters[0].Name != "Innodb_buffer_pool_wait_free" || !e.Counters[0].New || e.Counters[1].Name != "Innodb_buffer_pool_reads" {
+		t.Errorf("counters %+v: want the waits new in the head, then the reads", e.Counters)
+	}
+	if _, err := json.Marshal(e); err != nil {
+		t.Errorf("JSON: %v", err)
 	}
 	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: "(none)", Head: "32"}) {
 		t.Errorf("settings %+v", e.Settings)

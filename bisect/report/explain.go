@@ -82,7 +82,7 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		fmt.Fprintf(w, "\ncounters that changed, per transaction (SHOW GLOBAL STATUS):\n\n")
 		var rows [][]string
 		for _, c := range e.Counters[:min(top, len(e.Counters))] {
-			rows = append(rows, []string{c.Name, perTxn(c.Base), perTxn(c.Head), relChange(c.Change, c.Lo, c.Hi)})
+			rows = append(rows, []string{c.Name, perTxn(c.Base), perTxn(c.Head), relChange(c)})
 		}
 		table(w, md, []string{"counter", "base", "head", "change [interval]"}, rows)
 	}
@@ -142,11 +142,11 @@ func perTxn(v float64) string {
 	return fmt.Sprintf("%.4f", v)
 }
 
-func relChange(c, lo, hi float64) string {
-	if math.IsInf(c, 1) {
-		return "new"
+func relChange(c explain.CounterChange) string {
+	if c.New {
+		return "new in the head"
 	}
-	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*c, 100*lo, 100*hi)
+	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*c.Change, 100*c.Lo, 100*c.Hi)
 }
 
 func cut(s string) string {

@@ -36,7 +36,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"whyLine": func(d *ExplainDoc) string { return why(d.Explanation) },
 	"us":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"perTxn":  perTxn,
-	"rel":     func(c explain.CounterChange) string { return relChange(c.Change, c.Lo, c.Hi) },
+	"rel":     relChange,
 	"delta": func(f explain.FunctionChange) string {
 		return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi)
 	},

@@ -190,7 +190,7 @@ func pairs(su *Setup, sides []Side, threads []int) ([]pair, error) {
 func continued(stored []*store.Session) []*store.Session {
 	out := make([]*store.Session, len(stored))
 	for u, p := range stored {
-		if p == nil || p.State == store.Done {
+		if p == nil || p.State == store.Done || p.State == store.Reset {
 			continue
 		}
 		copy(out, stored[:u+1])
@@ -286,8 +286,15 @@ func compareOnce(ctx context.Context, su *Setup, cfg session.Config, args []stri
 		doc.Rows = report.CompareRows(res.Runs[base.Key], res.Runs[head.Key], cfg.Metric, cmp)
 	}
 	state := store.Done
-	if runErr != nil {
-		state = store.Failed
+	var ee *session.EndpointError
+	switch {
+	case errors.As(runErr, &ee) && ctx.Err() == nil:
+		// A side that cannot be measured (a build the machine failed, a
+		// server that would not start): resuming would only replay it, so
+		// the next call measures the pair anew.
+		state = store.Reset
+	case runErr != nil:
+		state = store.Failed // interrupted or failed: the next call resumes it
 	}
 	if err := st.End(sess.ID, state, doc.Result, doc); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)

@@ -113,4 +113,11 @@ func TestContinued(t *testing.T) {
 	if got[2] != later {
 		t.Errorf("a later unfinished pair: %v", got)
 	}
+	// A pair whose side could not be measured (a build the machine failed)
+	// is measured anew, never replayed.
+	unmeasurable := at(13, store.Reset)
+	got = continued([]*store.Session{unmeasurable, nil})
+	if got[0] != nil || got[1] != nil {
+		t.Errorf("a pair that could not be measured: %v, want it measured anew", got)
+	}
 }
