@@ -473,3 +473,81 @@ func FlameGraph(base, head []Run, min float64) *Frame {
 	prune(root)
 	return root
 }
+
+// FileChange is a file the first bad commit changed, with the functions of
+// the explanation defined in it and the sum of their change in self time
+// per transaction (microseconds).
+type FileChange struct {
+	Path      string   `json:"path"`
+	Functions []string `json:"functions"`
+	Change    float64  `json:"self_change_us"`
+}
+
+// shortName is a profile's function name as a definition spells it:
+// "dispatch_command" of "dispatch_command(enum_server_command, THD*)",
+// "Json_writer::add_member" of "Json_writer::add_member(char const*)".
+func shortName(name string) string {
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, ' '); i >= 0 {
+		name = name[i+1:] // a return type some demanglers print
+	}
+	return name
+}
+
+// Files ties the functions of e to the files a commit changed (their
+// content after it, by path): a file holds a function when it defines it
+// (Class::method( anywhere, or a plain function's name at the start of a
+// line followed by "("). Files are ordered by the size of their functions'
+// change, larger first; those with none are left out.
+func Files(e Explanation, contents map[string]string) []FileChange {
+	var out []FileChange
+	for path, text := range contents {
+		fc := FileChange{Path: path}
+		for _, f := range e.Functions {
+			if defines(text, shortName(f.Name)) {
+				fc.Functions = append(fc.Functions, f.Name)
+				fc.Change += f.Change
+			}
+		}
+		if len(fc.Functions) > 0 {
+			out = append(out, fc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if math.Abs(out[i].Change) != math.Abs(out[j].Change) {
+			return math.Abs(out[i].Change) > math.Abs(out[j].Change)
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+// defines reports whether source text defines the function short
+// (shortName's form).
+func defines(text, short string) bool {
+	if short == "" || strings.HasPrefix(short, "[") {
+		return false
+	}
+	if strings.Contains(short, "::") {
+		return strings.Contains(text, short+"(")
+	}
+	for rest := text; ; {
+		i := strings.Index(rest, short+"(")
+		if i < 0 {
+			return false
+		}
+		// At the start of a line ("int\nfoo(") or after a type on its line
+		// ("static int foo("), not a call inside a body (indented).
+		line := rest[strings.LastIndexByte(rest[:i], '\n')+1 : i]
+		if (i == 0 || !isIdent(rest[i-1])) && (line == "" || line[0] != ' ' && line[0] != '\t' && !strings.ContainsAny(line, "=;(")) {
+			return true
+		}
+		rest = rest[i+len(short):]
+	}
+}
+
+func isIdent(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}

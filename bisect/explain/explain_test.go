@@ -161,3 +161,28 @@ func TestExplainWaiting(t *testing.T) {
 		t.Errorf("settings %+v", e.Settings)
 	}
 }
+
+// A changed file holds the functions it defines, not those it calls.
+func TestFiles(t *testing.T) {
+	e := Explanation{Functions: []FunctionChange{
+		{Name: "dispatch_command(enum_server_command, THD*, char*, unsigned int, bool)", Change: 40},
+		{Name: "Json_writer::add_member(char const*)", Change: 20},
+		{Name: "my_qsort2", Change: -5},
+	}}
+	files := Files(e, map[string]string{
+		"sql/sql_parse.cc": "bool dispatch_command(enum enum_server_command command, THD *thd)\n{\n  my_qsort2(a, b);\n}\n",
+		"sql/my_json_writer.cc": "void Json_writer::add_member(const char *name)\n{\n}\n",
+		"mysys/mf_qsort.c": "static int\nmy_qsort2(void *base)\n{\n}\n",
+		"sql/sql_class.cc": "int x= dispatch_command(COM_QUERY, thd);\n",
+		"README": "nothing",
+	})
+	var got []string
+	for _, f := range files {
+		got = append(got, fmt.Sprintf("%s %v %.0f", f.Path, f.Functions, f.Change))
+	}
+	want := []string{"sql/sql_parse.cc [dispatch_command(enum_server_command, THD*, char*, unsigned int, bool)] 40",
+		"sql/my_json_writer.cc [Json_writer::add_member(char const*)] 20", "mysys/mf_qsort.c [my_qsort2] -5"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -20,6 +20,9 @@ type ExplainDoc struct {
 	NoPerf      string  `json:"no_perf,omitempty"`
 	Seconds     float64 `json:"profiling_seconds"`
 	Workload    string  `json:"workload"`
+	// Files are the files the head's commit changed that define the
+	// functions of the explanation (two revisions of one tree only).
+	Files []explain.FileChange `json:"files,omitempty"`
 	// Note says why there is no explanation, and how to get one (the
 	// other fields are then empty).
 	Note string `json:"note,omitempty"`
@@ -75,6 +78,14 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 				fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi), share(f.Share), fmt.Sprintf("%.1f -> %.1f", f.BaseTotal, f.HeadTotal)})
 		}
 		table(w, md, []string{"function", "in", "base self", "head self", "change [interval]", "of the change", "inclusive"}, rows)
+	}
+	if len(doc.Files) > 0 {
+		fmt.Fprintf(w, "\nthe changed files that define those functions:\n\n")
+		var rows [][]string
+		for _, f := range doc.Files[:min(top, len(doc.Files))] {
+			rows = append(rows, []string{f.Path, fmt.Sprintf("%+.1f", f.Change), cut(strings.Join(f.Functions, ", "))})
+		}
+		table(w, md, []string{"file", "self change µs/txn", "functions"}, rows)
 	}
 	if len(e.Counters) == 0 {
 		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")

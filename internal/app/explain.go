@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/pprof/profile"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -63,7 +65,11 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 		return nil, err
 	}
 	su.useSides(sides)
-	return profiled(ctx, su, [2]Side{sides[0], sides[1]}, req.Runs, req.CallGraph, req.Out)
+	doc, err := profiled(ctx, su, [2]Side{sides[0], sides[1]}, req.Runs, req.CallGraph, req.Out)
+	if err == nil && sides[0].Tree == "" && sides[1].Tree == "" && sides[0].Install == nil && sides[1].Install == nil {
+		tieToFiles(su, doc, sides[0].Spec.Commit, sides[1].Spec.Commit) // two revisions of --repo
+	}
+	return doc, err
 }
 
 // profiled measures runs profiled runs of each side, interleaved, into
@@ -197,8 +203,12 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 	side := func(name, h string) Side {
 		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
 	}
-	return explainAfter(ctx, su, side("parent", parent), side("first bad commit", res.FirstBad), runs, res.Measured,
+	doc := explainAfter(ctx, su, side("parent", parent), side("first bad commit", res.FirstBad), runs, res.Measured,
 		fmt.Sprintf("perfbisect explain %.10s %.10s", parent, res.FirstBad))
+	if doc != nil && doc.Note == "" {
+		tieToFiles(su, doc, parent, res.FirstBad)
+	}
+	return doc
 }
 
 // explainAfter explains why head is slower than base once an answer said
@@ -230,4 +240,47 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v): run %s", err, cmd)}
 	}
 	return doc
+}
+
+// sourceExts are the file names whose functions a profile can name.
+var sourceExts = []string{".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".ic", ".ih", ".inl", ".i"}
+
+// tieToFiles adds to doc the files that changed from commit a to b (C and
+// C++ sources, their content at b) holding the explanation's functions
+// (explain.Files). Nothing is added when the trees cannot be read.
+func tieToFiles(su *Setup, doc *report.ExplainDoc, a, b string) {
+	if su.Repo == nil || len(doc.Functions) == 0 {
+		return
+	}
+	tree := func(h string) *object.Tree {
+		c, err := su.Repo.CommitObject(plumbing.NewHash(h))
+		if err != nil {
+			return nil
+		}
+		t, _ := c.Tree()
+		return t
+	}
+	ta, tb := tree(a), tree(b)
+	if ta == nil || tb == nil {
+		return
+	}
+	changes, err := ta.Diff(tb)
+	if err != nil {
+		return
+	}
+	contents := map[string]string{}
+	for _, ch := range changes {
+		name := ch.To.Name
+		if name == "" || !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+			continue
+		}
+		f, err := tb.File(name)
+		if err != nil || f.Size > 4<<20 {
+			continue
+		}
+		if text, err := f.Contents(); err == nil {
+			contents[name] = text
+		}
+	}
+	doc.Files = explain.Files(doc.Explanation, contents)
 }
