@@ -170,11 +170,11 @@ func TestFiles(t *testing.T) {
 		{Name: "my_qsort2", Change: -5},
 	}}
 	files := Files(e, map[string]string{
-		"sql/sql_parse.cc": "bool dispatch_command(enum enum_server_command command, THD *thd)\n{\n  my_qsort2(a, b);\n}\n",
+		"sql/sql_parse.cc":      "bool dispatch_command(enum enum_server_command command, THD *thd)\n{\n  my_qsort2(a, b);\n}\n",
 		"sql/my_json_writer.cc": "void Json_writer::add_member(const char *name)\n{\n}\n",
-		"mysys/mf_qsort.c": "static int\nmy_qsort2(void *base)\n{\n}\n",
-		"sql/sql_class.cc": "int x= dispatch_command(COM_QUERY, thd);\n",
-		"README": "nothing",
+		"mysys/mf_qsort.c":      "static int\nmy_qsort2(void *base)\n{\n}\n",
+		"sql/sql_class.cc":      "int x= dispatch_command(COM_QUERY, thd);\n",
+		"README":                "nothing",
 	})
 	var got []string
 	for _, f := range files {
