@@ -310,3 +310,33 @@ func (s *Server) GlobalVariables(ctx context.Context) (map[string]string, error)
 	}
 	return out, nil
 }
+
+// InnoDBMetrics turns every counter of information_schema.INNODB_METRICS
+// on (innodb_monitor_enable = all; a server without it is left as it is)
+// and returns the enabled ones' counts by name. Errors are the connection's
+// or the query's; a server without the table returns none.
+func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int64, error) {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if enable {
+		_, _ = db.ExecContext(ctx, "SET GLOBAL innodb_monitor_enable = 'all'")
+	}
+	rows, err := db.QueryContext(ctx, "SELECT NAME, `COUNT` FROM information_schema.INNODB_METRICS WHERE STATUS = 'enabled'")
+	if err != nil {
+		return map[string]int64{}, nil // no InnoDB, or no such table: nothing to read
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	return out, rows.Err()
+}

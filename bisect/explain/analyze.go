@@ -144,7 +144,11 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 		e.Sources = append(e.Sources, "perf cpu-clock samples of the server")
 	}
 	e.Counters = counters(base, head, o.TopCounters)
-	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction", "SHOW GLOBAL VARIABLES")
+	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction")
+	if hasMetrics(base) && hasMetrics(head) {
+		e.Sources = append(e.Sources, "information_schema.INNODB_METRICS deltas per transaction (all counters on for the profiled runs)")
+	}
+	e.Sources = append(e.Sources, "SHOW GLOBAL VARIABLES")
 	e.Settings = settings(base, head)
 	return e
 }
@@ -170,6 +174,17 @@ func collect(rs []Run, f func(Run) float64) []float64 {
 		out[i] = f(r)
 	}
 	return out
+}
+
+func hasMetrics(rs []Run) bool {
+	for _, r := range rs {
+		for k := range r.Status {
+			if strings.HasPrefix(k, MetricPrefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasProfiles(rs []Run) bool {

@@ -89,7 +89,7 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	before, err := srv.GlobalStatus(ctx)
+	before, err := counts(ctx, srv, true)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 				return "", fmt.Errorf("perf record: %v: %s", werr, strings.TrimSpace(stderr.String()))
 			}
 		}
-		after, err := srv.GlobalStatus(ctx)
+		after, err := counts(ctx, srv, false)
 		if err != nil {
 			return "", err
 		}
@@ -164,6 +164,27 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 		}
 		return dir, writeJSON(filepath.Join(dir, variablesFile), vars)
 	}
+}
+
+// MetricPrefix begins the name of an INNODB_METRICS counter among a run's
+// status deltas ("INNODB_METRICS.buffer_LRU_batch_flush_total_pages").
+const MetricPrefix = "INNODB_METRICS."
+
+// counts reads SHOW GLOBAL STATUS and the INNODB_METRICS counters (all of
+// them turned on first when enable is set) as one map.
+func counts(ctx context.Context, srv *serverctl.Server, enable bool) (map[string]int64, error) {
+	st, err := srv.GlobalStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := srv.InnoDBMetrics(ctx, enable)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		st[MetricPrefix+k] = v
+	}
+	return st, nil
 }
 
 // interrupted is perf's exit after the SIGINT that ends a recording.

@@ -88,9 +88,9 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		table(w, md, []string{"file", "self change µs/txn", "functions"}, rows)
 	}
 	if len(e.Counters) == 0 {
-		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")
+		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS or INNODB_METRICS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")
 	} else {
-		fmt.Fprintf(w, "\ncounters that changed, per transaction (SHOW GLOBAL STATUS):\n\n")
+		fmt.Fprintf(w, "\ncounters that changed, per transaction (SHOW GLOBAL STATUS; INNODB_METRICS.name: information_schema.INNODB_METRICS):\n\n")
 		var rows [][]string
 		for _, c := range e.Counters[:min(top, len(e.Counters))] {
 			rows = append(rows, []string{c.Name, perTxn(c.Base), perTxn(c.Head), relChange(c)})
