@@ -127,6 +127,14 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		tw.Flush()
 	}
 
+	// Why, or how to know.
+	switch {
+	case d.Explain != nil:
+		WriteWhy(w, md, *d.Explain)
+	case d.FirstBad != nil && !d.Improvement:
+		fmt.Fprintf(w, "\nwhy: this session did not profile its first bad commit (--no-explain, or a perfbisect before explain): perfbisect explain %.10s~1 %.10s with the session's flags says why it is slower\n", *d.FirstBad, *d.FirstBad)
+	}
+
 	// How it was measured.
 	var ctx [][2]string
 	if p.Command != "" {
