@@ -98,6 +98,15 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 	}
 	var data [2][]explain.Run
 	var merged [2][]*profile.Profile
+	if !prof.NoPerf {
+		// perf script's unwinding takes the CPU: never in another
+		// perfbisect's measured window.
+		unlock, err := measure.MachineLock(ctx, "converting profiles", su.StateDir, su.Log)
+		if err != nil {
+			return nil, explainError(ctx, sides[0], err)
+		}
+		defer unlock()
+	}
 	for s := range sides {
 		for _, r := range measured[s] {
 			res.Seconds += r.Wall.Seconds()
