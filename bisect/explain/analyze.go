@@ -61,6 +61,11 @@ type Explanation struct {
 	Functions []FunctionChange `json:"functions,omitempty"`
 	Counters  []CounterChange  `json:"counters,omitempty"`
 	Settings  []SettingChange  `json:"settings,omitempty"`
+	// OnlyBase and OnlyHead are the variables only one server has, when
+	// there are more than a few (two flavors, two series; Settings lists
+	// a few one by one, "(none)" on the side without).
+	OnlyBase []string `json:"only_base,omitempty"`
+	OnlyHead []string `json:"only_head,omitempty"`
 	Sources   []string         `json:"sources"` // what the explanation was made from
 	// Flame is the differential flame graph (FlameGraph, paths of 0.5% of
 	// the CPU or more); nil without profiles.
@@ -149,7 +154,7 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 		e.Sources = append(e.Sources, "information_schema.INNODB_METRICS deltas per transaction (all counters on for the profiled runs)")
 	}
 	e.Sources = append(e.Sources, "SHOW GLOBAL VARIABLES")
-	e.Settings = settings(base, head)
+	e.Settings = settings(&e, base, head)
 	return e
 }
 
@@ -399,11 +404,32 @@ func runFree(vars map[string]string) map[string]string {
 	return out
 }
 
-func settings(base, head []Run) []SettingChange {
+// oneSidedRows is how many variables only one server has are listed one
+// by one; more (two flavors, two series) are summed up (OnlyBase,
+// OnlyHead).
+const oneSidedRows = 5
+
+func settings(e *Explanation, base, head []Run) []SettingChange {
 	if len(base) == 0 || len(head) == 0 {
 		return nil
 	}
 	bv, hv := runFree(base[0].Variables), runFree(head[0].Variables)
+	for name := range bv {
+		if _, ok := hv[name]; !ok && !slices.Contains(serverSpecific, name) {
+			e.OnlyBase = append(e.OnlyBase, name)
+		}
+	}
+	for name := range hv {
+		if _, ok := bv[name]; !ok && !slices.Contains(serverSpecific, name) {
+			e.OnlyHead = append(e.OnlyHead, name)
+		}
+	}
+	sort.Strings(e.OnlyBase)
+	sort.Strings(e.OnlyHead)
+	oneSided := len(e.OnlyBase)+len(e.OnlyHead) <= oneSidedRows
+	if oneSided {
+		e.OnlyBase, e.OnlyHead = nil, nil
+	}
 	var out []SettingChange
 	for name := range mergeKeys(bv, hv) {
 		if slices.Contains(serverSpecific, name) {
@@ -411,7 +437,7 @@ func settings(base, head []Run) []SettingChange {
 		}
 		b, bok := bv[name]
 		h, hok := hv[name]
-		if b == h && bok == hok {
+		if b == h && bok == hok || (!bok || !hok) && !oneSided {
 			continue
 		}
 		if !bok {

@@ -157,8 +157,20 @@ func TestExplainWaiting(t *testing.T) {
 	if _, err := json.Marshal(e); err != nil {
 		t.Errorf("JSON: %v", err)
 	}
-	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: "(none)", Head: "32"}) {
-		t.Errorf("settings %+v", e.Settings)
+	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: "(none)", Head: "32"}) || e.OnlyHead != nil {
+		t.Errorf("settings %+v, only the head's %q: want the new variable as a row", e.Settings, e.OnlyHead)
+	}
+	// Two flavors: the variables only one has are summed up.
+	for i := range head {
+		for _, v := range []string{"aria_block_size", "aria_recover", "aria_log_file_size", "aria_page_checksum", "aria_group_commit", "aria_pagecache_age_threshold"} {
+			base[i].Variables[v] = "1"
+		}
+		head[i].Variables["innodb_lru_flush_size"] = "32"
+		base[i].Variables["innodb_lru_flush_size"] = "64"
+	}
+	e = Explain("10.0.23", "10.0.24", base, head, Options{})
+	if len(e.Settings) != 1 || e.Settings[0].Base != "64" || len(e.OnlyBase) != 6 || e.OnlyHead != nil {
+		t.Errorf("settings %+v, only the base's %q: want the one both have and differ in, 6 of the base's alone", e.Settings, e.OnlyBase)
 	}
 }
 

@@ -105,7 +105,15 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		}
 		table(w, md, []string{"variable", "base", "head"}, rows)
 	} else {
-		fmt.Fprintf(w, "\nthe servers run with the same settings (SHOW GLOBAL VARIABLES, paths and ports aside)\n")
+		fmt.Fprintf(w, "\nthe servers run with the same values of the variables both have (SHOW GLOBAL VARIABLES, paths and ports aside)\n")
+	}
+	for _, one := range []struct {
+		side  string
+		names []string
+	}{{"base", e.OnlyBase}, {"head", e.OnlyHead}} {
+		if len(one.names) > 0 {
+			fmt.Fprintf(w, "%d variables only the %s has: %s\n", len(one.names), one.side, cut(strings.Join(one.names, ", ")))
+		}
 	}
 	if doc.BaseProfile != "" {
 		fmt.Fprintf(w, "\nprofiles (pprof): %s %s\n  pprof -top -diff_base %s %s\n", doc.BaseProfile, doc.HeadProfile, doc.BaseProfile, doc.HeadProfile)
