@@ -66,7 +66,7 @@ type Explanation struct {
 	// a few one by one, "(none)" on the side without).
 	OnlyBase []string `json:"only_base,omitempty"`
 	OnlyHead []string `json:"only_head,omitempty"`
-	Sources   []string         `json:"sources"` // what the explanation was made from
+	Sources  []string `json:"sources"` // what the explanation was made from
 	// Flame is the differential flame graph (FlameGraph, paths of 0.5% of
 	// the CPU or more); nil without profiles.
 	Flame *Frame `json:"flame,omitempty"`
