@@ -144,7 +144,11 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 		}
 	}
 	if hasProfiles(base) && hasProfiles(head) {
-		e.Functions = functions(base, head, hc-bc, o.TopFunctions)
+		change := hc - bc
+		if math.Abs(change) < 0.02*bc {
+			change = 0 // no change of CPU per transaction to share out
+		}
+		e.Functions = functions(base, head, change, o.TopFunctions)
 		e.Flame = FlameGraph(base, head, 0.005)
 		e.Sources = append(e.Sources, "perf cpu-clock samples of the server")
 	}

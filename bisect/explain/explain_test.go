@@ -198,3 +198,21 @@ func TestFiles(t *testing.T) {
 		t.Errorf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Profiles written for pprof are CPU per transaction, the side's runs'
+// mean: two sides of different throughput diff as the explanation does.
+func TestPerTransaction(t *testing.T) {
+	r := run(1000, 0, 0, nil, map[string]int{"a;main": 3, "b;main": 1})
+	p, err := PerTransaction(r.Profile, r.Events, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, s := range p.Sample {
+		got[s.Location[0].Line[0].Function.Name] += s.Value[0]
+	}
+	// 3 samples of 1 ms over 1000 transactions and 2 runs: 1500 ns.
+	if len(p.SampleType) != 1 || p.SampleType[0].Type != "cpu_per_txn" || got["a"] != 1500 || got["b"] != 500 {
+		t.Errorf("sample types %v, values %v: want cpu_per_txn, a 1500 and b 500 ns", p.SampleType, got)
+	}
+}

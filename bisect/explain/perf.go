@@ -65,6 +65,10 @@ type Profiler struct {
 	CallGraph string // a CallGraphs mode; "" is dwarf
 	Freq      int    // samples per second per CPU; 0 is 499
 	NoPerf    bool   // read the status and variables only (perf cannot run here)
+	// Names name the runs' directories by the subject's key ("base":
+	// base-1, base-2, ...); a key not in it is named profile-N.
+	Names map[string]string
+	seen  map[string]int
 	mu        sync.Mutex
 	n         int
 }
@@ -85,6 +89,13 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 	p.mu.Lock()
 	p.n++
 	dir := filepath.Join(p.Dir, fmt.Sprintf("profile-%d", p.n))
+	if name := p.Names[key]; name != "" {
+		if p.seen == nil {
+			p.seen = map[string]int{}
+		}
+		p.seen[name]++
+		dir = filepath.Join(p.Dir, fmt.Sprintf("%s-%d", name, p.seen[name]))
+	}
 	p.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -321,4 +332,24 @@ func frame(line string) (sym, dso string) {
 		sym = "[unknown]"
 	}
 	return sym, dso
+}
+
+// PerTransaction is p as CPU per transaction: one sample type,
+// "cpu_per_txn" in nanoseconds, every sample's CPU divided by events and by
+// runs (the side's runs, so that their profiles merged are the mean), the
+// samples of one stack summed first. Two sides' profiles so made compare
+// as the explanation does (pprof -diff_base), whatever their throughput.
+func PerTransaction(p *profile.Profile, events int64, runs int) (*profile.Profile, error) {
+	q, err := profile.Merge([]*profile.Profile{p})
+	if err != nil {
+		return nil, err
+	}
+	q.SampleType = []*profile.ValueType{{Type: "cpu_per_txn", Unit: "nanoseconds"}}
+	q.DefaultSampleType = "cpu_per_txn"
+	for _, s := range q.Sample {
+		s.Value = []int64{s.Value[1]}
+	}
+	q.Scale(1 / float64(max(events, 1)) / float64(max(runs, 1)))
+	q.Period = 0
+	return q, nil
 }

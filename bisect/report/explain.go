@@ -77,7 +77,13 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 			rows = append(rows, []string{f.Name, fileName(f.File), fmt.Sprintf("%.1f", f.BaseSelf), fmt.Sprintf("%.1f", f.HeadSelf),
 				fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi), share(f.Share), fmt.Sprintf("%.1f -> %.1f", f.BaseTotal, f.HeadTotal)})
 		}
-		table(w, md, []string{"function", "in", "base self", "head self", "change [interval]", "of the change", "inclusive"}, rows)
+		table(w, md, []string{"function", "in", "base self", "head self", "change [interval]", "share of the CPU change", "inclusive"}, rows)
+		for _, f := range e.Functions {
+			if f.Name == "[unknown]" {
+				fmt.Fprintf(w, "[unknown]: samples in %s without a symbol (a stripped binary): its debug symbols (Debian's -dbgsym packages) or a build with them name those functions\n", f.File)
+				break
+			}
+		}
 	}
 	if len(doc.Files) > 0 {
 		fmt.Fprintf(w, "\nthe changed files that define those functions:\n\n")

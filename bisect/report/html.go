@@ -40,8 +40,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"delta": func(f explain.FunctionChange) string {
 		return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi)
 	},
-	"file": fileName,
-	"side": sideName,
+	"file":  fileName,
+	"share": share,
+	"side":  sideName,
 	"sideLine": func(sd *SideDoc) string {
 		if sd == nil {
 			return ""

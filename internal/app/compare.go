@@ -128,7 +128,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		p := todo[regressed]
 		su.Workload = su.Workload.WithThreads(p.threads)
 		docs[regressed].Explain = explainAfter(ctx, su, sides[0], p.head, 0, spent,
-			fmt.Sprintf("perfbisect explain %s %s --threads %d", sides[0].Arg, p.head.Arg, p.threads))
+			explainCommandLine(req.Args, sides[0].Arg, p.head.Arg, p.threads))
 	}
 	if runErr != nil {
 		var ee *session.EndpointError

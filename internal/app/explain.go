@@ -58,6 +58,9 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if req.Out == "" {
 		req.Out = newDir("perfbisect-explain")
 	}
+	if abs, err := filepath.Abs(req.Out); err == nil {
+		req.Out = abs // the report names the profiles wherever it is read
+	}
 	if err := emptyDir(req.Out); err != nil {
 		return nil, err
 	}
@@ -66,7 +69,13 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	}
 	su.useSides(sides)
 	doc, err := profiled(ctx, su, [2]Side{sides[0], sides[1]}, req.Runs, req.CallGraph, req.Out)
-	if err == nil && sides[0].Tree == "" && sides[1].Tree == "" && sides[0].Install == nil && sides[1].Install == nil {
+	if err != nil {
+		// It was new or empty: nothing of the user's is lost, and the same
+		// command can run again.
+		_ = os.RemoveAll(req.Out)
+		return nil, err
+	}
+	if sides[0].Tree == "" && sides[1].Tree == "" && sides[0].Install == nil && sides[1].Install == nil {
 		tieToFiles(su, doc, sides[0].Spec.Commit, sides[1].Spec.Commit) // two revisions of --repo
 	}
 	return doc, err
@@ -82,7 +91,8 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 		res.NoPerf = err.Error()
 		fmt.Fprintf(su.Log, "note: %v: explaining with the server's counters and settings alone\n", err)
 	}
-	prof := &explain.Profiler{Dir: filepath.Join(out, "runs"), CallGraph: callGraph, NoPerf: res.NoPerf != ""}
+	prof := &explain.Profiler{Dir: filepath.Join(out, "runs"), CallGraph: callGraph, NoPerf: res.NoPerf != "",
+		Names: map[string]string{sides[0].Key: "base", sides[1].Key: "head"}}
 	su.Probe = prof.Probe
 	defer func() { su.Probe = nil }()
 	m := su.Measurer(func() int64 { return 0 })
@@ -120,7 +130,11 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 				if er.Profile, err = explain.Samples(ctx, dir); err != nil {
 					return nil, With(Failure, err)
 				}
-				merged[s] = append(merged[s], er.Profile)
+				per, err := explain.PerTransaction(er.Profile, r.Events, len(measured[s]))
+				if err != nil {
+					return nil, With(Failure, err)
+				}
+				merged[s] = append(merged[s], per)
 				_ = os.Remove(filepath.Join(dir, explain.PerfData)) // the profile keeps what was in it
 			}
 			data[s] = append(data[s], er)
@@ -200,7 +214,7 @@ func writeProfile(path string, ps []*profile.Profile) (string, error) {
 
 // explainCulprit explains a named first bad commit against its first
 // parent (explainAfter); nil when nothing is to be explained.
-func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs int) *report.ExplainDoc {
+func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs int, args []string) *report.ExplainDoc {
 	if runs < 0 || res.Outcome != session.Found || res.Improvement {
 		return nil
 	}
@@ -213,7 +227,7 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
 	}
 	doc := explainAfter(ctx, su, side("parent", parent), side("first bad commit", res.FirstBad), runs, res.Measured,
-		fmt.Sprintf("perfbisect explain %.10s %.10s", parent, res.FirstBad))
+		explainCommandLine(args, parent[:10], res.FirstBad[:10], 0))
 	if doc != nil && doc.Note == "" {
 		tieToFiles(su, doc, parent, res.FirstBad)
 	}
@@ -230,9 +244,8 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 	if runs == 0 {
 		runs = min(3, spent/20)
 	}
-	cmd += " with this command's flags"
 	if runs < 2 {
-		return &report.ExplainDoc{Note: "a tenth of the runs leaves no room for 2 profiled runs a side: for why it is slower, run " + cmd}
+		return &report.ExplainDoc{Note: "a tenth of the runs leaves no room for 2 profiled runs a side; for why it is slower, run: " + cmd}
 	}
 	out := filepath.Join(su.StateDir, "explain", fmt.Sprintf("%.10s-%.10s", strings.TrimPrefix(base.Key, "side-"), strings.TrimPrefix(head.Key, "side-")))
 	if err := os.RemoveAll(out); err != nil {
@@ -246,7 +259,7 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 	doc, err := profiled(ctx, su, [2]Side{base, head}, runs, "", out)
 	if err != nil {
 		fmt.Fprintf(su.Log, "note: why: %v\n", err)
-		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v): run %s", err, cmd)}
+		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v); run: %s", err, cmd)}
 	}
 	return doc
 }
@@ -292,4 +305,56 @@ func tieToFiles(su *Setup, doc *report.ExplainDoc, a, b string) {
 		}
 	}
 	doc.Files = explain.Files(doc.Explanation, contents)
+}
+
+// notForExplain are the flags of start and compare that explain does not
+// take (revisions, decisions, reports); boolFlags are the flags that take
+// no value.
+var (
+	notForExplain = []string{"good", "bad", "old", "new", "json", "html", "output", "format", "no-confirm", "first-parent",
+		"keep-doc-commits", "jobs", "search", "max-runs", "no-explain", "confidence", "max-repeats", "repeats", "threshold",
+		"metric", "find", "thread-list", "which-setting", "threads"}
+	boolFlags = []string{"no-confirm", "first-parent", "keep-doc-commits", "no-explain", "which-setting", "quiet", "verbose",
+		"fresh-datadir", "no-ccache", "retry-failed-builds"}
+)
+
+// explainCommandLine is the perfbisect explain command that explains head
+// against base with the measurement flags of args (a start or compare
+// command line as typed, its command name first), at threads client
+// threads (0: as args say).
+func explainCommandLine(args []string, base, head string, threads int) string {
+	out := []string{"perfbisect", "explain", shellQuote(base), shellQuote(head)}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			continue // a side of compare
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue := !hasValue && !slices.Contains(boolFlags, name)
+		keep := !slices.Contains(notForExplain, name) || name == "threads" && threads == 0
+		if keep {
+			out = append(out, shellQuote(a))
+		}
+		if takesValue && i+1 < len(args) {
+			i++
+			if keep {
+				out = append(out, shellQuote(args[i]))
+			}
+		}
+	}
+	if threads > 0 {
+		out = append(out, "--threads", fmt.Sprint(threads))
+	}
+	return strings.Join(out, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == ',' || r == '%' || r == '+' || r == '~' || r == '@' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

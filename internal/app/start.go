@@ -198,7 +198,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 			doc.Error = "interrupted"
 		}
 	} else {
-		doc.Explain = explainCulprit(ctx, su, res, req.ExplainRuns)
+		doc.Explain = explainCulprit(ctx, su, res, req.ExplainRuns, req.Args)
 	}
 	if req.Report != nil {
 		req.Report(doc, sess.ID)
