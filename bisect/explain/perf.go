@@ -69,8 +69,8 @@ type Profiler struct {
 	// base-1, base-2, ...); a key not in it is named profile-N.
 	Names map[string]string
 	seen  map[string]int
-	mu        sync.Mutex
-	n         int
+	mu    sync.Mutex
+	n     int
 }
 
 // PerfData, statusFile and variablesFile are a profiled run's files.
