@@ -133,8 +133,11 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	cpu := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.CPUPerTxn })) }
 	bt, ht, bc, hc := tps(base), tps(head), cpu(base), cpu(head)
 	e.TPSChange, e.CPUChange = ht/bt-1, hc/bc-1
+	_, tpsHi := pairRange(collect(base, func(r Run) float64 { return r.TPS }), collect(head, func(r Run) float64 { return r.TPS }))
+	cpuLo, cpuHi := pairRange(collect(base, func(r Run) float64 { return r.CPUPerTxn }), collect(head, func(r Run) float64 { return r.CPUPerTxn }))
 	switch {
-	case !(ht < bt):
+	case !(tpsHi < 0):
+		// Not slower beyond the runs' spread: nothing to share out.
 		e.Kind = KindNone
 	default:
 		e.CPUShare = math.Log(hc/bc) / math.Log(bt/ht)
@@ -145,8 +148,8 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	}
 	if hasProfiles(base) && hasProfiles(head) {
 		change := hc - bc
-		if math.Abs(change) < 0.02*bc {
-			change = 0 // no change of CPU per transaction to share out
+		if cpuLo <= 0 && cpuHi >= 0 {
+			change = 0 // no change of CPU per transaction beyond the runs' spread to share out
 		}
 		e.Functions = functions(base, head, change, o.TopFunctions)
 		e.Flame = FlameGraph(base, head, 0.005)
@@ -359,7 +362,8 @@ func counters(base, head []Run, top int) []CounterChange {
 		}
 		c := CounterChange{Name: name, Base: bm, Head: hm}
 		if bm > 0 {
-			c.Change, c.Lo, c.Hi = hm/bm-1, lo/bm, hi/bm
+			// A count falls by 100% at most.
+			c.Change, c.Lo, c.Hi = hm/bm-1, math.Max(lo/bm, -1), hi/bm
 		} else {
 			c.New = true
 		}

@@ -216,3 +216,25 @@ func TestPerTransaction(t *testing.T) {
 		t.Errorf("sample types %v, values %v: want cpu_per_txn, a 1500 and b 500 ns", p.SampleType, got)
 	}
 }
+
+// Throughput that did not fall beyond the runs' spread is no slowdown,
+// whatever the medians say; a counter's fall is never beyond -100%.
+func TestExplainNoise(t *testing.T) {
+	var base, head []Run
+	for i, tps := range []float64{100, 96, 103} {
+		base = append(base, run(1000, tps, 500, map[string]int64{"Innodb_lsn_current": []int64{40, 60, 50}[i]}, map[string]int{"a": 100}))
+		head = append(head, run(1000, tps-1, 505, map[string]int64{"Innodb_lsn_current": 0}, map[string]int{"a": 100}))
+	}
+	e := Explain("a", "b", base, head, Options{})
+	if e.Kind != KindNone || e.CPUShare != 0 {
+		t.Errorf("kind %s, CPU share %.2f: want none (the runs overlap)", e.Kind, e.CPUShare)
+	}
+	for _, c := range e.Counters {
+		if c.Lo < -1 {
+			t.Errorf("%s: interval [%+.0f%%, %+.0f%%] below -100%%", c.Name, 100*c.Lo, 100*c.Hi)
+		}
+	}
+	if len(e.Counters) != 1 {
+		t.Errorf("counters %+v: want the LSN's fall", e.Counters)
+	}
+}

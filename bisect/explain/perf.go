@@ -100,11 +100,17 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	before, err := counts(ctx, srv, true)
-	if err != nil {
+	// The counters are read last here and first at the end, so that what
+	// they count spans the window whose transactions divide them; turning
+	// INNODB_METRICS on and attaching perf come before.
+	if _, err := srv.InnoDBMetrics(ctx, true); err != nil {
 		return nil, err
 	}
 	if p.NoPerf {
+		before, err := counts(ctx, srv)
+		if err != nil {
+			return nil, err
+		}
 		return p.end(ctx, srv, dir, before, nil, nil), nil
 	}
 	mode := p.CallGraph
@@ -134,6 +140,12 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 			break
 		}
 	}
+	before, err := counts(ctx, srv)
+	if err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return nil, err
+	}
 	return p.end(ctx, srv, dir, before, cmd, &stderr), nil
 }
 
@@ -141,6 +153,7 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 // deltas and the variables written into dir.
 func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, before map[string]int64, cmd *exec.Cmd, stderr *strings.Builder) func() (string, error) {
 	return func() (string, error) {
+		after, err := counts(ctx, srv)
 		if cmd != nil {
 			_ = cmd.Process.Signal(os.Interrupt)
 			done := make(chan error, 1)
@@ -156,7 +169,6 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 				return "", fmt.Errorf("perf record: %v: %s", werr, strings.TrimSpace(stderr.String()))
 			}
 		}
-		after, err := counts(ctx, srv, false)
 		if err != nil {
 			return "", err
 		}
@@ -181,14 +193,14 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 // status deltas ("INNODB_METRICS.buffer_LRU_batch_flush_total_pages").
 const MetricPrefix = "INNODB_METRICS."
 
-// counts reads SHOW GLOBAL STATUS and the INNODB_METRICS counters (all of
-// them turned on first when enable is set) as one map.
-func counts(ctx context.Context, srv *serverctl.Server, enable bool) (map[string]int64, error) {
+// counts reads SHOW GLOBAL STATUS and the enabled INNODB_METRICS counters
+// as one map.
+func counts(ctx context.Context, srv *serverctl.Server) (map[string]int64, error) {
 	st, err := srv.GlobalStatus(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := srv.InnoDBMetrics(ctx, enable)
+	m, err := srv.InnoDBMetrics(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -400,8 +400,8 @@ func (m *Measurer) waitQuiet(ctx context.Context, commit string, began time.Time
 		d := disturbance{other: other, capacity: capacity}
 		switch {
 		case time.Since(began) >= patience:
-			return fmt.Errorf("other processes kept the machine busy for %s while %.10s was measured (%.0f%% of its CPU in the last %s, load average %.2f): a run now would measure them, not the revision; nothing was counted: resume when the machine is quiet",
-				patience, commit, 100*float64(other)/float64(capacity), sample, loadavg)
+			return fmt.Errorf("other processes kept the machine busy for %s while %s was measured (%.0f%% of its CPU in the last %s, load average %.2f): a run now would measure them, not the revision; nothing was counted: resume when the machine is quiet",
+				patience, m.label(commit), 100*float64(other)/float64(capacity), sample, loadavg)
 		case !ok || !d.busy():
 			if noted {
 				m.logf("the machine is quiet again after %s: measuring %s", time.Since(began).Round(time.Second), m.label(commit))
@@ -1029,12 +1029,13 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 			r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((load.self1-load.self0)/time.Duration(res.Events))/1e3)
 		}
 		*d = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
-		if !inProcess {
+		if !inProcess || m.cfg.Probe != nil {
+			// sysbench's CPU, or the profiler's (perf), is this run's own.
 			d.other = 0
 		}
 		// More than a tenth of a CPU over the window: the machine was not
 		// idle (not said for the sysbench driver, whose own CPU time counts).
-		if other > res.Window/10 && inProcess {
+		if other > res.Window/10 && inProcess && m.cfg.Probe == nil {
 			m.logf("note: run %s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
 				m.label(commit), other.Seconds(), res.Window.Seconds(), loadavg)
 		}

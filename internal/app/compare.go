@@ -129,6 +129,10 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		su.Workload = su.Workload.WithThreads(p.threads)
 		docs[regressed].Explain = explainAfter(ctx, su, sides[0], p.head, 0, spent,
 			explainCommandLine(req.Args, sides[0].Arg, p.head.Arg, p.threads))
+		if ctx.Err() != nil {
+			// The comparisons stand (stored); the report says what was not done.
+			return docs, ids, With(Interrupted, errors.New("interrupted while profiling for the why; the comparison's answer stands"))
+		}
 	}
 	if runErr != nil {
 		var ee *session.EndpointError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,7 @@ import (
 // that must not exist or be empty).
 type ExplainRequest struct {
 	Sides     []string
-	Runs      int    // profiled runs a side; 0: 3
+	Runs      int    // profiled runs a side, 2 or more
 	CallGraph string // explain.CallGraphs; "": dwarf
 	Out       string // "": perfbisect-explain (-2, -3, ...: the first that does not exist)
 	StateDir  string // "" for the repository's default
@@ -41,9 +42,6 @@ type ExplainRequest struct {
 func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.ExplainDoc, error) {
 	if len(req.Sides) != 2 {
 		return nil, usageError("explain takes two sides, the base then the slower one (got %s): "+sideForm, Counted(len(req.Sides), "argument"))
-	}
-	if req.Runs == 0 {
-		req.Runs = 3
 	}
 	if req.Runs < 2 {
 		return nil, usageError("{runs} %d: at least 2 runs a side are needed for an interval", req.Runs)
@@ -93,6 +91,14 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 	}
 	prof := &explain.Profiler{Dir: filepath.Join(out, "runs"), CallGraph: callGraph, NoPerf: res.NoPerf != "",
 		Names: map[string]string{sides[0].Key: "base", sides[1].Key: "head"}}
+	// Runs that failed or were measured again keep a perf.data the
+	// profiles do not use: none stays.
+	defer filepath.WalkDir(prof.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == explain.PerfData {
+			_ = os.Remove(path)
+		}
+		return nil
+	})
 	su.Probe = prof.Probe
 	defer func() { su.Probe = nil }()
 	m := su.Measurer(func() int64 { return 0 })
@@ -257,7 +263,10 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 	fmt.Fprintf(su.Log, "why: %d profiled runs each of %s and %s (a tenth of the runs; they decide nothing; --no-explain skips them)\n",
 		runs, head.Describe(), base.Describe())
 	doc, err := profiled(ctx, su, [2]Side{base, head}, runs, "", out)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return &report.ExplainDoc{Note: "interrupted before it was done; run: " + cmd}
+	case err != nil:
 		fmt.Fprintf(su.Log, "note: why: %v\n", err)
 		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v); run: %s", err, cmd)}
 	}

@@ -218,6 +218,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if doc.Explain != nil {
 		report.WriteWhy(req.Out, false, *doc.Explain)
 	}
+	if ctx.Err() != nil {
+		return With(Interrupted, errors.New("interrupted while profiling for the why; the answer above stands (stored: perfbisect report shows it)"))
+	}
 	switch res.Outcome {
 	case session.Found:
 		return nil
