@@ -59,18 +59,22 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if abs, err := filepath.Abs(req.Out); err == nil {
 		req.Out = abs // the report names the profiles wherever it is read
 	}
-	if err := emptyDir(req.Out); err != nil {
+	if err := su.Lock(req.StateDir); err != nil {
 		return nil, err
 	}
-	if err := su.Lock(req.StateDir); err != nil {
+	if err := emptyDir(req.Out); err != nil {
 		return nil, err
 	}
 	su.useSides(sides)
 	doc, err := profiled(ctx, su, [2]Side{sides[0], sides[1]}, req.Runs, req.CallGraph, req.Out)
 	if err != nil {
-		// It was new or empty: nothing of the user's is lost, and the same
-		// command can run again.
-		_ = os.RemoveAll(req.Out)
+		// It was new or empty: emptied again, nothing of the user's is
+		// lost, and the same command can run again.
+		if entries, rerr := os.ReadDir(req.Out); rerr == nil {
+			for _, e := range entries {
+				_ = os.RemoveAll(filepath.Join(req.Out, e.Name()))
+			}
+		}
 		return nil, err
 	}
 	if sides[0].Tree == "" && sides[1].Tree == "" && sides[0].Install == nil && sides[1].Install == nil {
@@ -172,10 +176,14 @@ func explainError(ctx context.Context, sd Side, err error) error {
 	return With(Failure, err)
 }
 
-// newDir is the first of name, name-2, name-3 ... that does not exist.
+// newDir is the first of name, name-2, name-3 ... that does not exist or
+// is an empty directory.
 func newDir(name string) string {
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+			return name
+		}
+		if entries, err := os.ReadDir(name); err == nil && len(entries) == 0 {
 			return name
 		}
 		name = fmt.Sprintf("%s-%d", strings.TrimSuffix(name, fmt.Sprintf("-%d", i-1)), i)
