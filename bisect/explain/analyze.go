@@ -133,10 +133,10 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	cpu := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.CPUPerTxn })) }
 	bt, ht, bc, hc := tps(base), tps(head), cpu(base), cpu(head)
 	e.TPSChange, e.CPUChange = ht/bt-1, hc/bc-1
-	_, tpsHi := pairRange(collect(base, func(r Run) float64 { return r.TPS }), collect(head, func(r Run) float64 { return r.TPS }))
-	cpuLo, cpuHi := pairRange(collect(base, func(r Run) float64 { return r.CPUPerTxn }), collect(head, func(r Run) float64 { return r.CPUPerTxn }))
+	slower := below(collect(base, func(r Run) float64 { return r.TPS }), collect(head, func(r Run) float64 { return r.TPS }))
+	cpuBelow := below(collect(base, func(r Run) float64 { return r.CPUPerTxn }), collect(head, func(r Run) float64 { return r.CPUPerTxn }))
 	switch {
-	case !(tpsHi < 0):
+	case !(ht < bt) || slower < clearly:
 		// Not slower beyond the runs' spread: nothing to share out.
 		e.Kind = KindNone
 	default:
@@ -148,7 +148,7 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	}
 	if hasProfiles(base) && hasProfiles(head) {
 		change := hc - bc
-		if cpuLo <= 0 && cpuHi >= 0 {
+		if max(cpuBelow, 1-cpuBelow) < clearly {
 			change = 0 // no change of CPU per transaction beyond the runs' spread to share out
 		}
 		e.Functions = functions(base, head, change, o.TopFunctions)
@@ -163,6 +163,28 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	e.Sources = append(e.Sources, "SHOW GLOBAL VARIABLES")
 	e.Settings = settings(&e, base, head)
 	return e
+}
+
+// clearly is the share of the pairs of runs (one of each side) that must
+// agree for a change of throughput or CPU to be explained: 7 of 9 at 3 runs
+// a side; noise splits them about evenly.
+const clearly = 0.75
+
+// below is the share of the pairs (one run of each side) in which the
+// head's value is below the base's (ties count half).
+func below(base, head []float64) float64 {
+	n := 0.0
+	for _, b := range base {
+		for _, h := range head {
+			switch {
+			case h < b:
+				n++
+			case h == b:
+				n += 0.5
+			}
+		}
+	}
+	return n / float64(max(len(base)*len(head), 1))
 }
 
 // coverage is the confidence of the interval made of the smallest and the

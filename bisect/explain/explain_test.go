@@ -223,7 +223,7 @@ func TestExplainNoise(t *testing.T) {
 	var base, head []Run
 	for i, tps := range []float64{100, 96, 103} {
 		base = append(base, run(1000, tps, 500, map[string]int64{"Innodb_lsn_current": []int64{40, 60, 50}[i]}, map[string]int{"a": 100}))
-		head = append(head, run(1000, tps-1, 505, map[string]int64{"Innodb_lsn_current": 0}, map[string]int{"a": 100}))
+		head = append(head, run(1000, []float64{99, 97, 101}[i], 505, map[string]int64{"Innodb_lsn_current": 0}, map[string]int{"a": 100}))
 	}
 	e := Explain("a", "b", base, head, Options{})
 	if e.Kind != KindNone || e.CPUShare != 0 {
