@@ -64,7 +64,8 @@ func TestExplain(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "cpu")
-	r := perfbisect(t, nil, append([]string{"explain", "good", "bad", "--out", out}, common...)...)
+	// 4 runs a side: 12 of 16 pairs must agree on the slowdown at 6-8% noise.
+	r := perfbisect(t, nil, append([]string{"explain", "good", "bad", "--out", out, "--runs", "4"}, common...)...)
 	if r.code != 0 {
 		t.Fatalf("explain good bad: exit %d\n%s", r.code, tail(r.stderr, 20))
 	}
