@@ -135,16 +135,20 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	e.TPSChange, e.CPUChange = ht/bt-1, hc/bc-1
 	slower := below(collect(base, func(r Run) float64 { return r.TPS }), collect(head, func(r Run) float64 { return r.TPS }))
 	cpuBelow := below(collect(base, func(r Run) float64 { return r.CPUPerTxn }), collect(head, func(r Run) float64 { return r.CPUPerTxn }))
-	switch {
-	case !(ht < bt) || slower < clearly:
-		// Not slower beyond the runs' spread: nothing to share out.
-		e.Kind = KindNone
-	default:
+	cpuRose := 1-cpuBelow >= clearly && e.CPUChange >= minCPUChange
+	if ht < bt {
 		e.CPUShare = math.Log(hc/bc) / math.Log(bt/ht)
+	}
+	switch {
+	case cpuRose && (e.CPUShare >= 0.5 || !(ht < bt)):
+		// More work per transaction: the profiled runs' throughput may not
+		// show it (perf and the client share the CPUs); the verdict's runs
+		// measured that.
+		e.Kind = KindCPU
+	case ht < bt && slower >= clearly:
 		e.Kind = KindWaiting
-		if e.CPUShare >= 0.5 {
-			e.Kind = KindCPU
-		}
+	default:
+		e.Kind, e.CPUShare = KindNone, 0
 	}
 	if hasProfiles(base) && hasProfiles(head) {
 		change := hc - bc
@@ -164,6 +168,9 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	e.Settings = settings(&e, base, head)
 	return e
 }
+
+// minCPUChange is the smallest rise of CPU per transaction that is a why.
+const minCPUChange = 0.02
 
 // clearly is the share of the pairs of runs (one of each side) that must
 // agree for a change of throughput or CPU to be explained: 7 of 9 at 3 runs

@@ -133,6 +133,9 @@ func why(e explain.Explanation) string {
 	head := fmt.Sprintf("throughput %+.1f%%, server CPU per transaction %+.1f%%", 100*e.TPSChange, 100*e.CPUChange)
 	switch e.Kind {
 	case explain.KindCPU:
+		if e.TPSChange >= 0 {
+			return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s; the profiled runs' throughput does not show it: perf and the client share the CPUs, and the verdict's runs measured the throughput).", head)
+		}
 		if e.CPUShare >= 1 {
 			return fmt.Sprintf("why: CPU. The head spends more server CPU per transaction (%s): that alone accounts for the throughput's fall.", head)
 		}
