@@ -80,9 +80,10 @@ const (
 	variablesFile = "variables.json"
 )
 
-// Probe starts perf on srv's process and reads its status; the function it
-// returns stops perf, reads the status again and writes the run's
-// directory, which it returns. Errors: perf could not start or stop, or
+// Probe turns INNODB_METRICS on, starts perf on srv's process and then
+// reads the counters; the function it returns reads them again, stops perf
+// and writes the run's directory, which it returns. A run that fails before
+// its window closes leaves perf to end with the server it watched. Errors: perf could not start or stop, or
 // the server could not be read (the machine's or the server's, never a
 // verdict).
 func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server) (func() (string, error), error) {
