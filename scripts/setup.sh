@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
-# ccache, gcc, git, sysbench (the yardstick), distcc (the build tests wire it in) and chromium (the HTML report's
-# tests load it headless). Go (1.26+) must be installed.
+# ccache, gcc, git, sysbench (the yardstick), distcc (the build tests wire it in), chromium (the HTML report's
+# tests load it headless) and perf (linux-perf: explain profiles the server with it). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
 set -euo pipefail
 
@@ -17,6 +17,7 @@ command -v git >/dev/null 2>&1 || need+=(git)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v distcc >/dev/null 2>&1 || need+=(distcc)
+command -v perf >/dev/null 2>&1 || need+=(linux-perf)
 
 if [ ${#need[@]} -gt 0 ]; then
 	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -27,7 +28,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium and distcc are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc and perf are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then
