@@ -52,7 +52,7 @@ func InertCommits(r *git.Repository, commits []Commit) (map[string]string, error
 		if len(c.Parents) != 1 {
 			continue
 		}
-		changed, err := changedPaths(r, c.Parents[0], c.Hash)
+		changed, err := ChangedPaths(r, c.Parents[0], c.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -63,10 +63,10 @@ func InertCommits(r *git.Repository, commits []Commit) (map[string]string, error
 	return out, nil
 }
 
-// changedPaths lists the files whose content or mode differ between the
+// ChangedPaths lists the files whose content or mode differ between the
 // trees of commits from and to (go-git compares subtrees by hash, so only
 // changed directories are read).
-func changedPaths(r *git.Repository, from, to string) ([]string, error) {
+func ChangedPaths(r *git.Repository, from, to string) ([]string, error) {
 	tree := func(h string) (*object.Tree, error) {
 		c, err := r.CommitObject(plumbing.NewHash(h))
 		if err != nil {

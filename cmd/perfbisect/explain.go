@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
@@ -51,9 +50,6 @@ func explainAction(c *cli.Context) error {
 	format := c.String("format")
 	if !slices.Contains([]string{"text", "markdown", "json"}, format) {
 		return usageErr("--format %q: want text, markdown or json", format)
-	}
-	if cg := c.String("call-graph"); !slices.Contains(explain.CallGraphs, cg) {
-		return usageErr("--call-graph %q: want %s", cg, strings.Join(explain.CallGraphs, " or "))
 	}
 	if err := checkHTML(c); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/pprof/profile"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -19,6 +18,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
 
@@ -29,7 +29,7 @@ import (
 type ExplainRequest struct {
 	Sides     []string
 	Runs      int    // profiled runs a side, 2 or more
-	CallGraph string // explain.CallGraphs; "": dwarf
+	CallGraph string // one of explain.CallGraphs
 	Out       string // "": perfbisect-explain (-2, -3, ...: the first that does not exist)
 	StateDir  string // "" for the repository's default
 }
@@ -42,6 +42,9 @@ type ExplainRequest struct {
 func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.ExplainDoc, error) {
 	if len(req.Sides) != 2 {
 		return nil, usageError("explain takes two sides, the base then the slower one (got %s): "+sideForm, Counted(len(req.Sides), "argument"))
+	}
+	if !slices.Contains(explain.CallGraphs, req.CallGraph) {
+		return nil, usageError("{call-graph} %q: want %s", req.CallGraph, strings.Join(explain.CallGraphs, " or "))
 	}
 	if req.Runs < 2 {
 		return nil, usageError("{runs} %d: at least 2 runs a side are needed for an interval", req.Runs)
@@ -291,29 +294,24 @@ func tieToFiles(su *Setup, doc *report.ExplainDoc, a, b string) {
 	if su.Repo == nil || len(doc.Functions) == 0 {
 		return
 	}
-	tree := func(h string) *object.Tree {
-		c, err := su.Repo.CommitObject(plumbing.NewHash(h))
-		if err != nil {
-			return nil
-		}
-		t, _ := c.Tree()
-		return t
-	}
-	ta, tb := tree(a), tree(b)
-	if ta == nil || tb == nil {
+	paths, err := bisect.ChangedPaths(su.Repo, a, b)
+	if err != nil {
 		return
 	}
-	changes, err := ta.Diff(tb)
+	c, err := su.Repo.CommitObject(plumbing.NewHash(b))
+	if err != nil {
+		return
+	}
+	tb, err := c.Tree()
 	if err != nil {
 		return
 	}
 	contents := map[string]string{}
-	for _, ch := range changes {
-		name := ch.To.Name
-		if name == "" || !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
+	for _, name := range paths {
+		if !slices.Contains(sourceExts, strings.ToLower(filepath.Ext(name))) {
 			continue
 		}
-		f, err := tb.File(name)
+		f, err := tb.File(name) // a path deleted at b has none
 		if err != nil || f.Size > 4<<20 {
 			continue
 		}
@@ -340,7 +338,7 @@ var (
 // command line as typed, its command name first), at threads client
 // threads (0: as args say).
 func explainCommandLine(args []string, base, head string, threads int) string {
-	out := []string{"perfbisect", "explain", shellQuote(base), shellQuote(head)}
+	out := []string{"perfbisect", "explain", cliflag.ShellQuote(base), cliflag.ShellQuote(head)}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
@@ -350,12 +348,12 @@ func explainCommandLine(args []string, base, head string, threads int) string {
 		takesValue := !hasValue && !slices.Contains(boolFlags, name)
 		keep := !slices.Contains(notForExplain, name) || name == "threads" && threads == 0
 		if keep {
-			out = append(out, shellQuote(a))
+			out = append(out, cliflag.ShellQuote(a))
 		}
 		if takesValue && i+1 < len(args) {
 			i++
 			if keep {
-				out = append(out, shellQuote(args[i]))
+				out = append(out, cliflag.ShellQuote(args[i]))
 			}
 		}
 	}
@@ -363,15 +361,4 @@ func explainCommandLine(args []string, base, head string, threads int) string {
 		out = append(out, "--threads", fmt.Sprint(threads))
 	}
 	return strings.Join(out, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == ',' || r == '%' || r == '+' || r == '~' || r == '@' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -127,10 +127,11 @@ func Error(command string, flags []cli.Flag, err error) string {
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it (single quotes;
-// a quote inside written '\”).
+// a quote inside written '\”). A '~' needs none after the first
+// character (HEAD~1).
 func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '%' ||
+	if s != "" && s[0] != '~' && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '%' || r == '+' || r == '@' || r == '~' ||
 			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 	}) < 0 {
 		return s

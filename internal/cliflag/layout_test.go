@@ -16,6 +16,8 @@ func TestShellQuote(t *testing.T) {
 		"a b":            "'a b'",
 		"--x=1 --y=2":    "'--x=1 --y=2'",
 		"it's":           `'it'\''s'`,
+		"HEAD~1":         "HEAD~1",
+		"~/x":            "'~/x'",
 		"$HOME":          "'$HOME'",
 	} {
 		if got := ShellQuote(in); got != want {
