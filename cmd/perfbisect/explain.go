@@ -10,19 +10,12 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
 
 func explainCommand() *cli.Command {
-	flags := measurementFlags()
-	for _, f := range flags { // explain decides nothing: the decisions' flags are hidden
-		hide := slices.Contains([]string{"repeats", "max-repeats", "threshold", "confidence", "metric", "find"}, f.Names()[0])
-		switch f := f.(type) {
-		case *cli.IntFlag:
-			f.Hidden = hide
-		case *cli.StringFlag:
-			f.Hidden = hide
-		}
-	}
+	// explain decides nothing: the decisions' flags are hidden.
+	flags := cliflag.Hide(measurementFlags(), "repeats", "max-repeats", "threshold", "confidence", "metric", "find")
 	return &cli.Command{
 		Name:  "explain",
 		Usage: "profile two sides and say why the second is slower: CPU or waiting, where the CPU went, which counters and settings changed",

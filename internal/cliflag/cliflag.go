@@ -149,3 +149,29 @@ func Given(c *cli.Context, names ...string) []string {
 	}
 	return out
 }
+
+// Hide hides from help the flags of names among flags (a command that
+// takes a shared flag set but has no use for some of them); it returns
+// flags.
+func Hide(flags []cli.Flag, names ...string) []cli.Flag {
+	for _, f := range flags {
+		if !slices.Contains(names, f.Names()[0]) {
+			continue
+		}
+		switch f := f.(type) {
+		case *cli.IntFlag:
+			f.Hidden = true
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		case *cli.Float64Flag:
+			f.Hidden = true
+		case *cli.Int64Flag:
+			f.Hidden = true
+		case *cli.StringSliceFlag:
+			f.Hidden = true
+		}
+	}
+	return flags
+}

@@ -79,3 +79,15 @@ func TestTypedAndSwallowedFlag(t *testing.T) {
 		t.Error("no command: want nothing")
 	}
 }
+
+// Hide hides the named flags and no other, whatever their type.
+func TestHide(t *testing.T) {
+	flags := Hide([]cli.Flag{&cli.IntFlag{Name: "repeats"}, &cli.StringFlag{Name: "threshold"}, &cli.BoolFlag{Name: "quiet"},
+		&cli.StringFlag{Name: "repo"}}, "repeats", "threshold", "quiet")
+	for _, f := range flags {
+		hidden := !f.(cli.VisibleFlag).IsVisible()
+		if want := f.Names()[0] != "repo"; hidden != want {
+			t.Errorf("--%s hidden %v, want %v", f.Names()[0], hidden, want)
+		}
+	}
+}
