@@ -137,9 +137,7 @@ func WriteCompare(w io.Writer, format string, doc CompareDoc) error {
 		}
 		return err
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeIndented(w, doc)
 	case "junit":
 		return compareJUnit(w, doc)
 	}
@@ -160,9 +158,7 @@ func WriteCompareSet(w io.Writer, format string, docs []CompareDoc) error {
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(docs)
+		return writeIndented(w, docs)
 	case "junit":
 		var all junitSuites
 		for _, d := range docs {
@@ -536,4 +532,12 @@ func GitHubAnnotation(doc CompareDoc) string {
 	}
 	msg := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(verdictLine(doc))
 	return fmt.Sprintf("::%s title=perfbisect compare::%s", level, msg)
+}
+
+// writeIndented writes v to w as JSON indented by two spaces, the form of
+// every JSON document perfbisect prints.
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

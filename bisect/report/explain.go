@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -35,9 +34,7 @@ func WriteExplain(w io.Writer, format string, doc ExplainDoc) error {
 	case "junit":
 		return fmt.Errorf("--format junit is for comparisons: an explanation renders as text, markdown or json")
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeIndented(w, doc)
 	}
 	md := format == "markdown"
 	if md {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -11,9 +10,7 @@ import (
 // commits, then each change with the bisection it suggests) or json.
 func WriteScan(w io.Writer, format string, doc ScanDoc) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeIndented(w, doc)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "commit\tsubject\tn\tmedian %s\n", doc.Metric)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -55,9 +54,7 @@ func WriteSettings(w io.Writer, format string, doc SettingsDoc) error {
 		return fmt.Errorf("--format junit is for comparisons: a setting search renders as text, markdown or json")
 	}
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return writeIndented(w, doc)
 	}
 	md := format == "markdown"
 	if md {
