@@ -89,7 +89,8 @@ type Config struct {
 	// that ends it as the window closes, while the workload's threads are
 	// still connected; what that returns is kept in the run's Facts under
 	// ProbeFact. An error of either fails the run as the machine's (never
-	// the revision's). Runs that are probed are never a verdict's.
+	// the revision's). Runs that are probed are never a verdict's, and keep
+	// no Status: the probe reads the counters itself.
 	Probe func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
 }
 
@@ -913,12 +914,15 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	hooks := bench.Hooks{
 		MeasureStart: func() {
 			faultpoint.Hit("run")
-			status0, statusErr = srv.GlobalStatus(ctx)
 			if m.cfg.Probe != nil {
+				// The probe reads every counter itself, at the window's edges.
 				probeEnd, probeErr = m.cfg.Probe(ctx, commit, srv)
 			}
 			cpu0, cpuErr = srv.CPUTime()
 			load.begin()
+			if m.cfg.Probe == nil {
+				status0, statusErr = srv.GlobalStatus(ctx)
+			}
 		},
 		MeasureEnd: func() {
 			if probeEnd != nil {
@@ -930,7 +934,7 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 			if cpuErr == nil {
 				cpuErr = err
 			}
-			if statusErr == nil {
+			if statusErr == nil && m.cfg.Probe == nil {
 				status1, statusErr = srv.GlobalStatus(ctx)
 			}
 		},
