@@ -501,9 +501,9 @@ type Frame struct {
 }
 
 // FlameGraph merges both sides' samples into one call tree, root first
-// (the root is "all"), leaving out paths under min of the larger side's
+// (the root is "all"), leaving out paths under minShare of the larger side's
 // total: a graph a page can draw. Nil without profiles.
-func FlameGraph(base, head []Run, min float64) *Frame {
+func FlameGraph(base, head []Run, minShare float64) *Frame {
 	if !hasProfiles(base) || !hasProfiles(head) {
 		return nil
 	}
@@ -537,7 +537,7 @@ func FlameGraph(base, head []Run, min float64) *Frame {
 	}
 	add(base, func(f *Frame) *float64 { return &f.Base })
 	add(head, func(f *Frame) *float64 { return &f.Head })
-	cut := min * math.Max(root.Base, root.Head)
+	cut := minShare * math.Max(root.Base, root.Head)
 	var prune func(f *Frame)
 	prune = func(f *Frame) {
 		f.Children = slices.DeleteFunc(f.Children, func(c *Frame) bool { return math.Max(c.Base, c.Head) < cut })
