@@ -1079,13 +1079,18 @@ func workloadConn(srv *serverctl.Server) bench.Connection {
 }
 
 // logRun prints the line of a counted run (one per run the session gets:
-// tests and users count them).
+// tests and users count them). A profiled run's line begins "profiled run":
+// it is not one of the session's runs.
 func (m *Measurer) logRun(commit string, r bisect.Run) {
+	what := "run"
+	if m.cfg.Probe != nil {
+		what = "profiled run"
+	}
 	tpmc := ""
 	if r.TPMC > 0 {
 		tpmc = fmt.Sprintf(", %.0f tpmC, server cpu %.0fus/New-Order", r.TPMC, float64(r.CPUPerNewOrder)/1e3)
 	}
-	m.logf("run %s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn%s (%.1fs)", m.label(commit), r.TPS, r.QPS,
+	m.logf("%s %s: %.1f tps, %.1f qps, p%g %.2fms, server cpu %.0fus/txn%s (%.1fs)", what, m.label(commit), r.TPS, r.QPS,
 		m.cfg.Workload.Percentile(), float64(r.LatencyPct)/1e6, float64(r.CPUPerTxn)/1e3, tpmc, r.Wall.Seconds())
 }
 

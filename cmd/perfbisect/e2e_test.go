@@ -417,7 +417,8 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
-		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out}, shortRun...)
+		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out,
+		"--no-explain"}, shortRun...) // the why: TestExplain and TestBisectFindsInjectedRegression
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)
