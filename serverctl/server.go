@@ -91,6 +91,10 @@ type ServerError struct {
 // server never sends itself: the OOM killer or another process did.
 func (e *ServerError) KilledFromOutside() bool { return e.Signal == syscall.SIGKILL }
 
+// PortTaken reports whether the server failed because its port was taken
+// (it lost a race for a port that was free a moment before).
+func (e *ServerError) PortTaken() bool { return portTaken(e.Lines) }
+
 func (e *ServerError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", e.Op, filepath.Base(e.Server))
@@ -246,7 +250,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 		lastErr = err
 		var se *ServerError
-		if !errors.As(err, &se) || !portTaken(se.Lines) {
+		if !errors.As(err, &se) || !se.PortTaken() {
 			return nil, err
 		}
 	}

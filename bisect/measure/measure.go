@@ -25,7 +25,6 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/perfbisect/perfbisect/bench"
-	"github.com/perfbisect/perfbisect/bench/sysbench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
@@ -581,23 +580,12 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 	prefix, err := b.Build(ctx, side.Commit)
 	if err != nil {
 		report(err)
-		var be *build.BuildError
-		if errors.As(err, &be) && !be.Machine {
-			reason := "build failed"
-			if be.TimedOut {
-				reason = "build timed out"
-			}
-			return nil, &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
-		}
-		return nil, err
+		return nil, judge(ctx, commit, failure{step: stepBuild, err: err})
 	}
 	in, err := serverctl.FindInstall(ctx, prefix)
 	if err != nil {
 		report(err)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &bisect.UntestableError{Commit: commit, Reason: "no usable server in the build", Err: err}
+		return nil, judge(ctx, commit, failure{step: stepFind, err: err})
 	}
 	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
 	report(nil)
@@ -609,7 +597,7 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 // snapshot every run restores. Errors as for Measure; a server killed from
 // outside is errKilled (the caller prepares again).
 func (m *Measurer) makeSnapshot(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
-	return m.watchDisk(ctx, func(ctx context.Context) error { return m.makeSnapshot1(ctx, commit, in, snap, rev) })
+	return m.watchDisk(ctx, func(ctx context.Context) error { return m.loadSnapshot(ctx, commit, in, snap, rev) })
 }
 
 // watchDisk runs f with a context that ends when the state directory's disk
@@ -634,8 +622,10 @@ func (m *Measurer) watchDisk(ctx context.Context, f func(context.Context) error)
 	return err
 }
 
-// makeSnapshot1 is makeSnapshot.
-func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
+// loadSnapshot initialises the snapshot's datadir and loads the workload's
+// tables into it with a server of its own (makeSnapshot runs it under the
+// disk's watch).
+func (m *Measurer) loadSnapshot(ctx context.Context, commit string, in *serverctl.Install, snap string, rev *revision) error {
 	faultpoint.Hit("datadir")
 	m.logf("prepare %s: %s %s, initialise datadir and prepare %s", m.label(commit), in.Flavor, in.Version, m.cfg.Workload.Name())
 	if err := serverctl.RemoveDatadir(rev.snapshot); err != nil {
@@ -652,32 +642,19 @@ func (m *Measurer) makeSnapshot1(ctx context.Context, commit string, in *serverc
 	}
 	defer unlock()
 	if err := serverctl.Initialize(ctx, o); err != nil {
-		return m.serverFailure(ctx, commit, "datadir initialisation failed", err)
+		return judge(ctx, commit, failure{step: stepInit, err: err})
 	}
 	srv, err := serverctl.Start(ctx, o)
 	if err != nil {
-		return m.serverFailure(ctx, commit, "server did not start", err)
+		return judge(ctx, commit, failure{step: stepStart, err: err})
 	}
 	defer srv.Kill()
 	perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv))
-	if died := srv.Died(); died != nil {
-		if killedFromOutside(died) {
-			return killedErr(died)
-		}
-		return &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
+	if err := judge(ctx, commit, failure{step: stepLoad, err: perr, died: srv.Died()}); err != nil {
+		return err
 	}
-	serr := srv.Stop(ctx)
-	if perr != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(perr, sysbench.ErrScriptFailed) {
-			return perr // the user's script, not the revision
-		}
-		return &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: perr}
-	}
-	if serr != nil {
-		return m.serverFailure(ctx, commit, "server did not shut down cleanly after loading", serr)
+	if err := judge(ctx, commit, failure{step: stepStopAfterLoad, err: srv.Stop(ctx)}); err != nil {
+		return err
 	}
 	// The data is the user's: the owner's alone, whatever umask the
 	// initialiser wrote it with (mariadb-install-db leaves
@@ -796,30 +773,14 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, side Side, in
 	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-// serverFailure classifies a failed initialisation or start: a server killed
-// by SIGKILL is errKilled, another server error is the revision's
-// (untestable), a port race is transient, anything else is the machine's.
-func (m *Measurer) serverFailure(ctx context.Context, commit, reason string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if killedFromOutside(err) {
-		return killedErr(err)
-	}
-	var se *serverctl.ServerError
-	if errors.As(err, &se) {
-		return &bisect.UntestableError{Commit: commit, Reason: reason, Err: err}
-	}
-	return err
-}
-
-// run is one process-level measurement: restore the snapshot, start, warm up,
-// measure, stop. It returns what the machine did besides during the window.
+// run is one attempt at a measurement under the disk's watch (attempt); a
+// failed attempt's datadir copy goes. It returns what the machine did besides
+// during the window.
 func (m *Measurer) run(ctx context.Context, commit string, rev *revision) (bisect.Run, disturbance, error) {
 	var d disturbance
 	var r bisect.Run
 	err := m.watchDisk(ctx, func(ctx context.Context) (err error) {
-		r, err = m.run1(ctx, commit, rev, &d)
+		r, err = m.attempt(ctx, commit, rev, &d)
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
@@ -846,8 +807,10 @@ func (m *Measurer) dropFailedDatadir(commit string) {
 	}
 }
 
-// run1 is run; it sets *d once the window's load is known.
-func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *disturbance) (bisect.Run, error) {
+// attempt is one process-level measurement: restore the snapshot, start, warm
+// up, measure, stop. It sets *d once the window's load is known. A failed step
+// is judged (judge) where it fails.
+func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d *disturbance) (bisect.Run, error) {
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return bisect.Run{}, err
@@ -855,153 +818,44 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 	defer unlock()
 	m.runN++
 	began := time.Now()
-	dir := m.runDir(commit)
-	data := filepath.Join(dir, "data")
-	if err := serverctl.RemoveDatadir(data); err != nil {
-		return bisect.Run{}, err
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return bisect.Run{}, err
-	}
-	o := serverctl.Options{Install: rev.install, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: data, Owner: m.cfg.StateDir,
-		CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
-	if m.cfg.FreshDatadir {
-		if err := serverctl.Initialize(ctx, o); err != nil {
-			return bisect.Run{}, m.serverFailure(ctx, commit, "datadir initialisation failed", err)
-		}
-	} else if err := serverctl.CopyDatadir(rev.snapshot, data); err != nil {
-		return bisect.Run{}, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
-	}
-	srv, err := serverctl.Start(ctx, o)
+	o, err := m.freshRunDir(commit, rev)
 	if err != nil {
-		return bisect.Run{}, m.serverFailure(ctx, commit, "server did not start", err)
+		return bisect.Run{}, err
+	}
+	srv, err := m.startForRun(ctx, commit, rev, o)
+	if err != nil {
+		return bisect.Run{}, err
 	}
 	defer srv.Kill()
-	if m.cfg.FreshDatadir {
-		// Loaded by the server that is measured next, as a fresh sysbench
-		// prepare + run would be.
-		if err := m.cfg.Workload.Prepare(ctx, workloadConn(srv)); err != nil {
-			if died := srv.Died(); died != nil {
-				if killedFromOutside(died) {
-					return bisect.Run{}, killedErr(died)
-				}
-				return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed while loading tables", Err: died}
-			}
-			if ctx.Err() != nil {
-				return bisect.Run{}, ctx.Err()
-			}
-			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "loading tables failed", Err: err}
-		}
-	}
-	var overridden []string
-	for _, o := range srv.Overridden() {
-		overridden = append(overridden, o.String())
-	}
-	if len(overridden) > 0 && !m.overrideNoted {
-		m.overrideNoted = true
-		m.logf("note: perfbisect replaces %d setting(s) of %s (private files, socket and port, loopback only):\n  %s",
-			len(overridden), rev.side.OptionFile.Path, strings.Join(overridden, "\n  "))
-	}
-	var cpu0, cpu1 time.Duration
-	var cpuErr error
-	var status0, status1 map[string]int64
-	var statusErr error
-	var load loadProbe
-	var probeEnd func() (string, error)
-	var probed string
-	var probeErr error
-	hooks := bench.Hooks{
-		MeasureStart: func() {
-			faultpoint.Hit("run")
-			if m.cfg.Probe != nil {
-				// The probe reads every counter itself, at the window's edges.
-				probeEnd, probeErr = m.cfg.Probe(ctx, commit, srv)
-			}
-			cpu0, cpuErr = srv.CPUTime()
-			load.begin()
-			if m.cfg.Probe == nil {
-				status0, statusErr = srv.GlobalStatus(ctx)
-			}
-		},
-		MeasureEnd: func() {
-			if probeEnd != nil {
-				probed, probeErr = probeEnd()
-			}
-			c, err := srv.CPUTime()
-			cpu1 = c
-			load.end()
-			if cpuErr == nil {
-				cpuErr = err
-			}
-			if statusErr == nil && m.cfg.Probe == nil {
-				status1, statusErr = srv.GlobalStatus(ctx)
-			}
-		},
-	}
-	var res *bench.Result
-	var berr error
+	overridden := m.noteOverridden(srv, rev)
+	w := &window{probe: m.cfg.Probe, commit: commit, srv: srv}
 	unpin, err := serverctl.PinProcess(m.cfg.ClientCPUs)
 	if err != nil {
 		return bisect.Run{}, err
 	}
 	serverCPUs, _ := serverctl.ProcessCPUs(srv.Pid())
 	clientCPUs, _ := serverctl.ProcessCPUs(os.Getpid())
-	res, berr = m.cfg.Workload.Run(ctx, workloadConn(srv), hooks)
+	res, berr := m.cfg.Workload.Run(ctx, workloadConn(srv), w.hooks(ctx))
 	unpin()
-	if died := srv.Died(); died != nil {
-		if killedFromOutside(died) {
-			return bisect.Run{}, killedErr(died) // retried; see retriedRun
-		}
-		return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed during the run", Err: died}
-	}
-	if berr != nil {
-		if ctx.Err() != nil {
-			return bisect.Run{}, ctx.Err()
-		}
-		if errors.Is(berr, bench.ErrConnectionLost) {
-			return bisect.Run{}, berr // mysqld alive: not the revision's fault; retried
-		}
-		var se *bench.StatementError
-		if errors.As(berr, &se) {
-			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "a workload statement failed", Err: berr}
-		}
-		if errors.Is(berr, sysbench.ErrNoSysbench) || errors.Is(berr, sysbench.ErrNotInSysbench) || errors.Is(berr, sysbench.ErrScriptFailed) {
-			return bisect.Run{}, berr // the machine's or the user's, not the revision's
-		}
-		var sbe *sysbench.Error
-		if errors.As(berr, &sbe) {
-			// sysbench failed against a live server: its FATAL line names the
-			// statement and the server's message.
-			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "sysbench failed", Err: berr}
-		}
-		// mysqld is alive and no statement failed (a refused connect, a
-		// timeout): not the revision's fault; retried a bounded number of times.
-		return bisect.Run{}, fmt.Errorf("%w: %v", errTransient, berr)
+	if err := judge(ctx, commit, failure{step: stepWorkload, err: berr, died: srv.Died()}); err != nil {
+		return bisect.Run{}, err
 	}
 	rss, _ := srv.PeakRSS()
-	if err := srv.Stop(ctx); err != nil {
-		if killedFromOutside(err) {
-			return bisect.Run{}, killedErr(err)
-		}
-		var se *serverctl.ServerError
-		if errors.As(err, &se) {
-			return bisect.Run{}, &bisect.UntestableError{Commit: commit, Reason: "server crashed", Err: err}
-		}
+	if err := judge(ctx, commit, failure{step: stepStop, err: srv.Stop(ctx)}); err != nil {
 		return bisect.Run{}, err
 	}
-	if cpuErr != nil {
-		return bisect.Run{}, fmt.Errorf("server cpu time: %w", cpuErr)
+	if w.cpuErr != nil {
+		return bisect.Run{}, fmt.Errorf("server cpu time: %w", w.cpuErr)
 	}
-	if probeErr != nil {
-		return bisect.Run{}, probeErr
+	if w.probeErr != nil {
+		return bisect.Run{}, w.probeErr
 	}
-	opts, _ := os.ReadFile(filepath.Join(dir, serverctl.EffectiveArgsFile))
+	opts, _ := os.ReadFile(filepath.Join(o.RunDir, serverctl.EffectiveArgsFile))
 	// A failed run keeps its directory's logs as evidence (run).
-	if err := serverctl.RemoveDatadir(data); err != nil {
+	if err := serverctl.RemoveDatadir(o.Datadir); err != nil {
 		return bisect.Run{}, err
 	}
-	_ = os.RemoveAll(dir)
+	_ = os.RemoveAll(o.RunDir)
 	r := bisect.Run{Commit: commit, TPS: res.TPS, QPS: res.QPS, LatencyPct: res.LatencyPct, Events: res.Events,
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: serverctl.RedactOptions(string(opts)), // never a secret in the store
@@ -1013,63 +867,184 @@ func (m *Measurer) run1(ctx context.Context, commit string, rev *revision, d *di
 		r.Facts["overridden"] = strings.Join(overridden, "; ")
 	}
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
-	if probed != "" {
-		r.Facts[ProbeFact] = probed
+	if w.probed != "" {
+		r.Facts[ProbeFact] = w.probed
 	}
-	if other, steal, loadavg, ok := load.other(cpu1 - cpu0); ok {
-		inProcess := m.cfg.Workload.ClientInProcess()
-		otherKey := "other_cpu_s"
-		if !inProcess {
-			otherKey = "other_cpu_s_with_sysbench" // the client is another process then
-		}
-		r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
-		r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
-		r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
-		if inProcess && res.Events > 0 {
-			// The built-in client's CPU per transaction does the same work
-			// whatever the revision: when it rises with the server's, the
-			// machine itself was slower in this window (a neighbour on the
-			// host, a throttled CPU), which steal and other_cpu_s miss.
-			r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((load.self1-load.self0)/time.Duration(res.Events))/1e3)
-		}
-		*d = disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
-		if !inProcess || m.cfg.Probe != nil {
-			// sysbench's CPU, or the profiler's (perf), is this run's own.
-			d.other = 0
-		}
-		// More than a tenth of a CPU over the window: the machine was not
-		// idle (not said for the sysbench driver, whose own CPU time counts).
-		if other > res.Window/10 && inProcess && m.cfg.Probe == nil {
-			m.logf("note: run %s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
-				m.label(commit), other.Seconds(), res.Window.Seconds(), loadavg)
-		}
-		if steal > res.Window/10 && !m.stealNoted {
-			m.stealNoted = true
-			m.logf("note: run %s: the hypervisor took %.2fs of CPU time from this machine during the %.1fs window (steal): numbers vary with the host's load (said once; every run stores steal_s)",
-				m.label(commit), steal.Seconds(), res.Window.Seconds())
-		}
+	*d = m.windowLoad(commit, res, w, &r)
+	m.noteEmulated(rev, res, &r)
+	if w.statusErr == nil && w.status1 != nil {
+		r.Status = serverctl.StatusDelta(w.status0, w.status1)
+	} else if w.statusErr != nil {
+		m.logf("run %s: no GLOBAL STATUS for the window: %v", m.label(commit), w.statusErr)
 	}
-	if len(res.Emulated) > 0 {
-		r.Facts["sent_as_text"] = strings.Join(res.Emulated, "; ")
-		if !m.emulatedNoted {
-			m.emulatedNoted = true
-			m.logf("note: %s %s refuses to prepare %s (error 1295): sent as text in every transaction, as sysbench does",
-				rev.install.Flavor, rev.install.Version, strings.Join(res.Emulated, ", "))
-		}
-	}
-	if statusErr == nil && status1 != nil {
-		r.Status = serverctl.StatusDelta(status0, status1)
-	} else if statusErr != nil {
-		m.logf("run %s: no GLOBAL STATUS for the window: %v", m.label(commit), statusErr)
-	}
+	cpu := w.cpu1 - w.cpu0
 	if res.Events > 0 {
-		r.CPUPerTxn = (cpu1 - cpu0) / time.Duration(res.Events)
+		r.CPUPerTxn = cpu / time.Duration(res.Events)
 	}
 	if no, ok := res.Kind("new_order"); ok && no.Events > 0 {
 		r.TPMC = res.TPMC
-		r.CPUPerNewOrder = (cpu1 - cpu0) / time.Duration(no.Events)
+		r.CPUPerNewOrder = cpu / time.Duration(no.Events)
 	}
 	return r, nil
+}
+
+// freshRunDir makes commit's run directory anew (what an earlier run of this
+// process left there goes) and returns the server's options for it.
+func (m *Measurer) freshRunDir(commit string, rev *revision) (serverctl.Options, error) {
+	dir := m.runDir(commit)
+	o := serverctl.Options{Install: rev.install, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: filepath.Join(dir, "data"),
+		Owner: m.cfg.StateDir, CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
+	if err := serverctl.RemoveDatadir(o.Datadir); err != nil {
+		return o, err
+	}
+	_ = os.RemoveAll(dir)
+	return o, os.MkdirAll(dir, 0o700)
+}
+
+// startForRun gives the run its datadir (the snapshot's copy, or with
+// Config.FreshDatadir a new one whose tables the started server loads, as a
+// sysbench prepare + run would) and starts its server.
+func (m *Measurer) startForRun(ctx context.Context, commit string, rev *revision, o serverctl.Options) (*serverctl.Server, error) {
+	if m.cfg.FreshDatadir {
+		if err := serverctl.Initialize(ctx, o); err != nil {
+			return nil, judge(ctx, commit, failure{step: stepInit, err: err})
+		}
+	} else if err := serverctl.CopyDatadir(rev.snapshot, o.Datadir); err != nil {
+		return nil, fmt.Errorf("restore datadir snapshot of %.10s: %w", commit, err)
+	}
+	srv, err := serverctl.Start(ctx, o)
+	if err != nil {
+		return nil, judge(ctx, commit, failure{step: stepStart, err: err})
+	}
+	if m.cfg.FreshDatadir {
+		perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv))
+		if err := judge(ctx, commit, failure{step: stepLoad, err: perr, died: srv.Died()}); err != nil {
+			srv.Kill()
+			return nil, err
+		}
+	}
+	return srv, nil
+}
+
+// noteOverridden returns the settings of the option file perfbisect replaced
+// in srv (saying so once per Measurer).
+func (m *Measurer) noteOverridden(srv *serverctl.Server, rev *revision) []string {
+	var overridden []string
+	for _, o := range srv.Overridden() {
+		overridden = append(overridden, o.String())
+	}
+	if len(overridden) > 0 && !m.overrideNoted {
+		m.overrideNoted = true
+		m.logf("note: perfbisect replaces %d setting(s) of %s (private files, socket and port, loopback only):\n  %s",
+			len(overridden), rev.side.OptionFile.Path, strings.Join(overridden, "\n  "))
+	}
+	return overridden
+}
+
+// noteEmulated stores the statements the server refused to prepare (sent as
+// text instead) in r's facts, saying so once per Measurer.
+func (m *Measurer) noteEmulated(rev *revision, res *bench.Result, r *bisect.Run) {
+	if len(res.Emulated) == 0 {
+		return
+	}
+	r.Facts["sent_as_text"] = strings.Join(res.Emulated, "; ")
+	if !m.emulatedNoted {
+		m.emulatedNoted = true
+		m.logf("note: %s %s refuses to prepare %s (error 1295): sent as text in every transaction, as sysbench does",
+			rev.install.Flavor, rev.install.Version, strings.Join(res.Emulated, ", "))
+	}
+}
+
+// windowLoad stores what the machine did besides the run during its window
+// in r's facts (other processes' CPU, steal, the load average, the built-in
+// client's CPU per transaction), notes a busy machine, and returns the
+// disturbance that decides whether the run counts.
+func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bisect.Run) disturbance {
+	other, steal, loadavg, ok := w.load.other(w.cpu1 - w.cpu0)
+	if !ok {
+		return disturbance{}
+	}
+	inProcess := m.cfg.Workload.ClientInProcess()
+	otherKey := "other_cpu_s"
+	if !inProcess {
+		otherKey = "other_cpu_s_with_sysbench" // the client is another process then
+	}
+	r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
+	r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
+	r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
+	if inProcess && res.Events > 0 {
+		// The built-in client's CPU per transaction does the same work
+		// whatever the revision: when it rises with the server's, the
+		// machine itself was slower in this window (a neighbour on the
+		// host, a throttled CPU), which steal and other_cpu_s miss.
+		r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((w.load.self1-w.load.self0)/time.Duration(res.Events))/1e3)
+	}
+	d := disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
+	if !inProcess || m.cfg.Probe != nil {
+		// sysbench's CPU, or the profiler's (perf), is this run's own.
+		d.other = 0
+	}
+	// More than a tenth of a CPU over the window: the machine was not
+	// idle (not said for the sysbench driver, whose own CPU time counts).
+	if other > res.Window/10 && inProcess && m.cfg.Probe == nil {
+		m.logf("note: run %s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
+			m.label(commit), other.Seconds(), res.Window.Seconds(), loadavg)
+	}
+	if steal > res.Window/10 && !m.stealNoted {
+		m.stealNoted = true
+		m.logf("note: run %s: the hypervisor took %.2fs of CPU time from this machine during the %.1fs window (steal): numbers vary with the host's load (said once; every run stores steal_s)",
+			m.label(commit), steal.Seconds(), res.Window.Seconds())
+	}
+	return d
+}
+
+// window is what a run watches over its measured window: the server's CPU
+// time and GLOBAL STATUS at both edges (a probe, when set, reads the status
+// itself), the probe, and what other processes did (loadProbe).
+type window struct {
+	probe  func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
+	commit string
+	srv    *serverctl.Server
+
+	cpu0, cpu1       time.Duration
+	cpuErr           error
+	status0, status1 map[string]int64
+	statusErr        error
+	load             loadProbe
+	probeEnd         func() (string, error)
+	probed           string
+	probeErr         error
+}
+
+// hooks are the workload's callbacks at the window's edges.
+func (w *window) hooks(ctx context.Context) bench.Hooks {
+	return bench.Hooks{
+		MeasureStart: func() {
+			faultpoint.Hit("run")
+			if w.probe != nil {
+				w.probeEnd, w.probeErr = w.probe(ctx, w.commit, w.srv)
+			}
+			w.cpu0, w.cpuErr = w.srv.CPUTime()
+			w.load.begin()
+			if w.probe == nil {
+				w.status0, w.statusErr = w.srv.GlobalStatus(ctx)
+			}
+		},
+		MeasureEnd: func() {
+			if w.probeEnd != nil {
+				w.probed, w.probeErr = w.probeEnd()
+			}
+			c, err := w.srv.CPUTime()
+			w.cpu1 = c
+			w.load.end()
+			if w.cpuErr == nil {
+				w.cpuErr = err
+			}
+			if w.statusErr == nil && w.probe == nil {
+				w.status1, w.statusErr = w.srv.GlobalStatus(ctx)
+			}
+		},
+	}
 }
 
 // workloadConn is where the workload connects to srv: as root, database
