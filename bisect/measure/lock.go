@@ -114,11 +114,6 @@ var WaitSaidAfter = 5 * time.Second
 // at once, when the holder changes, and after 1, 2, 4, 8 minutes and every
 // 10 minutes then.
 func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) (func(), error) {
-	logf := func(format string, args ...any) {
-		if log != nil {
-			fmt.Fprintf(log, format+"\n", args...)
-		}
-	}
 	f, err := openLockFile(LockPath)
 	if err != nil {
 		return nil, err
@@ -128,182 +123,229 @@ func MachineLock(ctx context.Context, activity, stateDir string, log io.Writer) 
 		f.Close()
 		return nil, err
 	}
-	fd, qfd := int(f.Fd()), int(q.Fd())
-	// hold makes main, a lock file this process holds, the lock's holder.
-	spoke := false // the wait was said: its end is said too
-	hold := func(main *os.File, waited time.Duration) (func(), error) {
-		// Say who holds it, for those who wait.
-		if err := main.Truncate(0); err == nil {
-			_, _ = main.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), stateDir, activity, time.Now().Format("15:04:05"))), 0)
-		}
-		if spoke {
-			logf("got the machine lock after %s", waited.Round(time.Second))
-		}
-		return func() {
-			_ = main.Truncate(0) // a waiter must not read a holder that let go
-			_ = syscall.Flock(int(main.Fd()), syscall.LOCK_UN)
-			main.Close()
-		}, nil
-	}
-	took := func(waited time.Duration) (func(), error) {
-		_ = q.Truncate(0)
-		_ = syscall.Flock(qfd, syscall.LOCK_UN)
-		q.Close()
-		return hold(f, waited)
-	}
-	fail := func(err error) (func(), error) {
-		f.Close()
-		q.Close()
-		return nil, fmt.Errorf("machine lock %s: %w", LockPath, err)
-	}
-	// The queue's holder says who it is, so that a waiter can see it stopped.
-	inQueueNow := func() {
-		if err := q.Truncate(0); err == nil {
-			_, _ = q.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
-		}
-	}
-	queued := syscall.Flock(qfd, syscall.LOCK_EX|syscall.LOCK_NB)
+	l := &machineLock{activity: activity, stateDir: stateDir, log: log, f: f, q: q, next: time.Minute, got: make(chan error, 1)}
+	queued := syscall.Flock(int(q.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if queued == nil {
-		inQueueNow()
-		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		l.inQueueNow()
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return took(0)
+			return l.took(0)
 		}
 		if err != syscall.EWOULDBLOCK {
-			return fail(err)
+			return l.fail(err)
 		}
+		l.inQueue.Store(true)
 	} else if queued != syscall.EWOULDBLOCK {
-		return fail(queued)
+		return l.fail(queued)
 	}
-	// Wait in the kernel (a blocking flock is woken when the holder lets go),
-	// first for the queue unless it is ours already, then for the lock.
-	since := time.Now()
-	var said string
-	next := time.Minute
-	say := func(force bool) {
-		b, _ := os.ReadFile(LockPath)
-		holder := "another perfbisect holds it: " + strings.TrimSpace(string(b))
-		if len(b) == 0 || strings.HasPrefix(string(b), fmt.Sprintf("pid %d,", os.Getpid())) {
-			holder = "another perfbisect holds it or waits ahead" // just taken, or a line of our own earlier hold
-		}
-		waited := time.Since(since)
-		if !force && holder == said && waited < next {
-			return
-		}
-		for waited >= next {
-			if next < 8*time.Minute {
-				next *= 2
-			} else {
-				next += 10 * time.Minute
+	l.since = time.Now()
+	go l.waitInKernel(queued == nil)
+	return l.wait(ctx)
+}
+
+// machineLock is one MachineLock call: its lock and queue files, and what it
+// has said while waiting.
+type machineLock struct {
+	activity, stateDir string
+	log                io.Writer
+	f, q               *os.File // the lock, the queue
+
+	since time.Time     // the wait's start
+	spoke bool          // the wait was said: its end is said too
+	said  string        // the holder last said
+	next  time.Duration // the wait's length at which it is said again
+
+	got       chan error  // waitInKernel's result
+	mu        sync.Mutex  // abandoned, and the hand-over through got
+	abandoned bool        // the caller gave up
+	inQueue   atomic.Bool // the queue is ours (then the lock is next)
+}
+
+func (l *machineLock) logf(format string, args ...any) {
+	if l.log != nil {
+		fmt.Fprintf(l.log, format+"\n", args...)
+	}
+}
+
+// hold makes main, a lock file this process holds, the lock's holder: it
+// says who holds it, for those who wait, and returns its release.
+func (l *machineLock) hold(main *os.File, waited time.Duration) (func(), error) {
+	if err := main.Truncate(0); err == nil {
+		_, _ = main.WriteAt([]byte(fmt.Sprintf("pid %d, state directory %s, %s since %s\n", os.Getpid(), l.stateDir, l.activity, time.Now().Format("15:04:05"))), 0)
+	}
+	if l.spoke {
+		l.logf("got the machine lock after %s", waited.Round(time.Second))
+	}
+	return func() {
+		_ = main.Truncate(0) // a waiter must not read a holder that let go
+		_ = syscall.Flock(int(main.Fd()), syscall.LOCK_UN)
+		main.Close()
+	}, nil
+}
+
+// took lets the queue go once the lock is held.
+func (l *machineLock) took(waited time.Duration) (func(), error) {
+	_ = l.q.Truncate(0)
+	_ = syscall.Flock(int(l.q.Fd()), syscall.LOCK_UN)
+	l.q.Close()
+	return l.hold(l.f, waited)
+}
+
+func (l *machineLock) fail(err error) (func(), error) {
+	l.f.Close()
+	l.q.Close()
+	return nil, fmt.Errorf("machine lock %s: %w", LockPath, err)
+}
+
+// inQueueNow writes this process into the queue file it holds, so that a
+// waiter can see it stopped.
+func (l *machineLock) inQueueNow() {
+	if err := l.q.Truncate(0); err == nil {
+		_, _ = l.q.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+	}
+}
+
+// waitInKernel waits in the kernel (a blocking flock is woken when the
+// holder lets go), first for the queue unless it is ours already, then for
+// the lock, and hands the result over through got (or lets go at once when
+// the caller gave up meanwhile).
+func (l *machineLock) waitInKernel(queued bool) {
+	wait := func(fd int) error {
+		for {
+			if err := syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
+				return err
 			}
 		}
-		said, spoke = holder, true
-		logf("waiting for the machine lock %s (%s so far) before %s: %s", LockPath,
-			waited.Round(time.Second), activity, holder)
 	}
+	var err error
+	if !queued {
+		err = wait(int(l.q.Fd()))
+	}
+	if err == nil {
+		l.inQueue.Store(true)
+		l.inQueueNow()
+		err = wait(int(l.f.Fd()))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.abandoned {
+		if l.inQueue.Load() {
+			_ = l.q.Truncate(0)
+		}
+		l.f.Close()
+		l.q.Close()
+		return
+	}
+	l.got <- err
+}
+
+// wait waits for waitInKernel, saying who holds the lock (at once after
+// WaitSaidAfter, when the holder changes, after 1, 2, 4, 8 minutes and every
+// 10 minutes then), and takes the lock past a queue its holder does not use
+// (takePastQueue), until ctx ends.
+func (l *machineLock) wait(ctx context.Context) (func(), error) {
 	first := time.NewTimer(WaitSaidAfter)
 	defer first.Stop()
-	got := make(chan error, 1)
-	var mu sync.Mutex // abandoned, and the hand-over through got
-	abandoned := false
-	var inQueue atomic.Bool // the queue is ours (then the lock is next)
-	if queued == nil {
-		inQueue.Store(true)
-	}
-	go func() {
-		wait := func(fd int) error {
-			for {
-				if err := syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
-					return err
-				}
-			}
-		}
-		var err error
-		if queued != nil {
-			err = wait(qfd)
-		}
-		if err == nil {
-			inQueue.Store(true)
-			inQueueNow()
-			err = wait(fd)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if abandoned { // the caller gave up: let go at once
-			if inQueue.Load() {
-				_ = q.Truncate(0)
-			}
-			f.Close()
-			q.Close()
-			return
-		}
-		got <- err
-	}()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
-	// A process that holds the queue takes the lock the moment it is free.
-	// One that does not (stopped with Ctrl-Z, say) must not keep every
-	// other perfbisect waiting: the lock found free at two looks a queue
-	// gap apart, while the queue is still not ours, is taken past it.
 	gap := time.NewTicker(QueueGap)
 	defer gap.Stop()
 	freeBefore := false
-	abandon := func() {
-		mu.Lock()
-		abandoned = true
-		select { // the waiting goroutine may have got it just now
-		case <-got:
-			_ = q.Truncate(0)
-			f.Close() // closing lets go of both locks
-			q.Close()
-		default:
-		}
-		mu.Unlock()
-	}
 	for {
 		select {
-		case err := <-got:
+		case err := <-l.got:
 			if err != nil {
-				return fail(err)
+				return l.fail(err)
 			}
-			return took(time.Since(since))
+			return l.took(time.Since(l.since))
 		case <-first.C:
-			say(true)
+			l.say(true)
 		case <-tick.C:
-			if spoke {
-				say(false)
+			if l.spoke {
+				l.say(false)
 			}
 		case <-gap.C:
-			if inQueue.Load() {
+			if l.inQueue.Load() {
 				continue
 			}
-			f2, err := openLockFile(LockPath)
-			if err != nil {
-				continue
+			if f2 := l.pastQueue(&freeBefore); f2 != nil {
+				l.abandon()
+				return l.hold(f2, time.Since(l.since))
 			}
-			if syscall.Flock(int(f2.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-				f2.Close()
-				freeBefore = false
-				continue
-			}
-			stopped := queueHolderStopped()
-			if !freeBefore && stopped == "" {
-				freeBefore = true
-				_ = syscall.Flock(int(f2.Fd()), syscall.LOCK_UN)
-				f2.Close()
-				continue
-			}
-			if stopped == "" {
-				stopped = "another process"
-			}
-			logf("the machine lock is free, but %s holds its queue without taking it (stopped?): taken past the queue", stopped)
-			abandon()
-			return hold(f2, time.Since(since))
 		case <-ctx.Done():
-			abandon()
+			l.abandon()
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// pastQueue returns the lock, held, when the queue's holder does not take it:
+// a process that holds the queue takes the lock the moment it is free, and
+// one that does not (stopped with Ctrl-Z, say) must not keep every other
+// perfbisect waiting. The lock found free at two looks a queue gap apart
+// (*freeBefore carries the first), or once while the queue's holder is seen
+// stopped, is taken past the queue. Otherwise nil.
+func (l *machineLock) pastQueue(freeBefore *bool) *os.File {
+	f2, err := openLockFile(LockPath)
+	if err != nil {
+		return nil
+	}
+	if syscall.Flock(int(f2.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f2.Close()
+		*freeBefore = false
+		return nil
+	}
+	stopped := queueHolderStopped()
+	if !*freeBefore && stopped == "" {
+		*freeBefore = true
+		_ = syscall.Flock(int(f2.Fd()), syscall.LOCK_UN)
+		f2.Close()
+		return nil
+	}
+	if stopped == "" {
+		stopped = "another process"
+	}
+	l.logf("the machine lock is free, but %s holds its queue without taking it (stopped?): taken past the queue", stopped)
+	return f2
+}
+
+// abandon gives the wait up: waitInKernel lets go of what it gets from now
+// on, and of what it got just now.
+func (l *machineLock) abandon() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.abandoned = true
+	select {
+	case <-l.got:
+		_ = l.q.Truncate(0)
+		l.f.Close() // closing lets go of both locks
+		l.q.Close()
+	default:
+	}
+}
+
+// say says who holds the lock, when forced, when the holder changed, or at
+// the next of the wait's lengths that are said.
+func (l *machineLock) say(force bool) {
+	b, _ := os.ReadFile(LockPath)
+	holder := "another perfbisect holds it: " + strings.TrimSpace(string(b))
+	if len(b) == 0 || strings.HasPrefix(string(b), fmt.Sprintf("pid %d,", os.Getpid())) {
+		holder = "another perfbisect holds it or waits ahead" // just taken, or a line of our own earlier hold
+	}
+	waited := time.Since(l.since)
+	if !force && holder == l.said && waited < l.next {
+		return
+	}
+	for waited >= l.next {
+		if l.next < 8*time.Minute {
+			l.next *= 2
+		} else {
+			l.next += 10 * time.Minute
+		}
+	}
+	l.said, l.spoke = holder, true
+	l.logf("waiting for the machine lock %s (%s so far) before %s: %s", LockPath,
+		waited.Round(time.Second), l.activity, holder)
 }
 
 // queueHolderStopped names the process the machine lock's queue file says
