@@ -339,46 +339,85 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		start = time.Now() // the wait for another perfbisect is not the build's time
 	}
 	b.tidy()
-	src := filepath.Join(b.StateDir, "src")
-	bdir := filepath.Join(b.StateDir, "build-"+r.Hash)
-	fixedPrefix := filepath.Join(b.StateDir, "prefix-"+r.Hash) // compiled in; installs go to DESTDIR
+	j, err := b.newJob(r, commit, cmake, prefix, start)
+	if err != nil {
+		return "", err
+	}
+	defer j.logf.Close()
+	if err := b.compile(ctx, j); err != nil {
+		return "", err
+	}
+	if err := b.install(j); err != nil {
+		return "", err
+	}
+	return prefix, nil
+}
+
+// job is one revision's build from its checkout: the steps' inputs, the
+// install's final place (prefix), the DESTDIR it is installed into first
+// (tmp) and the prefix compiled in (fixedPrefix).
+type job struct {
+	stepsIn
+	r                        Resolved
+	prefix, tmp, fixedPrefix string
+}
+
+// newJob opens the build's log, checks the revision out and sets the
+// configure arguments and the environment of its steps.
+func (b *Builder) newJob(r Resolved, commit, cmake, prefix string, start time.Time) (*job, error) {
+	j := &job{r: r, prefix: prefix, tmp: prefix + ".tmp", fixedPrefix: filepath.Join(b.StateDir, "prefix-"+r.Hash)} // compiled in; installs go to DESTDIR
+	j.commit, j.cmake, j.start = commit, cmake, start
+	j.src, j.bdir = filepath.Join(b.StateDir, "src"), filepath.Join(b.StateDir, "build-"+r.Hash)
 	logDir := filepath.Join(b.StateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil { // logs are the user's only (the state directory is 0700 too)
-		return "", err
+		return nil, err
 	}
-	if err := os.MkdirAll(bdir, 0o755); err != nil {
-		return "", err
+	if err := os.MkdirAll(j.bdir, 0o755); err != nil {
+		return nil, err
 	}
-	logPath := filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	j.logPath = filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
+	logf, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	_ = logf.Chmod(0o600) // a log an older perfbisect made 0644
-	defer logf.Close()
-
+	j.logf = logf
 	b.progress(commit, "checkout", -1, start)
 	b.logf("build %.10s: checkout", commit)
-	n, err := Checkout(b.Repo, commit, src)
+	n, err := Checkout(b.Repo, commit, j.src)
 	if err != nil {
-		return "", err
+		logf.Close()
+		return nil, err
 	}
 	debug.FreeOSMemory() // what the checkout used is not held through the compile
-	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n# %s\n", commit, n, src, r.Tree)
-
-	jobs := b.Recipe.Jobs
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
+	fmt.Fprintf(logf, "# checkout %s: %d files written to %s\n# %s\n", commit, n, j.src, r.Tree)
+	j.jobs = b.Recipe.Jobs
+	if j.jobs <= 0 {
+		j.jobs = runtime.NumCPU()
 	}
-	tmp := prefix + ".tmp" // DESTDIR
-	for _, d := range []string{prefix, tmp} {
+	for _, d := range []string{prefix, j.tmp} {
 		if err := os.RemoveAll(d); err != nil {
-			return "", err
+			logf.Close()
+			return nil, err
 		}
 	}
-	env := reap.Mark(os.Environ(), b.StateDir) // a later session can find our leftovers
-	env = append(env, "DESTDIR="+tmp, "SRC="+src, "BUILD_DIR="+bdir, "PREFIX="+fixedPrefix, fmt.Sprintf("JOBS=%d", jobs))
-	configure := []string{"-S", src, "-B", bdir, "-DCMAKE_INSTALL_PREFIX=" + fixedPrefix}
+	j.configure, j.env = b.configureArgs(j)
+	j.recipeLine = strings.Join(j.configure, "\n")
+	if b.Recipe.BuildCmd != "" {
+		j.recipeLine = "build: " + b.Recipe.BuildCmd + "\ninstall: " + b.Recipe.InstallCmd
+	}
+	j.files = readManifest(j.src).Files
+	return j, nil
+}
+
+// configureArgs returns cmake's configure arguments and the steps'
+// environment: the compiler launchers (ccache, with distcc behind it when
+// the recipe names distcc hosts), the tree's own Boost, the preset's and the
+// user's arguments.
+func (b *Builder) configureArgs(j *job) (configure, env []string) {
+	env = reap.Mark(os.Environ(), b.StateDir) // a later session can find our leftovers
+	env = append(env, "DESTDIR="+j.tmp, "SRC="+j.src, "BUILD_DIR="+j.bdir, "PREFIX="+j.fixedPrefix, fmt.Sprintf("JOBS=%d", j.jobs))
+	configure = []string{"-S", j.src, "-B", j.bdir, "-DCMAKE_INSTALL_PREFIX=" + j.fixedPrefix}
 	ccache, _ := exec.LookPath("ccache")
 	if b.Recipe.NoCcache {
 		ccache = ""
@@ -397,44 +436,45 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER=distcc", "-DCMAKE_CXX_COMPILER_LAUNCHER=distcc")
 		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts)
 	}
-	if r.Preset != "" && r.Tree.Boost != "" {
+	if j.r.Preset != "" && j.r.Tree.Boost != "" {
 		// Before the user's arguments, so that their -DWITH_BOOST wins.
-		configure = append(configure, "-DWITH_BOOST="+filepath.Join(src, r.Tree.Boost))
+		configure = append(configure, "-DWITH_BOOST="+filepath.Join(j.src, j.r.Tree.Boost))
 	}
-	configure = append(configure, r.Args...)
+	return append(configure, j.r.Args...), env
+}
 
-	// The build directory builds this revision incrementally only when that
-	// gives what a clean build gives (reuse.go); otherwise it starts empty. A
-	// compiler error of an incremental build is checked in a fresh build
-	// directory before it is blamed on the revision (and remembered).
-	recipeLine := strings.Join(configure, "\n")
-	if b.Recipe.BuildCmd != "" {
-		recipeLine = "build: " + b.Recipe.BuildCmd + "\ninstall: " + b.Recipe.InstallCmd
-	}
-	files := readManifest(src).Files
+// compile runs the build's steps. The build directory builds this revision
+// incrementally only when that gives what a clean build gives (reuse.go);
+// otherwise it starts empty. A compiler error of an incremental build, or a
+// compiler that crashed, is built again once in a fresh build directory
+// before it is blamed on the revision; a compiler error of a fresh one is
+// remembered. Errors: the failed step's *BuildError, others as Build's.
+func (b *Builder) compile(ctx context.Context, j *job) error {
 	var spent time.Duration // in the steps, for --build-timeout
 	for attempt := 0; ; attempt++ {
-		incremental, be, err := b.steps(ctx, stepsIn{commit: commit, cmake: cmake, jobs: jobs, configure: configure, env: env, src: src, bdir: bdir,
-			recipeLine: recipeLine, files: files, logf: logf, logPath: logPath, start: start, forceFresh: attempt > 0}, &spent)
+		in := j.stepsIn
+		in.forceFresh = attempt > 0
+		incremental, be, err := b.steps(ctx, in, &spent)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if be == nil {
-			break
+			return nil
 		}
-		if be.compilerCrashed && attempt == 0 {
-			b.logf("build %.10s: the compiler crashed (%s); building again once, in a fresh build directory", commit, compilerCrash)
-			fmt.Fprintf(logf, "\n# the compiler crashed: building again in a fresh build directory\n")
-			if err := os.RemoveAll(tmp); err != nil {
-				return "", err
-			}
-			continue
+		again := ""
+		switch {
+		case attempt > 0:
+		case be.compilerCrashed:
+			b.logf("build %.10s: the compiler crashed (%s); building again once, in a fresh build directory", j.commit, compilerCrash)
+			again = "the compiler crashed: building again in a fresh build directory"
+		case incremental && !be.TimedOut && !be.Machine:
+			b.logf("build %.10s: %s step failed in the reused build directory; building again in a fresh one before blaming the revision", j.commit, be.Step)
+			again = fmt.Sprintf("the %s step failed in the reused build directory: building again in a fresh one", be.Step)
 		}
-		if incremental && !be.TimedOut && !be.Machine && attempt == 0 {
-			b.logf("build %.10s: %s step failed in the reused build directory; building again in a fresh one before blaming the revision", commit, be.Step)
-			fmt.Fprintf(logf, "\n# the %s step failed in the reused build directory: building again in a fresh one\n", be.Step)
-			if err := os.RemoveAll(tmp); err != nil { // nothing of the failed install may stay
-				return "", err
+		if again != "" {
+			fmt.Fprintf(j.logf, "\n# %s\n", again)
+			if err := os.RemoveAll(j.tmp); err != nil { // nothing of the failed install may stay
+				return err
 			}
 			continue
 		}
@@ -445,54 +485,59 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 			// A compiler error of a fresh build directory. A configure error
 			// is not remembered: it may be the preset's or a package's, and
 			// configuring again costs little.
-			b.recordFailure(prefix, be)
-			be.Remembered = prefix + ".failed.json"
+			b.recordFailure(j.prefix, be)
+			be.Remembered = j.prefix + ".failed.json"
 		}
-		_ = os.RemoveAll(tmp)
+		_ = os.RemoveAll(j.tmp)
 		// Short: the session says what failed when it decides what the
 		// failure means (a skip, or an endpoint that cannot be measured).
-		b.logf("build %.10s: the %s step failed (log %s)", commit, be.Step, be.Log)
-		return "", be
+		b.logf("build %.10s: the %s step failed (log %s)", j.commit, be.Step, be.Log)
+		return be
 	}
+}
+
+// install records the build directory's state, moves the installed tree from
+// DESTDIR into the cache and marks the entry complete.
+func (b *Builder) install(j *job) error {
 	// The build directory's files reach the disk before the record that says
 	// its last build finished (a crash must not leave truncated objects that
 	// the next build would trust).
-	if err := syncfs.Dir(bdir); err != nil {
-		return "", err
+	if err := syncfs.Dir(j.bdir); err != nil {
+		return err
 	}
-	if err := writeBuilt(bdir, builtState{Commit: commit, Recipe: recipeLine, Files: files, Finished: true}); err != nil {
-		return "", err
+	if err := writeBuilt(j.bdir, builtState{Commit: j.commit, Recipe: j.recipeLine, Files: j.files, Finished: true}); err != nil {
+		return err
 	}
 	// DESTDIR holds the tree under the fixed prefix (or, for an install command
 	// that ignores PREFIX, directly): move it into place.
-	installed := filepath.Join(tmp, fixedPrefix)
+	installed := filepath.Join(j.tmp, j.fixedPrefix)
 	if _, err := os.Stat(installed); err != nil {
-		installed = tmp
+		installed = j.tmp
 	}
 	if !hasFile(installed) {
-		_ = os.RemoveAll(tmp)
-		return "", &BuildError{Commit: commit, Step: "install", Log: logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s (the install must write $DESTDIR$PREFIX)", tmp)}
+		_ = os.RemoveAll(j.tmp)
+		return &BuildError{Commit: j.commit, Step: "install", Log: j.logPath, Err: fmt.Errorf("nothing was installed into DESTDIR %s (the install must write $DESTDIR$PREFIX)", j.tmp)}
 	}
-	if err := os.Rename(installed, prefix); err != nil {
-		return "", err
+	if err := os.Rename(installed, j.prefix); err != nil {
+		return err
 	}
-	_ = os.RemoveAll(tmp)
-	st, err := b.store(prefix, r.Preset != "")
+	_ = os.RemoveAll(j.tmp)
+	st, err := b.store(j.prefix, j.r.Preset != "")
 	if err != nil {
-		return "", err
+		return err
 	}
 	// The entry's files reach the disk before the marker that says they are
 	// complete (a crash must not leave a marked entry with truncated files).
-	if err := syncfs.Dir(prefix); err != nil {
-		return "", err
+	if err := syncfs.Dir(j.prefix); err != nil {
+		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return "", err
+	if err := renameio.WriteFile(filepath.Join(j.prefix, completeMarker), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return err
 	}
-	b.markUsed(prefix)
-	b.logf("build %.10s: configured, built and installed in %.1fs: %s", commit, time.Since(start).Seconds(), st)
+	b.markUsed(j.prefix)
+	b.logf("build %.10s: configured, built and installed in %.1fs: %s", j.commit, time.Since(j.start).Seconds(), st)
 	b.evict()
-	return prefix, nil
+	return nil
 }
 
 // step is one command of a build.
