@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
@@ -47,10 +44,11 @@ func compareCommand() *cli.Command {
 
 func compareAction(c *cli.Context) error {
 	format := c.String("format")
-	if !slices.Contains(report.CompareFormats, format) || format == "junit" && c.Bool("which-setting") {
-		return usageErr("--format %q: want %s (junit: not with --which-setting)", format, strings.Join(report.CompareFormats, ", "))
+	if !slices.Contains(app.CompareFormats, format) || format == "junit" && c.Bool("which-setting") {
+		return usageErr("--format %q: want %s (junit: not with --which-setting)", format, strings.Join(app.CompareFormats, ", "))
 	}
-	if err := checkHTML(c); err != nil {
+	out, err := output(c, "perfbisect compare "+strings.Join(c.Args().Slice(), " "))
+	if err != nil {
 		return err
 	}
 	var threads []int // nil: --threads
@@ -58,7 +56,6 @@ func compareAction(c *cli.Context) error {
 		if c.IsSet("threads") {
 			return usageErr("--threads %d and --thread-list %s: give one (--thread-list compares at each count, --threads at one)", c.Int("threads"), tl)
 		}
-		var err error
 		if threads, err = cliflag.ThreadList(tl); err != nil {
 			return err
 		}
@@ -71,11 +68,8 @@ func compareAction(c *cli.Context) error {
 	req := app.CompareRequest{Sides: c.Args().Slice(), Threads: threads, StateDir: c.String("state-dir"), Args: startArgs(c), NoExplain: c.Bool("no-explain")}
 	if c.Bool("which-setting") {
 		doc, _, outcome := app.WhichSetting(c.Context, su.Setup, req)
-		if buf := new(bytes.Buffer); doc.Result != "" && report.WriteSettings(buf, format, doc) == nil {
-			su.endProgress()
-			if err := writeOutput(c, buf.Bytes()); err != nil {
-				return err
-			}
+		if err := su.WriteSettings(out, doc); err != nil {
+			return err
 		}
 		return outcome
 	}
@@ -83,40 +77,8 @@ func compareAction(c *cli.Context) error {
 	if docs == nil {
 		return outcome // refused before any comparison
 	}
-	if err := writeComparisons(c, su, format, docs, ids); err != nil {
+	if err := su.WriteComparisons(out, docs, ids); err != nil {
 		return err
 	}
 	return outcome
-}
-
-// writeOutput writes a report to --output (atomically) or stdout.
-func writeOutput(c *cli.Context, b []byte) error {
-	if out := c.String("output"); out != "" {
-		if err := report.WriteFile(out, b); err != nil {
-			return app.With(app.Failure, err)
-		}
-		return nil
-	}
-	_, err := os.Stdout.Write(b)
-	return err
-}
-
-// writeComparisons writes compare's documents: in --format to --output or
-// stdout, the HTML page with --html, and GitHub's workflow annotations
-// under GitHub Actions.
-func writeComparisons(c *cli.Context, su *setup, format string, docs []report.CompareDoc, ids []int64) error {
-	var buf bytes.Buffer
-	if err := report.WriteCompareSet(&buf, format, docs); err != nil {
-		return app.With(app.Failure, err)
-	}
-	su.endProgress()
-	if err := writeOutput(c, buf.Bytes()); err != nil {
-		return err
-	}
-	htmlReport(c, su.Store, report.Page{Title: "perfbisect compare " + strings.Join(c.Args().Slice(), " "), Compare: docs}, ids...)
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		// On standard error when standard output holds a JSON or JUnit document.
-		report.WriteGitHubAnnotations(map[bool]*os.File{true: os.Stderr, false: os.Stdout}[c.String("output") == "" && (format == "json" || format == "junit")], docs)
-	}
-	return nil
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
@@ -44,7 +41,8 @@ func explainAction(c *cli.Context) error {
 	if !slices.Contains([]string{"text", "markdown", "json"}, format) {
 		return usageErr("--format %q: want text, markdown or json", format)
 	}
-	if err := checkHTML(c); err != nil {
+	out, err := output(c, "perfbisect explain "+strings.Join(c.Args().Slice(), " "))
+	if err != nil {
 		return err
 	}
 	su, err := newSetup(c)
@@ -57,11 +55,5 @@ func explainAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := report.WriteExplain(&buf, format, *doc); err != nil {
-		return app.With(app.Failure, fmt.Errorf("explain: %w", err))
-	}
-	su.endProgress()
-	htmlReport(c, su.Store, report.Page{Title: "perfbisect explain " + strings.Join(c.Args().Slice(), " "), Explain: doc})
-	return writeOutput(c, buf.Bytes())
+	return su.WriteExplanation(out, doc)
 }

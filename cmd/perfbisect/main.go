@@ -23,7 +23,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/spell"
@@ -89,7 +88,7 @@ func run(args []string) int {
 			printError(err)
 		}
 		return code(e.Outcome)
-	case errors.Is(err, bisect.ErrUsage): // a library's usage error (cliflag's, say)
+	case errors.Is(err, app.ErrUsage): // a library's usage error (cliflag's, say)
 		printError(err)
 		return code(app.Usage)
 	case ctx.Err() != nil:

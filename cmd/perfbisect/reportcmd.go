@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -34,13 +33,13 @@ func reportAction(c *cli.Context) error {
 		return usageErr("report takes at most one session number (got %q)", strings.Join(c.Args().Slice(), " "))
 	}
 	format := c.String("format")
-	if !slices.Contains(report.CompareFormats, format) {
-		return usageErr("--format %q: want %s", format, strings.Join(report.CompareFormats, ", "))
+	if !slices.Contains(app.CompareFormats, format) {
+		return usageErr("--format %q: want %s", format, strings.Join(app.CompareFormats, ", "))
 	}
-	if err := checkHTML(c); err != nil {
+	if _, err := output(c, ""); err != nil {
 		return err
 	}
-	st, dir, err := openStateStore(c)
+	st, dir, err := app.OpenStateStore(c.String("repo"), c.String("state-dir"))
 	if err != nil {
 		return err
 	}
@@ -54,7 +53,7 @@ func reportAction(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("list") {
-		return report.WriteSessionList(w, all)
+		return app.WriteSessionList(w, all)
 	}
 	sess, err := app.ChooseSession(all, c.Args().First(), dir)
 	if err != nil {

@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/report"
-	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
@@ -41,14 +38,15 @@ func scanAction(c *cli.Context) error {
 	}
 	req := app.ScanRequest{Range: c.Args().First(), Every: c.Int("every"), EverySet: c.IsSet("every"), Merges: c.Bool("merges"),
 		Runs: c.Int("runs"), StateDir: c.String("state-dir"), Args: append([]string{"scan"}, c.Args().Slice()...),
-		StartCommand: func(ch scan.Change) string { return bisectCommandFor(c, ch) }}
+		StartFlags: forwardedFlags(c)}
 	if err := req.Check(); err != nil {
 		return err
 	}
 	if f := c.String("format"); f != "text" && f != "json" {
 		return usageErr("--format %q: want text or json", f)
 	}
-	if err := checkHTML(c); err != nil {
+	out, err := output(c, "perfbisect scan "+c.Args().First())
+	if err != nil {
 		return err
 	}
 	if c.String("find") != "regression" {
@@ -60,28 +58,7 @@ func scanAction(c *cli.Context) error {
 	}
 	defer su.close()
 	doc, id, err := app.Scan(c.Context, su.Setup, req)
-	if doc == nil {
-		return err
-	}
-	if o := app.OutcomeOf(err); o == app.Done || o == app.Regression || o == app.Usage {
-		su.endProgress()
-		_ = report.WriteScan(os.Stdout, c.String("format"), *doc)
-	}
-	if len(doc.Points) > 0 {
-		htmlReport(c, su.Store, report.Page{Title: "perfbisect scan " + c.Args().First(), Scan: doc}, id)
-	}
-	return err
-}
-
-// bisectCommandFor is the perfbisect start command that bisects a shift, with
-// the measurement flags the scan was given (an improvement with --find
-// improvement and git bisect's old/new terms).
-func bisectCommandFor(c *cli.Context, ch scan.Change) string {
-	ends := fmt.Sprintf("--good %.12s --bad %.12s", ch.Good, ch.Bad)
-	if !ch.Regression {
-		ends = fmt.Sprintf("--find improvement --old %.12s --new %.12s", ch.Good, ch.Bad)
-	}
-	return strings.TrimSpace("perfbisect start " + ends + " " + strings.Join(forwardedFlags(c), " "))
+	return su.WriteScanResult(out, doc, id, err)
 }
 
 // forwardedFlags returns the measurement flags the user gave scan, as a

@@ -7,8 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -20,17 +18,6 @@ func stateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree (finds the default state directory)"},
 		&cli.StringFlag{Name: "state-dir", Usage: "the state directory (default: the user's cache dir, per repository)"},
 	}
-}
-
-// openStateStore opens the store of the state directory the flags name
-// (app.FindStateDir, app.OpenStore): nil when it holds none.
-func openStateStore(c *cli.Context) (*store.Store, string, error) {
-	dir, err := app.FindStateDir(c.String("repo"), c.String("state-dir"))
-	if err != nil {
-		return nil, "", err
-	}
-	st, err := app.OpenStore(dir)
-	return st, dir, err
 }
 
 func sessionCommands() []*cli.Command {
@@ -100,17 +87,17 @@ func noArgs(action cli.ActionFunc) cli.ActionFunc {
 }
 
 func resumeAction(c *cli.Context) error {
-	st, dir, err := openStateStore(c)
+	st, dir, err := app.OpenStateStore(c.String("repo"), c.String("state-dir"))
 	if err != nil {
 		return err
 	}
 	if st == nil {
 		return usageErr("no session in %s (%s; perfbisect start begins one)", dir, whose(c))
 	}
-	cur, err := st.Current(store.KindStart)
+	cur, err := app.UnfinishedStart(st)
 	st.Close()
 	if err != nil {
-		return app.With(app.Failure, err)
+		return err
 	}
 	if cur == nil {
 		return usageErr("no unfinished session in %s (%s; perfbisect status shows the last one, perfbisect start begins a new one)", dir, whose(c))
@@ -143,7 +130,7 @@ func whose(c *cli.Context) string {
 // name and returns that directory; when it holds no bisection, the error
 // says so (and what sessions it holds instead: app.OtherSessions).
 func loadLatest(c *cli.Context) (*app.Stored, string, error) {
-	st, dir, err := openStateStore(c)
+	st, dir, err := app.OpenStateStore(c.String("repo"), c.String("state-dir"))
 	if err != nil {
 		return nil, dir, err
 	}
@@ -187,7 +174,7 @@ func markAction(c *cli.Context) error {
 	if c.NArg() < 2 {
 		return usageErr("mark takes a verdict and revisions: perfbisect mark good|bad|skip REV... [--reason TEXT]")
 	}
-	verdict, err := session.ParseMark(c.Args().First())
+	verdict, err := app.ParseMark(c.Args().First())
 	if err != nil {
 		return usageErr("%v (perfbisect mark good|bad|skip REV...)", err)
 	}

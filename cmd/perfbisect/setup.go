@@ -11,13 +11,12 @@ import (
 	"github.com/perfbisect/perfbisect/internal/termprogress"
 )
 
-// setup is app.Setup with the terminal: stdout (where tables and answers
-// go: os.Stdout, wrapped by live when both are the terminal) and live (the
-// progress bar on a terminal, nil elsewhere or with --quiet).
+// setup is app.Setup on the terminal: its Stdout (where tables and answers
+// go) is os.Stdout, wrapped by the progress bar when both are the terminal;
+// its Live is the progress bar on a terminal (none elsewhere or with
+// --quiet).
 type setup struct {
 	*app.Setup
-	stdout io.Writer
-	live   *termprogress.Bar
 }
 
 // color reports whether tables on stdout may use colours: stdout is a
@@ -26,18 +25,10 @@ func (s *setup) color() bool {
 	return termprogress.IsTerminal(os.Stdout) && os.Getenv("NO_COLOR") == ""
 }
 
-// endProgress removes the progress bar for good (before a final report).
-func (s *setup) endProgress() {
-	if s.live != nil {
-		s.live.Close()
-		s.live, s.Setup.Live = nil, nil
-	}
-}
-
 // close removes the progress bar and releases the store and the state
 // directory's lock.
 func (s *setup) close() {
-	s.endProgress()
+	s.EndProgress()
 	s.Setup.Close()
 }
 
@@ -45,16 +36,16 @@ func (s *setup) close() {
 // quiet), through a progress bar when stderr is a terminal, and whose
 // answers go to stdout (through the bar when both are the terminal).
 func newTerminalSetup(quiet bool) *setup {
-	s := &setup{Setup: &app.Setup{Log: os.Stderr}, stdout: os.Stdout}
+	s := &setup{Setup: &app.Setup{Log: os.Stderr, Stdout: os.Stdout, Stderr: os.Stderr}}
 	switch {
 	case quiet:
 		s.Log = io.Discard
 	case termprogress.IsTerminal(os.Stderr):
-		s.live = termprogress.New(os.Stderr)
-		s.Setup.Live = s.live // only when there is one: a nil *termprogress.Bar is not a nil Live
-		s.Log = s.live.Writer(os.Stderr)
+		live := termprogress.New(os.Stderr)
+		s.Live = live // only when there is one: a nil *termprogress.Bar is not a nil Live
+		s.Log = live.Writer(os.Stderr)
 		if termprogress.IsTerminal(os.Stdout) {
-			s.stdout = s.live.Writer(os.Stdout)
+			s.Stdout = live.Writer(os.Stdout)
 		}
 	}
 	return s

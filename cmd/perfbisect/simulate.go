@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/internal/app"
 )
 
@@ -27,7 +26,7 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-repeats", Value: 18, Usage: "as for start"},
 			&cli.StringFlag{Name: "threshold", Value: "5", Usage: "as for start, in percent"},
 			&cli.StringFlag{Name: "confidence", Value: "0.95", Usage: "as for start: 0.95 or 95% (with --search bayes: 0.99 unless set)"},
-			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "as for start: bayes or classic"},
+			&cli.StringFlag{Name: "search", Value: app.SearchBayes, Usage: "as for start: bayes or classic"},
 			&cli.IntFlag{Name: "max-runs", Usage: "as for start"},
 			&cli.StringFlag{Name: "noise", Value: "lognormal", Usage: "shape of the noise: lognormal, normal, t3 (heavy tails), outliers (one run in 20 a 20-50% slower hiccup) or bimodal (one run in five 15% slow)"},
 			&cli.IntFlag{Name: "step-at", Usage: "from this run on the machine is --step-factor times as fast (0: never)"},

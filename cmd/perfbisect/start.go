@@ -7,10 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/perfbisect/perfbisect/bench"
-	"github.com/perfbisect/perfbisect/bisect/report"
-	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/app"
 	"github.com/perfbisect/perfbisect/internal/usage"
 )
@@ -19,7 +15,7 @@ import (
 // revisions (start, run): the tree, the server's options, the workload, the
 // decision policy and the state directory.
 func measurementFlags() []cli.Flag {
-	d := bench.DefaultOptions() // sysbench 1.0's defaults
+	d := app.WorkloadDefaults() // sysbench 1.0's defaults
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "repo", Value: ".", Usage: "the server's git source tree"},
 		&cli.StringSliceFlag{Name: "my-cnf", Usage: "option file for the server (its [mysqld] settings apply; datadir, socket, port, logs are the tool's); compare takes it once per side too"},
@@ -59,7 +55,7 @@ func measurementFlags() []cli.Flag {
 // compare, scan, build).
 func buildFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "preset", Value: "auto", Usage: "built-in CMake recipe: auto (by the tree's flavor and version), none, " + strings.Join(build.PresetNames(), ", ")},
+		&cli.StringFlag{Name: "preset", Value: "auto", Usage: "built-in CMake recipe: auto (by the tree's flavor and version), none, " + strings.Join(app.PresetNames(), ", ")},
 		&cli.StringFlag{Name: "cmake-args", Usage: "extra CMake configure arguments after the preset's, split like a shell would (\"-DPLUGIN_X=NO -DWITH_SSL=bundled\")"},
 		&cli.StringFlag{Name: "build-cmd", Usage: "shell command that configures and builds instead of CMake, run in the build directory with SRC, BUILD_DIR, PREFIX, JOBS, DESTDIR set; it (or --install-cmd) installs into $DESTDIR$PREFIX"},
 		&cli.StringFlag{Name: "install-cmd", Usage: "shell command that installs into $DESTDIR$PREFIX instead of cmake --install"},
@@ -87,7 +83,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.BoolFlag{Name: "keep-doc-commits", Usage: "also test the commits that change only documentation, tests or CI files (README*, *.md, Docs/, mysql-test/, .github/); by default they are left out: they build their parent's server"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
-			&cli.StringFlag{Name: "search", Value: session.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
+			&cli.StringFlag{Name: "search", Value: app.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
 			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
@@ -135,7 +131,8 @@ func startAction(c *cli.Context) error {
 // bisectFrom is start's work from its endpoints (as typed), with hand marks
 // (replay) and the command stored for resume.
 func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.HandMark, args []string) error {
-	if err := checkHTML(c); err != nil {
+	out, err := output(c, "")
+	if err != nil {
 		return err
 	}
 	su, err := newSetup(c)
@@ -149,15 +146,7 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"), ExplainRuns: map[bool]int{true: -1}[c.Bool("no-explain")],
 		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
 		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
-		Out: su.stdout, Color: su.color(),
-		Report: func(doc report.Document, id int64) {
-			if c.String("json") != "" {
-				if err := report.WriteJSON(c.String("json"), doc); err != nil {
-					printError(err)
-				}
-			}
-			htmlReport(c, su.Store, report.Page{Title: "perfbisect: bisection " + good + ".." + bad, Bisect: &doc}, id)
-		},
+		Out: su.Stdout, Color: su.color(), Output: out,
 	})
 }
 

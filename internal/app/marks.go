@@ -261,3 +261,11 @@ func describeMarks(ms []session.Marked) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ParseMark reads a verdict as git bisect spells it: good or old, bad or
+// new, skip (session.ParseMark).
+func ParseMark(word string) (bisect.Mark, error) { return session.ParseMark(word) }
+
+// SearchBayes is the default search, probabilistic bisection
+// (session.SearchBayes).
+const SearchBayes = session.SearchBayes

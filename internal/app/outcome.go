@@ -122,3 +122,6 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// ErrUsage is wrapped by every package's usage error (bisect.ErrUsage).
+var ErrUsage = bisect.ErrUsage

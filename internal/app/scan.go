@@ -18,17 +18,20 @@ import (
 // ScanRequest is a scan of the first-parent line from From to To (as typed):
 // every Every-th commit (or the merges), Runs runs each, for the steps of
 // the series (change points). Range is the range as the user wrote it, for
-// messages; StartCommand, when set, gives the bisection command a change
-// suggests.
+// messages; each change found carries the perfbisect start command that
+// bisects it (with StartFlags).
 type ScanRequest struct {
-	Range        string // FROM..TO
-	Every        int
-	EverySet     bool // Every was given (it and Merges exclude each other)
-	Merges       bool
-	Runs         int
-	StateDir     string
-	Args         []string
-	StartCommand func(scan.Change) string
+	Range    string // FROM..TO
+	Every    int
+	EverySet bool // Every was given (it and Merges exclude each other)
+	Merges   bool
+	Runs     int
+	StateDir string
+	Args     []string
+	// StartFlags are the measurement flags the scan was given, as perfbisect
+	// start takes them (quoted for a shell), for the command that bisects
+	// each change found.
+	StartFlags []string
 }
 
 // Check refuses, as a usage error naming the setting, a range that is not
@@ -139,10 +142,7 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 			doc.Points = append(doc.Points, sp)
 		}
 		for _, ch := range res.Changes {
-			c := report.ScanChange{Change: ch}
-			if req.StartCommand != nil {
-				c.Start = req.StartCommand(ch)
-			}
+			c := report.ScanChange{Change: ch, Start: bisectCommandFor(ch, req.StartFlags)}
 			doc.Changes = append(doc.Changes, c)
 		}
 	}
@@ -184,4 +184,15 @@ func (l liveMeasurer) Measure(ctx context.Context, commit string, runs int) ([]b
 		l.live.Run(commit)
 	}
 	return out, err
+}
+
+// bisectCommandFor is the perfbisect start command that bisects a change, with
+// the measurement flags the scan was given (an improvement with --find
+// improvement and git bisect's old/new terms).
+func bisectCommandFor(ch scan.Change, flags []string) string {
+	ends := fmt.Sprintf("--good %.12s --bad %.12s", ch.Good, ch.Bad)
+	if !ch.Regression {
+		ends = fmt.Sprintf("--find improvement --old %.12s --new %.12s", ch.Good, ch.Bad)
+	}
+	return strings.TrimSpace("perfbisect start " + ends + " " + strings.Join(flags, " "))
 }

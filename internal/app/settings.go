@@ -467,3 +467,10 @@ func newCustom(ctx context.Context, word string, args []string, o bench.Options,
 	}
 	return sysbench.NewScript(ctx, word, args, o, sb)
 }
+
+// WorkloadDefaults are the workload settings' defaults: sysbench 1.0's
+// (bench.DefaultOptions).
+func WorkloadDefaults() bench.Options { return bench.DefaultOptions() }
+
+// PresetNames are the built-in CMake recipes (build.PresetNames).
+func PresetNames() []string { return build.PresetNames() }

@@ -30,6 +30,7 @@ type Live interface {
 	Run(commit string)
 	Estimate(runs int)
 	Build(build.Progress)
+	Close() // the progress is over (before a final answer)
 }
 
 // Setup is what every measuring command (start, compare, scan, run) has
@@ -63,6 +64,9 @@ type Setup struct {
 	// the live progress.
 	Log  io.Writer
 	Live Live
+	// Stdout receives the answers written without --output, Stderr what goes
+	// wrong beside them (nil: the process's).
+	Stdout, Stderr io.Writer
 
 	StateDir string       // set by Lock
 	Store    *store.Store // set by Lock

@@ -75,10 +75,10 @@ type StartRequest struct {
 	// in it.
 	Out   io.Writer
 	Color bool
-	// Report, when set, receives the session's document (and its stored
-	// id) before the session is ended, whatever the outcome: to write
-	// JSON or HTML.
-	Report func(doc report.Document, session int64)
+	// Output says where the session's document goes (Output.JSON, the
+	// page at Output.HTML), written before the session is ended, whatever
+	// the outcome.
+	Output Output
 }
 
 // Start resolves the endpoints, checks the option file against every tree
@@ -200,9 +200,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	} else {
 		doc.Explain = explainCulprit(ctx, su, res, req.ExplainRuns, req.Args)
 	}
-	if req.Report != nil {
-		req.Report(doc, sess.ID)
-	}
+	su.writeBisection(req.Output, doc, sess.ID, "perfbisect: bisection "+req.Good+".."+req.Bad)
 	if runErr != nil {
 		var ee *session.EndpointError
 		if errors.As(runErr, &ee) && ctx.Err() == nil {

@@ -131,6 +131,28 @@ func LockAndReap(dir string, log io.Writer) (unlock func(), err error) {
 	return unlock, nil
 }
 
+// OpenStateStore opens the store of the state directory stateDir, or of
+// repo's default one when stateDir is "" (FindStateDir, OpenStore): nil when
+// it holds none. It returns the directory either way. Errors as theirs.
+func OpenStateStore(repo, stateDir string) (*store.Store, string, error) {
+	dir, err := FindStateDir(repo, stateDir)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := OpenStore(dir)
+	return st, dir, err
+}
+
+// UnfinishedStart returns the store's unfinished bisection (start, replay),
+// nil when there is none. Errors: the store cannot be read (a failure).
+func UnfinishedStart(st *store.Store) (*store.Session, error) {
+	cur, err := st.Current(store.KindStart)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	return cur, nil
+}
+
 // OpenStore opens the store of the state directory dir without locking it
 // (reading is safe beside a running session). It returns a nil store, and
 // creates nothing, when dir holds no store. Errors: the store cannot be

@@ -317,3 +317,9 @@ func OtherSessions(st *store.Store) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// WriteSessionList prints the sessions of a state directory, newest last
+// (report --list).
+func WriteSessionList(w io.Writer, all []*store.Session) error {
+	return report.WriteSessionList(w, all)
+}
