@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -68,14 +69,22 @@ func newSetup(c *cli.Context) (*setup, error) {
 		SnapshotCacheSize: c.String("snapshot-cache-size"), FreshDatadir: c.Bool("fresh-datadir"), StartTimeout: c.String("start-timeout"),
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"),
 		Confidence: c.String("confidence"), Metric: c.String("metric"), MetricSet: c.IsSet("metric"), Find: c.String("find"),
-		Search: c.String("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
-		Jobs: c.Int("jobs"), MaxRuns: c.Int("max-runs"),
-		Build: buildRequest(c),
+		Search: searchRequest(c), Build: buildRequest(c),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// searchRequest reads start's search flags as typed; nil for a command
+// without them.
+func searchRequest(c *cli.Context) *app.SearchRequest {
+	if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return f.Names()[0] == "search" }) {
+		return nil
+	}
+	return &app.SearchRequest{Search: c.String("search"), Jobs: c.Int("jobs"), MaxRuns: c.Int("max-runs"),
+		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats")}
 }
 
 // buildRequest reads the build flags (buildFlags) as typed.

@@ -142,9 +142,8 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 	defer su.close()
 	return app.Start(c.Context, su.Setup, app.StartRequest{
 		Good: good, Bad: bad, Marks: marks,
-		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, Jobs: c.Int("jobs"), KeepDocCommits: c.Bool("keep-doc-commits"),
-		Search: c.String("search"), MaxRuns: c.Int("max-runs"), ExplainRuns: map[bool]int{true: -1}[c.Bool("no-explain")],
-		SearchSet: c.IsSet("search"), ConfidenceSet: c.IsSet("confidence"), MaxRepeatsSet: c.IsSet("max-repeats"),
+		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, KeepDocCommits: c.Bool("keep-doc-commits"),
+		ExplainRuns: map[bool]int{true: -1}[c.Bool("no-explain")],
 		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
 		Out: su.Stdout, Color: su.color(), Output: out,
 	})

@@ -63,18 +63,23 @@ type SetupRequest struct {
 	Metric    string
 	MetricSet bool
 	Find      string // regression or improvement
-	// Search is start's search (bayes or classic; "" for the other
-	// commands). With bayes, a confidence and a repeat limit not given
-	// (ConfidenceSet, MaxRepeatsSet false) are checked as the probabilistic
-	// search's (BayesConfidence, session.BayesEndpointRuns), which Start
-	// gives them; Setup.Policy keeps them as given.
-	Search                       string
-	ConfidenceSet, MaxRepeatsSet bool
-	// Jobs and MaxRuns are start's commits per round and run budget (0 for
-	// the other commands), checked with the other decision settings.
-	Jobs, MaxRuns int
+	// Search is start's search as typed; nil for the commands that do not
+	// search (compare, scan, run, explain).
+	Search *SearchRequest
 
 	Build BuildRequestFlags
+}
+
+// SearchRequest is start's search as typed: the search (bayes or
+// classic), commits per round (1 to 16) and the probabilistic search's run
+// budget (0 for the default). SearchSet, ConfidenceSet and MaxRepeatsSet say
+// the user chose these: otherwise the search's own defaults apply
+// (searchDefaults), and a session begun by a perfbisect without the
+// probabilistic search resumes as it began (asBegun).
+type SearchRequest struct {
+	Search                                  string
+	Jobs, MaxRuns                           int
+	SearchSet, ConfidenceSet, MaxRepeatsSet bool
 }
 
 // WorkloadRequest is the workload as typed: sysbench's settings, and any
@@ -181,18 +186,10 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 		Threshold: threshold, Confidence: confidence, Metric: session.Metric(metric),
 		Improvement: improvement,
 	}
-	// Checked as the search will take them (Start sets them itself: a
-	// resumed session keeps the search it was begun with).
-	check := s.Policy
-	check.Search, check.Jobs, check.MaxRuns = req.Search, req.Jobs, req.MaxRuns
-	searchDefaults(&check, req.ConfidenceSet, req.MaxRepeatsSet)
-	if err := check.Validate(); err != nil { // every command's decision settings, before anything is built
-		return With(Usage, err)
-	}
-	if req.Search == session.SearchClassic && req.MaxRuns > 0 {
-		// A note, not a refusal: stored classic sessions with --max-runs resume.
-		fmt.Fprintf(s.Log, "perfbisect: note: %s %d is the probabilistic search's run budget: %s %s stops each commit at %s instead\n",
-			usage.Flag("max-runs"), req.MaxRuns, usage.Flag("search"), session.SearchClassic, usage.Flag("max-repeats"))
+	// Every command's decision settings, before anything is built; start's
+	// as its search takes them.
+	if err := s.decideSearch(req.Search); err != nil {
+		return err
 	}
 	s.Repo, err = bisect.OpenRepo(req.Repo)
 	if err != nil && req.MyCnfPerSide {
@@ -466,6 +463,36 @@ func newCustom(ctx context.Context, word string, args []string, o bench.Options,
 		return bench.NewTPCC(o, args)
 	}
 	return sysbench.NewScript(ctx, word, args, o, sb)
+}
+
+// decideSearch decides start's search settings, once: Setup.SearchPolicy
+// is Policy with the search, its commits per round and run budget, and the
+// search's own confidence and repeat limit where the user set none. It
+// checks SearchPolicy, or Policy for a command that does not search (req
+// nil). Errors: usage, naming the setting.
+func (s *Setup) decideSearch(req *SearchRequest) error {
+	if req == nil {
+		if err := s.Policy.Validate(); err != nil {
+			return With(Usage, err)
+		}
+		return nil
+	}
+	if req.Jobs < 1 {
+		return usageError("{jobs} %d: want 1 to 16 commits per round (1 is exact bisection)", req.Jobs)
+	}
+	s.SearchChosen = *req
+	s.SearchPolicy = s.Policy
+	s.SearchPolicy.Search, s.SearchPolicy.Jobs, s.SearchPolicy.MaxRuns = req.Search, req.Jobs, req.MaxRuns
+	searchDefaults(&s.SearchPolicy, req.ConfidenceSet, req.MaxRepeatsSet)
+	if err := s.SearchPolicy.Validate(); err != nil {
+		return With(Usage, err)
+	}
+	if req.Search == session.SearchClassic && req.MaxRuns > 0 {
+		// A note, not a refusal: stored classic sessions with --max-runs resume.
+		fmt.Fprintf(s.Log, "perfbisect: note: %s %d is the probabilistic search's run budget: %s %s stops each commit at %s instead\n",
+			usage.Flag("max-runs"), req.MaxRuns, usage.Flag("search"), session.SearchClassic, usage.Flag("max-repeats"))
+	}
+	return nil
 }
 
 // WorkloadDefaults are the workload settings' defaults: sysbench 1.0's

@@ -60,6 +60,11 @@ type Setup struct {
 	Build BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
+	// SearchPolicy is start's: Policy with the search's settings, decided
+	// once (decideSearch); SearchChosen is the search as typed. Both zero
+	// for the commands that do not search.
+	SearchPolicy session.Config
+	SearchChosen SearchRequest
 	// Log receives progress lines (io.Discard for none); Live, when set,
 	// the live progress.
 	Log  io.Writer

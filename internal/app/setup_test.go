@@ -147,15 +147,20 @@ func TestConfigureTakesTheSearchsDefaults(t *testing.T) {
 		{"", false, false}, // compare, scan, run
 	} {
 		r := req
-		r.Search, r.MaxRepeatsSet = c.search, c.maxRepeatsSet
+		if c.search != "" {
+			r.Search = &SearchRequest{Search: c.search, Jobs: 1, MaxRepeatsSet: c.maxRepeatsSet}
+		}
 		s := &Setup{Log: io.Discard}
 		err := s.Configure(context.Background(), r)
 		switch {
 		case c.ok && err != nil:
 			t.Errorf("%q (max-repeats set %v): %v", c.search, c.maxRepeatsSet, err)
 		case c.ok && (s.Policy.MaxRepeats != 18 || s.Policy.Confidence != 0.95):
-			// Start sets the search's own: a resumed session keeps its search's.
+			// The search's own are SearchPolicy's: a resumed session may
+			// go on with the command's (asBegun).
 			t.Errorf("%q: the policy was changed: max-repeats %d, confidence %g", c.search, s.Policy.MaxRepeats, s.Policy.Confidence)
+		case c.ok && (s.SearchPolicy.MaxRepeats != session.BayesEndpointRuns || s.SearchPolicy.Confidence != BayesConfidence || s.SearchPolicy.Search != c.search):
+			t.Errorf("%q: the search's policy: %s, max-repeats %d, confidence %g; want the search's own", c.search, s.SearchPolicy.Search, s.SearchPolicy.MaxRepeats, s.SearchPolicy.Confidence)
 		case !c.ok && (OutcomeOf(err) != Usage || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), "--max-repeats 18 is below --repeats 20")):
 			t.Errorf("%q (max-repeats set %v): got %v, want --max-repeats 18 refused", c.search, c.maxRepeatsSet, err)
 		}
@@ -170,12 +175,11 @@ func TestConfigureNotesMaxRunsOfTheClassicSearch(t *testing.T) {
 	req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
 		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
 		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 4, MaxRepeats: 18, Threshold: "5",
-		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"},
-		MaxRuns: 40}
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
 	for _, search := range []string{session.SearchClassic, session.SearchBayes} {
 		var log strings.Builder
 		r := req
-		r.Search = search
+		r.Search = &SearchRequest{Search: search, Jobs: 1, MaxRuns: 40}
 		s := &Setup{Log: &log}
 		if err := s.Configure(context.Background(), r); err != nil {
 			t.Fatalf("%s: %v", search, err)

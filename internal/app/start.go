@@ -41,7 +41,8 @@ func searchDefaults(cfg *session.Config, confidenceSet, maxRepeatsSet bool) {
 
 // StartRequest is one bisection: the endpoints as the user typed them
 // (anything bisect.Resolve takes), the search and its settings, and where
-// its answer goes. The Setup carries the rest (policy, workload, build).
+// its answer goes. The Setup carries the rest (policy and search, workload,
+// build).
 type StartRequest struct {
 	Good, Bad   string
 	NoConfirm   bool
@@ -50,15 +51,8 @@ type StartRequest struct {
 	// documentation, tests or CI files (bisect.InertCommits), which are
 	// left out by default.
 	KeepDocCommits bool
-	Jobs           int    // commits placed per round (1: exact bisection)
-	Search         string // session.SearchBayes or session.SearchClassic
-	MaxRuns        int    // bayes: 0 for the default
-	// SearchSet, ConfidenceSet and MaxRepeatsSet say the user chose these:
-	// otherwise the search's own defaults apply, and a session begun by a
-	// perfbisect without the probabilistic search resumes as it began.
-	SearchSet, ConfidenceSet, MaxRepeatsSet bool
-	StateDir                                string   // "" for the repository's default
-	Args                                    []string // the command as typed, stored for resume
+	StateDir       string   // "" for the repository's default
+	Args           []string // the command as typed, stored for resume
 	// ExplainRuns is how many profiled runs of the first bad commit and
 	// its parent explain it once named: 0 as many as a tenth of the
 	// session's runs allows (at most 3 a side), negative none.
@@ -89,8 +83,8 @@ type StartRequest struct {
 // a usage error for wrong input (nothing built), else the session's failure
 // (SessionError: kept for resume).
 func Start(ctx context.Context, su *Setup, req StartRequest) error {
-	if req.Jobs < 1 {
-		return bisect.Usagef("{jobs} %d: want 1 to 16 commits per round (1 is exact bisection)", req.Jobs)
+	if su.SearchPolicy.Jobs < 1 {
+		return With(Failure, errors.New("app.Start: the setup has no search settings (SetupRequest.Search)"))
 	}
 	good, err := bisect.Resolve(su.Repo, req.Good)
 	if err != nil {
@@ -112,14 +106,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		return err
 	}
 	all := commits
-	cfg := su.Policy
+	cfg := su.SearchPolicy
 	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
-	cfg.NoConfirm, cfg.FirstParent, cfg.Jobs = req.NoConfirm, req.FirstParent, req.Jobs
-	cfg.Search, cfg.MaxRuns = req.Search, req.MaxRuns
-	searchDefaults(&cfg, req.ConfidenceSet, req.MaxRepeatsSet)
-	if err := cfg.Validate(); err != nil {
-		return With(Usage, err)
-	}
+	cfg.NoConfirm, cfg.FirstParent = req.NoConfirm, req.FirstParent
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
 	}
@@ -229,6 +218,23 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	}
 }
 
+// asBegun gives cfg the search a stored session was begun with where the
+// user chose none: a session begun by a perfbisect without the probabilistic
+// search (legacySearch) goes on as the classic search, with the command's
+// confidence and repeat limit (policy's) unless chosen.
+func asBegun(sess *store.Session, cfg *session.Config, policy session.Config, chosen SearchRequest) {
+	if !legacySearch(sess) || chosen.SearchSet {
+		return
+	}
+	cfg.Search = session.SearchClassic
+	if !chosen.ConfidenceSet {
+		cfg.Confidence = policy.Confidence
+	}
+	if !chosen.MaxRepeatsSet {
+		cfg.MaxRepeats = policy.MaxRepeats
+	}
+}
+
 // resumable returns the unfinished start session of su's store when it is
 // this one (its events go into cfg.Replay; nil when there is none), this
 // session's identity, and whether it keeps the commits that change only
@@ -243,14 +249,8 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	if err != nil {
 		return nil, nil, false, With(Failure, err)
 	}
-	if sess != nil && legacySearch(sess) && !req.SearchSet {
-		cfg.Search = session.SearchClassic
-		if !req.ConfidenceSet {
-			cfg.Confidence = su.Policy.Confidence
-		}
-		if !req.MaxRepeatsSet {
-			cfg.MaxRepeats = su.Policy.MaxRepeats
-		}
+	if sess != nil {
+		asBegun(sess, cfg, su.Policy, su.SearchChosen)
 	}
 	keepDocs, docs := req.KeepDocCommits, true
 	if sess != nil && !sess.Identity().HasDocCommits() {
