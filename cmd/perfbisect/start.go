@@ -144,7 +144,7 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 		Good: good, Bad: bad, Marks: marks,
 		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, KeepDocCommits: c.Bool("keep-doc-commits"),
 		ExplainRuns: map[bool]int{true: -1}[c.Bool("no-explain")],
-		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
+		StateDir:    c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
 		Out: su.Stdout, Color: su.color(), Output: out,
 	})
 }
