@@ -277,20 +277,7 @@ func (s *Search) revListOrder() []string {
 // firstParentChain is bad, its first parent, that one's first parent... up to
 // the first commit that is outside the range or an ancestor of a good commit.
 func (s *Search) firstParentChain() []string {
-	var out []string
-	seen := map[string]bool{}
-	for h := s.bad; ; {
-		c, ok := s.commits[h]
-		if !ok || s.goodAnc[h] || seen[h] {
-			return out
-		}
-		seen[h] = true
-		out = append(out, h)
-		if len(c.Parents) == 0 {
-			return out
-		}
-		h = c.Parents[0]
-	}
+	return Graph(s.commits).FirstParentLine(s.bad, func(h string) bool { return s.goodAnc[h] })
 }
 
 type walkItem struct {

@@ -77,7 +77,7 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 	if err != nil {
 		return nil, bisect.Usagef("session %d's repository %s cannot be opened: %v", sess.ID, sess.Identity().Repo(), err)
 	}
-	commits, sameAs, err := searchedRange(repo, sess)
+	commits, sameAs, err := bisect.SearchedRange(repo, sess.Good, sess.Bad, sess.Identity().LeavesOutDocCommits())
 	if err != nil {
 		return nil, With(OutcomeOf(err), err)
 	}

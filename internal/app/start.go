@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	git "github.com/go-git/go-git/v5"
-
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -118,7 +116,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	}
 	var inert map[string]string
 	if !keepDocs {
-		if commits, inert, err = leaveOutDocs(su.Repo, all, bad); err != nil {
+		if commits, inert, err = bisect.LeaveOutInert(su.Repo, all, bad); err != nil {
 			return err
 		}
 		cfg.Commits = commits
@@ -169,7 +167,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	}
 	n := len(commits)
 	if cfg.FirstParent {
-		n = len(firstParentLine(commits, bad))
+		n = len(bisect.NewGraph(commits).FirstParentLine(bad, nil))
 	}
 	fmt.Fprintf(su.Log, "%s after good %.10s up to bad %.10s: about %s (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
 		Counted(n, "commit"), good, bad, Counted(expectedSteps(n), "step"), su.StateDir)
@@ -314,56 +312,6 @@ func newMarks(su *Setup, cfg session.Config, marks []HandMark, commits []bisect.
 	return out, nil
 }
 
-// leaveOutDocs returns the range all without its commits that change only
-// documentation, tests or CI files (bisect.InertCommits, bisect.LeaveOut;
-// bad is kept), and those commits with a file each changes. Errors
-// (failure): git objects that cannot be read.
-func leaveOutDocs(r *git.Repository, all []bisect.Commit, bad string) ([]bisect.Commit, map[string]string, error) {
-	inert, err := bisect.InertCommits(r, all)
-	if err != nil {
-		return nil, nil, With(Failure, err)
-	}
-	return bisect.LeaveOut(all, inert, bad), inert, nil
-}
-
-// searchedRange is the range of a stored bisection as its search has it:
-// without the commits that change only documentation, tests or CI files
-// when the session left them out, and for those the commit whose server
-// each builds (nil when none were left out).
-func searchedRange(r *git.Repository, x *store.Session) ([]bisect.Commit, map[string]string, error) {
-	all, err := bisect.Range(r, x.Good, x.Bad)
-	if err != nil || !x.Identity().LeavesOutDocCommits() {
-		return all, nil, err
-	}
-	kept, _, err := leaveOutDocs(r, all, x.Bad)
-	if err != nil {
-		return nil, nil, err
-	}
-	return kept, bisect.SameServer(all, kept), nil
-}
-
-// firstParentLine is the set of commits of the range on bad's first-parent
-// line (bad included).
-func firstParentLine(commits []bisect.Commit, bad string) map[string]bool {
-	parents := map[string][]string{}
-	for _, c := range commits {
-		parents[c.Hash] = c.Parents
-	}
-	line := map[string]bool{}
-	for h := bad; ; {
-		ps, ok := parents[h]
-		if !ok {
-			break // good, or out of the range
-		}
-		line[h] = true
-		if len(ps) == 0 {
-			break
-		}
-		h = ps[0]
-	}
-	return line
-}
-
 // Counted is n with its noun: "1 commit", "5 commits".
 func Counted(n int, noun string) string {
 	if n == 1 {
@@ -382,26 +330,11 @@ func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *sessio
 	for _, c := range kept {
 		in[c.Hash] = true
 	}
-	parents := map[string][]string{}
-	for _, c := range all {
-		parents[c.Hash] = c.Parents
+	g := bisect.NewGraph(all)
+	line := map[string]bool{}
+	for _, h := range g.FirstParentLine(bad, nil) {
+		line[h] = true
 	}
-	// descends reports whether h has fb among its ancestors (or is it).
-	descends := func(h, fb string) bool {
-		seen := map[string]bool{}
-		for queue := []string{h}; len(queue) > 0; queue = queue[1:] {
-			x := queue[0]
-			if x == fb {
-				return true
-			}
-			if !seen[x] {
-				seen[x] = true
-				queue = append(queue, parents[x]...)
-			}
-		}
-		return false
-	}
-	line := firstParentLine(all, bad)
 	var out []report.LeftOutDoc
 	for i := len(all) - 1; i >= 0; i-- { // the range is newest first
 		c := all[i]
@@ -411,7 +344,7 @@ func leftOutDocs(all, kept []bisect.Commit, inert map[string]string, res *sessio
 		d := report.LeftOutDoc{Commit: c.Hash, Subject: subjects(c.Hash), Changes: inert[c.Hash]}
 		if res != nil && res.Outcome == session.Found && res.FirstBad != "" {
 			d.Verdict = "good"
-			if descends(c.Hash, res.FirstBad) {
+			if g.Descends(c.Hash, res.FirstBad) {
 				d.Verdict = "bad"
 			}
 		}

@@ -166,7 +166,7 @@ func SearchOf(x *store.Session) string {
 // midpoint decisions (steps), over the range as the session searched it.
 // Errors: the range between good and bad cannot be read.
 func ReplaySearch(r *git.Repository, x *store.Session, steps []session.Step) (*bisect.Search, error) {
-	commits, _, err := searchedRange(r, x)
+	commits, _, err := bisect.SearchedRange(r, x.Good, x.Bad, x.Identity().LeavesOutDocCommits())
 	if err != nil {
 		return nil, err
 	}
