@@ -34,7 +34,23 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		return fmt.Errorf("no bisection in the page")
 	}
 	md := format == "markdown"
-	metric := session.Metric(d.Metric)
+	writeBisectAnswer(w, md, d)
+	writeEndpoints(w, md, d)
+	writeTested(w, md, d)
+	// Why, or how to know.
+	switch {
+	case d.Explain != nil:
+		WriteWhy(w, md, *d.Explain)
+	case d.FirstBad != nil && !d.Improvement:
+		fmt.Fprintf(w, "\nwhy: this session did not profile its first bad commit (--no-explain, or a perfbisect before explain): perfbisect explain %.10s~1 %.10s with the session's flags says why it is slower\n", *d.FirstBad, *d.FirstBad)
+	}
+	writeHowMeasured(w, md, howMeasured(p), optionsOf(p.Options, d.Good))
+	return nil
+}
+
+// writeBisectAnswer writes the answer's lines: the outcome with the first
+// bad commit (or the range), git bisect's line, why, and the error.
+func writeBisectAnswer(w io.Writer, md bool, d *Document) {
 	answer := d.Answer()
 	switch {
 	case d.FirstBad != nil:
@@ -69,29 +85,38 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 	if d.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", esc(d.Error))
 	}
+}
 
-	// The endpoints, with intervals.
+// writeEndpoints writes the endpoints' medians and their change with its
+// interval, when both were measured.
+func writeEndpoints(w io.Writer, md bool, d *Document) {
+	metric := session.Metric(d.Metric)
 	good, bad := d.tested(d.Good), d.tested(d.Bad)
-	if good != nil && bad != nil {
-		g, b := usable(good.Runs, metric), usable(bad.Runs, metric)
-		sh := stats.Shift(g, b, 0.95)
-		line := fmt.Sprintf("%s: good %.10s %s, bad %.10s %s; change %s (n=%d+%d)",
-			d.Metric, d.Good, medianText(g), d.Bad, medianText(b), shiftText(sh), len(g), len(b))
-		if md {
-			fmt.Fprintf(w, "**Endpoints.** %s\n\n", esc(line))
-		} else {
-			fmt.Fprintf(w, "\n%s\n", line)
-		}
+	if good == nil || bad == nil {
+		return
 	}
+	g, b := usable(good.Runs, metric), usable(bad.Runs, metric)
+	sh := stats.Shift(g, b, 0.95)
+	line := fmt.Sprintf("%s: good %.10s %s, bad %.10s %s; change %s (n=%d+%d)",
+		d.Metric, d.Good, medianText(g), d.Bad, medianText(b), shiftText(sh), len(g), len(b))
+	if md {
+		fmt.Fprintf(w, "**Endpoints.** %s\n\n", mdEscape(line))
+	} else {
+		fmt.Fprintf(w, "\n%s\n", line)
+	}
+}
 
-	// Every tested commit against the good runs of its own blocks.
+// writeTested writes every tested commit against the good runs of its own
+// blocks, oldest first, and the decisions with their rules.
+func writeTested(w io.Writer, md bool, d *Document) {
+	metric := session.Metric(d.Metric)
 	var goodRuns []bisect.Run
-	if good != nil {
+	if good := d.tested(d.Good); good != nil {
 		goodRuns = good.Runs
 	}
 	tested := append([]TestedCommit(nil), d.Tested...)
 	sort.SliceStable(tested, func(i, j int) bool { return posOf(tested[i]) < posOf(tested[j]) })
-	head := []string{"commit", "subject", "verdict", "n", "median " + session.Metric(d.Metric).Label(), "change vs good in its blocks [95%]"}
+	head := []string{"commit", "subject", "verdict", "n", "median " + metric.Label(), "change vs good in its blocks [95%]"}
 	var rows [][]string
 	for _, t := range tested {
 		change := blockChange(d, goodRuns, t, metric)
@@ -110,32 +135,29 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		for _, s := range d.Steps {
 			fmt.Fprintf(w, "| %s | `%.10s` | %s | %s |\n", s.Role, s.Commit, s.Verdict, mdEscape(s.Rule))
 		}
-	} else {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "%s\n", strings.Join(head, "\t"))
-		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\n", strings.Join(r, "\t"))
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "decision\tcommit\tverdict\trule\n")
-		for _, s := range d.Steps {
-			fmt.Fprintf(tw, "%s\t%.10s\t%s\t%s\n", s.Role, s.Commit, s.Verdict, trunc(s.Rule, 120))
-		}
-		tw.Flush()
+		return
 	}
-
-	// Why, or how to know.
-	switch {
-	case d.Explain != nil:
-		WriteWhy(w, md, *d.Explain)
-	case d.FirstBad != nil && !d.Improvement:
-		fmt.Fprintf(w, "\nwhy: this session did not profile its first bad commit (--no-explain, or a perfbisect before explain): perfbisect explain %.10s~1 %.10s with the session's flags says why it is slower\n", *d.FirstBad, *d.FirstBad)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\n", strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\n", strings.Join(r, "\t"))
 	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "decision\tcommit\tverdict\trule\n")
+	for _, s := range d.Steps {
+		fmt.Fprintf(tw, "%s\t%.10s\t%s\t%s\n", s.Role, s.Commit, s.Verdict, trunc(s.Rule, 120))
+	}
+	tw.Flush()
+}
 
-	// How it was measured.
+// howMeasured is the report's "how it was measured" lines (name, value):
+// the command, workload, server, builds, host, runs and the commits left
+// out.
+func howMeasured(p Page) [][2]string {
+	d := p.Bisect
 	var ctx [][2]string
 	if p.Command != "" {
 		ctx = append(ctx, [2]string{"command", p.Command})
@@ -175,7 +197,12 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		ctx = append(ctx, [2]string{"left out", fmt.Sprintf("%s only documentation, tests or CI files (%.10s: %s, ...): they build their parent's server; --keep-doc-commits tests them",
 			what, d.LeftOut[0].Commit, d.LeftOut[0].Changes)})
 	}
-	options := optionsOf(p.Options, d.Good)
+	return ctx
+}
+
+// writeHowMeasured writes the "how it was measured" lines and the good
+// endpoint's server options.
+func writeHowMeasured(w io.Writer, md bool, ctx [][2]string, options string) {
 	if md {
 		fmt.Fprintf(w, "\n**How it was measured**\n\n")
 		for _, kv := range ctx {
@@ -184,7 +211,7 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 		if options != "" {
 			fmt.Fprintf(w, "\n<details><summary>server options (the good endpoint's; secrets redacted)</summary>\n\n```\n%s\n```\n</details>\n", options)
 		}
-		return nil
+		return
 	}
 	fmt.Fprintf(w, "\nhow it was measured:\n")
 	for _, kv := range ctx {
@@ -196,7 +223,6 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}
-	return nil
 }
 
 // blockChange is commit t's change against the good runs of its own blocks
