@@ -102,129 +102,32 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	if want := o.Threads + 1; runtime.GOMAXPROCS(0) < want {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
-	conns := dial.NewSet()
-	connector, cfg, err := dial.Connector(dsn, conns)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r, err := newRunner(runCtx, cancel, dsn, &o, prog)
 	if err != nil {
 		return nil, err
 	}
-
-	wl := workloads[o.Workload]
-	if prog != nil {
-		wl = workload{trx: true} // BEGIN and COMMIT prepared; the program says when
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// Statements run without cancellation (see package dial); cancelling the run closes
-	// its connections instead.
-	go func() {
-		<-runCtx.Done()
-		conns.CloseAll()
-	}()
-	seed := o.seed()
-	r := &runner{
-		o:         &o,
-		connector: connector,
-		cfg:       cfg,
-		kinds:     wl.stmtKinds(&o),
-		col:       newCollector(&o),
-		errs:      make(chan error, o.Threads),
-		live:      map[int]int64{},
-		prog:      prog,
-	}
-	if prog != nil {
-		r.col = newCollector(&o, prog.kinds()...)
-	}
-	uniq := newUniqueSeq(seed)
-	groups := wl.activeGroups(&o)
-
-	// Connect and prepare every thread before any event runs.
-	ready := make(chan error, o.Threads)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range o.Threads {
-		t := &thread{id: i, o: &o, wl: wl, groups: groups, trx: wl.trx && !o.SkipTrx, prog: prog,
-			rnd: NewRand(o, seed, streamThread+uint64(i)), uniq: uniq}
-		wg.Go(func() {
-			err := r.open(runCtx, t)
-			ready <- err
-			if err != nil {
-				return
-			}
-			defer func() { r.close(t, runCtx.Err() != nil) }()
-			select {
-			case <-start:
-			case <-runCtx.Done():
-				return
-			}
-			if err := r.loop(runCtx, t); err != nil {
-				r.errs <- err
-			}
-		})
-	}
-	// abort stops everything at once: connections closed on the client side, and
-	// the server's threads for them killed so that nothing keeps running there
-	// (a statement in a lock wait does not notice its client is gone).
-	abort := func() {
-		cancel()
-		conns.CloseAll()
-		r.killServerThreads()
-		wg.Wait()
-	}
 	fail := func(err error) (*Result, error) {
-		abort()
+		r.abort()
 		return nil, fmt.Errorf("%s: %w", o.Workload, err)
 	}
-	for range o.Threads {
-		if err := <-ready; err != nil {
-			if ctx.Err() != nil {
-				return fail(ctx.Err())
-			}
-			return fail(fmt.Errorf("connect and prepare statements: %w", err))
-		}
-	}
-
-	close(start)
-	if err := r.sleepUntil(ctx, time.Now().Add(o.Warmup)); err != nil {
+	// Connect and prepare every thread before any event runs.
+	if err := r.startThreads(ctx, runCtx); err != nil {
 		return fail(err)
 	}
-	if h.MeasureStart != nil {
-		h.MeasureStart()
-	}
-	s := time.Now()
-	r.col.begin(s)
-	report := func(ivs []Interval) {
-		if h.Interval != nil && o.ReportInterval > 0 {
-			for _, iv := range ivs {
-				h.Interval(iv)
-			}
-		}
-	}
-	for k := 1; time.Duration(k)*time.Second < o.Time; k++ {
-		if err := r.sleepUntil(ctx, s.Add(time.Duration(k)*time.Second+flushLag)); err != nil {
-			return fail(err)
-		}
-		report(r.col.flush(time.Now()))
-	}
-	if err := r.sleepUntil(ctx, s.Add(o.Time)); err != nil {
+	if err := r.window(ctx, h); err != nil {
 		return fail(err)
 	}
-	r.stop.Store(true)
-	last := r.col.finish(time.Now())
-	if h.MeasureEnd != nil {
-		h.MeasureEnd()
-	}
-	report(last)
-
 	// Let threads finish their current event, then stop what is left.
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { r.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(stopGrace):
-		abort()
+		r.abort()
 	case <-ctx.Done():
-		abort()
-		return nil, fmt.Errorf("%s: %w", o.Workload, ctx.Err())
+		return fail(ctx.Err())
 	}
 	select {
 	case err := <-r.errs:
@@ -240,11 +143,127 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	return res, nil
 }
 
+// newRunner connects nothing yet: it makes the run's connector (whose
+// connections runCtx's end closes: statements run without cancellation, see
+// package dial) and its collector.
+func newRunner(runCtx context.Context, cancel func(), dsn string, o *Options, prog program) (*runner, error) {
+	conns := dial.NewSet()
+	connector, cfg, err := dial.Connector(dsn, conns)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-runCtx.Done()
+		conns.CloseAll()
+	}()
+	wl := workloads[o.Workload]
+	if prog != nil {
+		wl = workload{trx: true} // BEGIN and COMMIT prepared; the program says when
+	}
+	r := &runner{o: o, connector: connector, cfg: cfg, conns: conns, cancel: cancel, wl: wl, kinds: wl.stmtKinds(o),
+		col: newCollector(o), errs: make(chan error, o.Threads), live: map[int]int64{}, prog: prog, start: make(chan struct{})}
+	if prog != nil {
+		r.col = newCollector(o, prog.kinds()...)
+	}
+	return r, nil
+}
+
+// startThreads starts the threads, each connecting and preparing its
+// statements and then waiting for the start; it returns once all are
+// ready. Errors: the first thread's that could not, or ctx's.
+func (r *runner) startThreads(ctx, runCtx context.Context) error {
+	seed := r.o.seed()
+	uniq := newUniqueSeq(seed)
+	groups := r.wl.activeGroups(r.o)
+	ready := make(chan error, r.o.Threads)
+	for i := range r.o.Threads {
+		t := &thread{id: i, o: r.o, wl: r.wl, groups: groups, trx: r.wl.trx && !r.o.SkipTrx, prog: r.prog,
+			rnd: NewRand(*r.o, seed, streamThread+uint64(i)), uniq: uniq}
+		r.wg.Go(func() {
+			err := r.open(runCtx, t)
+			ready <- err
+			if err != nil {
+				return
+			}
+			defer func() { r.close(t, runCtx.Err() != nil) }()
+			select {
+			case <-r.start:
+			case <-runCtx.Done():
+				return
+			}
+			if err := r.loop(runCtx, t); err != nil {
+				r.errs <- err
+			}
+		})
+	}
+	for range r.o.Threads {
+		if err := <-ready; err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("connect and prepare statements: %w", err)
+		}
+	}
+	return nil
+}
+
+// window lets the threads go, waits out the warm-up, and measures the
+// window, calling h's hooks at its edges and on each second's interval.
+func (r *runner) window(ctx context.Context, h Hooks) error {
+	close(r.start)
+	if err := r.sleepUntil(ctx, time.Now().Add(r.o.Warmup)); err != nil {
+		return err
+	}
+	if h.MeasureStart != nil {
+		h.MeasureStart()
+	}
+	s := time.Now()
+	r.col.begin(s)
+	report := func(ivs []Interval) {
+		if h.Interval != nil && r.o.ReportInterval > 0 {
+			for _, iv := range ivs {
+				h.Interval(iv)
+			}
+		}
+	}
+	for k := 1; time.Duration(k)*time.Second < r.o.Time; k++ {
+		if err := r.sleepUntil(ctx, s.Add(time.Duration(k)*time.Second+flushLag)); err != nil {
+			return err
+		}
+		report(r.col.flush(time.Now()))
+	}
+	if err := r.sleepUntil(ctx, s.Add(r.o.Time)); err != nil {
+		return err
+	}
+	r.stop.Store(true)
+	last := r.col.finish(time.Now())
+	if h.MeasureEnd != nil {
+		h.MeasureEnd()
+	}
+	report(last)
+	return nil
+}
+
+// abort stops everything at once: connections closed on the client side, and
+// the server's threads for them killed so that nothing keeps running there
+// (a statement in a lock wait does not notice its client is gone).
+func (r *runner) abort() {
+	r.cancel()
+	r.conns.CloseAll()
+	r.killServerThreads()
+	r.wg.Wait()
+}
+
 // runner is the state a Run shares between its threads.
 type runner struct {
 	o         *Options
 	connector driver.Connector
 	cfg       *mysql.Config
+	conns     *dial.Set          // the run's connections
+	cancel    context.CancelFunc // ends the run's context
+	wl        workload
+	start     chan struct{}  // closed when the threads may run events
+	wg        sync.WaitGroup // the threads
 	kinds     []stmtKind
 	col       *collector
 	stop      atomic.Bool // the window closed: threads finish their event and leave
