@@ -84,28 +84,12 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if su.SearchPolicy.Jobs < 1 {
 		return With(Failure, errors.New("app.Start: the setup has no search settings (SetupRequest.Search)"))
 	}
-	good, err := bisect.Resolve(su.Repo, req.Good)
+	good, bad, all, err := resolveRange(su, req)
 	if err != nil {
-		return usageError("{good}: %w", err)
-	}
-	bad, err := bisect.Resolve(su.Repo, req.Bad)
-	if err != nil {
-		return usageError("{bad}: %w", err)
-	}
-	commits, err := bisect.Range(su.Repo, good, bad)
-	if err != nil {
-		return With(OutcomeOf(err), err) // a usage error, or git's failure
-	}
-	revs := []string{good, bad}
-	for _, cm := range commits {
-		revs = append(revs, cm.Hash)
-	}
-	if err := su.CheckSettings(revs...); err != nil {
 		return err
 	}
-	all := commits
 	cfg := su.SearchPolicy
-	cfg.Good, cfg.Bad, cfg.Commits = good, bad, commits
+	cfg.Good, cfg.Bad, cfg.Commits = good, bad, all
 	cfg.NoConfirm, cfg.FirstParent = req.NoConfirm, req.FirstParent
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
@@ -114,94 +98,163 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err != nil {
 		return err
 	}
-	var inert map[string]string
+	b := &bisection{su: su, req: req, cfg: cfg, sess: sess, all: all, commits: all,
+		subjects: func(h string) string { return bisect.Subject(su.Repo, h) }}
 	if !keepDocs {
-		if commits, inert, err = bisect.LeaveOutInert(su.Repo, all, bad); err != nil {
+		if err := b.leaveOutDocs(); err != nil {
 			return err
 		}
-		cfg.Commits = commits
-		if docs := leftOutDocs(all, commits, inert, nil, func(string) string { return "" }, cfg.FirstParent, bad); len(docs) > 0 {
-			fmt.Fprintf(su.Log, "%s only documentation, tests or CI files (%.10s: %s, ...): left out, they build their parent's server (--keep-doc-commits tests them)\n",
-				map[bool]string{true: "1 commit changes", false: fmt.Sprintf("%d commits change", len(docs))}[len(docs) == 1], docs[0].Commit, docs[0].Changes)
-		}
 	}
-	stored := len(cfg.Replay)
-	var sameAs map[string]string
-	if !keepDocs {
-		sameAs = bisect.SameServer(all, commits)
-	}
-	marks, err := newMarks(su, cfg, req.Marks, commits, sameAs)
+	run, err := b.newSession(identity)
 	if err != nil {
 		return err
+	}
+	b.res = run.Result()
+	_, runErr := run.Run(ctx)
+	doc := b.document(ctx, runErr)
+	su.writeBisection(req.Output, doc, b.sess.ID, "perfbisect: bisection "+req.Good+".."+req.Bad)
+	return b.end(ctx, doc, runErr)
+}
+
+// resolveRange resolves the request's endpoints and lists the range between
+// them, checking the option file against every tree of it. Errors: usage
+// for endpoints or settings that do not fit; git's failure.
+func resolveRange(su *Setup, req StartRequest) (good, bad string, commits []bisect.Commit, err error) {
+	if good, err = bisect.Resolve(su.Repo, req.Good); err != nil {
+		return "", "", nil, usageError("{good}: %w", err)
+	}
+	if bad, err = bisect.Resolve(su.Repo, req.Bad); err != nil {
+		return "", "", nil, usageError("{bad}: %w", err)
+	}
+	if commits, err = bisect.Range(su.Repo, good, bad); err != nil {
+		return "", "", nil, With(OutcomeOf(err), err) // a usage error, or git's failure
+	}
+	revs := []string{good, bad}
+	for _, cm := range commits {
+		revs = append(revs, cm.Hash)
+	}
+	return good, bad, commits, su.CheckSettings(revs...)
+}
+
+// bisection is one run of Start: its search (cfg), the stored session, the
+// range (all) and the commits searched (commits: without the inert ones
+// unless kept, which inert names), and the result as it grows.
+type bisection struct {
+	su       *Setup
+	req      StartRequest
+	cfg      session.Config
+	sess     *store.Session // nil until stored (newSession)
+	all      []bisect.Commit
+	commits  []bisect.Commit
+	inert    map[string]string
+	sameAs   map[string]string // left-out commit -> the commit whose server it builds
+	res      *session.Result
+	subjects func(hash string) string
+}
+
+// leaveOutDocs takes the commits that change only documentation, tests or
+// CI files out of the search, saying how many.
+func (b *bisection) leaveOutDocs() error {
+	commits, inert, err := bisect.LeaveOutInert(b.su.Repo, b.all, b.cfg.Bad)
+	if err != nil {
+		return err
+	}
+	b.commits, b.inert, b.cfg.Commits = commits, inert, commits
+	b.sameAs = bisect.SameServer(b.all, commits)
+	if docs := leftOutDocs(b.all, commits, inert, nil, func(string) string { return "" }, b.cfg.FirstParent, b.cfg.Bad); len(docs) > 0 {
+		fmt.Fprintf(b.su.Log, "%s only documentation, tests or CI files (%.10s: %s, ...): left out, they build their parent's server (--keep-doc-commits tests them)\n",
+			map[bool]string{true: "1 commit changes", false: fmt.Sprintf("%d commits change", len(docs))}[len(docs) == 1], docs[0].Commit, docs[0].Changes)
+	}
+	return nil
+}
+
+// newSession makes the search over the stored runs and the request's marks
+// by hand, stores the session (when it is not a resumed one) and the marks,
+// and says what the search is about to do.
+func (b *bisection) newSession(identity store.Identity) (*session.Session, error) {
+	su, cfg := b.su, &b.cfg
+	stored := len(cfg.Replay)
+	marks, err := newMarks(su, *cfg, b.req.Marks, b.commits, b.sameAs)
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range marks {
 		cfg.Replay = append(cfg.Replay, session.MarkEvent(m))
 	}
 	st := su.Store
-	subjects := func(h string) string { return bisect.Subject(su.Repo, h) }
-	table := &report.Table{W: req.Out, Subjects: subjects, Metric: cfg.Metric, Color: req.Color}
-	var res *session.Result
-	steps := su.StoreSession(&cfg, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	table := &report.Table{W: b.req.Out, Subjects: b.subjects, Metric: cfg.Metric, Color: b.req.Color}
+	steps := su.StoreSession(cfg, func() int64 { return b.sess.ID }, 0, 0, func(s session.Step) { table.Step(s, b.res.Runs) })
 	cfg.Hooks.Diverged = func(seq int) {
-		if err := st.Truncate(sess.ID, seq, steps()); err != nil {
+		if err := st.Truncate(b.sess.ID, seq, steps()); err != nil {
 			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 		}
 	}
 	// The measurer records builds under the session, known once it is stored.
-	m := su.Measurer(func() int64 { return sess.ID })
-	run, err := session.New(cfg, m)
+	m := su.Measurer(func() int64 { return b.sess.ID })
+	run, err := session.New(*cfg, m)
 	if err != nil {
-		return With(Usage, err) // nothing stored: the same start with other flags may follow
+		return nil, With(Usage, err) // nothing stored: the same start with other flags may follow
 	}
-	if sess == nil {
+	if b.sess == nil {
 		dir, _ := os.Getwd()
-		if sess, err = su.Begin(store.KindStart, req.Args, dir, good, bad, identity); err != nil {
-			return With(Failure, err)
+		if b.sess, err = su.Begin(store.KindStart, b.req.Args, dir, cfg.Good, cfg.Bad, identity); err != nil {
+			return nil, With(Failure, err)
 		}
 	}
 	for i, m := range marks {
-		if err := st.Append(sess.ID, stored+i, session.MarkEvent(m)); err != nil {
-			return With(Failure, err)
+		if err := st.Append(b.sess.ID, stored+i, session.MarkEvent(m)); err != nil {
+			return nil, With(Failure, err)
 		}
 		fmt.Fprintf(su.Log, "%.10s marked %s by hand: %s\n", m.Commit, m.Mark, m.Reason)
 	}
-	n := len(commits)
+	n := len(b.commits)
 	if cfg.FirstParent {
-		n = len(bisect.NewGraph(commits).FirstParentLine(bad, nil))
+		n = len(bisect.NewGraph(b.commits).FirstParentLine(cfg.Bad, nil))
 	}
 	fmt.Fprintf(su.Log, "%s after good %.10s up to bad %.10s: about %s (a build each); the runs and the time they take are estimated once the endpoints are measured; state in %s\n",
-		Counted(n, "commit"), good, bad, Counted(expectedSteps(n), "step"), su.StateDir)
-	priorNoise(su.Log, st, sess.ID, cfg.Metric, map[string]string{"good": good, "bad": bad})
-	res = run.Result()
-	_, runErr := run.Run(ctx)
-	doc := report.NewDocument(res, cfg.Metric, subjects)
-	doc.Place(good, bad, commits)
+		Counted(n, "commit"), cfg.Good, cfg.Bad, Counted(expectedSteps(n), "step"), su.StateDir)
+	priorNoise(su.Log, st, b.sess.ID, cfg.Metric, map[string]string{"good": cfg.Good, "bad": cfg.Bad})
+	return run, nil
+}
+
+// document is the session's document once the search ended (runErr its
+// error), with the why of a named first bad commit (explainCulprit).
+func (b *bisection) document(ctx context.Context, runErr error) report.Document {
+	cfg := b.cfg
+	doc := report.NewDocument(b.res, cfg.Metric, b.subjects)
+	doc.Place(cfg.Good, cfg.Bad, b.commits)
 	doc.Search = cfg.Search
-	doc.Workload = su.Workload.Summary()
-	doc.LeftOut = leftOutDocs(all, commits, inert, res, subjects, cfg.FirstParent, bad)
+	doc.Workload = b.su.Workload.Summary()
+	doc.LeftOut = leftOutDocs(b.all, b.commits, b.inert, b.res, b.subjects, cfg.FirstParent, cfg.Bad)
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
 			doc.Error = "interrupted"
 		}
 	} else {
-		doc.Explain = explainCulprit(ctx, su, res, req.ExplainRuns, req.Args)
+		doc.Explain = explainCulprit(ctx, b.su, b.res, b.req.ExplainRuns, b.req.Args)
 	}
-	su.writeBisection(req.Output, doc, sess.ID, "perfbisect: bisection "+req.Good+".."+req.Bad)
+	return doc
+}
+
+// end stores how the session ended, prints the answer and its why, and
+// returns the outcome (Start's).
+func (b *bisection) end(ctx context.Context, doc report.Document, runErr error) error {
+	su, st, res := b.su, b.su.Store, b.res
 	if runErr != nil {
 		var ee *session.EndpointError
 		if errors.As(runErr, &ee) && ctx.Err() == nil {
 			// Resuming would only repeat it: the session ends here.
-			_ = st.End(sess.ID, store.Failed, "error", doc)
+			_ = st.End(b.sess.ID, store.Failed, "error", doc)
 		}
 		return SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
 	}
-	if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
+	if err := st.End(b.sess.ID, store.Done, string(res.Outcome), doc); err != nil {
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
-	report.Final(req.Out, res, subjects)
+	report.Final(b.req.Out, res, b.subjects)
 	if doc.Explain != nil {
-		report.WriteWhy(req.Out, false, *doc.Explain)
+		report.WriteWhy(b.req.Out, false, *doc.Explain)
 	}
 	if ctx.Err() != nil {
 		return With(Interrupted, errors.New("interrupted while profiling for the why; the answer above stands (stored: perfbisect report shows it)"))
