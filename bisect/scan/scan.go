@@ -20,22 +20,14 @@ import (
 // of bisect.Range(from, to) (to's ancestors that descend from from). It is an
 // error (wrapping bisect.ErrUsage) when from is not on to's first-parent line.
 func FirstParentLine(commits []bisect.Commit, from, to string) ([]bisect.Commit, error) {
-	byHash := map[string]bisect.Commit{}
-	for _, c := range commits {
-		byHash[c.Hash] = c
+	g := bisect.NewGraph(commits)
+	hashes := g.FirstParentLine(to, nil) // newest first, up to the range's end
+	if len(hashes) == 0 || len(g[hashes[len(hashes)-1]].Parents) == 0 || g[hashes[len(hashes)-1]].Parents[0] != from {
+		return nil, bisect.Usagef("%.10s is not on the first-parent line of %.10s (scan follows first parents; give an older start on that line)", from, to)
 	}
-	var line []bisect.Commit
-	for h := to; h != from; {
-		c, ok := byHash[h]
-		if !ok || len(c.Parents) == 0 {
-			return nil, bisect.Usagef("%.10s is not on the first-parent line of %.10s (scan follows first parents; give an older start on that line)", from, to)
-		}
-		line = append(line, c)
-		h = c.Parents[0]
-	}
-	line = append(line, bisect.Commit{Hash: from})
-	for i, j := 0, len(line)-1; i < j; i, j = i+1, j-1 {
-		line[i], line[j] = line[j], line[i]
+	line := []bisect.Commit{{Hash: from}}
+	for i := len(hashes) - 1; i >= 0; i-- {
+		line = append(line, g[hashes[i]])
 	}
 	return line, nil
 }

@@ -61,32 +61,9 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 	if err := req.Check(); err != nil {
 		return nil, 0, err
 	}
-	fromRef, toRef, _ := strings.Cut(req.Range, "..")
-	from, err := bisect.Resolve(su.Repo, fromRef)
+	from, to, line, err := scanLine(su, req.Range)
 	if err != nil {
-		return nil, 0, With(Usage, fmt.Errorf("FROM: %w", err))
-	}
-	to, err := bisect.Resolve(su.Repo, toRef)
-	if err != nil {
-		return nil, 0, With(Usage, fmt.Errorf("TO: %w", err))
-	}
-	if from == to {
-		return nil, 0, bisect.Usagef("range %s: FROM and TO are the same commit", req.Range)
-	}
-	commits, err := bisect.Range(su.Repo, from, to)
-	if err != nil {
-		if errors.Is(err, bisect.ErrUsage) {
-			why := "they are on different branches"
-			if _, rerr := bisect.Range(su.Repo, to, from); rerr == nil {
-				why = "TO is older than FROM: swap them"
-			}
-			return nil, 0, bisect.Usagef("range %s: FROM must be an ancestor of TO (%s)", req.Range, why)
-		}
-		return nil, 0, With(Failure, err)
-	}
-	line, err := scan.FirstParentLine(commits, from, to)
-	if err != nil {
-		return nil, 0, With(Usage, err)
+		return nil, 0, err
 	}
 	picked := scan.Pick(line, req.Every, req.Merges)
 	if need := 2 * stats.DefaultChangePointMinSegment; len(picked) < need {
@@ -118,34 +95,10 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 		m = liveMeasurer{meas, su.Live}
 	}
 	res, err := scan.Scan(ctx, m, points, req.Runs, metric, stats.ChangePointOptions{MinMagnitude: su.Policy.Threshold})
-	measured := 0
-	if res != nil {
-		for _, p := range res.Points {
-			if p.Skip == "" {
-				measured++
-			}
-		}
+	if err == nil {
+		err = enoughPoints(res, len(points))
 	}
-	if err == nil && measured < 2 {
-		err = bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, len(points))
-	}
-	doc := &report.ScanDoc{From: from, To: to, Metric: string(metric), Threshold: su.Policy.Threshold, Changes: []report.ScanChange{}}
-	if res != nil {
-		for _, p := range res.Points {
-			sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.Repo, p.Commit), Values: p.Values, Skip: p.Skip}
-			if sp.Values == nil {
-				sp.Values = []float64{}
-			}
-			if p.Skip == "" && len(p.Values) > 0 {
-				sp.Median = stats.Median(p.Values)
-			}
-			doc.Points = append(doc.Points, sp)
-		}
-		for _, ch := range res.Changes {
-			c := report.ScanChange{Change: ch, Start: bisectCommandFor(ch, req.StartFlags)}
-			doc.Changes = append(doc.Changes, c)
-		}
-	}
+	doc := scanDocument(su, req, from, to, res)
 	state, outcome := store.Done, "no-change"
 	switch {
 	case err != nil:
@@ -168,6 +121,76 @@ func Scan(ctx context.Context, su *Setup, req ScanRequest) (*report.ScanDoc, int
 		}
 	}
 	return doc, sess.ID, nil
+}
+
+// scanLine resolves a scan's range FROM..TO and returns its first-parent
+// line. Errors: usage for ends that do not resolve, are one commit, or are
+// not FROM an ancestor of TO; git's failure.
+func scanLine(su *Setup, rng string) (from, to string, line []bisect.Commit, err error) {
+	fromRef, toRef, _ := strings.Cut(rng, "..")
+	if from, err = bisect.Resolve(su.Repo, fromRef); err != nil {
+		return "", "", nil, With(Usage, fmt.Errorf("FROM: %w", err))
+	}
+	if to, err = bisect.Resolve(su.Repo, toRef); err != nil {
+		return "", "", nil, With(Usage, fmt.Errorf("TO: %w", err))
+	}
+	if from == to {
+		return "", "", nil, bisect.Usagef("range %s: FROM and TO are the same commit", rng)
+	}
+	commits, err := bisect.Range(su.Repo, from, to)
+	if err != nil {
+		if errors.Is(err, bisect.ErrUsage) {
+			why := "they are on different branches"
+			if _, rerr := bisect.Range(su.Repo, to, from); rerr == nil {
+				why = "TO is older than FROM: swap them"
+			}
+			return "", "", nil, bisect.Usagef("range %s: FROM must be an ancestor of TO (%s)", rng, why)
+		}
+		return "", "", nil, With(Failure, err)
+	}
+	if line, err = scan.FirstParentLine(commits, from, to); err != nil {
+		return "", "", nil, With(Usage, err)
+	}
+	return from, to, line, nil
+}
+
+// enoughPoints fails a scan that could measure fewer than two of its points.
+func enoughPoints(res *scan.Result, points int) error {
+	measured := 0
+	if res != nil {
+		for _, p := range res.Points {
+			if p.Skip == "" {
+				measured++
+			}
+		}
+	}
+	if measured < 2 {
+		return bisect.Usagef("%d of %d commits could be measured (see the skips above): no series to scan", measured, points)
+	}
+	return nil
+}
+
+// scanDocument is a scan's document: every point measured, and each change
+// found with the perfbisect start command that bisects it.
+func scanDocument(su *Setup, req ScanRequest, from, to string, res *scan.Result) *report.ScanDoc {
+	doc := &report.ScanDoc{From: from, To: to, Metric: string(su.Policy.Metric), Threshold: su.Policy.Threshold, Changes: []report.ScanChange{}}
+	if res == nil {
+		return doc
+	}
+	for _, p := range res.Points {
+		sp := report.ScanPoint{Commit: p.Commit, Subject: bisect.Subject(su.Repo, p.Commit), Values: p.Values, Skip: p.Skip}
+		if sp.Values == nil {
+			sp.Values = []float64{}
+		}
+		if p.Skip == "" && len(p.Values) > 0 {
+			sp.Median = stats.Median(p.Values)
+		}
+		doc.Points = append(doc.Points, sp)
+	}
+	for _, ch := range res.Changes {
+		doc.Changes = append(doc.Changes, report.ScanChange{Change: ch, Start: bisectCommandFor(ch, req.StartFlags)})
+	}
+	return doc
 }
 
 // liveMeasurer counts a scan's runs on the live progress (a bisection's runs
