@@ -50,27 +50,7 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(su.SideOptionFiles) == 0 {
-		var commits []string
-		for _, sd := range sides {
-			if sd.Plain() {
-				commits = append(commits, sd.Spec.Commit)
-			}
-		}
-		if err := su.CheckSettings(commits...); err != nil {
-			return nil, nil, err
-		}
-	}
-	var others []Side
-	for _, sd := range sides {
-		if !sd.Plain() {
-			others = append(others, sd)
-		}
-	}
-	if len(su.SideOptionFiles) > 0 {
-		others = sides
-	}
-	if err := su.checkSides(others); err != nil {
+	if err := checkCompareSides(su, sides); err != nil {
 		return nil, nil, err
 	}
 	threads := req.Threads
@@ -121,34 +101,69 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 		}
 	}
 	if regressed >= 0 && runErr == nil && !req.NoExplain {
-		spent := 0
-		for _, d := range docs {
-			spent += len(d.BaseRuns) + len(d.HeadRuns)
-		}
-		p := todo[regressed]
-		su.Workload = su.Workload.WithThreads(p.threads)
-		docs[regressed].Explain = explainAfter(ctx, su, sides[0], p.head, 0, spent,
-			explainCommandLine(req.Args, sides[0].Arg, p.head.Arg, p.threads))
-		if ctx.Err() != nil {
-			// The comparisons stand (stored); the report says what was not done.
-			return docs, ids, With(Interrupted, errors.New("interrupted while profiling for the why; the comparison's answer stands"))
+		if err := explainRegressed(ctx, su, req, sides[0], todo[regressed], docs, regressed); err != nil {
+			return docs, ids, err
 		}
 	}
 	if runErr != nil {
-		var ee *session.EndpointError
-		switch {
-		case ctx.Err() != nil:
-			return docs, ids, With(Interrupted, errors.New("interrupted; no server left running. The same command continues it, measuring nothing twice"))
-		case errors.As(runErr, &ee):
-			which := map[string]Side{"good": sides[0], "bad": failed}[ee.Which]
-			return docs, ids, With(Usage, fmt.Errorf("side %s cannot be measured: %w", which.Describe(), ee.Err))
-		case errors.Is(runErr, serverctl.ErrOptionFile), errors.Is(runErr, bisect.ErrUsage):
-			return docs, ids, With(Usage, runErr) // as start: the user's file, not the tool
-		default:
-			return docs, ids, With(Failure, fmt.Errorf("%w (the same compare command continues the comparison, measuring nothing twice)", runErr))
-		}
+		return docs, ids, compareFailure(ctx, runErr, sides[0], failed)
 	}
 	return docs, ids, Answer(outcome)
+}
+
+// checkCompareSides checks the option file against the trees of the sides
+// that are plain revisions (when it is the shared one), and each other
+// side's server and option file (checkSides). Errors: usage.
+func checkCompareSides(su *Setup, sides []Side) error {
+	if len(su.SideOptionFiles) > 0 {
+		return su.checkSides(sides)
+	}
+	var commits []string
+	var others []Side
+	for _, sd := range sides {
+		if sd.Plain() {
+			commits = append(commits, sd.Spec.Commit)
+		} else {
+			others = append(others, sd)
+		}
+	}
+	if err := su.CheckSettings(commits...); err != nil {
+		return err
+	}
+	return su.checkSides(others)
+}
+
+// explainRegressed profiles the pair that regressed first (docs[i]), within
+// a tenth of the comparison's runs (explainAfter). Errors: Interrupted.
+func explainRegressed(ctx context.Context, su *Setup, req CompareRequest, base Side, p pair, docs []report.CompareDoc, i int) error {
+	spent := 0
+	for _, d := range docs {
+		spent += len(d.BaseRuns) + len(d.HeadRuns)
+	}
+	su.Workload = su.Workload.WithThreads(p.threads)
+	docs[i].Explain = explainAfter(ctx, su, base, p.head, 0, spent, explainCommandLine(req.Args, base.Arg, p.head.Arg, p.threads))
+	if ctx.Err() != nil {
+		// The comparisons stand (stored); the report says what was not done.
+		return With(Interrupted, errors.New("interrupted while profiling for the why; the comparison's answer stands"))
+	}
+	return nil
+}
+
+// compareFailure is the outcome of a comparison that failed measuring the
+// pair of base and failed: interrupted, a side that cannot be measured or
+// a file of the user's (usage), or a failure that the same command resumes.
+func compareFailure(ctx context.Context, runErr error, base, failed Side) error {
+	var ee *session.EndpointError
+	switch {
+	case ctx.Err() != nil:
+		return With(Interrupted, errors.New("interrupted; no server left running. The same command continues it, measuring nothing twice"))
+	case errors.As(runErr, &ee):
+		which := map[string]Side{"good": base, "bad": failed}[ee.Which]
+		return With(Usage, fmt.Errorf("side %s cannot be measured: %w", which.Describe(), ee.Err))
+	case errors.Is(runErr, serverctl.ErrOptionFile), errors.Is(runErr, bisect.ErrUsage):
+		return With(Usage, runErr) // as start: the user's file, not the tool
+	}
+	return With(Failure, fmt.Errorf("%w (the same compare command continues the comparison, measuring nothing twice)", runErr))
 }
 
 // A pair is the base and another side at one thread count, with its
