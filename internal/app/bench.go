@@ -50,8 +50,7 @@ type BenchRequest struct {
 // end. Errors: usage when sysbench cannot run these options or is missing;
 // Interrupted; a failure naming the workload, the command and the server.
 func Bench(ctx context.Context, req BenchRequest) error {
-	o, conn := req.Options, req.Conn
-	failed := func(err error) error {
+	failed := func(o bench.Options, err error) error {
 		if ctx.Err() != nil {
 			return With(Interrupted, fmt.Errorf("bench %s interrupted", req.Command))
 		}
@@ -59,96 +58,121 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		if req.Custom != "" {
 			name = req.Custom
 		}
-		return With(Failure, fmt.Errorf("bench %s %s (%s): %w", name, req.Command, conn, err))
+		return With(Failure, fmt.Errorf("bench %s %s (%s): %w", name, req.Command, req.Conn, err))
 	}
-	var w bench.Workload
-	name := bench.DriverBuiltin
+	w, o, driver, err := benchWorkload(ctx, req)
+	if err != nil {
+		return err
+	}
+	if req.Command != "run" {
+		if err := benchPrepareOrCleanup(ctx, req, w, o, driver); err != nil {
+			return failed(o, err)
+		}
+		return nil
+	}
+	out, err := benchRun(ctx, req, w, o, driver)
+	if err != nil {
+		return failed(o, err)
+	}
+	if req.Output != "" {
+		if err := report.WriteFile(req.Output, out); err != nil {
+			return failed(o, errors.New(strings.Replace(err.Error(), "write ", "--output ", 1)))
+		}
+		return nil
+	}
+	_, err = req.Out.Write(out)
+	return err
+}
+
+// benchWorkload is the request's workload, the options it runs with and
+// the driver that runs it (bench.DriverBuiltin or sysbench's version).
+// Errors: usage, naming the setting.
+func benchWorkload(ctx context.Context, req BenchRequest) (bench.Workload, bench.Options, string, error) {
+	o := req.Options
+	driver := bench.DriverBuiltin
 	if req.Sysbench || req.Custom != "" && bench.WorkloadKind(req.Custom) == bench.KindScript {
 		var err error
-		if name, err = sysbench.Version(ctx, req.SysbenchPath); err != nil {
-			return bisect.Usagef("{driver} sysbench: %v", err)
+		if driver, err = sysbench.Version(ctx, req.SysbenchPath); err != nil {
+			return nil, o, "", bisect.Usagef("{driver} sysbench: %v", err)
 		}
 	}
 	switch sb := (sysbench.Binary{Path: req.SysbenchPath, Output: req.Raw}); {
 	case req.Custom != "":
 		cw, err := newCustom(ctx, req.Custom, req.CustomArgs, o, sb)
 		if err != nil {
-			return bisect.Usagef("%v", err)
+			return nil, o, "", bisect.Usagef("%v", err)
 		}
 		switch cw := cw.(type) {
 		case *sysbench.Script:
 			o = cw.Options
 		case *bench.SQLWorkload:
-			o, name = cw.Options, bench.DriverBuiltin
+			o, driver = cw.Options, bench.DriverBuiltin
 		case *bench.TPCC:
-			o, name = cw.Options, bench.DriverBuiltin
+			o, driver = cw.Options, bench.DriverBuiltin
 		}
-		w = cw
+		return cw, o, driver, nil
 	case req.Sysbench:
 		if err := sysbench.Supports(o); err != nil {
-			return bisect.Usagef("{driver} sysbench: %v", err)
+			return nil, o, "", bisect.Usagef("{driver} sysbench: %v", err)
 		}
-		w = sysbench.OLTP{Options: o, Sysbench: sb, OwnPrepare: true}
-	default:
-		w = bench.OLTP{Options: o}
+		return sysbench.OLTP{Options: o, Sysbench: sb, OwnPrepare: true}, o, driver, nil
 	}
-	if req.Command != "run" {
-		began := time.Now()
-		var err error
-		if req.Command == "prepare" {
-			err = w.Prepare(ctx, conn)
-		} else {
-			err = w.Cleanup(ctx, conn)
-		}
-		if err != nil {
-			return failed(err)
-		}
-		what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, bench.RowsPerTable(o))
-		if req.Command == "cleanup" {
-			what = fmt.Sprintf("dropped %d table(s)", o.Tables)
-		}
-		if req.Custom != "" {
-			what = req.Command + " done"
-		}
-		fmt.Fprintf(req.Log, "perfbisect bench: %s %s for %s in %s (%s)\n", name, what, w.Name(), time.Since(began).Round(time.Millisecond), conn)
-		return nil
+	return bench.OLTP{Options: o}, o, driver, nil
+}
+
+// benchPrepareOrCleanup is bench prepare and bench cleanup: w's, said on
+// the log with the time they took.
+func benchPrepareOrCleanup(ctx context.Context, req BenchRequest, w bench.Workload, o bench.Options, driver string) error {
+	began := time.Now()
+	var err error
+	if req.Command == "prepare" {
+		err = w.Prepare(ctx, req.Conn)
+	} else {
+		err = w.Cleanup(ctx, req.Conn)
 	}
-	fmt.Fprintf(req.Log, "perfbisect bench: %s %s against %s\n", name, w.Name(), conn)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("prepared %d table(s) of %d rows", o.Tables, bench.RowsPerTable(o))
+	if req.Command == "cleanup" {
+		what = fmt.Sprintf("dropped %d table(s)", o.Tables)
+	}
+	if req.Custom != "" {
+		what = req.Command + " done"
+	}
+	fmt.Fprintf(req.Log, "perfbisect bench: %s %s for %s in %s (%s)\n", driver, what, w.Name(), time.Since(began).Round(time.Millisecond), req.Conn)
+	return nil
+}
+
+// benchRun is bench run: w's run, each second's line as it comes in text on
+// the terminal; it returns the summary (or the text or JSON report).
+func benchRun(ctx context.Context, req BenchRequest, w bench.Workload, o bench.Options, driver string) ([]byte, error) {
+	fmt.Fprintf(req.Log, "perfbisect bench: %s %s against %s\n", driver, w.Name(), req.Conn)
 	var live io.Writer
 	if req.Format == "text" && req.Output == "" {
 		live = req.Out
 	}
 	hooks := bench.Hooks{}
 	if live != nil {
-		if err := bench.WriteHeader(live, o, name); err != nil {
-			return failed(err)
+		if err := bench.WriteHeader(live, o, driver); err != nil {
+			return nil, err
 		}
 		hooks.Interval = func(iv bench.Interval) { _ = bench.WriteInterval(live, iv, o) }
 	}
-	res, err := w.Run(ctx, conn, hooks)
+	res, err := w.Run(ctx, req.Conn, hooks)
 	if err != nil {
-		return failed(err)
+		return nil, err
 	}
 	var out bytes.Buffer
 	switch {
 	case req.Format == "json":
-		err = writeBenchJSON(&out, w, o, conn, res)
+		err = writeBenchJSON(&out, w, o, req.Conn, res)
 	case live != nil:
 		err = res.WriteSummary(&out, o)
 	default:
 		err = res.WriteText(&out, o)
 	}
-	if err != nil {
-		return failed(err)
-	}
-	if req.Output != "" {
-		if err := report.WriteFile(req.Output, out.Bytes()); err != nil {
-			return failed(errors.New(strings.Replace(err.Error(), "write ", "--output ", 1)))
-		}
-		return nil
-	}
-	_, err = req.Out.Write(out.Bytes())
-	return err
+	return out.Bytes(), err
 }
 
 // writeBenchJSON writes bench run's JSON document: the workload, the
