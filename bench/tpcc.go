@@ -278,142 +278,210 @@ func orderLines(w, d, o int) int {
 // tableLoad is the load of tpccTables[i], its rows drawn from seed.
 func (w *TPCC) tableLoad(i int, seed int64) *tableLoad {
 	t := tpccTables[i]
-	r := NewRand(w.Options, seed, streamTPCC+uint64(i))
+	g := tpccGen{r: NewRand(w.Options, seed, streamTPCC+uint64(i))}
 	l := &tableLoad{name: "tpcc table " + t.name, before: []ddl{{"create table", t.create + " ENGINE=" + w.Options.StorageEngine}}}
 	if t.index != "" {
 		l.after = []ddl{{"create index", t.index}}
 	}
-	q := func(b []byte, s string) []byte { return append(b, quoteString(s)...) }
-	addr := func(b []byte, street bool) []byte {
-		if street {
-			b = q(b, aString(r, 10, 20))
-			b = append(b, ',')
-			b = q(b, aString(r, 10, 20))
-			b = append(b, ',')
-		}
-		b = q(b, aString(r, 10, 20))
-		b = append(b, ',')
-		b = q(b, strings.ToUpper(r.String("@@")))
-		b = append(b, ',')
-		return q(b, nString(r, 4)+"11111")
-	}
-	W := w.Warehouses
-	// id runs 1..rows; each table splits it into its keys.
-	switch t.name {
-	case "item":
-		l.prefix, l.rows = "INSERT INTO item (i_id, i_im_id, i_name, i_price, i_data) VALUES ", tpccItems
-		l.appendRow = func(b []byte, id int) []byte {
-			b = fmt.Appendf(b, "(%d,%d,", id, r.Uniform(1, 10000))
-			b = q(b, aString(r, 14, 24))
-			b = fmt.Appendf(b, ",%s,", cents(int64(r.Uniform(100, 10000))))
-			b = q(b, withOriginal(r, aString(r, 26, 50)))
-			return append(b, ')')
-		}
-	case "warehouse":
-		l.prefix, l.rows = "INSERT INTO warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd) VALUES ", W
-		l.appendRow = func(b []byte, id int) []byte {
-			b = fmt.Appendf(b, "(%d,", id)
-			b = q(b, aString(r, 6, 10))
-			b = append(b, ',')
-			b = addr(b, true)
-			return fmt.Appendf(b, ",0.%04d,300000.00)", r.Uniform(0, 2000))
-		}
-	case "district":
-		l.prefix, l.rows = "INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id) VALUES ", W*tpccDistricts
-		l.appendRow = func(b []byte, id int) []byte {
-			_, d, wh := districtKey(id, 1)
-			b = fmt.Appendf(b, "(%d,%d,", d, wh)
-			b = q(b, aString(r, 6, 10))
-			b = append(b, ',')
-			b = addr(b, true)
-			return fmt.Appendf(b, ",0.%04d,30000.00,%d)", r.Uniform(0, 2000), tpccOrders+1)
-		}
-	case "customer":
-		l.prefix = "INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data) VALUES "
-		l.rows = W * tpccDistricts * tpccCustomers
-		l.appendRow = func(b []byte, id int) []byte {
-			c, d, wh := districtKey(id, tpccCustomers)
-			last := c - 1
-			if c > 1000 {
-				last = int(nuRand(r, 255, tpccCLastLoad, 0, 999))
-			}
-			b = fmt.Appendf(b, "(%d,%d,%d,", c, d, wh)
-			b = q(b, aString(r, 8, 16))
-			b = fmt.Appendf(b, ",'OE','%s',", lastName(last))
-			b = addr(b, true)
-			b = append(b, ',')
-			b = q(b, nString(r, 16))
-			credit := "GC"
-			if r.Uniform(1, 10) == 1 {
-				credit = "BC"
-			}
-			b = fmt.Appendf(b, ",'%s','%s',50000,0.%04d,-10.00,10.00,1,0,", tpccLoadDate, credit, r.Uniform(0, 5000))
-			b = q(b, aString(r, 300, 500))
-			return append(b, ')')
-		}
-	case "history":
-		l.prefix = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES "
-		l.rows = W * tpccDistricts * tpccCustomers
-		l.appendRow = func(b []byte, id int) []byte {
-			c, d, wh := districtKey(id, tpccCustomers)
-			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d,'%s',10.00,", c, d, wh, d, wh, tpccLoadDate)
-			b = q(b, aString(r, 12, 24))
-			return append(b, ')')
-		}
-	case "orders":
-		l.prefix = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES "
-		l.rows = W * tpccDistricts * tpccOrders
-		l.appendRow = func(b []byte, id int) []byte {
-			o, d, wh := districtKey(id, tpccOrders)
-			carrier := "NULL"
-			if o < tpccNewOrdersFirst {
-				carrier = strconv.Itoa(int(r.Uniform(1, 10)))
-			}
-			return fmt.Appendf(b, "(%d,%d,%d,%d,'%s',%s,%d,1)", o, d, wh, (o*1597)%tpccCustomers+1, tpccLoadDate, carrier, orderLines(wh, d, o))
-		}
-	case "new_orders":
-		per := tpccOrders - tpccNewOrdersFirst + 1
-		l.prefix, l.rows = "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES ", W*tpccDistricts*per
-		l.appendRow = func(b []byte, id int) []byte {
-			n, d, wh := districtKey(id, per)
-			o := n - 1 + tpccNewOrdersFirst
-			return fmt.Appendf(b, "(%d,%d,%d)", o, d, wh)
-		}
-	case "order_line":
-		// A row of the load is an order: its lines, comma-separated.
-		l.prefix = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
-		l.rows = W * tpccDistricts * tpccOrders
-		l.appendRow = func(b []byte, id int) []byte {
-			o, d, wh := districtKey(id, tpccOrders)
-			for n := 1; n <= orderLines(wh, d, o); n++ {
-				if n > 1 {
-					b = append(b, ',')
-				}
-				delivered, amount := "'"+tpccLoadDate+"'", "0.00"
-				if o >= tpccNewOrdersFirst {
-					delivered, amount = "NULL", cents(int64(r.Uniform(1, 999999)))
-				}
-				b = fmt.Appendf(b, "(%d,%d,%d,%d,%d,%d,%s,5,%s,", o, d, wh, n, r.Uniform(1, tpccItems), wh, delivered, amount)
-				b = q(b, r.String("@@@@@@@@@@@@@@@@@@@@@@@@"))
-				b = append(b, ')')
-			}
-			return b
-		}
-	case "stock":
-		l.prefix = "INSERT INTO stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data) VALUES "
-		l.rows = W * tpccItems
-		l.appendRow = func(b []byte, id int) []byte {
-			b = fmt.Appendf(b, "(%d,%d,%d", (id-1)%tpccItems+1, (id-1)/tpccItems+1, r.Uniform(10, 100))
-			for range tpccDistricts {
-				b = append(b, ',')
-				b = q(b, r.String("@@@@@@@@@@@@@@@@@@@@@@@@"))
-			}
-			b = append(b, ",0,0,0,"...)
-			b = q(b, withOriginal(r, aString(r, 26, 50)))
-			return append(b, ')')
-		}
-	}
+	l.prefix, l.rows, l.appendRow = tpccLoaders[t.name](g, w.Warehouses)
 	return l
+}
+
+// tpccGen draws the values of a TPC-C table's rows (clause 4.3.3) from its
+// own random stream.
+type tpccGen struct{ r *Rand }
+
+// q appends s as a quoted string literal.
+func (tpccGen) q(b []byte, s string) []byte { return append(b, quoteString(s)...) }
+
+// addr appends an address: two streets when street, city, state and zip.
+func (g tpccGen) addr(b []byte, street bool) []byte {
+	r := g.r
+	if street {
+		b = g.q(b, aString(r, 10, 20))
+		b = append(b, ',')
+		b = g.q(b, aString(r, 10, 20))
+		b = append(b, ',')
+	}
+	b = g.q(b, aString(r, 10, 20))
+	b = append(b, ',')
+	b = g.q(b, strings.ToUpper(r.String("@@")))
+	b = append(b, ',')
+	return g.q(b, nString(r, 4)+"11111")
+}
+
+// tpccRows is a TPC-C table's load at W warehouses: its INSERT's prefix,
+// its rows (ids 1..rows, which each table splits into its keys) and the
+// function that appends a row's values.
+type tpccRows func(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte)
+
+// tpccLoaders are the loads of tpccTables, by name.
+var tpccLoaders = map[string]tpccRows{
+	"item":       itemRows,
+	"warehouse":  warehouseRows,
+	"district":   districtRows,
+	"customer":   customerRows,
+	"history":    historyRows,
+	"orders":     ordersRows,
+	"new_orders": newOrdersRows,
+	"order_line": orderLineRows,
+	"stock":      stockRows,
+}
+
+// itemRows is the item table's load (tpccRows).
+func itemRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix, rows = "INSERT INTO item (i_id, i_im_id, i_name, i_price, i_data) VALUES ", tpccItems
+	row = func(b []byte, id int) []byte {
+		b = fmt.Appendf(b, "(%d,%d,", id, r.Uniform(1, 10000))
+		b = g.q(b, aString(r, 14, 24))
+		b = fmt.Appendf(b, ",%s,", cents(int64(r.Uniform(100, 10000))))
+		b = g.q(b, withOriginal(r, aString(r, 26, 50)))
+		return append(b, ')')
+	}
+	return prefix, rows, row
+}
+
+// warehouseRows is the warehouse table's load (tpccRows).
+func warehouseRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix, rows = "INSERT INTO warehouse (w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd) VALUES ", W
+	row = func(b []byte, id int) []byte {
+		b = fmt.Appendf(b, "(%d,", id)
+		b = g.q(b, aString(r, 6, 10))
+		b = append(b, ',')
+		b = g.addr(b, true)
+		return fmt.Appendf(b, ",0.%04d,300000.00)", r.Uniform(0, 2000))
+	}
+	return prefix, rows, row
+}
+
+// districtRows is the district table's load (tpccRows).
+func districtRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix, rows = "INSERT INTO district (d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id) VALUES ", W*tpccDistricts
+	row = func(b []byte, id int) []byte {
+		_, d, wh := districtKey(id, 1)
+		b = fmt.Appendf(b, "(%d,%d,", d, wh)
+		b = g.q(b, aString(r, 6, 10))
+		b = append(b, ',')
+		b = g.addr(b, true)
+		return fmt.Appendf(b, ",0.%04d,30000.00,%d)", r.Uniform(0, 2000), tpccOrders+1)
+	}
+	return prefix, rows, row
+}
+
+// customerRows is the customer table's load (tpccRows).
+func customerRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix = "INSERT INTO customer (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data) VALUES "
+	rows = W * tpccDistricts * tpccCustomers
+	row = func(b []byte, id int) []byte {
+		c, d, wh := districtKey(id, tpccCustomers)
+		last := c - 1
+		if c > 1000 {
+			last = int(nuRand(r, 255, tpccCLastLoad, 0, 999))
+		}
+		b = fmt.Appendf(b, "(%d,%d,%d,", c, d, wh)
+		b = g.q(b, aString(r, 8, 16))
+		b = fmt.Appendf(b, ",'OE','%s',", lastName(last))
+		b = g.addr(b, true)
+		b = append(b, ',')
+		b = g.q(b, nString(r, 16))
+		credit := "GC"
+		if r.Uniform(1, 10) == 1 {
+			credit = "BC"
+		}
+		b = fmt.Appendf(b, ",'%s','%s',50000,0.%04d,-10.00,10.00,1,0,", tpccLoadDate, credit, r.Uniform(0, 5000))
+		b = g.q(b, aString(r, 300, 500))
+		return append(b, ')')
+	}
+	return prefix, rows, row
+}
+
+// historyRows is the history table's load (tpccRows).
+func historyRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix = "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES "
+	rows = W * tpccDistricts * tpccCustomers
+	row = func(b []byte, id int) []byte {
+		c, d, wh := districtKey(id, tpccCustomers)
+		b = fmt.Appendf(b, "(%d,%d,%d,%d,%d,'%s',10.00,", c, d, wh, d, wh, tpccLoadDate)
+		b = g.q(b, aString(r, 12, 24))
+		return append(b, ')')
+	}
+	return prefix, rows, row
+}
+
+// ordersRows is the orders table's load (tpccRows).
+func ordersRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES "
+	rows = W * tpccDistricts * tpccOrders
+	row = func(b []byte, id int) []byte {
+		o, d, wh := districtKey(id, tpccOrders)
+		carrier := "NULL"
+		if o < tpccNewOrdersFirst {
+			carrier = strconv.Itoa(int(r.Uniform(1, 10)))
+		}
+		return fmt.Appendf(b, "(%d,%d,%d,%d,'%s',%s,%d,1)", o, d, wh, (o*1597)%tpccCustomers+1, tpccLoadDate, carrier, orderLines(wh, d, o))
+	}
+	return prefix, rows, row
+}
+
+// newOrdersRows is the new_orders table's load (tpccRows).
+func newOrdersRows(_ tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	per := tpccOrders - tpccNewOrdersFirst + 1
+	prefix, rows = "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES ", W*tpccDistricts*per
+	row = func(b []byte, id int) []byte {
+		n, d, wh := districtKey(id, per)
+		o := n - 1 + tpccNewOrdersFirst
+		return fmt.Appendf(b, "(%d,%d,%d)", o, d, wh)
+	}
+	return prefix, rows, row
+}
+
+// orderLineRows is the order_line table's load (tpccRows).
+func orderLineRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	// A row of the load is an order: its lines, comma-separated.
+	prefix = "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES "
+	rows = W * tpccDistricts * tpccOrders
+	row = func(b []byte, id int) []byte {
+		o, d, wh := districtKey(id, tpccOrders)
+		for n := 1; n <= orderLines(wh, d, o); n++ {
+			if n > 1 {
+				b = append(b, ',')
+			}
+			delivered, amount := "'"+tpccLoadDate+"'", "0.00"
+			if o >= tpccNewOrdersFirst {
+				delivered, amount = "NULL", cents(int64(r.Uniform(1, 999999)))
+			}
+			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d,%d,%s,5,%s,", o, d, wh, n, r.Uniform(1, tpccItems), wh, delivered, amount)
+			b = g.q(b, r.String("@@@@@@@@@@@@@@@@@@@@@@@@"))
+			b = append(b, ')')
+		}
+		return b
+	}
+	return prefix, rows, row
+}
+
+// stockRows is the stock table's load (tpccRows).
+func stockRows(g tpccGen, W int) (prefix string, rows int, row func(b []byte, id int) []byte) {
+	r := g.r
+	prefix = "INSERT INTO stock (s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data) VALUES "
+	rows = W * tpccItems
+	row = func(b []byte, id int) []byte {
+		b = fmt.Appendf(b, "(%d,%d,%d", (id-1)%tpccItems+1, (id-1)/tpccItems+1, r.Uniform(10, 100))
+		for range tpccDistricts {
+			b = append(b, ',')
+			b = g.q(b, r.String("@@@@@@@@@@@@@@@@@@@@@@@@"))
+		}
+		b = append(b, ",0,0,0,"...)
+		b = g.q(b, withOriginal(r, aString(r, 26, 50)))
+		return append(b, ')')
+	}
+	return prefix, rows, row
 }
 
 // streamTPCC + i is the random stream of the rows of tpccTables[i].
