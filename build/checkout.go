@@ -97,36 +97,70 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 		return 0, fmt.Errorf("checkout %s: %w", commit, err)
 	}
 	old := readManifest(dir)
-	next := manifest{Commit: commit, Files: map[string]string{}, Stamps: map[string]string{}}
-	type file struct {
-		name  string
-		entry object.TreeEntry
+	next, files, submodules, err := treeFiles(tree, commit)
+	if err != nil {
+		return 0, err
 	}
-	var files, submodules []file
+	// Until the new manifest is written the directory is in between.
+	if err := writeManifest(dir, inBetween(old, next)); err != nil {
+		return 0, fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	removeGone(dir, old, next)
+	written, err := writeFiles(repo, gitDir, commit, dir, files, old, next)
+	if err != nil {
+		return written, err
+	}
+	if len(submodules) > 0 {
+		n, err := checkoutSubmodules(gitDir, workTree, commit, dir, tree, submodules)
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	if err := writeManifest(dir, next); err != nil {
+		return written, fmt.Errorf("checkout %s: %w", commit, err)
+	}
+	return written, nil
+}
+
+// treeFile is a file (or a submodule) of a checked-out tree.
+type treeFile struct {
+	name  string
+	entry object.TreeEntry
+}
+
+// treeFiles walks tree: the manifest it checks out as (no stamps yet), its
+// files and its submodules.
+func treeFiles(tree *object.Tree, commit string) (manifest, []treeFile, []treeFile, error) {
+	next := manifest{Commit: commit, Files: map[string]string{}, Stamps: map[string]string{}}
+	var files, submodules []treeFile
 	walker := object.NewTreeWalker(tree, true, nil)
 	defer walker.Close()
 	for {
 		name, entry, err := walker.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return next, files, submodules, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
+			return next, nil, nil, fmt.Errorf("checkout %s: walk tree: %w", commit, err)
 		}
 		if entry.Mode == filemode.Submodule {
 			next.Files[name] = "submodule " + entry.Hash.String()
-			submodules = append(submodules, file{name, entry})
+			submodules = append(submodules, treeFile{name, entry})
 			continue
 		}
 		if entry.Mode == filemode.Dir || name == manifestFile {
 			continue // the tree's own file of the manifest's name is not checked out
 		}
 		next.Files[name] = entry.Hash.String() + " " + entry.Mode.String()
-		files = append(files, file{name, entry})
+		files = append(files, treeFile{name, entry})
 	}
-	// Until the new manifest is written the directory is in between: record
-	// every path of both trees with no content key, so that a checkout that
-	// follows an interrupted one rewrites every file and deletes every stray.
+}
+
+// inBetween is the manifest of a directory between old and next: every path
+// of both trees with no content key, so that a checkout that follows an
+// interrupted one rewrites every file and deletes every stray.
+func inBetween(old, next manifest) manifest {
 	dirty := manifest{Commit: "(interrupted)", Files: map[string]string{}}
 	for _, m := range []manifest{old, next} {
 		for n, key := range m.Files {
@@ -137,27 +171,35 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 			}
 		}
 	}
-	if err := writeManifest(dir, dirty); err != nil {
-		return 0, fmt.Errorf("checkout %s: %w", commit, err)
-	}
-	// Files that are gone go first: a path may turn from a file or a symlink
-	// into a directory.
+	return dirty
+}
+
+// removeGone removes the files of old that next does not have, first: a
+// path may turn from a file or a symlink into a directory. As git does, a
+// directory left empty goes too (a CMake IF(EXISTS dir) must not see a
+// directory the revision removed).
+func removeGone(dir string, old, next manifest) {
 	for name, key := range old.Files {
-		if _, ok := next.Files[name]; !ok {
-			if strings.HasPrefix(key, "submodule ") {
-				_ = os.RemoveAll(filepath.Join(dir, filepath.FromSlash(name)))
-			} else {
-				_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
-			}
-			// As git does, a directory left empty goes too (a CMake
-			// IF(EXISTS dir) must not see a directory the revision removed).
-			for d := path.Dir(name); d != "."; d = path.Dir(d) {
-				if os.Remove(filepath.Join(dir, filepath.FromSlash(d))) != nil {
-					break // not empty, or gone already
-				}
+		if _, ok := next.Files[name]; ok {
+			continue
+		}
+		if strings.HasPrefix(key, "submodule ") {
+			_ = os.RemoveAll(filepath.Join(dir, filepath.FromSlash(name)))
+		} else {
+			_ = os.Remove(filepath.Join(dir, filepath.FromSlash(name)))
+		}
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			if os.Remove(filepath.Join(dir, filepath.FromSlash(d))) != nil {
+				break // not empty, or gone already
 			}
 		}
 	}
+}
+
+// writeFiles writes the files whose content or mode changed since old (or
+// whose file changed under it: its stamp), setting next's stamps, and
+// returns how many it wrote.
+func writeFiles(repo *git.Repository, gitDir, commit, dir string, files []treeFile, old, next manifest) (int, error) {
 	written := 0
 	var blobs blobSource // opened at the first file that changed
 	for _, f := range files {
@@ -183,42 +225,46 @@ func checkout(repo *git.Repository, gitDir, workTree, commit, dir string) (int, 
 		next.Stamps[f.name] = stamp(target)
 		written++
 	}
-	if len(submodules) > 0 {
-		names := submoduleNames(tree)
-		for _, sm := range submodules {
-			name, ok := names[sm.name]
-			target := filepath.Join(dir, filepath.FromSlash(sm.name))
-			if err := clearPath(dir, sm.name+"/x"); err != nil {
-				return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
-			}
-			if !ok {
-				// Not a configured submodule: empty, as git leaves it (also when an
-				// earlier revision checked one out there).
-				_ = os.RemoveAll(target)
-				_ = os.MkdirAll(target, 0o755)
-				continue
-			}
-			sub, subGitDir, err := openSubmodule(gitDir, workTree, name, sm.name)
-			if err != nil {
-				return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
-			}
-			subWorkTree := ""
-			if workTree != "" {
-				subWorkTree = filepath.Join(workTree, filepath.FromSlash(sm.name))
-			}
-			if _, err := sub.CommitObject(sm.entry.Hash); err != nil {
-				return written, fmt.Errorf("checkout %s: submodule %s: commit %s is not in %s (fetch it in your repository: git submodule update --init --recursive; perfbisect does not fetch)",
-					commit, sm.name, sm.entry.Hash, subGitDir)
-			}
-			n, err := checkout(sub, subGitDir, subWorkTree, sm.entry.Hash.String(), target)
-			written += n
-			if err != nil {
-				return written, err
-			}
+	return written, nil
+}
+
+// checkoutSubmodules checks out each submodule of tree at its commit, from
+// its repository under gitDir/modules (or the work tree's), and returns how
+// many files it wrote. A path that is not a configured submodule is left
+// empty, as git leaves it.
+func checkoutSubmodules(gitDir, workTree, commit, dir string, tree *object.Tree, submodules []treeFile) (int, error) {
+	written := 0
+	names := submoduleNames(tree)
+	for _, sm := range submodules {
+		name, ok := names[sm.name]
+		target := filepath.Join(dir, filepath.FromSlash(sm.name))
+		if err := clearPath(dir, sm.name+"/x"); err != nil {
+			return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
 		}
-	}
-	if err := writeManifest(dir, next); err != nil {
-		return written, fmt.Errorf("checkout %s: %w", commit, err)
+		if !ok {
+			// Not a configured submodule: empty, as git leaves it (also when an
+			// earlier revision checked one out there).
+			_ = os.RemoveAll(target)
+			_ = os.MkdirAll(target, 0o755)
+			continue
+		}
+		sub, subGitDir, err := openSubmodule(gitDir, workTree, name, sm.name)
+		if err != nil {
+			return written, fmt.Errorf("checkout %s: submodule %s: %w", commit, sm.name, err)
+		}
+		subWorkTree := ""
+		if workTree != "" {
+			subWorkTree = filepath.Join(workTree, filepath.FromSlash(sm.name))
+		}
+		if _, err := sub.CommitObject(sm.entry.Hash); err != nil {
+			return written, fmt.Errorf("checkout %s: submodule %s: commit %s is not in %s (fetch it in your repository: git submodule update --init --recursive; perfbisect does not fetch)",
+				commit, sm.name, sm.entry.Hash, subGitDir)
+		}
+		n, err := checkout(sub, subGitDir, subWorkTree, sm.entry.Hash.String(), target)
+		written += n
+		if err != nil {
+			return written, err
+		}
 	}
 	return written, nil
 }
