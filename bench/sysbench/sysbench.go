@@ -198,7 +198,6 @@ type sysbenchCall struct {
 // exec runs call against conn (its database created first for prepare) and
 // returns sysbench's output, calling sb.Hooks as a run reports.
 func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchCall) ([]byte, error) {
-	args, command := call.args, call.command
 	bin := sb.Path
 	if bin == "" {
 		bin = "sysbench"
@@ -207,31 +206,18 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, err)
 	}
-	// The password goes in a private option file, not on the command line
-	// (where ps shows it).
-	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--mysql-password=") })
-	if conn.Password != "" {
-		f, err := os.CreateTemp("", "perfbisect-sysbench-*.conf")
-		if err != nil {
-			return nil, err
-		}
-		defer os.Remove(f.Name())
-		_, err = fmt.Fprintf(f, "mysql-password=%s\n", conn.Password)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
-		args = append([]string{args[0], "--config-file=" + f.Name()}, args[1:]...)
+	args, removePassword, err := passwordFile(call.args, conn)
+	if err != nil {
+		return nil, err
 	}
+	defer removePassword()
 	// sysbench's prepare needs the database; the built-in one creates it.
 	admin, cfg, err := dial.DB(conn.DSN())
 	if err != nil {
 		return nil, err
 	}
 	defer admin.Close()
-	if command == "prepare" {
+	if call.command == "prepare" {
 		if err := dial.EnsureDatabase(ctx, admin, cfg); err != nil {
 			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", call.what, conn, err)
 		}
@@ -240,7 +226,7 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	// is killed, but its server threads go on with their statements (a lock
 	// wait) until they next talk to it; the new ones are killed, as Run does.
 	before := map[int64]bool{}
-	if command == "run" {
+	if call.command == "run" {
 		ids, err := dial.ServerThreads(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("sysbench %s run (%s): %w", call.what, conn, err)
@@ -249,12 +235,57 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 			before[id] = true
 		}
 	}
-	pr, pw, err := os.Pipe()
+	cmd, pr, err := startSysbench(ctx, path, args, call)
 	if err != nil {
 		return nil, err
 	}
-	// sysbench writes through stdio, which holds a pipe's output until exit;
-	// coreutils' stdbuf makes it line-buffered so that the hooks fire on time.
+	out := sb.follow(pr, call)
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			if call.command == "run" {
+				ids, _ := dial.ServerThreads(context.Background(), cfg)
+				dial.Kill(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
+			}
+			return nil, ctx.Err()
+		}
+		return nil, &Error{What: call.what, Command: call.command, Err: err, Output: lastLines(string(out), 8)}
+	}
+	return out, nil
+}
+
+// passwordFile returns args with conn's password in a private option file
+// instead of on the command line (where ps shows it), and the function that
+// removes the file.
+func passwordFile(args []string, conn bench.Connection) ([]string, func(), error) {
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--mysql-password=") })
+	if conn.Password == "" {
+		return args, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "perfbisect-sysbench-*.conf")
+	if err != nil {
+		return nil, nil, err
+	}
+	remove := func() { os.Remove(f.Name()) }
+	_, err = fmt.Fprintf(f, "mysql-password=%s\n", conn.Password)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		remove()
+		return nil, nil, err
+	}
+	return append([]string{args[0], "--config-file=" + f.Name()}, args[1:]...), remove, nil
+}
+
+// startSysbench starts sysbench at path with args, its output (stdout and
+// stderr) on the returned pipe. sysbench writes through stdio, which holds a
+// pipe's output until exit; coreutils' stdbuf makes it line-buffered so
+// that the hooks fire on time. Errors wrap ErrNoSysbench.
+func startSysbench(ctx context.Context, path string, args []string, call sysbenchCall) (*exec.Cmd, *os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	if stdbuf, err := exec.LookPath("stdbuf"); err == nil {
 		cmd = exec.CommandContext(ctx, stdbuf, append([]string{"-oL", "-eL", path}, args...)...)
@@ -268,9 +299,18 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return nil, fmt.Errorf("%w: %v", ErrNoSysbench, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrNoSysbench, err)
 	}
 	pw.Close()
+	return cmd, pr, nil
+}
+
+// follow reads sysbench's output from pr to its end (then closes it),
+// copying it to sb.Output and, for a run, calling sb.Hooks: the window
+// starts at "Threads started!" (or the warm-up's checkpoint report) and
+// ends at the final "SQL statistics:"; each second's line between is an
+// interval. It returns the output.
+func (sb Binary) follow(pr *os.File, call sysbenchCall) []byte {
 	var out bytes.Buffer
 	warm := call.warm
 	started, ended := false, false
@@ -289,7 +329,7 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 		if sb.Output != nil {
 			fmt.Fprintln(sb.Output, line)
 		}
-		if command != "run" {
+		if call.command != "run" {
 			continue
 		}
 		switch {
@@ -322,17 +362,7 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	}
 	io.Copy(io.Discard, pr)
 	pr.Close()
-	if err := cmd.Wait(); err != nil {
-		if ctx.Err() != nil {
-			if command == "run" {
-				ids, _ := dial.ServerThreads(context.Background(), cfg)
-				dial.Kill(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
-			}
-			return nil, ctx.Err()
-		}
-		return nil, &Error{What: call.what, Command: command, Err: err, Output: lastLines(out.String(), 8)}
-	}
-	return out.Bytes(), nil
+	return out.Bytes()
 }
 
 // lastLines returns the last n non-empty lines of s.
