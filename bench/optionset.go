@@ -103,122 +103,151 @@ var boolOptions = map[string]bool{
 	"oltp-skip-trx": true, "oltp-auto-inc": true, "secondary": true, "create-secondary": true, "init-rng": true,
 }
 
-// set applies one option by normalised name.
+// set applies one option by normalised name; it returns a note for the
+// user ("" for none). Errors: ErrUnknownOption, ErrInvalidOption, or a value
+// that does not parse, naming the option as given.
 func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
-	renamed := func(to string) string { return fmt.Sprintf("legacy --%s is --%s", key, to) }
-	intp := func(p *int) error { return parseInt(key, v, p) }
-	switch key {
-	// sysbench 1.0 general options
-	case "threads":
-		return "", intp(&o.Threads)
-	case "num-threads":
-		return renamed("threads"), intp(&o.Threads)
-	case "time":
-		return "", parseSeconds(key, v, &o.Time)
-	case "max-time":
-		return renamed("time"), parseSeconds(key, v, &o.Time)
-	case "warmup-time":
-		return "", parseSeconds(key, v, &o.Warmup)
-	case "report-interval":
-		return "", parseSeconds(key, v, &o.ReportInterval)
-	case "percentile":
-		return "", parseFloat(key, v, &o.Percentile)
-	case "events", "max-requests":
-		var n int
-		if err := intp(&n); err != nil || n == 0 {
-			return "", err
-		}
-		return "", fmt.Errorf("%w: --%s=%s: runs are limited by --time only", ErrInvalidOption, key, v)
-	case "forced-shutdown", "histogram", "verbosity", "db-driver", "db-ps-mode", "mysql-dry-run", "mysql-ssl",
-		"mysql-host", "mysql-port", "mysql-socket", "mysql-user", "mysql-password", "mysql-db", "pgsql-variant",
-		"oltp-connect-delay", "db-debug", "debug", "validate", "thread-stack-size", "config-file":
+	if to, ok := renamedOptions[key]; ok {
+		_, err := optionSetters[to](o, key, v, legacy)
+		return fmt.Sprintf("legacy --%s is --%s", key, to), err
+	}
+	if ignoredOptions[key] {
 		return fmt.Sprintf("--%s=%s ignored (perfbisect speaks MySQL's protocol with server-side prepared statements; connection options apply to perfbisect bench only)", key, v), nil
-	case "init-rng":
+	}
+	if f, ok := optionSetters[key]; ok {
+		return f(o, key, v, legacy)
+	}
+	return "", fmt.Errorf("%w --%s", ErrUnknownOption, key)
+}
+
+// renamedOptions are the sysbench 0.4 (and oltp-) names of options that
+// sysbench 1.0 names otherwise: set as the new one, with a note.
+var renamedOptions = map[string]string{
+	"num-threads": "threads", "max-time": "time", "oltp-dist-type": "rand-type",
+	"oltp-dist-iter": "rand-spec-iter", "oltp-dist-pct": "rand-spec-pct", "oltp-dist-res": "rand-spec-res",
+	"oltp-tables-count": "tables", "oltp-table-size": "table-size",
+	"oltp-range-size": "range-size", "oltp-point-selects": "point-selects", "oltp-simple-ranges": "simple-ranges",
+	"oltp-sum-ranges": "sum-ranges", "oltp-order-ranges": "order-ranges", "oltp-distinct-ranges": "distinct-ranges",
+	"oltp-index-updates": "index-updates", "oltp-non-index-updates": "non-index-updates",
+	"oltp-skip-trx": "skip-trx", "oltp-auto-inc": "auto-inc", "mysql-table-engine": "mysql-storage-engine",
+}
+
+// ignoredOptions are sysbench's options that do not change what the
+// built-in workload does (output, driver and connection options).
+var ignoredOptions = map[string]bool{
+	"forced-shutdown": true, "histogram": true, "verbosity": true, "db-driver": true, "db-ps-mode": true, "mysql-dry-run": true,
+	"mysql-ssl": true, "mysql-host": true, "mysql-port": true, "mysql-socket": true, "mysql-user": true, "mysql-password": true,
+	"mysql-db": true, "pgsql-variant": true, "oltp-connect-delay": true, "db-debug": true, "debug": true, "validate": true,
+	"thread-stack-size": true, "config-file": true,
+}
+
+// optionSetter sets one option to v; name is the option as the user gave it
+// (for messages). It returns a note for the user ("" for none).
+type optionSetter func(o *Options, name, v string, legacy *legacyState) (string, error)
+
+// intOption, int64Option, floatOption, boolOption, secondsOption and
+// stringOption set the field that field returns.
+func intOption(field func(o *Options) *int) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) {
+		return "", parseInt(name, v, field(o))
+	}
+}
+
+func int64Option(field func(o *Options) *int64) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) {
+		return "", parseInt64(name, v, field(o))
+	}
+}
+
+func floatOption(field func(o *Options) *float64) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) {
+		return "", parseFloat(name, v, field(o))
+	}
+}
+
+func boolOption(field func(o *Options) *bool) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) {
+		return "", parseBool(name, v, field(o))
+	}
+}
+
+func secondsOption(field func(o *Options) *time.Duration) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) {
+		return "", parseSeconds(name, v, field(o))
+	}
+}
+
+func stringOption(field func(o *Options) *string) optionSetter {
+	return func(o *Options, _, v string, _ *legacyState) (string, error) { *field(o) = v; return "", nil }
+}
+
+// countOption sets a per-event count option (countField).
+func countOption(key string) optionSetter {
+	return intOption(func(o *Options) *int { return o.countField(key) })
+}
+
+// optionSetters are the options the built-in workload takes, by sysbench
+// 1.0's name (and 0.4's --test and oltp- options of oltp_legacy).
+var optionSetters = map[string]optionSetter{
+	// sysbench 1.0 general options
+	"threads":         intOption(func(o *Options) *int { return &o.Threads }),
+	"time":            secondsOption(func(o *Options) *time.Duration { return &o.Time }),
+	"warmup-time":     secondsOption(func(o *Options) *time.Duration { return &o.Warmup }),
+	"report-interval": secondsOption(func(o *Options) *time.Duration { return &o.ReportInterval }),
+	"percentile":      floatOption(func(o *Options) *float64 { return &o.Percentile }),
+	"events":          setEvents,
+	"max-requests":    setEvents,
+	"init-rng": func(_ *Options, _, v string, _ *legacyState) (string, error) {
 		return fmt.Sprintf("legacy --init-rng=%s ignored: random numbers come from --rand-seed (fixed by default, so every revision gets the same statements)", v), nil
-	case "seed-rng":
+	},
+	"seed-rng": func(o *Options, name, v string, _ *legacyState) (string, error) {
 		var n int64
-		if err := parseInt64(key, v, &n); err != nil || n == 0 {
+		if err := parseInt64(name, v, &n); err != nil || n == 0 {
 			return "", err // 0: ignored, as in sysbench
 		}
 		o.RandSeed = n
-		return renamed("rand-seed"), nil
+		return "legacy --seed-rng is --rand-seed", nil
+	},
 	// random numbers
-	case "rand-type", "oltp-dist-type":
+	"rand-type": func(o *Options, _, v string, _ *legacyState) (string, error) {
 		t := strings.ToLower(v)
 		if t == "gauss" {
 			t = "gaussian"
 		}
 		o.RandType = t
-		if key == "oltp-dist-type" {
-			return renamed("rand-type"), nil
-		}
 		return "", nil
-	case "rand-seed":
-		return "", parseInt64(key, v, &o.RandSeed)
-	case "rand-spec-iter":
-		return "", intp(&o.RandSpecIter)
-	case "oltp-dist-iter":
-		return renamed("rand-spec-iter"), intp(&o.RandSpecIter)
-	case "rand-spec-pct":
-		return "", intp(&o.RandSpecPct)
-	case "oltp-dist-pct":
-		return renamed("rand-spec-pct"), intp(&o.RandSpecPct)
-	case "rand-spec-res":
-		return "", intp(&o.RandSpecRes)
-	case "oltp-dist-res":
-		return renamed("rand-spec-res"), intp(&o.RandSpecRes)
-	case "rand-pareto-h":
-		return "", parseFloat(key, v, &o.RandParetoH)
-	case "rand-zipfian-exp":
-		return "", parseFloat(key, v, &o.RandZipfianExp)
+	},
+	"rand-seed":        int64Option(func(o *Options) *int64 { return &o.RandSeed }),
+	"rand-spec-iter":   intOption(func(o *Options) *int { return &o.RandSpecIter }),
+	"rand-spec-pct":    intOption(func(o *Options) *int { return &o.RandSpecPct }),
+	"rand-spec-res":    intOption(func(o *Options) *int { return &o.RandSpecRes }),
+	"rand-pareto-h":    floatOption(func(o *Options) *float64 { return &o.RandParetoH }),
+	"rand-zipfian-exp": floatOption(func(o *Options) *float64 { return &o.RandZipfianExp }),
 	// oltp_common.lua
-	case "tables":
-		return "", intp(&o.Tables)
-	case "oltp-tables-count":
-		return renamed("tables"), intp(&o.Tables)
-	case "table-size":
-		return "", intp(&o.TableSize)
-	case "oltp-table-size":
-		return renamed("table-size"), intp(&o.TableSize)
-	case "range-size", "point-selects", "simple-ranges", "sum-ranges", "order-ranges", "distinct-ranges",
-		"index-updates", "non-index-updates", "delete-inserts":
-		return "", intp(o.countField(key))
-	case "oltp-range-size", "oltp-point-selects", "oltp-simple-ranges", "oltp-sum-ranges", "oltp-order-ranges",
-		"oltp-distinct-ranges", "oltp-index-updates", "oltp-non-index-updates":
-		to := strings.TrimPrefix(key, "oltp-")
-		return renamed(to), intp(o.countField(to))
-	case "range-selects":
-		return "", parseBool(key, v, &o.RangeSelects)
-	case "skip-trx":
-		return "", parseBool(key, v, &o.SkipTrx)
-	case "oltp-skip-trx":
-		return renamed("skip-trx"), parseBool(key, v, &o.SkipTrx)
-	case "auto-inc":
-		return "", parseBool(key, v, &o.AutoInc)
-	case "oltp-auto-inc":
-		return renamed("auto-inc"), parseBool(key, v, &o.AutoInc)
-	case "secondary", "create-secondary":
-		var b bool
-		if err := parseBool(key, v, &b); err != nil {
-			return "", err
-		}
-		if b != (key == "create-secondary") {
-			return "", fmt.Errorf("%w: --%s=%s: the workload always has PRIMARY KEY (id) and index k_N", ErrInvalidOption, key, v)
-		}
-		return "", nil
-	case "mysql-storage-engine":
-		o.StorageEngine = v
-		return "", nil
-	case "mysql-table-engine":
-		o.StorageEngine = v
-		return renamed("mysql-storage-engine"), nil
-	case "create-table-options", "mysql-table-options":
-		o.CreateTableOptions = v
-		return "", nil
-	case "mysql-ignore-errors":
+	"tables":               intOption(func(o *Options) *int { return &o.Tables }),
+	"table-size":           intOption(func(o *Options) *int { return &o.TableSize }),
+	"range-size":           countOption("range-size"),
+	"point-selects":        countOption("point-selects"),
+	"simple-ranges":        countOption("simple-ranges"),
+	"sum-ranges":           countOption("sum-ranges"),
+	"order-ranges":         countOption("order-ranges"),
+	"distinct-ranges":      countOption("distinct-ranges"),
+	"index-updates":        countOption("index-updates"),
+	"non-index-updates":    countOption("non-index-updates"),
+	"delete-inserts":       countOption("delete-inserts"),
+	"range-selects":        boolOption(func(o *Options) *bool { return &o.RangeSelects }),
+	"skip-trx":             boolOption(func(o *Options) *bool { return &o.SkipTrx }),
+	"auto-inc":             boolOption(func(o *Options) *bool { return &o.AutoInc }),
+	"secondary":            setSecondary,
+	"create-secondary":     setSecondary,
+	"mysql-storage-engine": stringOption(func(o *Options) *string { return &o.StorageEngine }),
+	"create-table-options": stringOption(func(o *Options) *string { return &o.CreateTableOptions }),
+	"mysql-table-options":  stringOption(func(o *Options) *string { return &o.CreateTableOptions }),
+	"mysql-ignore-errors": func(o *Options, _, v string, _ *legacyState) (string, error) {
 		return "", o.setIgnoreErrors(v)
+	},
 	// legacy 0.4.12 --test=oltp: the options of oltp_legacy
-	case "test":
+	"test": func(o *Options, _, v string, legacy *legacyState) (string, error) {
 		if strings.EqualFold(v, "oltp") {
 			legacy.test = true
 			o.Workload = "oltp_legacy"
@@ -226,20 +255,40 @@ func (o *Options) set(key, v string, legacy *legacyState) (string, error) {
 		}
 		o.Workload = WorkloadName(v)
 		return "", nil
-	case "oltp-read-only":
-		return "", parseBool(key, v, &o.OLTPReadOnly)
-	case "oltp-test-mode":
+	},
+	"oltp-read-only": boolOption(func(o *Options) *bool { return &o.OLTPReadOnly }),
+	"oltp-test-mode": func(o *Options, _, v string, _ *legacyState) (string, error) {
 		switch v {
 		case "complex", "simple":
 			o.OLTPTestMode = v
 			return "", nil
 		}
 		return "", fmt.Errorf("%w: --oltp-test-mode=%s: only complex and simple are supported", ErrInvalidOption, v)
-	case "oltp-table-name":
-		o.OLTPTableName = v
-		return "", nil
+	},
+	"oltp-table-name": stringOption(func(o *Options) *string { return &o.OLTPTableName }),
+}
+
+// setEvents refuses a limit on events (--events, 0.4's --max-requests): runs
+// end at --time only. 0 (no limit) is taken.
+func setEvents(_ *Options, name, v string, _ *legacyState) (string, error) {
+	var n int
+	if err := parseInt(name, v, &n); err != nil || n == 0 {
+		return "", err
 	}
-	return "", fmt.Errorf("%w --%s", ErrUnknownOption, key)
+	return "", fmt.Errorf("%w: --%s=%s: runs are limited by --time only", ErrInvalidOption, name, v)
+}
+
+// setSecondary refuses a table without index k_N (--secondary on,
+// --create-secondary off): the workload always has both indexes.
+func setSecondary(_ *Options, name, v string, _ *legacyState) (string, error) {
+	var b bool
+	if err := parseBool(name, v, &b); err != nil {
+		return "", err
+	}
+	if b != (name == "create-secondary") {
+		return "", fmt.Errorf("%w: --%s=%s: the workload always has PRIMARY KEY (id) and index k_N", ErrInvalidOption, name, v)
+	}
+	return "", nil
 }
 
 // countField returns the field of a per-event count option.
