@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/sim"
 )
@@ -145,90 +147,7 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 	if cfg.BuildRuns == 0 {
 		cfg.BuildRuns = SimBuildRuns
 	}
-	one := func(i int) outcome {
-		culprit, second := "", ""
-		if sc.CulpritPos > 0 {
-			pos := sc.CulpritPos
-			if sc.RandomPos {
-				pos = 1 + rand.New(rand.NewPCG(seed^0x5eed, uint64(i))).IntN(sc.Commits)
-			}
-			culprit = hashes[pos]
-		}
-		if sc.Culprit2Pos > 0 {
-			second = hashes[sc.Culprit2Pos]
-		}
-		m := &sim.Measurer{Commits: commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
-			StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky,
-			Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(seed, uint64(i)))}
-		if culprit != "" {
-			m.Culprits[culprit] = sc.Factor
-		}
-		if second != "" {
-			if f, ok := m.Culprits[second]; ok {
-				m.Culprits[second] = f * sc.Factor2 // the same commit twice: the effects combine
-			} else {
-				m.Culprits[second] = sc.Factor2
-			}
-		}
-		for _, b := range sc.Broken {
-			m.Untestable[hashes[b]] = "build failed"
-		}
-		// With two culprits the right answer is the first one on the path
-		// from good (the ancestor of the other); when neither is an
-		// ancestor of the other, either is.
-		either := false
-		if culprit != "" && second != "" && second != culprit {
-			switch {
-			case m.Contains(culprit, second):
-				culprit, second = second, culprit
-			case !m.Contains(second, culprit):
-				either = true
-			}
-		}
-		if second == culprit {
-			second = ""
-		}
-		s, err := session.New(cfg, m)
-		if err != nil {
-			return outcome{err: err, kind: kError}
-		}
-		res, err := s.Run(ctx)
-		built := map[string]bool{}
-		for _, h := range m.Prepared {
-			built[h] = true
-		}
-		o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried}
-		if err == nil {
-			o.estimated, o.estimatedHigh = res.EstimatedRuns, res.EstimatedRunsHigh
-		}
-		right := func(h string) bool { return h != "" && (h == culprit || either && h == second) }
-		isCulprit := func(h string) bool { return h != "" && (h == culprit || h == second) }
-		switch {
-		case err != nil:
-			o.kind = kError
-		case res.Outcome == session.Found && right(res.FirstBad):
-			o.kind = kCorrect
-		case res.Outcome == session.Found:
-			o.kind, o.second = kWrongCulprit, res.FirstBad == second
-		// Undecided endpoints name nothing, as no regression does: right
-		// when nothing regressed, a miss otherwise.
-		case (res.Outcome == session.NoRegression || res.Outcome == session.Undecided) && culprit == "" && second == "":
-			o.kind = kCorrect
-		case res.Outcome == session.NoRegression || res.Outcome == session.Undecided:
-			o.kind = kNoRegression
-		case res.Outcome == session.Ambiguous && culprit == "" && second == "":
-			o.kind = kFalseAlarm
-		default:
-			o.kind = kAmbiguous
-			for _, h := range res.Range {
-				if isCulprit(h) {
-					o.holds = true
-					break
-				}
-			}
-		}
-		return o
-	}
+	h := history{sc: sc, cfg: cfg, commits: commits, hashes: hashes, seed: seed}
 	outs := make([]outcome, sessions)
 	workers = max(workers, 1)
 	var wg sync.WaitGroup
@@ -238,7 +157,7 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				outs[i] = one(i)
+				outs[i] = h.session(ctx, i)
 			}
 		}()
 	}
@@ -258,6 +177,108 @@ feed:
 		return summarize(outs[:done]), err
 	}
 	return summarize(outs), nil
+}
+
+// history is a scenario's simulated history, which every session of it
+// bisects with the policy cfg.
+type history struct {
+	sc      Scenario
+	cfg     session.Config
+	commits []bisect.Commit
+	hashes  []string // by position: 0 good, sc.Commits bad
+	seed    uint64
+}
+
+// session simulates session i: its culprits, its measurer (generator
+// PCG(seed, i)), the search, and how its answer compares with the truth.
+func (h history) session(ctx context.Context, i int) outcome {
+	m, culprit, second, either := h.measurer(i)
+	s, err := session.New(h.cfg, m)
+	if err != nil {
+		return outcome{err: err, kind: kError}
+	}
+	res, err := s.Run(ctx)
+	built := map[string]bool{}
+	for _, p := range m.Prepared {
+		built[p] = true
+	}
+	o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried}
+	if err == nil {
+		o.estimated, o.estimatedHigh = res.EstimatedRuns, res.EstimatedRunsHigh
+	}
+	o.kind, o.second, o.holds = judgeAnswer(res, err, culprit, second, either)
+	return o
+}
+
+// measurer is session i's simulated measurer, with its culprit (and second
+// culprit, "" for none) as the right answer sees them: with two, culprit is
+// the first on the path from good (the ancestor of the other), and either
+// says neither is an ancestor of the other (both are right).
+func (h history) measurer(i int) (m *sim.Measurer, culprit, second string, either bool) {
+	sc := h.sc
+	if sc.CulpritPos > 0 {
+		pos := sc.CulpritPos
+		if sc.RandomPos {
+			pos = 1 + rand.New(rand.NewPCG(h.seed^0x5eed, uint64(i))).IntN(sc.Commits)
+		}
+		culprit = h.hashes[pos]
+	}
+	if sc.Culprit2Pos > 0 {
+		second = h.hashes[sc.Culprit2Pos]
+	}
+	m = &sim.Measurer{Commits: h.commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
+		StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky,
+		Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(h.seed, uint64(i)))}
+	if culprit != "" {
+		m.Culprits[culprit] = sc.Factor
+	}
+	if second != "" {
+		if f, ok := m.Culprits[second]; ok {
+			m.Culprits[second] = f * sc.Factor2 // the same commit twice: the effects combine
+		} else {
+			m.Culprits[second] = sc.Factor2
+		}
+	}
+	for _, b := range sc.Broken {
+		m.Untestable[h.hashes[b]] = "build failed"
+	}
+	if culprit != "" && second != "" && second != culprit {
+		switch {
+		case m.Contains(culprit, second):
+			culprit, second = second, culprit
+		case !m.Contains(second, culprit):
+			either = true
+		}
+	}
+	if second == culprit {
+		second = ""
+	}
+	return m, culprit, second, either
+}
+
+// judgeAnswer is what a session's answer was against the truth: its kind,
+// whether a wrong culprit was the second one, and whether an ambiguous
+// range holds a culprit.
+func judgeAnswer(res *session.Result, err error, culprit, second string, either bool) (kind int, isSecond, holds bool) {
+	right := func(h string) bool { return h != "" && (h == culprit || either && h == second) }
+	isCulprit := func(h string) bool { return h != "" && (h == culprit || h == second) }
+	switch {
+	case err != nil:
+		return kError, false, false
+	case res.Outcome == session.Found && right(res.FirstBad):
+		return kCorrect, false, false
+	case res.Outcome == session.Found:
+		return kWrongCulprit, res.FirstBad == second, false
+	// Undecided endpoints name nothing, as no regression does: right
+	// when nothing regressed, a miss otherwise.
+	case (res.Outcome == session.NoRegression || res.Outcome == session.Undecided) && culprit == "" && second == "":
+		return kCorrect, false, false
+	case res.Outcome == session.NoRegression || res.Outcome == session.Undecided:
+		return kNoRegression, false, false
+	case res.Outcome == session.Ambiguous && culprit == "" && second == "":
+		return kFalseAlarm, false, false
+	}
+	return kAmbiguous, false, slices.ContainsFunc(res.Range, isCulprit)
 }
 
 func summarize(outs []outcome) Summary {
