@@ -13,6 +13,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/perfbisect/perfbisect/internal/gitcat"
 )
 
 // filesRepo makes a packed repository of two commits with files of every
@@ -89,23 +90,23 @@ func readAll(t *testing.T, r *git.Repository, commit string) map[string]string {
 // cat-file processes end and start again on the next read.
 func TestCatFileReadsAsGoGit(t *testing.T) {
 	p, first, second := filesRepo(t)
-	if n := packedObjects(filepath.Join(p.dir, ".git")); n < 8 {
+	if n := gitcat.PackedObjects(filepath.Join(p.dir, ".git")); n < 8 {
 		t.Fatalf("packed objects %d, want the repository's (8 or more)", n)
 	}
 	plain, err := OpenRepo(p.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := plain.Storer.(*catFileStorage); ok {
+	if _, ok := plain.Storer.(*gitcat.Storage); ok {
 		t.Fatal("a small repository is read through cat-file")
 	}
-	defer func(n int64, idle time.Duration) { CatFileObjects, catFileIdle = n, idle }(CatFileObjects, catFileIdle)
-	CatFileObjects, catFileIdle = 1, 200*time.Millisecond
+	defer func(n int64, idle time.Duration) { CatFileObjects, gitcat.IdleTimeout = n, idle }(CatFileObjects, gitcat.IdleTimeout)
+	CatFileObjects, gitcat.IdleTimeout = 1, 200*time.Millisecond
 	r, err := OpenRepo(p.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, ok := r.Storer.(*catFileStorage)
+	cs, ok := r.Storer.(*gitcat.Storage)
 	if !ok {
 		t.Fatalf("storage %T, want cat-file's", r.Storer)
 	}
@@ -147,11 +148,8 @@ func TestCatFileReadsAsGoGit(t *testing.T) {
 		t.Errorf("size %d %v", n, err)
 	}
 	// Idle: both processes end; the next read starts them again.
-	time.Sleep(3 * catFileIdle)
-	cs.mu.Lock()
-	running := cs.batch != nil || cs.check != nil
-	cs.mu.Unlock()
-	if running {
+	time.Sleep(3 * gitcat.IdleTimeout)
+	if cs.Running() {
 		t.Error("cat-file processes still running after the idle time")
 	}
 	if got := readAll(t, r, first); !bytes.Equal([]byte(got["VERSION"]), []byte(readAll(t, plain, first)["VERSION"])) {
@@ -172,8 +170,7 @@ func TestCatFileShortReadIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &lazyObject{dir: filepath.Join(p.dir, ".git"), hash: f.Hash, typ: plumbing.BlobObject, size: f.Size + 1}
-	rd, err := o.Reader()
+	rd, err := gitcat.Reader(filepath.Join(p.dir, ".git"), "blob", f.Hash.String(), f.Size+1) // a large object's reader
 	if err != nil {
 		t.Fatal(err)
 	}

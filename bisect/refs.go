@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	version "github.com/hashicorp/go-version"
 
+	"github.com/perfbisect/perfbisect/internal/gitcat"
 	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
@@ -74,8 +75,8 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		// git reads the objects of a large history, and those of a clone
 		// that borrows them (git's own rules for alternates: relative
 		// paths, chains), exactly as git itself would.
-		if dir := fs.Filesystem().Root(); gitDirOf(r) != "" && (packedObjects(dir) >= CatFileObjects || borrowsObjects(dir)) {
-			storer = newCatFileStorage(st, fs.Filesystem().Root())
+		if dir := fs.Filesystem().Root(); gitDirOf(r) != "" && (gitcat.PackedObjects(dir) >= CatFileObjects || borrowsObjects(dir)) {
+			storer = gitcat.NewStorage(st, fs.Filesystem().Root(), largeObject)
 		}
 		if bounded, err := git.Open(storer, wt); err == nil {
 			r = bounded

@@ -301,11 +301,10 @@ func TestCheckoutWriteFailureDoesNotHang(t *testing.T) {
 	p := newProject(t, 1)
 	p.write("big.dat", strings.Repeat("0123456789abcdef", 1<<18)) // 4 MiB
 	head := p.commit("big")
-	b, err := gitcat.Start(filepath.Join(p.dir, ".git"), false)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git: the blobs are go-git's")
 	}
-	c := catFile{b}
+	c := gitcat.OpenBlobs(p.repo, filepath.Join(p.dir, ".git"))
 	tree, _ := p.repo.CommitObject(plumbing.NewHash(head))
 	f, err := tree.File("big.dat")
 	if err != nil {
@@ -317,7 +316,7 @@ func TestCheckoutWriteFailureDoesNotHang(t *testing.T) {
 	}
 	defer full.Close()
 	done := make(chan error, 1)
-	go func() { err := c.copyBlob(f.Hash, full); c.close(); done <- err }()
+	go func() { err := c.CopyBlob(f.Hash, full); c.Close(); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/perfbisect/perfbisect/internal/faultpoint"
+	"github.com/perfbisect/perfbisect/internal/gitcat"
 )
 
 // manifestFile records, inside a scratch source directory, which blob each path
@@ -201,7 +202,7 @@ func removeGone(dir string, old, next manifest) {
 // returns how many it wrote.
 func writeFiles(repo *git.Repository, gitDir, commit, dir string, files []treeFile, old, next manifest) (int, error) {
 	written := 0
-	var blobs blobSource // opened at the first file that changed
+	var blobs gitcat.Blobs // opened at the first file that changed
 	for _, f := range files {
 		if err := clearPath(dir, f.name); err != nil {
 			return written, fmt.Errorf("checkout %s: %s: %w", commit, f.name, err)
@@ -215,8 +216,8 @@ func writeFiles(repo *git.Repository, gitDir, commit, dir string, files []treeFi
 			}
 		}
 		if blobs == nil {
-			blobs = openBlobs(repo, gitDir)
-			defer blobs.close()
+			blobs = gitcat.OpenBlobs(repo, gitDir)
+			defer blobs.Close()
 		}
 		faultpoint.Hit("checkout")
 		if err := writeEntry(blobs, f.entry.Hash, f.entry.Mode, target); err != nil {
@@ -367,14 +368,14 @@ func clearPath(dir, name string) error {
 	return nil
 }
 
-func writeEntry(blobs blobSource, h plumbing.Hash, mode filemode.FileMode, target string) error {
+func writeEntry(blobs gitcat.Blobs, h plumbing.Hash, mode filemode.FileMode, target string) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
 	_ = os.Remove(target)
 	if mode == filemode.Symlink {
 		var b bytes.Buffer
-		if err := blobs.copyBlob(h, &b); err != nil {
+		if err := blobs.CopyBlob(h, &b); err != nil {
 			return err
 		}
 		return os.Symlink(strings.TrimRight(b.String(), "\x00"), target)
@@ -387,7 +388,7 @@ func writeEntry(blobs blobSource, h plumbing.Hash, mode filemode.FileMode, targe
 	if err != nil {
 		return err
 	}
-	if err := blobs.copyBlob(h, f); err != nil {
+	if err := blobs.CopyBlob(h, f); err != nil {
 		f.Close()
 		return err
 	}

@@ -3,7 +3,9 @@
 // indexes and resolves deltas in its own memory, where go-git holds every
 // pack index of a repository in its heap (about 117 MB for a history of a
 // million objects) and kept ~200 MB resident resolving the deltas of a
-// server tree's checkout.
+// server tree's checkout. Storage gives go-git a repository's objects that
+// way (bisect.OpenRepo, for large or borrowed histories), and Blobs a
+// checkout's files (build).
 package gitcat
 
 import (
