@@ -17,7 +17,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/report"
 	"github.com/perfbisect/perfbisect/bisect/scan"
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 	"github.com/perfbisect/perfbisect/internal/browsertest"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -26,8 +26,8 @@ import (
 // commits with a 20% regression at commit 19 and commit 11 that does not
 // build, and returns its document.
 func simulated(t *testing.T) (report.Document, []string) {
-	cs, hs := sim.Chain(30)
-	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.8}, CV: 0.03,
+	cs, hs := simmeasure.Chain(30)
+	m := &simmeasure.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.8}, CV: 0.03,
 		Untestable: map[string]string{hs[11]: "build failed"}, Rand: rand.New(rand.NewPCG(5, 7))}
 	cfg := session.Config{Good: hs[0], Bad: hs[30], Commits: cs, Repeats: 5, MaxRepeats: 15,
 		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS, Search: session.SearchClassic}
@@ -184,10 +184,10 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 // TestHTMLCompareRendersInChromium renders two comparisons (two thread
 // counts) and checks their strip charts hold every stored run.
 func TestHTMLCompareRendersInChromium(t *testing.T) {
-	cs, hs := sim.Chain(1)
+	cs, hs := simmeasure.Chain(1)
 	var docs []report.CompareDoc
 	for i, factor := range []float64{0.7, 1} {
-		m := &sim.Measurer{Commits: cs, Base: 300, Culprits: map[string]float64{hs[1]: factor}, CV: 0.02, Rand: rand.New(rand.NewPCG(uint64(i), 1))}
+		m := &simmeasure.Measurer{Commits: cs, Base: 300, Culprits: map[string]float64{hs[1]: factor}, CV: 0.02, Rand: rand.New(rand.NewPCG(uint64(i), 1))}
 		cfg := session.Config{Good: hs[0], Bad: hs[1], Repeats: 5, MaxRepeats: 12, Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
 		s, err := session.NewComparison(cfg, m)
 		if err != nil {
@@ -254,8 +254,8 @@ func TestHTMLCompareRendersInChromium(t *testing.T) {
 // regression, then an improvement) and one commit that does not build: the
 // series chart holds every run, and each segment between shifts has its line.
 func TestHTMLScanRendersInChromium(t *testing.T) {
-	cs, hs := sim.Chain(14)
-	m := &sim.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[5]: 0.7, hs[10]: 1.3}, CV: 0.02,
+	cs, hs := simmeasure.Chain(14)
+	m := &simmeasure.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[5]: 0.7, hs[10]: 1.3}, CV: 0.02,
 		Untestable: map[string]string{hs[8]: "build failed"}, Rand: rand.New(rand.NewPCG(3, 3))}
 	res, err := scan.Scan(context.Background(), m, hs, 3, session.TPS, stats.ChangePointOptions{MinMagnitude: 0.05})
 	if err != nil || len(res.Changes) != 2 {
@@ -332,8 +332,8 @@ func sha40(c byte) string { return strings.Repeat(string(c), 40) }
 // TestHTMLPosterior: a probabilistic search's page has the posterior chart,
 // drawn, and its table names the culprit with its probability.
 func TestHTMLPosterior(t *testing.T) {
-	cs, hs := sim.Chain(30)
-	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 8))}
+	cs, hs := simmeasure.Chain(30)
+	m := &simmeasure.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[19]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 8))}
 	cfg := session.Config{Good: hs[0], Bad: hs[30], Commits: cs, Repeats: 5, MaxRepeats: 60, Threshold: 0.02, Confidence: 0.99, Metric: session.TPS}
 	s, err := session.New(cfg, m)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -17,7 +17,7 @@ import (
 // neighbours that brackets its culprit, for 20 seeds out of 20; a history
 // without a change gives no pair.
 func TestScanFindsBothRegressions(t *testing.T) {
-	cs, hs := sim.Chain(60)
+	cs, hs := simmeasure.Chain(60)
 	line, err := FirstParentLine(cs, hs[0], hs[60])
 	if err != nil || len(line) != 61 {
 		t.Fatalf("line: %d commits, %v", len(line), err)
@@ -36,7 +36,7 @@ func TestScanFindsBothRegressions(t *testing.T) {
 	}
 	found := 0
 	for seed := uint64(1); seed <= 20; seed++ {
-		m := &sim.Measurer{Commits: cs, Base: 1000, CV: 0.02, Culprits: map[string]float64{hs[20]: 0.85, hs[44]: 0.90},
+		m := &simmeasure.Measurer{Commits: cs, Base: 1000, CV: 0.02, Culprits: map[string]float64{hs[20]: 0.85, hs[44]: 0.90},
 			Untestable: map[string]string{hs[30]: "build failed"}, Rand: rand.New(rand.NewPCG(seed, 9))}
 		res, err := Scan(context.Background(), m, points, 4, session.TPS, stats.ChangePointOptions{})
 		if err != nil {
@@ -62,13 +62,13 @@ func TestScanFindsBothRegressions(t *testing.T) {
 	if found < 19 {
 		t.Errorf("both regressions bracketed in %d of 20 scans", found)
 	}
-	m := &sim.Measurer{Commits: cs, Base: 1000, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 1))}
+	m := &simmeasure.Measurer{Commits: cs, Base: 1000, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 1))}
 	res, err := Scan(context.Background(), m, points, 4, session.TPS, stats.ChangePointOptions{})
 	if err != nil || len(res.Changes) != 0 {
 		t.Errorf("no change: %v %+v", err, res.Changes)
 	}
 	// Latency: the same shifts read in the other direction are still regressions.
-	m = &sim.Measurer{Commits: cs, Base: 1000, CV: 0.02, Culprits: map[string]float64{hs[20]: 0.8}, Rand: rand.New(rand.NewPCG(2, 2))}
+	m = &simmeasure.Measurer{Commits: cs, Base: 1000, CV: 0.02, Culprits: map[string]float64{hs[20]: 0.8}, Rand: rand.New(rand.NewPCG(2, 2))}
 	res, err = Scan(context.Background(), m, points, 4, session.P95, stats.ChangePointOptions{})
 	if err != nil || len(res.Changes) != 1 || !res.Changes[0].Regression || res.Changes[0].RelChange <= 0 {
 		t.Errorf("p95: %v %+v", err, res.Changes)

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 )
 
 // bayesConfig is the probabilistic search's policy of these tests.
 func bayesConfig(n int) (Config, []string) {
-	cs, hs := sim.Chain(n)
+	cs, hs := simmeasure.Chain(n)
 	return Config{Good: hs[0], Bad: hs[n], Commits: cs, Repeats: 6, MaxRepeats: BayesEndpointRuns,
 		Threshold: 0.01, Confidence: 0.99, Metric: TPS, BuildRuns: 10}, hs
 }
@@ -25,7 +25,7 @@ func bayesConfig(n int) (Config, []string) {
 func TestBayesNamesASmallCulprit(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		cfg, hs := bayesConfig(40)
-		m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[27]: 0.95}, CV: 0.03, Rand: rand.New(rand.NewPCG(seed, 1))}
+		m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[27]: 0.95}, CV: 0.03, Rand: rand.New(rand.NewPCG(seed, 1))}
 		s, err := New(cfg, m)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestBayesNamesASmallCulprit(t *testing.T) {
 func TestBayesRoundsOfTwo(t *testing.T) {
 	cfg, hs := bayesConfig(30)
 	cfg.Jobs = 2
-	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[11]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 3))}
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[11]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 3))}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
 	if err != nil || res.FirstBad != hs[11] || m.Calls > 120 {
@@ -81,7 +81,7 @@ func TestBayesRoundsOfTwo(t *testing.T) {
 // nothing tells the two apart, the answer is the pair.
 func TestBayesUntestableParentGivesRange(t *testing.T) {
 	cfg, hs := bayesConfig(20)
-	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[13]: 0.8}, CV: 0.03,
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[13]: 0.8}, CV: 0.03,
 		Untestable: map[string]string{hs[12]: "build failed", hs[4]: "build failed"}, Rand: rand.New(rand.NewPCG(4, 4))}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
@@ -97,7 +97,7 @@ func TestBayesUntestableParentGivesRange(t *testing.T) {
 // bad without another run.
 func TestBayesAdjacentEndpoints(t *testing.T) {
 	cfg, hs := bayesConfig(1)
-	m := &sim.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
 	if err != nil || res.Outcome != Found || res.FirstBad != hs[1] || m.Calls != len(res.Runs[hs[0]])+len(res.Runs[hs[1]]) {
@@ -109,7 +109,7 @@ func TestBayesAdjacentEndpoints(t *testing.T) {
 func TestBayesImprovement(t *testing.T) {
 	cfg, hs := bayesConfig(20)
 	cfg.Improvement = true
-	m := &sim.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[7]: 1.3}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 500, Culprits: map[string]float64{hs[7]: 1.3}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
 	if err != nil || res.FirstBad != hs[7] || !strings.Contains(res.Why, "first new commit") || strings.Contains(res.Why, "first bad") {
@@ -126,7 +126,7 @@ func TestBayesReplayIsExact(t *testing.T) {
 	// choice between built and new commits depends on the times.
 	var events []Event
 	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
-	m := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(9, 9))}}
+	m := &slowBuilds{&simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(9, 9))}}
 	s, _ := New(cfg, m)
 	first, err := s.Run(context.Background())
 	if err != nil || first.Outcome != Found {
@@ -134,7 +134,7 @@ func TestBayesReplayIsExact(t *testing.T) {
 	}
 	cfg.Hooks.Record = nil
 	cfg.Replay = events
-	m2 := &slowBuilds{&sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 1))}}
+	m2 := &slowBuilds{&simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.94}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 1))}}
 	s2, _ := New(cfg, m2)
 	again, err := s2.Run(context.Background())
 	if err != nil || again.FirstBad != first.FirstBad || m2.Calls != 0 || again.Replayed != len(events) {
@@ -144,7 +144,7 @@ func TestBayesReplayIsExact(t *testing.T) {
 
 // slowBuilds is a simulated measurer whose prepares take 30ms and whose runs
 // say they took 1ms of wall time.
-type slowBuilds struct{ *sim.Measurer }
+type slowBuilds struct{ *simmeasure.Measurer }
 
 func (m *slowBuilds) Prepare(ctx context.Context, commit string) error {
 	time.Sleep(30 * time.Millisecond)
@@ -179,7 +179,7 @@ func TestSmallestChangeIsResolved(t *testing.T) {
 		cfg, hs := bayesConfig(40)
 		cfg.MaxRuns = limit
 		pos := 1 + int(seed*7)%40
-		m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[pos]: 1 / (1 + sc)}, CV: noise, Rand: rand.New(rand.NewPCG(seed, 3))}
+		m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[pos]: 1 / (1 + sc)}, CV: noise, Rand: rand.New(rand.NewPCG(seed, 3))}
 		res := mustRun(t, cfg, m)
 		if res.Outcome == Found && res.FirstBad == hs[pos] {
 			found++

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 )
 
 // interrupted is a simulated measurer that stops the session (as Ctrl-C
 // does) at its stop-th run, and counts the runs of every commit.
 type interrupted struct {
-	*sim.Measurer
+	*simmeasure.Measurer
 	stop int
 	runs map[string]int
 }
@@ -41,7 +41,7 @@ func handMarkSession(t *testing.T, cfg Config, culprit string, seed uint64, stop
 		events = append(events, e)
 		return nil
 	}
-	m := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{culprit: 0.9}, CV: 0.03,
+	m := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{culprit: 0.9}, CV: 0.03,
 		Rand: rand.New(rand.NewPCG(seed, 3))}, stop: stop, runs: map[string]int{}}
 	s, _ := New(cfg, m)
 	if _, err := s.Run(context.Background()); !errors.Is(err, errStopped) {
@@ -76,7 +76,7 @@ func TestHandMarksNarrowAResumedSearch(t *testing.T) {
 				return nil
 			}
 			cfg.Hooks.Diverged = func(seq int) { t.Errorf("the resumed session left its replay at %d", seq) }
-			m := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+			m := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
 				Rand: rand.New(rand.NewPCG(6, 3))}, runs: map[string]int{}}
 			s, _ := New(cfg, m)
 			res, err := s.Run(context.Background())
@@ -110,7 +110,7 @@ func TestHandMarksNarrowAResumedSearch(t *testing.T) {
 			// Everything stored, marks in the middle, replays exactly.
 			cfg.Replay = append(append([]Event(nil), events...), live...)
 			cfg.Hooks = Hooks{Diverged: func(seq int) { t.Errorf("second replay left at %d", seq) }}
-			m2 := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Rand: rand.New(rand.NewPCG(1, 1))}, runs: map[string]int{}}
+			m2 := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Rand: rand.New(rand.NewPCG(1, 1))}, runs: map[string]int{}}
 			s2, _ := New(cfg, m2)
 			again, err := s2.Run(context.Background())
 			if err != nil || again.FirstBad != hs[17] || m2.Calls != 0 {
@@ -128,7 +128,7 @@ func TestHandMarkOverridesTheRuns(t *testing.T) {
 		t.Run(search, func(t *testing.T) {
 			cfg, hs := searchConfig(search)
 			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[17], Mark: bisect.Good, Reason: "the user knows"})}
-			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
+			m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
 			s, _ := New(cfg, m)
 			res, err := s.Run(context.Background())
 			if err != nil || res.FirstBad != hs[18] && !(res.Outcome == Ambiguous && contains(res.Range, hs[18])) {
@@ -150,7 +150,7 @@ func TestHandMarksReopenAFinishedRange(t *testing.T) {
 			cfg, hs := searchConfig(search)
 			var events []Event
 			cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
-			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+			m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
 				Untestable: map[string]string{hs[16]: "build failed"}, Rand: rand.New(rand.NewPCG(4, 4))}
 			s, _ := New(cfg, m)
 			res, err := s.Run(context.Background())
@@ -197,7 +197,7 @@ func TestHandMarksOutliveADivergence(t *testing.T) {
 		recorded = append(recorded, e)
 		return nil
 	}
-	m := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+	m := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
 		Rand: rand.New(rand.NewPCG(8, 3))}, runs: map[string]int{}}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
@@ -223,7 +223,7 @@ func TestHandMarkAfterTheConfirmation(t *testing.T) {
 	cfg.Threshold = 0.03
 	var events []Event
 	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
-	m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(4, 4))}
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(4, 4))}
 	s, _ := New(cfg, m)
 	res, err := s.Run(context.Background())
 	if err != nil || res.FirstBad != hs[17] || res.Steps[len(res.Steps)-1].Role != RoleConfirm {
@@ -256,7 +256,7 @@ func TestHandMarksKeptAtADivergenceSurviveAnInterrupt(t *testing.T) {
 		stored = append(stored, e)
 		return nil
 	}
-	m := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+	m := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
 		Rand: rand.New(rand.NewPCG(8, 3))}, runs: map[string]int{}, stop: 1} // interrupted at the first live run
 	s, _ := New(cfg, m)
 	if _, err := s.Run(context.Background()); !errors.Is(err, errStopped) {
@@ -281,7 +281,7 @@ func TestHandMarksReplaced(t *testing.T) {
 		t.Run(search, func(t *testing.T) {
 			cfg, hs := searchConfig(search)
 			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[15], Mark: bisect.Bad}), MarkEvent(Marked{Commit: hs[15], Mark: bisect.Skip})}
-			m := &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
+			m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03, Rand: rand.New(rand.NewPCG(2, 2))}
 			s, _ := New(cfg, m)
 			res, err := s.Run(context.Background())
 			if err != nil || res.FirstBad != hs[17] {
@@ -289,7 +289,7 @@ func TestHandMarksReplaced(t *testing.T) {
 			}
 
 			cfg.Replay = []Event{MarkEvent(Marked{Commit: hs[17], Mark: bisect.Bad, Reason: "built elsewhere: slow"})}
-			m2 := &interrupted{Measurer: &sim.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
+			m2 := &interrupted{Measurer: &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[17]: 0.9}, CV: 0.03,
 				Untestable: map[string]string{hs[17]: "build failed"}, Rand: rand.New(rand.NewPCG(2, 2))}, runs: map[string]int{}}
 			s2, _ := New(cfg, m2)
 			res, err = s2.Run(context.Background())

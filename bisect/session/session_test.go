@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -19,9 +19,9 @@ func config(cs []bisect.Commit, hs []string) Config {
 }
 
 func TestFindsCulpritWithSkipAndDrift(t *testing.T) {
-	cs, hs := sim.Chain(40)
+	cs, hs := simmeasure.Chain(40)
 	for seed := uint64(1); seed <= 5; seed++ {
-		m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.4}, CV: 0.05,
+		m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.4}, CV: 0.05,
 			DriftPerRun: -0.0005, Untestable: map[string]string{hs[11]: "build failed"},
 			Rand: rand.New(rand.NewPCG(seed, 7))}
 		s, err := New(config(cs, hs), m)
@@ -42,8 +42,8 @@ func TestFindsCulpritWithSkipAndDrift(t *testing.T) {
 }
 
 func TestNoRegression(t *testing.T) {
-	cs, hs := sim.Chain(40)
-	m := &sim.Measurer{Commits: cs, Base: 660, CV: 0.05, Rand: rand.New(rand.NewPCG(9, 9))}
+	cs, hs := simmeasure.Chain(40)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, CV: 0.05, Rand: rand.New(rand.NewPCG(9, 9))}
 	s, _ := New(config(cs, hs), m)
 	res, err := s.Run(context.Background())
 	if err != nil {
@@ -62,10 +62,10 @@ func TestNoRegression(t *testing.T) {
 // neither "no regression" nor a bad endpoint called good: the session ends
 // undecided, says the levels it could not resolve, and measures nothing else.
 func TestUndecidedEndpoints(t *testing.T) {
-	cs, hs := sim.Chain(20)
+	cs, hs := simmeasure.Chain(20)
 	undecided := 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		m := &sim.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[9]: 0.88}, CV: 0.45,
+		m := &simmeasure.Measurer{Commits: cs, Base: 400, Culprits: map[string]float64{hs[9]: 0.88}, CV: 0.45,
 			Rand: rand.New(rand.NewPCG(seed, 3))}
 		res := mustRun(t, config(cs, hs), m)
 		ends := res.Steps[0]
@@ -99,8 +99,8 @@ func TestUndecidedEndpoints(t *testing.T) {
 }
 
 func TestImprovementIsNotARegression(t *testing.T) {
-	cs, hs := sim.Chain(10)
-	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[4]: 1.5}, CV: 0.03,
+	cs, hs := simmeasure.Chain(10)
+	m := &simmeasure.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[4]: 1.5}, CV: 0.03,
 		Rand: rand.New(rand.NewPCG(1, 1))}
 	s, _ := New(config(cs, hs), m)
 	res, _ := s.Run(context.Background())
@@ -110,8 +110,8 @@ func TestImprovementIsNotARegression(t *testing.T) {
 }
 
 func TestSkippedParentGivesRange(t *testing.T) {
-	cs, hs := sim.Chain(16)
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[9]: 0.5}, CV: 0.03,
+	cs, hs := simmeasure.Chain(16)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[9]: 0.5}, CV: 0.03,
 		Untestable: map[string]string{hs[8]: "server did not start"}, Rand: rand.New(rand.NewPCG(2, 2))}
 	s, _ := New(config(cs, hs), m)
 	res, err := s.Run(context.Background())
@@ -134,8 +134,8 @@ func TestSkippedParentGivesRange(t *testing.T) {
 }
 
 func TestUntestableEndpointStops(t *testing.T) {
-	cs, hs := sim.Chain(8)
-	m := &sim.Measurer{Commits: cs, Base: 660, CV: 0.03, Untestable: map[string]string{hs[0]: "build failed"},
+	cs, hs := simmeasure.Chain(8)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, CV: 0.03, Untestable: map[string]string{hs[0]: "build failed"},
 		Rand: rand.New(rand.NewPCG(3, 3))}
 	s, _ := New(config(cs, hs), m)
 	_, err := s.Run(context.Background())
@@ -154,7 +154,7 @@ func asEndpoint(err error, target **EndpointError) bool {
 }
 
 func TestValidate(t *testing.T) {
-	cs, hs := sim.Chain(3)
+	cs, hs := simmeasure.Chain(3)
 	bad := []func(*Config){
 		func(c *Config) { c.Repeats = 1 },
 		func(c *Config) { c.MaxRepeats = 3 },
@@ -175,10 +175,10 @@ func TestValidate(t *testing.T) {
 }
 
 func TestKaryRoundsFindTheCulprit(t *testing.T) {
-	cs, hs := sim.Chain(40)
+	cs, hs := simmeasure.Chain(40)
 	for _, culprit := range []int{1, 9, 23, 40} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[culprit]: 0.5}, CV: 0.05,
+			m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[culprit]: 0.5}, CV: 0.05,
 				Untestable: map[string]string{hs[12]: "build failed"}, Rand: rand.New(rand.NewPCG(seed, 11))}
 			cfg := config(cs, hs)
 			cfg.Jobs = 3
@@ -211,9 +211,9 @@ func TestKaryRoundsFindTheCulprit(t *testing.T) {
 }
 
 func TestImprovementSearch(t *testing.T) {
-	cs, hs := sim.Chain(30)
+	cs, hs := simmeasure.Chain(30)
 	for _, improvement := range []bool{true, false} {
-		m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[17]: 1.6}, CV: 0.05,
+		m := &simmeasure.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[17]: 1.6}, CV: 0.05,
 			Rand: rand.New(rand.NewPCG(4, 4))}
 		cfg := config(cs, hs)
 		cfg.Improvement = improvement
@@ -251,7 +251,7 @@ func TestPartialChangeNoteRespectsTheThreshold(t *testing.T) {
 // crashOn fails the n-th run of each named commit and every retry of it, as
 // the revision's fault (once: only the n-th).
 type crashOn struct {
-	*sim.Measurer
+	*simmeasure.Measurer
 	at   map[string]int
 	runs map[string]int
 	once bool
@@ -266,8 +266,8 @@ func (c *crashOn) Measure(ctx context.Context, commit string, runs int) ([]bisec
 }
 
 func TestRoundWithTwoCrashesInOneBlockDecidesEachOnce(t *testing.T) {
-	cs, hs := sim.Chain(40)
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	cs, hs := simmeasure.Chain(40)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
 	cfg := config(cs, hs)
 	cfg.Jobs = 3
 	probe, _ := New(cfg, m)
@@ -298,8 +298,8 @@ func TestRoundWithTwoCrashesInOneBlockDecidesEachOnce(t *testing.T) {
 // round's verdicts contradict each other; the steps must carry the verdicts
 // the search took, so that a log of them replays in git.
 func TestRoundStepsCarryTheVerdictTheSearchTook(t *testing.T) {
-	cs, hs := sim.Chain(40)
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[10]: 0.5, hs[25]: 2.0, hs[33]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 4))}
+	cs, hs := simmeasure.Chain(40)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[10]: 0.5, hs[25]: 2.0, hs[33]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(3, 4))}
 	cfg := config(cs, hs)
 	cfg.Jobs = 3
 	s, _ := New(cfg, m)
@@ -331,8 +331,8 @@ func TestRoundStepsCarryTheVerdictTheSearchTook(t *testing.T) {
 }
 
 func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
-	cs, hs := sim.Chain(40)
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	cs, hs := simmeasure.Chain(40)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
 	var events []Event
 	cfg := config(cs, hs)
 	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
@@ -364,8 +364,8 @@ func TestResumeMeasuresAFailedReferenceRunAgain(t *testing.T) {
 // still placed, a reference's single failure does not stop the session, and
 // the failed run is in the store (a resumed session replays the same retry).
 func TestOneCrashIsRetried(t *testing.T) {
-	cs, hs := sim.Chain(40)
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
+	cs, hs := simmeasure.Chain(40)
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[23]: 0.5}, CV: 0.03, Rand: rand.New(rand.NewPCG(1, 2))}
 	cfg := config(cs, hs)
 	probe, _ := New(cfg, m)
 	first, _ := probe.search.Next()
@@ -407,9 +407,9 @@ func TestOneCrashIsRetried(t *testing.T) {
 // Every metric finds the culprit in its own direction: latency percentiles
 // and CPU per transaction rise where tps and qps fall.
 func TestEveryMetricFindsTheCulprit(t *testing.T) {
-	cs, hs := sim.Chain(30)
+	cs, hs := simmeasure.Chain(30)
 	for _, metric := range Metrics {
-		m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[17]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 5))}
+		m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[17]: 0.6}, CV: 0.03, Rand: rand.New(rand.NewPCG(5, 5))}
 		cfg := config(cs, hs)
 		cfg.Metric = metric
 		s, err := New(cfg, m)
@@ -435,11 +435,11 @@ func TestEveryMetricFindsTheCulprit(t *testing.T) {
 // reach a midpoint's share, further midpoints are skipped unmeasured with the
 // reason, instead of measured to the limit for nothing; the answer is a range.
 func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
-	cs, hs := sim.Chain(200)
+	cs, hs := simmeasure.Chain(200)
 	cfg := config(cs, hs)
 	cfg.Repeats, cfg.MaxRepeats = 4, 10
 	// A culprit at the noise's size: midpoints stay undecided and skipped.
-	m := &sim.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[120]: 0.85}, CV: 0.07, Rand: rand.New(rand.NewPCG(8, 8))}
+	m := &simmeasure.Measurer{Commits: cs, Base: 660, Culprits: map[string]float64{hs[120]: 0.85}, CV: 0.07, Rand: rand.New(rand.NewPCG(8, 8))}
 	res := mustRun(t, cfg, m)
 	spent, measured := 0, 0
 	for _, st := range res.Steps {
@@ -471,8 +471,8 @@ func TestSpentBudgetSkipsWithoutMeasuring(t *testing.T) {
 // endpoints' comparison is the culprit's confirmation; the pair is not
 // measured again.
 func TestAdjacentEndpointsAreNotConfirmedTwice(t *testing.T) {
-	cs, hs := sim.Chain(1)
-	m := &sim.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
+	cs, hs := simmeasure.Chain(1)
+	m := &simmeasure.Measurer{Commits: cs, Base: 500, Culprits: map[string]float64{hs[1]: 0.7}, CV: 0.02, Rand: rand.New(rand.NewPCG(1, 2))}
 	s, err := New(config(cs, hs), m)
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +510,7 @@ func mustRun(t *testing.T, cfg Config, m bisect.Measurer) *Result {
 // TestSettingNames: the session names its settings as they are, and as the
 // caller spells them when Hooks.Setting is set (the command line's flags).
 func TestSettingNames(t *testing.T) {
-	cs, hs := sim.Chain(8)
+	cs, hs := simmeasure.Chain(8)
 	for _, tc := range []struct {
 		setting func(string) string
 		want    string
@@ -518,7 +518,7 @@ func TestSettingNames(t *testing.T) {
 		{nil, "(not confirmed against the parent: no-confirm)"},
 		{func(n string) string { return "--" + n }, "(not confirmed against the parent: --no-confirm)"},
 	} {
-		m := &sim.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[5]: 0.5}, CV: 0.03,
+		m := &simmeasure.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[5]: 0.5}, CV: 0.03,
 			Rand: rand.New(rand.NewPCG(4, 4))}
 		cfg := config(cs, hs)
 		cfg.NoConfirm, cfg.Hooks.Setting = true, tc.setting

@@ -15,7 +15,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 )
 
 // Scenario is one kind of history and machine.
@@ -23,8 +23,8 @@ type Scenario struct {
 	Commits     int     // commits after good; the last is bad
 	CulpritPos  int     // 1..Commits; 0 = nothing regressed
 	Factor      float64 // throughput factor of the culprit (0.6 = 40% slower)
-	CV          float64 // per-run noise (scale of sim.Measurer.Noise; the log-normal CV)
-	Noise       string  // sim.Measurer.Noise: "" (log-normal), normal, t3, outliers
+	CV          float64 // per-run noise (scale of simmeasure.Measurer.Noise; the log-normal CV)
+	Noise       string  // simmeasure.Measurer.Noise: "" (log-normal), normal, t3, outliers
 	DriftPerRun float64 // relative change of the machine's speed per run
 	StepAt      int     // from this run on the machine's speed is StepFactor times (0: never)
 	StepFactor  float64
@@ -37,7 +37,7 @@ type Scenario struct {
 	// to Commits (CulpritPos is then ignored, except that 0 still means
 	// nothing regressed).
 	RandomPos bool
-	// Merges makes the history one with side branches (sim.Merges) instead
+	// Merges makes the history one with side branches (simmeasure.Merges) instead
 	// of a line.
 	Merges bool
 }
@@ -138,9 +138,9 @@ const MaxSessions = 1000000
 // sessions is capped at MaxSessions.
 func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions int, seed uint64, workers int) (Summary, error) {
 	sessions = min(sessions, MaxSessions)
-	commits, hashes := sim.Chain(sc.Commits)
+	commits, hashes := simmeasure.Chain(sc.Commits)
 	if sc.Merges {
-		commits, hashes = sim.Merges(sc.Commits)
+		commits, hashes = simmeasure.Merges(sc.Commits)
 	}
 	cfg.Good, cfg.Bad, cfg.Commits = hashes[0], hashes[sc.Commits], commits
 	cfg.Hooks = session.Hooks{}
@@ -214,7 +214,7 @@ func (h history) session(ctx context.Context, i int) outcome {
 // culprit, "" for none) as the right answer sees them: with two, culprit is
 // the first on the path from good (the ancestor of the other), and either
 // says neither is an ancestor of the other (both are right).
-func (h history) measurer(i int) (m *sim.Measurer, culprit, second string, either bool) {
+func (h history) measurer(i int) (m *simmeasure.Measurer, culprit, second string, either bool) {
 	sc := h.sc
 	if sc.CulpritPos > 0 {
 		pos := sc.CulpritPos
@@ -226,7 +226,7 @@ func (h history) measurer(i int) (m *sim.Measurer, culprit, second string, eithe
 	if sc.Culprit2Pos > 0 {
 		second = h.hashes[sc.Culprit2Pos]
 	}
-	m = &sim.Measurer{Commits: h.commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
+	m = &simmeasure.Measurer{Commits: h.commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
 		StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky,
 		Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(h.seed, uint64(i)))}
 	if culprit != "" {

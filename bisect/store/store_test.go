@@ -16,14 +16,14 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // cutter cancels the session's context when the inner measurer is asked for
 // run number after+1: an interrupt between two runs.
 type cutter struct {
-	*sim.Measurer
+	*simmeasure.Measurer
 	after  int
 	cancel context.CancelFunc
 }
@@ -36,8 +36,8 @@ func (c *cutter) Measure(ctx context.Context, commit string, runs int) ([]bisect
 	return c.Measurer.Measure(ctx, commit, runs)
 }
 
-func newSim(cs []bisect.Commit, hs []string, seed uint64) *sim.Measurer {
-	return &sim.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[27]: 0.6}, CV: 0.05,
+func newSim(cs []bisect.Commit, hs []string, seed uint64) *simmeasure.Measurer {
+	return &simmeasure.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[27]: 0.6}, CV: 0.05,
 		Untestable: map[string]string{hs[20]: "build failed"}, Rand: rand.New(rand.NewPCG(seed, 3))}
 }
 
@@ -60,7 +60,7 @@ func recorded(t *testing.T, st *Store, id int64, cfg session.Config) session.Con
 }
 
 func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
-	cs, hs := sim.Chain(40)
+	cs, hs := simmeasure.Chain(40)
 	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
 		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
 
@@ -135,7 +135,7 @@ func TestResumeReplaysStoredRunsAndReachesTheSameAnswer(t *testing.T) {
 }
 
 func TestResumeWithOtherSettingsLeavesTheReplay(t *testing.T) {
-	cs, hs := sim.Chain(40)
+	cs, hs := simmeasure.Chain(40)
 	base := session.Config{Good: hs[0], Bad: hs[40], Commits: cs, Repeats: 6, MaxRepeats: 18,
 		Threshold: 0.05, Confidence: 0.95, Metric: session.TPS}
 	st, err := Open(t.TempDir())

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
-	"github.com/perfbisect/perfbisect/bisect/sim"
+	"github.com/perfbisect/perfbisect/bisect/simmeasure"
 	"github.com/perfbisect/perfbisect/bisect/simulate"
 	"github.com/perfbisect/perfbisect/internal/cliflag"
 	"github.com/perfbisect/perfbisect/internal/usage"
@@ -124,7 +124,7 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 		return sc, cfg, 0, err
 	}
 	noise := req.Noise
-	if noise == sim.NoiseLogNormal {
+	if noise == simmeasure.NoiseLogNormal {
 		noise = ""
 	}
 	culpritPos, random, err := culpritPosition(req.CulpritPos, req.Commits)
@@ -175,7 +175,7 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		{"change", req.Change, finite(req.Change) && req.Change > -100 && req.Change <= 1000, "a percentage above -100 and at most 1000"},
 		{"cv", req.CV, finite(req.CV) && req.CV >= 0 && req.CV <= 100, "a percentage from 0 to 100"},
 		{"drift", req.Drift, finite(req.Drift) && req.Drift > -1 && req.Drift < 1, "a percentage per run between -1 and 1"},
-		{"noise", req.Noise, noise == "" || noise == sim.NoiseNormal || noise == sim.NoiseT3 || noise == sim.NoiseOutliers || noise == sim.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
+		{"noise", req.Noise, noise == "" || noise == simmeasure.NoiseNormal || noise == simmeasure.NoiseT3 || noise == simmeasure.NoiseOutliers || noise == simmeasure.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
 		{"grid", req.Grid, req.Grid == "targets" || req.Grid == "noise", "targets or noise"},
 		{"step-at", req.StepAt, req.StepAt >= 0, "a run number, or 0 for no step"},
 		{"step-factor", req.StepFactor, finite(req.StepFactor) && req.StepFactor > 0 && req.StepFactor <= 10, "a factor above 0 and at most 10"},

@@ -1,9 +1,10 @@
-// Package sim is a simulated bisect.Measurer: revisions whose throughput is set
-// by which commits they contain, with log-normal noise, linear drift and
-// untestable commits. It drives the real search and decision code in tests
-// without servers; production code other than a future `simulate` command must
-// not import it.
-package sim
+// Package simmeasure is a simulated bisect.Measurer: revisions whose
+// throughput is set by which commits they contain, with log-normal noise,
+// linear drift and untestable commits, on simulated histories (Chain,
+// Merges). It drives the real search and decision code in tests and in
+// perfbisect simulate (package simulate) without servers; nothing else may
+// import it.
+package simmeasure
 
 import (
 	"context"
