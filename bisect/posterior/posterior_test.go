@@ -235,7 +235,7 @@ func TestTheSearchDoesNotImportTheSimulator(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, imp := range p.Imports {
-			if strings.HasSuffix(imp, "/bisect/sim") || strings.HasSuffix(imp, "/bisect/simulate") {
+			if strings.HasSuffix(imp, "/bisect/simmeasure") || strings.HasSuffix(imp, "/bisect/simulate") {
 				t.Errorf("%s imports %s", p.ImportPath, imp)
 			}
 		}

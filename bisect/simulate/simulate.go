@@ -1,5 +1,5 @@
 // Package simulate drives the real session (search and decisions) with the
-// simulated measurer of package sim over many sessions and counts how often the
+// simulated measurer of package simmeasure over many sessions and counts how often the
 // answer is right: the evidence behind the statistical claims of
 // docs/statistics.md (its simulation tables).
 package simulate
