@@ -146,5 +146,5 @@ func runWork(c *cli.Context) error {
 		return err
 	}
 	defer su.close()
-	return app.Place(c.Context, su.Setup, app.PlaceRequest{StateDir: c.String("state-dir"), Args: startArgs(c), Out: su.Stdout, Color: su.color()})
+	return app.GitBisectRun(c.Context, su.Setup, app.GitBisectRunRequest{StateDir: c.String("state-dir"), Args: startArgs(c), Out: su.Stdout, Color: su.color()})
 }

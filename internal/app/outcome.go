@@ -2,7 +2,7 @@
 // (cmd/perfbisect: flags in, text and exit codes out) and the packages that do
 // the work (bisect, bisect/session, bisect/store, build, serverctl, bench):
 // what a command does, given checked settings (Setup; Start, Compare, Scan,
-// Place for git bisect run, Bench, BuildRevisions), the state directory
+// GitBisectRun for git bisect run, Bench, BuildRevisions), the state directory
 // (MakeStateDir, FindStateDir, Where, LockAndReap), the stored sessions that
 // status, log, report and reset read (Stored, RenderStored, Reset), git's own
 // bisection that `perfbisect run` works inside (ReadBisectState,

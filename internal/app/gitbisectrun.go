@@ -13,18 +13,18 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
-// PlaceRequest is one call of `perfbisect run` under git bisect run: where
+// GitBisectRunRequest is one call of `perfbisect run` under git bisect run: where
 // the state is (StateDir, "" for the repository's default), the command as
 // typed (stored with the session), and where the placement is said (Out,
 // Color).
-type PlaceRequest struct {
+type GitBisectRunRequest struct {
 	StateDir string
 	Args     []string
 	Out      io.Writer
 	Color    bool
 }
 
-// Place decides whether the commit git bisect checked out (HEAD) is good or
+// GitBisectRun decides whether the commit git bisect checked out (HEAD) is good or
 // bad: it measures it in blocks against the endpoints of git's bisection
 // (measured once per bisection and stored: a later call reuses them), with
 // the classic per-commit decision and its share of the error budget. It
@@ -32,7 +32,7 @@ type PlaceRequest struct {
 // Answer(MarkSkip) (untestable, or undecided at the repeat limit), a usage
 // error (not bisecting, endpoints that do not differ or cannot be measured),
 // or a failure.
-func Place(ctx context.Context, su *Setup, req PlaceRequest) error {
+func GitBisectRun(ctx context.Context, su *Setup, req GitBisectRunRequest) error {
 	bs, err := ReadBisectState(su.Repo)
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func Place(ctx context.Context, su *Setup, req PlaceRequest) error {
 	}
 }
 
-// placeState is what a bisection's earlier calls of Place stored: its
+// placeState is what a bisection's earlier calls of GitBisectRun stored: its
 // session, how many events and steps it holds, and the endpoints'
 // comparison when they were measured.
 type placeState struct {
