@@ -1,6 +1,8 @@
-// Package report renders a session's result: the table of tested commits printed
-// as the bisect goes, the final answer, and the JSON document of --json. It
-// measures nothing.
+// Package report renders what perfbisect found, in every format it writes
+// (text, markdown, JSON, JUnit, HTML): a bisection (the table of tested
+// commits printed as it goes, the answer, the bug report), a comparison, a
+// setting search, a scan, an explanation, status and log. It measures
+// nothing.
 package report
 
 import (
