@@ -75,51 +75,12 @@ type ChangePoint struct {
 // 2*MinSegment points. Errors name the bad option field, or the point and run
 // index of a bad value, or report an empty series or point.
 //
-// The method is Apache Otava's (formerly DataStax Hunter; Fleming et al.,
-// "Hunter: Using Change Point Detection to Hunt for Performance Regressions",
-// ICPE 2023, doi:10.1145/3578244.3583719), itself built on MongoDB's use of
-// E-divisive means (Daly et al., ICPE 2020, doi:10.1145/3358960.3375791):
-//
-//  1. Split: in each segment (at first the whole series) the candidate
-//     position is the one maximising the energy statistic Q-hat of Matteson &
-//     James ("A Nonparametric Approach for Multiple Change Point Analysis of
-//     Multivariate Data", JASA 109, 2014, doi:10.1080/01621459.2013.849605;
-//     exponent 1, maximised over the split and the end of the right-hand
-//     part), computed over all runs with splits only between points. When
-//     the candidate's p (below) is within the relaxed level it is kept and
-//     both halves are split again.
-//  2. Merge: while some change point has p >= MaxP, remove the one with the
-//     largest p; then, while some has a magnitude below MinMagnitude, remove
-//     the one with the smallest; after each removal the neighbours are
-//     re-evaluated against their new, longer segments.
-//
-// Differences from Otava, each for runs of database benchmarks:
-//   - p comes from the two-sided Mann-Whitney U test (MannWhitney) between the
-//     pooled runs of the two adjacent segments instead of Student's t-test
-//     between single values, so skewed runs and outliers do no harm and the
-//     runs of each point are used;
-//   - p is multiplied by the number of positions the change point could have
-//     taken between its neighbours (Bonferroni), because the position was
-//     chosen to make the two sides differ; Otava leaves that choice
-//     uncorrected;
-//   - a change point must be a step: its magnitude is the smaller of
-//     |RelChange| and |LocalChange| (Otava uses the change of segment means
-//     only), and 0 when the two disagree in sign or when one least-squares
-//     line through the point medians of both segments has a smaller residual
-//     sum of squares than the two segments' means (a step). A gradual drift,
-//     whose segments differ but whose neighbouring points hardly do, then
-//     gives no change points in most series (TestChangePointsDrift: none in
-//     97% of series drifting 10% over 30 points at CV 2%, two or more small
-//     ones in the rest): to see a drift, compare the first and last points
-//     (Compare);
-//   - MinSegment keeps a single outlier point from forming a segment;
-//   - no sliding windows: every segment is searched whole, in O(points^2)
-//     time after O(runs^2) set-up, fine for a scan of a few hundred points.
-//
-// Pooling treats the runs of a segment as one sample: differences between
-// commits within a segment that are smaller than MinMagnitude (build layout,
-// unrelated small commits) make p too small, and MinMagnitude is what keeps
-// them from being reported.
+// The method is Apache Otava's split and merge over E-divisive candidates
+// (Fleming et al., ICPE 2023), with p from the Mann-Whitney U test between
+// the pooled runs of adjacent segments (Bonferroni over the positions a
+// change point could take), and a change point must be a step: a gradual
+// drift gives none. docs/statistics.md ("Change points") says how and why
+// it differs from Otava.
 func ChangePoints(series [][]float64, opt ChangePointOptions) ([]ChangePoint, error) {
 	if opt.MaxP == 0 {
 		opt.MaxP = DefaultChangePointMaxP
