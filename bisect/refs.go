@@ -58,8 +58,8 @@ func OpenRepo(dir string) (*git.Repository, error) {
 		return nil, Usagef("repository %s: %v (pass the server's git source tree with {repo})", abs, err)
 	}
 	// The same git directory with bounded caches: go-git's default object
-	// cache (96 MiB) kept a checkout of a 20,000-file server tree at 400 MB
-	// resident for the whole build that followed.
+	// cache kept a checkout's memory resident for the whole build that
+	// followed (docs/measurements.md).
 	if fs, ok := r.Storer.(*filesystem.Storage); ok {
 		// AlternatesFS: a clone that borrows objects (git clone --shared
 		// or --reference) names the lender's objects by absolute path,

@@ -15,8 +15,8 @@ import (
 
 // notForRunning are the parts of an installed server tree that running and
 // initialising a server does not need (paths relative to the prefix; a
-// trailing "/" is a directory): the test suite and benchmarks (mysql-test is
-// ~230 MB for MariaDB 10.11), headers, static libraries, the embedded server,
+// trailing "/" is a directory): the test suite and benchmarks, headers,
+// static libraries, the embedded server,
 // documentation and test-only client programs. Cache entries drop them.
 var notForRunning = []string{
 	"mysql-test/", "share/mysql-test/", "mariadb-test/", "share/mariadb-test/", "sql-bench/", "share/sql-bench/",
@@ -29,8 +29,8 @@ var notForRunning = []string{
 // runtimeBin are the programs of bin/ and sbin/ that running and initialising
 // a server needs: the server, the datadir initialiser (MariaDB and MySQL 5.6
 // and older) and the helpers the initialiser calls. With a preset (a known
-// server tree) every other program there (clients, aria_*/myisam* tools,
-// about 250 MB with debug info for MariaDB 10.11) is not kept.
+// server tree) every other program there (clients, aria_*/myisam* tools)
+// is not kept.
 var runtimeBin = map[string]bool{
 	"mariadbd": true, "mysqld": true, "mariadb-install-db": true, "mysql_install_db": true,
 	"my_print_defaults": true, "mariadb-print-defaults": true, "resolveip": true, "mariadb-resolveip": true,

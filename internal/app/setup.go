@@ -317,10 +317,9 @@ func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Wri
 }
 
 // MemoryLimit is perfbisect's soft limit of the Go heap (bytes) unless
-// GOMEMLIMIT sets one: a checkout of a real tree (26,501 files of MariaDB
-// 10.3.39, then 10.3.38) peaks at 70 MB resident instead of 88
-// (scripts/checkout-memory), the garbage collector working harder only near
-// the limit.
+// GOMEMLIMIT sets one: it keeps a real tree's checkout small
+// (scripts/checkout-memory; docs/measurements.md), the garbage collector
+// working harder only near the limit.
 const MemoryLimit = 64 << 20
 
 // LimitMemory sets MemoryLimit as the process's soft memory limit, unless

@@ -18,9 +18,8 @@ type Blobs interface {
 }
 
 // OpenBlobs returns the blobs of repo, whose git directory is gitDir: read
-// by one `git cat-file --batch` process when git is installed (the blobs of
-// a 20,000-file server tree go through git's memory, not ours: go-git's
-// delta resolution kept ~200 MB resident), else by go-git.
+// by one `git cat-file --batch` process when git is installed (a server
+// tree's blobs go through git's memory, not ours), else by go-git.
 func OpenBlobs(repo *git.Repository, gitDir string) Blobs {
 	if gitDir != "" {
 		if b, err := Start(gitDir, false); err == nil {

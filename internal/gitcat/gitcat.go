@@ -1,9 +1,8 @@
 // Package gitcat reads objects of a git directory through one long-running
 // `git cat-file --batch` (or `--batch-check`) process: git maps its pack
 // indexes and resolves deltas in its own memory, where go-git holds every
-// pack index of a repository in its heap (about 117 MB for a history of a
-// million objects) and kept ~200 MB resident resolving the deltas of a
-// server tree's checkout. Storage gives go-git a repository's objects that
+// pack index of a repository in its heap and resolves a checkout's deltas in
+// it (docs/measurements.md, "Memory and disk behind the design"). Storage gives go-git a repository's objects that
 // way (bisect.OpenRepo, for large or borrowed histories), and Blobs a
 // checkout's files (build).
 package gitcat
