@@ -46,6 +46,6 @@ func buildAction(c *cli.Context) error {
 	if c.Bool("quiet") {
 		log = io.Discard
 	}
-	return app.BuildRevisions(c.Context, app.BuildRequest{Repo: c.String("repo"), Refs: c.Args().Slice(), Settings: settings,
+	return app.BuildRevisions(c.Context, app.BuildRevisionsRequest{Repo: c.String("repo"), Refs: c.Args().Slice(), Settings: settings,
 		StateDir: c.String("state-dir"), Out: c.App.Writer, Log: log})
 }

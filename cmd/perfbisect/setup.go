@@ -88,8 +88,8 @@ func searchRequest(c *cli.Context) *app.SearchRequest {
 }
 
 // buildRequest reads the build flags (buildFlags) as typed.
-func buildRequest(c *cli.Context) app.BuildRequestFlags {
-	return app.BuildRequestFlags{Preset: c.String("preset"), PresetSet: c.IsSet("preset"), CMakeArgs: c.String("cmake-args"),
+func buildRequest(c *cli.Context) app.BuildRequest {
+	return app.BuildRequest{Preset: c.String("preset"), PresetSet: c.IsSet("preset"), CMakeArgs: c.String("cmake-args"),
 		BuildCmd: c.String("build-cmd"), InstallCmd: c.String("install-cmd"), Jobs: c.Int("build-jobs"),
 		Timeout: c.String("build-timeout"), CacheSize: c.String("build-cache-size"), DistccHosts: c.String("distcc-hosts"),
 		NoCcache: c.Bool("no-ccache"), Verbose: c.Bool("verbose"), Retry: c.Bool("retry-failed-builds")}

@@ -12,11 +12,11 @@ import (
 	"github.com/perfbisect/perfbisect/build"
 )
 
-// BuildRequest is `perfbisect build`: revisions of the repository at Repo
+// BuildRevisionsRequest is `perfbisect build`: revisions of the repository at Repo
 // (as typed) built into the build cache of the state directory (StateDir,
 // "" for the repository's default) with Settings. Out gets "COMMIT\tPREFIX"
 // (or "COMMIT\tfailed") per revision, Log the build's progress lines.
-type BuildRequest struct {
+type BuildRevisionsRequest struct {
 	Repo     string
 	Refs     []string
 	Settings BuildSettings
@@ -28,7 +28,7 @@ type BuildRequest struct {
 // Errors: usage for a repository or ref that does not resolve; a failure
 // when a revision does not build (after the others were tried) or when the
 // machine fails (at once); ctx's error when interrupted.
-func BuildRevisions(ctx context.Context, req BuildRequest) error {
+func BuildRevisions(ctx context.Context, req BuildRevisionsRequest) error {
 	repo, err := bisect.OpenRepo(req.Repo)
 	if err != nil {
 		return With(Usage, err)

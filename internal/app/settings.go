@@ -67,7 +67,7 @@ type SetupRequest struct {
 	// search (compare, scan, run, explain).
 	Search *SearchRequest
 
-	Build BuildRequestFlags
+	Build BuildRequest
 }
 
 // SearchRequest is start's search as typed: the search (bayes or
@@ -102,10 +102,10 @@ type WorkloadRequest struct {
 	Given []string
 }
 
-// BuildRequestFlags are the build settings as typed (start, compare, scan,
+// BuildRequest are the build settings as typed (start, compare, scan,
 // run, build). PresetSet says --preset was given (a preset other than none
 // then conflicts with BuildCmd).
-type BuildRequestFlags struct {
+type BuildRequest struct {
 	Preset                   string
 	PresetSet                bool
 	CMakeArgs                string // split as a shell would
@@ -402,7 +402,7 @@ func (s *Setup) placement(req SetupRequest) error {
 
 // ParseBuildSettings checks the build settings (a bad one is a usage error
 // naming it) and that the tools they need are installed.
-func ParseBuildSettings(req BuildRequestFlags) (BuildSettings, error) {
+func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	var b BuildSettings
 	if req.Jobs < 0 {
 		return b, usageError("{build-jobs} %d: want a positive number of parallel build jobs (0 or none: one per CPU)", req.Jobs)

@@ -135,7 +135,7 @@ func TestConfigureTakesTheSearchsDefaults(t *testing.T) {
 	req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
 		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
 		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 20, MaxRepeats: 18, Threshold: "5",
-		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequest{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
 	for _, c := range []struct {
 		search        string
 		maxRepeatsSet bool
@@ -175,7 +175,7 @@ func TestConfigureNotesMaxRunsOfTheClassicSearch(t *testing.T) {
 	req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
 		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
 		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 4, MaxRepeats: 18, Threshold: "5",
-		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequest{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
 	for _, search := range []string{session.SearchClassic, session.SearchBayes} {
 		var log strings.Builder
 		r := req
@@ -234,7 +234,7 @@ func TestConfigureRefusesAReportOverAnOptionFile(t *testing.T) {
 	req := SetupRequest{Repo: repo, MyCnf: []string{cnf}, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
 		Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
 		Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 3, MaxRepeats: 18, Threshold: "5",
-		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequestFlags{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
+		Confidence: "0.95", Metric: "tps", Find: "regression", Build: BuildRequest{Preset: "auto", CacheSize: "1GiB", BuildCmd: "true"}}
 	for _, c := range []struct {
 		reports map[string]string
 		want    string // "" when accepted
