@@ -56,7 +56,8 @@ type failure struct {
 //     server: the revision's, an *bisect.UntestableError;
 //   - the server was killed by SIGKILL from outside it (the OOM killer, a
 //     user): errKilled, retried (every attempt killed: the revision's);
-//   - the server lost the race for its port at every start: transient;
+//   - the server lost the race for its port at every start (serverctl.Start
+//     tries other ports first): transient;
 //   - the server died, or refused to initialise, start or stop (a crash, an
 //     option it does not know): the revision's;
 //   - the workload refused by a live server (a statement, sysbench's FATAL
@@ -106,7 +107,7 @@ func judge(ctx context.Context, commit string, f failure) error {
 		switch {
 		case killedFromOutside(f.err):
 			return killedErr(f.err)
-		case errors.As(f.err, &se) && se.PortTaken():
+		case errors.As(f.err, &se) && se.PortTaken() && f.step == stepStart:
 			return fmt.Errorf("%w: %v", errTransient, f.err)
 		case se != nil:
 			return untestable(stepReason[f.step], f.err)

@@ -26,6 +26,8 @@ func TestJudgeEveryFailureSeen(t *testing.T) {
 		Lines: []string{"[ERROR] mysqld: unknown variable 'innodb_mtflush_threads=16'"}}
 	portRace := &serverctl.ServerError{Op: "start", Server: "mariadbd", Exit: "exited 1",
 		Lines: []string{"[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use"}}
+	mysqlxPort := &serverctl.ServerError{Op: "run", Server: "mysqld", Exit: "killed by signal 6", Signal: syscall.SIGABRT,
+		Lines: []string{"[ERROR] [MY-011300] [Server] Plugin mysqlx reported: 'Setup of socket: '/tmp/x.sock' failed, can't create lock file'", "[ERROR] Plugin mysqlx reported: Bind on TCP/IP port 33060 failed: Address already in use"}}
 	diskFull := &serverctl.ServerError{Op: "initialise datadir", Server: "mariadb-install-db", Exit: "exited 1",
 		Lines: []string{`[ERROR] InnoDB: Error writing file './ibdata1' (Errcode: 28 "No space left on device")`}}
 	compileError := &build.BuildError{Commit: "c", Step: "build", Err: errors.New("exit status 2"), Lines: []string{"sql_parse.cc:10: error: expected ';'"}}
@@ -58,6 +60,7 @@ func TestJudgeEveryFailureSeen(t *testing.T) {
 		{"a full disk at initialisation", failure{step: stepInit, err: diskFull}, false, disk, ""},
 		{"an option the server refuses", failure{step: stepStart, err: refused}, false, revision, "server did not start"},
 		{"a port race lost at every start", failure{step: stepStart, err: portRace}, false, retried, ""},
+		{"a crash at shutdown with the X plugin's port taken", failure{step: stepStop, err: mysqlxPort}, false, revision, "server crashed"},
 		{"killed by SIGKILL at start", failure{step: stepStart, err: oom}, false, retried, ""},
 		{"a crash while loading tables", failure{step: stepLoad, err: errors.New("connection refused"), died: crash}, false, revision, "server crashed while loading tables"},
 		{"killed while loading tables", failure{step: stepLoad, err: errors.New("connection refused"), died: oom}, false, retried, ""},

@@ -650,10 +650,15 @@ func (m *Measurer) loadSnapshot(ctx context.Context, commit string, in *serverct
 	}
 	defer srv.Kill()
 	perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv))
-	if err := judge(ctx, commit, failure{step: stepLoad, err: perr, died: srv.Died()}); err != nil {
+	died := srv.Died()
+	var serr error
+	if died == nil {
+		serr = srv.Stop(ctx) // stopped, not killed, whatever the load did: its log ends as a server's does
+	}
+	if err := judge(ctx, commit, failure{step: stepLoad, err: perr, died: died}); err != nil {
 		return err
 	}
-	if err := judge(ctx, commit, failure{step: stepStopAfterLoad, err: srv.Stop(ctx)}); err != nil {
+	if err := judge(ctx, commit, failure{step: stepStopAfterLoad, err: serr}); err != nil {
 		return err
 	}
 	// The data is the user's: the owner's alone, whatever umask the
@@ -917,10 +922,10 @@ func (m *Measurer) startForRun(ctx context.Context, commit string, rev *revision
 		return nil, judge(ctx, commit, failure{step: stepStart, err: err})
 	}
 	if m.cfg.FreshDatadir {
-		perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv))
-		if err := judge(ctx, commit, failure{step: stepLoad, err: perr, died: srv.Died()}); err != nil {
+		if perr := m.cfg.Workload.Prepare(ctx, workloadConn(srv)); perr != nil {
+			died := srv.Died() // before the kill, which is no death of its own
 			srv.Kill()
-			return nil, err
+			return nil, judge(ctx, commit, failure{step: stepLoad, err: perr, died: died})
 		}
 	}
 	return srv, nil

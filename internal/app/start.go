@@ -157,7 +157,7 @@ type bisection struct {
 func (b *bisection) leaveOutDocs() error {
 	commits, inert, err := bisect.LeaveOutInert(b.su.Repo, b.all, b.cfg.Bad)
 	if err != nil {
-		return err
+		return With(Failure, err)
 	}
 	b.commits, b.inert, b.cfg.Commits = commits, inert, commits
 	b.sameAs = bisect.SameServer(b.all, commits)

@@ -27,8 +27,9 @@ import (
 type Bar struct {
 	mu   sync.Mutex
 	bar  *progressbar.ProgressBar
-	runs int
-	est  int // estimated runs of the whole session, 0 until known
+	runs   int
+	est    int  // estimated runs of the whole session, 0 until known
+	closed bool // Close was called: nothing is drawn any more
 }
 
 // IsTerminal reports whether f is a terminal.
@@ -73,6 +74,11 @@ func (b *barWriter) Write(data []byte) (int, error) {
 	if i < 0 {
 		return len(data), nil
 	}
+	if b.p.closed { // the bar is gone: lines go straight through
+		_, err := b.w.Write(b.buf[:i+1])
+		b.buf = append(b.buf[:0], b.buf[i+1:]...)
+		return len(data), err
+	}
 	_ = b.p.bar.Clear()
 	_, err := b.w.Write(b.buf[:i+1])
 	b.buf = append(b.buf[:0], b.buf[i+1:]...)
@@ -84,6 +90,9 @@ func (b *barWriter) Write(data []byte) (int, error) {
 func (p *Bar) Run(commit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	p.runs++
 	p.describe(commit)
 	_ = p.bar.Add(1)
@@ -94,6 +103,9 @@ func (p *Bar) Run(commit string) {
 func (p *Bar) Estimate(runs int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	if runs <= p.runs {
 		runs = p.runs + 1 // the session is not over: never a full bar
 	}
@@ -112,10 +124,16 @@ func (p *Bar) describe(commit string) {
 	p.bar.Describe(fmt.Sprintf("run of %.10s", commit))
 }
 
-// Close removes the bar from the terminal.
+// Close removes the bar from the terminal for good: lines written through
+// Writer after it go straight to their writer, and Run, Estimate and Build
+// draw nothing.
 func (p *Bar) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.closed = true
 	_ = p.bar.Clear()
 	_ = p.bar.Exit()
 }
@@ -125,6 +143,9 @@ func (p *Bar) Close() {
 func (p *Bar) Build(bp build.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	p.bar.Describe(bp.String())
 	_ = p.bar.RenderBlank()
 }

@@ -46,6 +46,14 @@ func TestLiveProgress(t *testing.T) {
 	if l := lastLine(render(term.String())); strings.TrimSpace(l) != "" {
 		t.Errorf("bar left on the terminal after Close: %q", l)
 	}
+	// The answer after Close (compare's table, through the same writer):
+	// its lines, and no bar drawn again under them.
+	fmt.Fprintf(log, "the answer\n")
+	p.Run("fedcba9876543210")
+	screen = render(term.String())
+	if !strings.HasSuffix(screen, "the answer\n") || strings.Contains(screen[strings.LastIndex(screen, "the answer"):], "run of") {
+		t.Errorf("after Close, the answer and then the bar again:\n%s", screen)
+	}
 }
 
 // render applies carriage returns and ANSI erase-line codes the way a
