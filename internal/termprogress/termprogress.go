@@ -25,8 +25,8 @@ import (
 // it only when stderr is a terminal and --quiet is not given; elsewhere the
 // progress lines are plain text as before.
 type Bar struct {
-	mu   sync.Mutex
-	bar  *progressbar.ProgressBar
+	mu     sync.Mutex
+	bar    *progressbar.ProgressBar
 	runs   int
 	est    int  // estimated runs of the whole session, 0 until known
 	closed bool // Close was called: nothing is drawn any more
