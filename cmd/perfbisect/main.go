@@ -1,8 +1,11 @@
-// Command perfbisect finds the commit that made a MySQL-family server slower: it
-// builds revisions of the server's source with CMake, starts each as a private
-// mysqld with the user's option file, runs a sysbench-compatible OLTP workload
-// several times, decides with significance tests whether each revision behaves
-// like the good or the bad one, and bisects to the first bad commit.
+// Command perfbisect finds the commit that made a MySQL-family server slower,
+// and compares servers, settings and trees: it builds revisions of the
+// server's source with CMake, starts each as a private mysqld with the user's
+// option file, runs a workload (sysbench's OLTP, TPC-C, a SQL file, a Lua
+// script) repeatedly, and searches with statistics for the first bad commit
+// (start, run under git bisect run), or compares sides (compare), scans a
+// history (scan) and says why one side is slower (explain). The commands'
+// work is internal/app's; this package reads flags into its requests.
 //
 // Exit codes of every command but `run` (exitCodesHelp): 0 done, 1 failure
 // of the tool or the machine, 2 usage or configuration, 3 no regression

@@ -80,8 +80,10 @@ func Bench(ctx context.Context, req BenchRequest) error {
 		}
 		return nil
 	}
-	_, err = req.Out.Write(out)
-	return err
+	if _, err := req.Out.Write(out); err != nil {
+		return With(Failure, err)
+	}
+	return nil
 }
 
 // benchWorkload is the request's workload, the options it runs with and

@@ -465,6 +465,27 @@ func newCustom(ctx context.Context, word string, args []string, o bench.Options,
 	return sysbench.NewScript(ctx, word, args, o, sb)
 }
 
+// BayesConfidence is start's default confidence with the probabilistic
+// search: the simulation grid (docs/statistics.md) names a wrong culprit in
+// at most 1% of sessions in every row at it.
+const BayesConfidence = 0.99
+
+// searchDefaults gives a probabilistic search (cfg.Search bayes) its own
+// confidence (BayesConfidence) and endpoints' repeat limit
+// (session.BayesEndpointRuns) where the user set none; the classic search
+// keeps the command's defaults.
+func searchDefaults(cfg *session.Config, confidenceSet, maxRepeatsSet bool) {
+	if cfg.Search != session.SearchBayes {
+		return
+	}
+	if !confidenceSet {
+		cfg.Confidence = BayesConfidence
+	}
+	if !maxRepeatsSet {
+		cfg.MaxRepeats = session.BayesEndpointRuns
+	}
+}
+
 // decideSearch decides start's search settings, once: Setup.SearchPolicy
 // is Policy with the search, its commits per round and run budget, and the
 // search's own confidence and repeat limit where the user set none. It

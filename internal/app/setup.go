@@ -48,8 +48,8 @@ type Setup struct {
 	// Sides says what compare's subjects stand for (useSides), for the
 	// measurer; nil in a bisection.
 	Sides map[string]measure.Side
-	// Workload is what every run measures (an OLTP workload or a sysbench
-	// script), built once from the settings.
+	// Workload is what every run measures (an OLTP workload, TPC-C, a SQL
+	// workload file or a sysbench script), built once from the settings.
 	Workload               bench.Workload
 	ServerCPUs, ClientCPUs serverctl.CPUList
 	SnapshotBudget         int64 // datadir snapshots, bytes

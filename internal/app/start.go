@@ -16,27 +16,6 @@ import (
 	"github.com/perfbisect/perfbisect/stats"
 )
 
-// BayesConfidence is start's default confidence with the probabilistic
-// search: the simulation grid (docs/statistics.md) names a wrong culprit in
-// at most 1% of sessions in every row at it.
-const BayesConfidence = 0.99
-
-// searchDefaults gives a probabilistic search (cfg.Search bayes) its own
-// confidence (BayesConfidence) and endpoints' repeat limit
-// (session.BayesEndpointRuns) where the user set none; the classic search
-// keeps the command's defaults.
-func searchDefaults(cfg *session.Config, confidenceSet, maxRepeatsSet bool) {
-	if cfg.Search != session.SearchBayes {
-		return
-	}
-	if !confidenceSet {
-		cfg.Confidence = BayesConfidence
-	}
-	if !maxRepeatsSet {
-		cfg.MaxRepeats = session.BayesEndpointRuns
-	}
-}
-
 // StartRequest is one bisection: the endpoints as the user typed them
 // (anything bisect.Resolve takes), the search and its settings, and where
 // its answer goes. The Setup carries the rest (policy and search, workload,
@@ -133,7 +112,10 @@ func resolveRange(su *Setup, req StartRequest) (good, bad string, commits []bise
 	for _, cm := range commits {
 		revs = append(revs, cm.Hash)
 	}
-	return good, bad, commits, su.CheckSettings(revs...)
+	if err := su.CheckSettings(revs...); err != nil {
+		return "", "", nil, With(OutcomeOf(err), err) // the option file's, or git's failure
+	}
+	return good, bad, commits, nil
 }
 
 // bisection is one run of Start: its search (cfg), the stored session, the

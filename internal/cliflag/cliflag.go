@@ -1,6 +1,8 @@
-// Package cliflag reads perfbisect's flag values (times, percentages, the
-// confidence, thread lists) and words command-line errors for a user: the
-// flag as typed, the nearest flag when one is near. Its errors are the
+// Package cliflag is perfbisect's command line around urfave/cli: flag
+// values (times, percentages, the confidence, thread lists), flags before
+// positional arguments (FlagsFirst), help categories and placeholders
+// (HelpPrinter), errors worded for a user (the flag as typed, the nearest
+// flag when one is near) and command lines quoted for a shell (ShellQuote). Its errors are the
 // user's input's (bisect.ErrUsage).
 package cliflag
 

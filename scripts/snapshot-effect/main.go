@@ -14,8 +14,11 @@
 //	go run ./scripts/snapshot-effect -snapshots 3 -runs 12 /tmp/fixture good
 //
 // Flags: -snapshots K (3), -runs N per snapshot (12), -my-cnf FILE, -workload
-// ARGS (sysbench-style options, default the e2e tests' small workload), -keep
-// (keep the state directories and print where they are). It starts servers:
+// ARGS (sysbench-style options, default the e2e tests' small workload),
+// -server-cpus and -client-cpus (as start's), -keep (keep the state
+// directories and print where they are). Last it prints the variance split
+// of log tps (one-way random effects): the run-to-run noise and the
+// snapshot-to-snapshot component, each as a relative SD. It starts servers:
 // run it on an idle machine, never beside another measurement or a build.
 package main
 
@@ -23,6 +26,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,6 +50,8 @@ func main() {
 	cnf := flag.String("my-cnf", "", "the option file the server gets")
 	workload := flag.String("workload", defaultWorkload, "workload options (sysbench style)")
 	keep := flag.Bool("keep", false, "keep the state directories")
+	serverCPUs := flag.String("server-cpus", "", "CPUs of the server, as for taskset -c (\"\": all)")
+	clientCPUs := flag.String("client-cpus", "", "CPUs of the client (\"\": all)")
 	flag.Parse()
 	if flag.NArg() != 2 || *snapshots < 2 || *runs < 3 {
 		fmt.Fprintln(os.Stderr, "usage: snapshot-effect [-snapshots K>=2] [-runs N>=3] [-my-cnf FILE] [-workload ARGS] [-keep] REPO REV")
@@ -53,13 +59,31 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, flag.Arg(0), flag.Arg(1), *snapshots, *runs, *cnf, *workload, *keep); err != nil {
+	cpus, err := placement(*serverCPUs, *clientCPUs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "snapshot-effect:", err)
+		os.Exit(2)
+	}
+	if err := run(ctx, flag.Arg(0), flag.Arg(1), *snapshots, *runs, *cnf, *workload, *keep, cpus); err != nil {
 		fmt.Fprintln(os.Stderr, "snapshot-effect:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload string, keep bool) error {
+// placement reads the -server-cpus and -client-cpus lists.
+func placement(server, client string) ([2]serverctl.CPUList, error) {
+	var out [2]serverctl.CPUList
+	for i, v := range []string{server, client} {
+		l, err := serverctl.ParseCPUList(v)
+		if err != nil {
+			return out, err
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload string, keep bool, cpus [2]serverctl.CPUList) error {
 	repo, err := bisect.OpenRepo(repoPath)
 	if err != nil {
 		return err
@@ -89,7 +113,7 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 	ms := make([]*measure.Measurer, k)
 	for i := range ms {
 		ms[i] = measure.New(measure.Config{Builder: builder, StateDir: filepath.Join(root, fmt.Sprintf("snapshot-%d", i+1)),
-			OptionFile: of, Workload: bench.OLTP{Options: inv.Options}, Log: os.Stderr})
+			OptionFile: of, Workload: bench.OLTP{Options: inv.Options}, Log: os.Stderr, ServerCPUs: cpus[0], ClientCPUs: cpus[1]})
 		if err := ms[i].Prepare(ctx, c); err != nil {
 			return fmt.Errorf("prepare snapshot %d: %w", i+1, err)
 		}
@@ -123,5 +147,43 @@ func run(ctx context.Context, repoPath, rev string, k, n int, cnf, workload stri
 			fmt.Printf("%d-%d   %+8.1f%% %+10.1f%% .. %+6.1f%% %8.4f\n", i+1, j+1, 100*s.Est, 100*s.Lo, 100*s.Hi, p)
 		}
 	}
+	run, snap := varianceSplit(tps)
+	fmt.Printf("\nvariance split of log tps: per run %.2f%%, per snapshot %.2f%% (relative SDs; one-way random effects)\n", 100*run, 100*snap)
 	return nil
+}
+
+// varianceSplit is the one-way random-effects split of log values by group
+// (equal or unequal sizes): the SD within a group (per run) and the SD of
+// the groups' true levels (per snapshot; 0 when the groups' means vary no
+// more than the runs' noise explains), by the method of moments.
+func varianceSplit(groups [][]float64) (within, between float64) {
+	var sw, grand float64
+	var dfw, total int
+	means := make([]float64, len(groups))
+	for i, g := range groups {
+		var m float64
+		for _, x := range g {
+			m += math.Log(x)
+		}
+		m /= float64(len(g))
+		means[i] = m
+		for _, x := range g {
+			d := math.Log(x) - m
+			sw += d * d
+		}
+		dfw += len(g) - 1
+		grand += m * float64(len(g))
+		total += len(g)
+	}
+	grand /= float64(total)
+	msw := sw / float64(dfw)
+	var sb, n2 float64
+	for i, g := range groups {
+		d := means[i] - grand
+		sb += float64(len(g)) * d * d
+		n2 += float64(len(g) * len(g))
+	}
+	msb := sb / float64(len(groups)-1)
+	n0 := (float64(total) - n2/float64(total)) / float64(len(groups)-1) // the effective group size
+	return math.Sqrt(msw), math.Sqrt(math.Max(0, (msb-msw)/n0))
 }
