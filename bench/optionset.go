@@ -145,56 +145,29 @@ var ignoredOptions = map[string]bool{
 // (for messages). It returns a note for the user ("" for none).
 type optionSetter func(o *Options, name, v string, legacy *legacyState) (string, error)
 
-// intOption, int64Option, floatOption, boolOption, secondsOption and
-// stringOption set the field that field returns.
-func intOption(field func(o *Options) *int) optionSetter {
-	return func(o *Options, name, v string, _ *legacyState) (string, error) {
-		return "", parseInt(name, v, field(o))
-	}
+// fieldOption sets the field that field returns with parse (parseInt,
+// parseBool, ...).
+func fieldOption[T any](parse func(name, v string, p *T) error, field func(o *Options) *T) optionSetter {
+	return func(o *Options, name, v string, _ *legacyState) (string, error) { return "", parse(name, v, field(o)) }
 }
 
-func int64Option(field func(o *Options) *int64) optionSetter {
-	return func(o *Options, name, v string, _ *legacyState) (string, error) {
-		return "", parseInt64(name, v, field(o))
-	}
-}
-
-func floatOption(field func(o *Options) *float64) optionSetter {
-	return func(o *Options, name, v string, _ *legacyState) (string, error) {
-		return "", parseFloat(name, v, field(o))
-	}
-}
-
-func boolOption(field func(o *Options) *bool) optionSetter {
-	return func(o *Options, name, v string, _ *legacyState) (string, error) {
-		return "", parseBool(name, v, field(o))
-	}
-}
-
-func secondsOption(field func(o *Options) *time.Duration) optionSetter {
-	return func(o *Options, name, v string, _ *legacyState) (string, error) {
-		return "", parseSeconds(name, v, field(o))
-	}
-}
-
-func stringOption(field func(o *Options) *string) optionSetter {
-	return func(o *Options, _, v string, _ *legacyState) (string, error) { *field(o) = v; return "", nil }
-}
+// parseString takes any value.
+func parseString(_, v string, p *string) error { *p = v; return nil }
 
 // countOption sets a per-event count option (countField).
 func countOption(key string) optionSetter {
-	return intOption(func(o *Options) *int { return o.countField(key) })
+	return fieldOption(parseInt, func(o *Options) *int { return o.countField(key) })
 }
 
 // optionSetters are the options the built-in workload takes, by sysbench
 // 1.0's name (and 0.4's --test and oltp- options of oltp_legacy).
 var optionSetters = map[string]optionSetter{
 	// sysbench 1.0 general options
-	"threads":         intOption(func(o *Options) *int { return &o.Threads }),
-	"time":            secondsOption(func(o *Options) *time.Duration { return &o.Time }),
-	"warmup-time":     secondsOption(func(o *Options) *time.Duration { return &o.Warmup }),
-	"report-interval": secondsOption(func(o *Options) *time.Duration { return &o.ReportInterval }),
-	"percentile":      floatOption(func(o *Options) *float64 { return &o.Percentile }),
+	"threads":         fieldOption(parseInt, func(o *Options) *int { return &o.Threads }),
+	"time":            fieldOption(parseSeconds, func(o *Options) *time.Duration { return &o.Time }),
+	"warmup-time":     fieldOption(parseSeconds, func(o *Options) *time.Duration { return &o.Warmup }),
+	"report-interval": fieldOption(parseSeconds, func(o *Options) *time.Duration { return &o.ReportInterval }),
+	"percentile":      fieldOption(parseFloat, func(o *Options) *float64 { return &o.Percentile }),
 	"events":          setEvents,
 	"max-requests":    setEvents,
 	"init-rng": func(_ *Options, _, v string, _ *legacyState) (string, error) {
@@ -217,15 +190,15 @@ var optionSetters = map[string]optionSetter{
 		o.RandType = t
 		return "", nil
 	},
-	"rand-seed":        int64Option(func(o *Options) *int64 { return &o.RandSeed }),
-	"rand-spec-iter":   intOption(func(o *Options) *int { return &o.RandSpecIter }),
-	"rand-spec-pct":    intOption(func(o *Options) *int { return &o.RandSpecPct }),
-	"rand-spec-res":    intOption(func(o *Options) *int { return &o.RandSpecRes }),
-	"rand-pareto-h":    floatOption(func(o *Options) *float64 { return &o.RandParetoH }),
-	"rand-zipfian-exp": floatOption(func(o *Options) *float64 { return &o.RandZipfianExp }),
+	"rand-seed":        fieldOption(parseInt64, func(o *Options) *int64 { return &o.RandSeed }),
+	"rand-spec-iter":   fieldOption(parseInt, func(o *Options) *int { return &o.RandSpecIter }),
+	"rand-spec-pct":    fieldOption(parseInt, func(o *Options) *int { return &o.RandSpecPct }),
+	"rand-spec-res":    fieldOption(parseInt, func(o *Options) *int { return &o.RandSpecRes }),
+	"rand-pareto-h":    fieldOption(parseFloat, func(o *Options) *float64 { return &o.RandParetoH }),
+	"rand-zipfian-exp": fieldOption(parseFloat, func(o *Options) *float64 { return &o.RandZipfianExp }),
 	// oltp_common.lua
-	"tables":               intOption(func(o *Options) *int { return &o.Tables }),
-	"table-size":           intOption(func(o *Options) *int { return &o.TableSize }),
+	"tables":               fieldOption(parseInt, func(o *Options) *int { return &o.Tables }),
+	"table-size":           fieldOption(parseInt, func(o *Options) *int { return &o.TableSize }),
 	"range-size":           countOption("range-size"),
 	"point-selects":        countOption("point-selects"),
 	"simple-ranges":        countOption("simple-ranges"),
@@ -235,14 +208,14 @@ var optionSetters = map[string]optionSetter{
 	"index-updates":        countOption("index-updates"),
 	"non-index-updates":    countOption("non-index-updates"),
 	"delete-inserts":       countOption("delete-inserts"),
-	"range-selects":        boolOption(func(o *Options) *bool { return &o.RangeSelects }),
-	"skip-trx":             boolOption(func(o *Options) *bool { return &o.SkipTrx }),
-	"auto-inc":             boolOption(func(o *Options) *bool { return &o.AutoInc }),
+	"range-selects":        fieldOption(parseBool, func(o *Options) *bool { return &o.RangeSelects }),
+	"skip-trx":             fieldOption(parseBool, func(o *Options) *bool { return &o.SkipTrx }),
+	"auto-inc":             fieldOption(parseBool, func(o *Options) *bool { return &o.AutoInc }),
 	"secondary":            setSecondary,
 	"create-secondary":     setSecondary,
-	"mysql-storage-engine": stringOption(func(o *Options) *string { return &o.StorageEngine }),
-	"create-table-options": stringOption(func(o *Options) *string { return &o.CreateTableOptions }),
-	"mysql-table-options":  stringOption(func(o *Options) *string { return &o.CreateTableOptions }),
+	"mysql-storage-engine": fieldOption(parseString, func(o *Options) *string { return &o.StorageEngine }),
+	"create-table-options": fieldOption(parseString, func(o *Options) *string { return &o.CreateTableOptions }),
+	"mysql-table-options":  fieldOption(parseString, func(o *Options) *string { return &o.CreateTableOptions }),
 	"mysql-ignore-errors": func(o *Options, _, v string, _ *legacyState) (string, error) {
 		return "", o.setIgnoreErrors(v)
 	},
@@ -256,7 +229,7 @@ var optionSetters = map[string]optionSetter{
 		o.Workload = WorkloadName(v)
 		return "", nil
 	},
-	"oltp-read-only": boolOption(func(o *Options) *bool { return &o.OLTPReadOnly }),
+	"oltp-read-only": fieldOption(parseBool, func(o *Options) *bool { return &o.OLTPReadOnly }),
 	"oltp-test-mode": func(o *Options, _, v string, _ *legacyState) (string, error) {
 		switch v {
 		case "complex", "simple":
@@ -265,7 +238,7 @@ var optionSetters = map[string]optionSetter{
 		}
 		return "", fmt.Errorf("%w: --oltp-test-mode=%s: only complex and simple are supported", ErrInvalidOption, v)
 	},
-	"oltp-table-name": stringOption(func(o *Options) *string { return &o.OLTPTableName }),
+	"oltp-table-name": fieldOption(parseString, func(o *Options) *string { return &o.OLTPTableName }),
 }
 
 // setEvents refuses a limit on events (--events, 0.4's --max-requests): runs
