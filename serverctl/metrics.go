@@ -35,6 +35,59 @@ var StatusCounters = []string{
 // the window.
 var StatusGauges = []string{"Threads_running", "Innodb_history_list_length"}
 
+// Level reports whether a SHOW GLOBAL STATUS variable, or an
+// information_schema.INNODB_METRICS counter by its own (lower-case) name, is
+// a level rather than a count: a size, a position, an average or a number of
+// things open now. Its change over a run is not work done, so it is never
+// divided by the run's transactions. Names it does not know are counts.
+func Level(name string) bool {
+	if levels[name] {
+		return true
+	}
+	for _, p := range levelPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// levelPrefixes begin families of levels in SHOW GLOBAL STATUS (MariaDB,
+// MySQL, Percona) and INNODB_METRICS.
+var levelPrefixes = []string{"Acl_", "Innodb_data_pending_", "Innodb_lsn_", "Innodb_mem_", "Innodb_onlineddl_pct", "Innodb_onlineddl_rowlog_pct",
+	"Key_blocks_", "Aria_pagecache_blocks_", "Memory_used", "Open_", "Qcache_free_", "Ssl_ctx_", "Ssl_verify_", "Threadpool_", "Uptime", "wsrep_",
+	"Performance_schema_", "Innodb_os_log_pending_", "Innodb_buffer_pool_load_", "Innodb_buffer_pool_dump_", "Innodb_buffer_pool_resize_",
+	"buffer_pool_pages_", "buffer_pool_bytes_", "log_lsn_", "trx_undo_slots_"}
+
+var levels = nameSet(
+	"Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_pages_free", "Innodb_buffer_pool_pages_misc",
+	"Innodb_buffer_pool_pages_old", "Innodb_buffer_pool_pages_total", "Innodb_buffer_pool_pages_latched", "Innodb_buffer_pool_bytes_data",
+	"Innodb_buffer_pool_bytes_dirty", "Innodb_checkpoint_age", "Innodb_checkpoint_max_age", "Innodb_history_list_length",
+	"Innodb_ibuf_free_list", "Innodb_ibuf_segment_size", "Innodb_ibuf_size", "Innodb_max_trx_id", "Innodb_page_size",
+	"Innodb_row_lock_current_waits", "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max", "Innodb_num_open_files",
+	"Innodb_available_undo_logs", "Innodb_encryption_rotation_estimated_iops", "Innodb_current_row_locks", "Innodb_descriptors_memory",
+	"Innodb_read_views_memory", "Innodb_oldest_view_low_limit_trx_id", "Innodb_purge_trx_id", "Innodb_purge_undo_no",
+	"Innodb_redo_log_capacity_resized", "Innodb_redo_log_logical_size", "Innodb_redo_log_physical_size", "Innodb_redo_log_current_lsn",
+	"Innodb_redo_log_checkpoint_lsn", "Innodb_redo_log_flushed_to_disk_lsn",
+	"Binlog_snapshot_position", "Max_used_connections", "Prepared_stmt_count", "Qcache_queries_in_cache", "Qcache_total_blocks",
+	"Rpl_semi_sync_master_clients", "Rpl_semi_sync_master_net_avg_wait_time", "Rpl_semi_sync_master_tx_avg_wait_time",
+	"Rpl_semi_sync_master_wait_sessions", "Rpl_semi_sync_master_status", "Slave_open_temp_tables", "Slaves_connected", "Slaves_running",
+	"Ssl_default_timeout", "Ssl_session_cache_size", "Ssl_used_session_cache_entries", "Stack_usage", "Table_open_cache_active_instances",
+	"Tc_log_max_pages_used", "Tc_log_page_size", "Threads_cached", "Threads_connected", "Threads_running", "Delayed_insert_threads",
+	"Not_flushed_delayed_rows",
+	// INNODB_METRICS
+	"buffer_pool_size", "trx_rseg_history_len", "trx_rseg_current_size", "purge_dml_delay_usec", "log_max_modified_age_async",
+	"file_num_open_files", "innodb_page_size", "lock_row_lock_current_waits", "lock_row_lock_time_max", "lock_row_lock_time_avg",
+)
+
+func nameSet(names ...string) map[string]bool {
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
+}
+
 // GlobalStatus reads SHOW GLOBAL STATUS over the server's socket and returns
 // the integer-valued variables by name. Errors are the connection's or the
 // query's.

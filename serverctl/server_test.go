@@ -182,6 +182,12 @@ func TestServerLifecycle(t *testing.T) {
 	if _, ok := d["Uptime"]; ok {
 		t.Errorf("a variable outside the kept lists was kept: %v", d)
 	}
+	// What fell over the window is a level, not a count.
+	for k, a := range st1 {
+		if b, ok := st0[k]; ok && a < b && !Level(k) {
+			t.Errorf("%s fell from %d to %d, and Level does not know it", k, b, a)
+		}
+	}
 	if rss, err := s.PeakRSS(); err != nil || rss < 10<<20 {
 		t.Errorf("peak RSS %d (%v), want a server's tens of MB", rss, err)
 	}
@@ -455,5 +461,18 @@ func TestRemoveSocketDir(t *testing.T) {
 	RemoveSocketDir(run)
 	if _, err := os.Stat(filepath.Join(other, "notes.txt")); err != nil {
 		t.Error("a directory with other files was removed")
+	}
+}
+
+func TestLevel(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Innodb_buffer_pool_pages_free": true, "Innodb_buffer_pool_pages_data": true, "Open_tables": true, "Threads_connected": true,
+		"Innodb_lsn_current": true, "buffer_pool_pages_free": true, "trx_rseg_history_len": true, "Memory_used_initial": true,
+		"Innodb_buffer_pool_pages_lru_freed": false, "Innodb_buffer_pool_reads": false, "Opened_tables": false, "Threads_created": false,
+		"Innodb_pages_read": false, "buffer_pages_read": false, "Questions": false, "Some_new_counter": false,
+	} {
+		if got := Level(name); got != want {
+			t.Errorf("Level(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
 
@@ -357,12 +358,12 @@ func mergeKeys[V any](a, b map[string]V) map[string]bool {
 	return out
 }
 
-// notCounters are SHOW GLOBAL STATUS values that are not the work's:
-// clocks and uptimes.
+// notCounter: a SHOW GLOBAL STATUS value or INNODB_METRICS counter that
+// is not a count of the work done: a level (serverctl.Level) or a clock.
 func notCounter(name string) bool {
-	l := strings.ToLower(name)
-	return strings.HasPrefix(l, "uptime") || strings.HasSuffix(l, "_time") || strings.Contains(l, "_timestamp") || strings.HasPrefix(l, "threads_") ||
-		strings.HasPrefix(l, "open") || strings.HasPrefix(l, "memory_used") || strings.HasPrefix(l, "max_used")
+	bare := strings.TrimPrefix(name, MetricPrefix)
+	l := strings.ToLower(bare)
+	return serverctl.Level(bare) || strings.HasSuffix(l, "_time") || strings.Contains(l, "_timestamp")
 }
 
 func counters(base, head []Run, top int) []CounterChange {
@@ -381,6 +382,9 @@ func counters(base, head []Run, top int) []CounterChange {
 			continue
 		}
 		bv, hv := per(base, name), per(head, name)
+		if slices.ContainsFunc(bv, neg) || slices.ContainsFunc(hv, neg) {
+			continue // fell during a run: a level this tool does not know, or a reset
+		}
 		bm, hm := stats.Median(bv), stats.Median(hv)
 		if math.Max(bm, hm) < 0.01 || bm == 0 && hm == 0 {
 			continue // less than once in a hundred transactions on both sides
@@ -407,6 +411,8 @@ func counters(base, head []Run, top int) []CounterChange {
 	})
 	return out[:min(len(out), top)]
 }
+
+func neg(v float64) bool { return v < 0 }
 
 // magnitude orders counters' changes by size, a rise of x and a fall to
 // 1/(1+x) alike, a counter new in the head first.
