@@ -65,6 +65,11 @@ type bayes struct {
 	model    *posterior.Model
 	fed      int // entries of Session.trail given to the model
 	prepared map[string]bool
+	// confirmed is how the named commit was put head to head with its
+	// parent (headToHead), for the answer's why; refuted holds the commits
+	// the posterior named that did not pass, and why.
+	confirmed string
+	refuted   map[string]string
 }
 
 // BudgetRuns is the run limit of a probabilistic search that sets none: six
@@ -80,7 +85,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	if err != nil {
 		return err
 	}
-	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}}
+	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}}
 	s.bayes = b
 	s.feed()
 	est := s.bayesEstimate(cmp)
@@ -100,7 +105,17 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 			missing = s.missingEvidence(ans)
 			forceRef = missing == "" && s.refsAfter(ans) < bracketRefs
 			if missing == "" && !forceRef {
-				return s.bayesEnd(ans, true)
+				stands := true
+				if len(ans.Commits) == 1 {
+					if stands, err = s.headToHead(ctx, ans.Commits[0], cmp); err != nil {
+						return err
+					}
+				}
+				if stands {
+					return s.bayesEnd(ans, true)
+				}
+				s.feed()
+				continue
 			}
 		}
 		if s.runs >= budget {
@@ -366,9 +381,17 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 		steps, w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
 	s.logf("%s", levels)
 	switch {
+	case done && len(ans.Commits) == 1 && s.bayes.refuted[ans.Commits[0]] != "":
+		x := ans.Commits[0]
+		s.res.Outcome, s.res.Range = Ambiguous, []string{x}
+		if p := s.parentOf(x); p != "" {
+			s.res.Range = append(s.res.Range, p)
+		}
+		s.res.Why = fmt.Sprintf("the posterior names %.10s (probability %.4g), but it %s, nor did the runs taken after: the change may be spread over several commits, or earlier runs of these commits were off their level; %s",
+			x, ans.Mass, s.bayes.refuted[x], levels)
 	case done && len(ans.Commits) == 1:
 		s.res.Outcome, s.res.FirstBad = Found, ans.Commits[0]
-		s.res.Why = fmt.Sprintf("%s with posterior probability %.4g (confidence %g); %s", w.first, ans.Mass, c.Confidence, levels)
+		s.res.Why = fmt.Sprintf("%s with posterior probability %.4g (confidence %g); %s; %s", w.first, ans.Mass, c.Confidence, s.bayes.confirmed, levels)
 	case done:
 		s.res.Outcome, s.res.Range = Ambiguous, ans.Commits
 		s.res.Why = fmt.Sprintf("untestable commits border the %s: it is one of %d commits (posterior probability %.4g); %s", w.first, len(ans.Commits), ans.Mass, levels)
@@ -411,6 +434,14 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	}
 	perRun := posterior.Information(effect)
 	cand, runs := at(noise)
+	// The head-to-head before the answer: fresh runs of both sides unless
+	// the search's own runs show the step.
+	confirm := 0.0
+	if !s.cfg.NoConfirm {
+		d, full := s.headToHeadDesign(cmp)
+		confirm = math.Ceil(2 * stats.ExpectedN(full, d))
+	}
+	runs += confirm
 	est := s.runs + int(math.Ceil(runs))
 	// The upper figure: the noise at the top of its 90% interval, and the
 	// spread of sessions around their estimate, which grows as the effect
@@ -418,7 +449,7 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	// sessions: about 1 + 3/effect; see
 	// docs/statistics.md).
 	_, runsHigh := at(noise * NoiseUpper(cmp.NOld+cmp.NNew-2))
-	runsHigh *= 1 + 3/effect
+	runsHigh = runsHigh*(1+3/effect) + confirm
 	builds := math.Ceil(math.Log2(float64(max(n, 2)))) + 2
 	var per time.Duration
 	if s.runs > 0 {
@@ -426,8 +457,8 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	}
 	runs, runsHigh = math.Ceil(runs), math.Ceil(runsHigh) // as EstimatedRuns counts them
 	s.res.EstimatedRuns, s.res.EstimatedRunsHigh = est, s.runs+int(runsHigh)
-	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates; up to about %.0f in 9 sessions of 10, the noise of %d runs being rough) and %.0f builds, %s at %.1fs per run (plus builds)",
-		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, runsHigh, cmp.NOld+cmp.NNew, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
+	s.res.Estimate = fmt.Sprintf("good-bad shift %+.1f%% with %.1f%% noise per run (%.2g noise units): one run at the posterior median gives %.2f bits; about %.0f more runs (%.0f on candidates, %.0f head to head; up to about %.0f in 9 sessions of 10, the noise of %d runs being rough) and %.0f builds, %s at %.1fs per run (plus builds)",
+		100*cmp.Shift.Est, 100*noise, effect, perRun/math.Ln2, runs, cand, confirm, runsHigh, cmp.NOld+cmp.NNew, builds, (time.Duration(runs) * per).Round(time.Second), per.Seconds())
 	limit := s.cfg.MaxRuns
 	if limit == 0 {
 		limit = BudgetRuns(0) // the least run limit a session gets

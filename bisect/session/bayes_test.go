@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -207,5 +208,38 @@ func TestNoiseUpper(t *testing.T) {
 	}
 	if NoiseUpper(0) != 2 || !(NoiseUpper(4) > NoiseUpper(10)) {
 		t.Errorf("NoiseUpper(0) %.2f, (4) %.2f, (10) %.2f: want 2, then falling", NoiseUpper(0), NoiseUpper(4), NoiseUpper(10))
+	}
+}
+
+// TestHeadToHeadRefutes: the culprit's first runs measure at the good level
+// (a neighbour nothing saw), so the posterior first names its child. Put
+// head to head with fresh runs, the child shows no step against the
+// culprit: it is not named, and the search goes on to the culprit, which
+// passes. With --no-confirm the child is named: the head-to-head is what
+// keeps the wrong name out.
+func TestHeadToHeadRefutes(t *testing.T) {
+	for _, noConfirm := range []bool{true, false} {
+		cfg, hs := bayesConfig(12)
+		culprit, child := hs[6], hs[7]
+		m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 600, Culprits: map[string]float64{culprit: 0.85}, CV: 0.03,
+			Transient: map[string]float64{culprit: 1 / 0.85}, TransientRuns: 4, Rand: rand.New(rand.NewPCG(11, 3))}
+		cfg.NoConfirm = noConfirm
+		res := mustRun(t, cfg, m)
+		var confirms []string
+		for _, st := range res.Steps {
+			if st.Role == RoleConfirm {
+				confirms = append(confirms, fmt.Sprintf("%.3s vs %.3s: %s", st.Commit[37:], st.Against[37:], st.Verdict))
+			}
+		}
+		t.Logf("no-confirm %v: %s %.3s after %d runs, %q: %s", noConfirm, res.Outcome, res.FirstBad[37:], m.Calls, confirms, res.Why)
+		if noConfirm {
+			if res.FirstBad != child || len(confirms) != 0 {
+				t.Fatalf("--no-confirm: %s %.3s, head-to-heads %q: want the child named untested (the case this test is about)", res.Outcome, res.FirstBad, confirms)
+			}
+			continue
+		}
+		if res.Outcome != Found || res.FirstBad != culprit || len(confirms) != 2 || !strings.Contains(res.Why, "head to head") {
+			t.Errorf("%s %.3s (%s), head-to-heads %q: want the culprit named after the child was refuted", res.Outcome, res.FirstBad, res.Why, confirms)
+		}
 	}
 }

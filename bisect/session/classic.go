@@ -65,7 +65,6 @@ func (s *Session) midpoints(ctx context.Context) error {
 // classicAnswer sets the result from the search's answer: a range, or the
 // first bad commit confirmed against its parent.
 func (s *Session) classicAnswer(ctx context.Context, cmp stats.Comparison) error {
-	c := s.cfg
 	r := s.search.Result()
 	switch r.Outcome {
 	case bisect.Ambiguous:
@@ -80,30 +79,11 @@ func (s *Session) classicAnswer(ctx context.Context, cmp stats.Comparison) error
 	s.res.FirstBad = r.FirstBad
 	s.res.Outcome = Found
 	parent := s.parentOf(r.FirstBad)
-	switch {
-	case c.NoConfirm:
-		s.res.Why = "bisection ended (not confirmed against the parent: " + s.cfg.setting("no-confirm") + ")"
-		return nil
-	case parent == "":
-		s.res.Why = "bisection ended (the first bad commit has no parent to confirm against)"
-		return nil
-	case s.markedGood(parent):
-		// Measuring the parent could only contradict the user.
-		m, _ := s.byHand(parent)
-		s.res.Why = fmt.Sprintf("bisection ended at the parent %.10s marked good by hand (%s): not confirmed by runs", parent, m.Reason)
-		return nil
-	case s.markedBad(r.FirstBad):
-		// No run is taken of a commit marked by hand.
-		m, _ := s.byHand(r.FirstBad)
-		s.res.Why = fmt.Sprintf("bisection ended at %.10s, marked bad by hand (%s): not confirmed by runs", r.FirstBad, m.Reason)
-		return nil
-	case parent == c.Good && r.FirstBad == c.Bad:
-		// The endpoints' comparison was this very test, at a level at
-		// least as strict: measuring the pair again would add nothing.
-		s.res.Why = fmt.Sprintf("confirmed against its parent %.10s by the endpoints' comparison: %+.1f%% (%s)", parent, 100*cmp.Shift.Est, cmp.Rule)
+	if why := s.unconfirmed(r.FirstBad, parent, cmp); why != "" {
+		s.res.Why = why
 		return nil
 	}
-	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm)
+	cc, err := s.compare(ctx, parent, r.FirstBad, RoleConfirm, s.conf, s.cfg.Threshold)
 	if bisect.IsUntestable(err) {
 		s.res.Outcome, s.res.Range, s.res.FirstBad = Ambiguous, []string{r.FirstBad, parent}, ""
 		s.res.Why = fmt.Sprintf("%.10s could not be confirmed against its parent %.10s: %v", r.FirstBad, parent, err)

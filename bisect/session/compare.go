@@ -36,7 +36,7 @@ func NewComparison(cfg Config, m bisect.Measurer) (*Session, error) {
 // speed-up; Config.Changed). Errors as for Run (an *EndpointError when either
 // revision cannot be measured). Only for a session of NewComparison.
 func (s *Session) Compare(ctx context.Context) (cmp stats.Comparison, changed bool, err error) {
-	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleCompare)
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleCompare, s.ends, s.cfg.Threshold)
 	if err != nil {
 		return cmp, false, err
 	}
@@ -48,7 +48,7 @@ func (s *Session) Compare(ctx context.Context) (cmp stats.Comparison, changed bo
 // is what perfbisect run does once per git bisect before placing commits.
 // Errors as for Run (an *EndpointError for an endpoint that cannot be measured).
 func (s *Session) Endpoints(ctx context.Context) (cmp stats.Comparison, changed bool, why string, err error) {
-	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleEndpoints)
+	cmp, err = s.compare(ctx, s.cfg.Good, s.cfg.Bad, RoleEndpoints, s.ends, s.cfg.Threshold)
 	if err != nil {
 		return cmp, false, "", err
 	}
@@ -73,18 +73,14 @@ func endpointError(role Role, isBad bool, err error) error {
 }
 
 // compare measures old and new interleaved (old new, new old, ...) and decides
-// with stats.Compare at each look.
-func (s *Session) compare(ctx context.Context, old, new string, role Role) (stats.Comparison, error) {
+// with stats.Compare at each look of design d, against threshold.
+func (s *Session) compare(ctx context.Context, old, new string, role Role, d stats.Design, threshold float64) (stats.Comparison, error) {
 	var xs, ys []float64
 	var cmp stats.Comparison
 	for _, h := range []string{old, new} {
 		if err := s.prepare(ctx, h); err != nil {
 			return cmp, endpointError(role, h == new, err)
 		}
-	}
-	d := s.ends
-	if role == RoleConfirm {
-		d = s.conf
 	}
 	for look := 1; ; look++ {
 		target := d.N(look)
@@ -105,7 +101,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role) (stat
 				}
 			}
 		}
-		cmp = stats.Compare(xs, ys, s.cfg.Threshold, d.LookAlpha(look))
+		cmp = stats.Compare(xs, ys, threshold, d.LookAlpha(look))
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
 		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
 			st := Step{Role: role, Commit: new, Against: old, Verdict: CompareVerdict(cmp.Verdict), Reason: cmp.Rule,

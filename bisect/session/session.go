@@ -125,7 +125,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			c.Repeats, s.budget.LookAlpha(1), mp, stats.RunsNeeded(s.budget.LookAlpha(1)), c.setting("repeats"))
 	}
 	// 1. Endpoints, interleaved.
-	cmp, err := s.compare(ctx, c.Good, c.Bad, RoleEndpoints)
+	cmp, err := s.compare(ctx, c.Good, c.Bad, RoleEndpoints, s.ends, c.Threshold)
 	if err != nil {
 		return s.res, err
 	}

@@ -515,8 +515,8 @@ func TestSettingNames(t *testing.T) {
 		setting func(string) string
 		want    string
 	}{
-		{nil, "(not confirmed against the parent: no-confirm)"},
-		{func(n string) string { return "--" + n }, "(not confirmed against the parent: --no-confirm)"},
+		{nil, "not confirmed against the parent: no-confirm"},
+		{func(n string) string { return "--" + n }, "not confirmed against the parent: --no-confirm"},
 	} {
 		m := &simmeasure.Measurer{Commits: cs, Base: 600, Culprits: map[string]float64{hs[5]: 0.5}, CV: 0.03,
 			Rand: rand.New(rand.NewPCG(4, 4))}

@@ -38,6 +38,11 @@ type Measurer struct {
 	// the StepAt-th run on (a step change: another tenant, a thermal limit).
 	StepAt     int
 	StepFactor float64
+	// Transient multiplies the first TransientRuns runs of a commit by its
+	// factor: a neighbour, or a disturbance nothing saw, while the commit
+	// was first measured.
+	Transient     map[string]float64
+	TransientRuns int
 	// Flaky is the probability that a run fails for no fault of the revision
 	// (the server dies once); every attempt fails independently.
 	Flaky float64
@@ -46,6 +51,7 @@ type Measurer struct {
 	Failed   int      // runs that failed (Flaky)
 	Prepared []string // commits prepared, in order
 
+	measured map[string]int      // runs per commit (Transient)
 	parents  map[string][]string // Commits' parents, by hash (Contains)
 	contains map[[2]string]bool  // Contains' answers
 }
@@ -87,6 +93,13 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 			drift *= m.StepFactor
 		}
 		tps := m.Base * f * drift * m.noise()
+		if t, ok := m.Transient[commit]; ok && m.measured[commit] < m.TransientRuns {
+			tps *= t
+		}
+		if m.measured == nil {
+			m.measured = map[string]int{}
+		}
+		m.measured[commit]++
 		// Latency and CPU per transaction move inversely with throughput (one
 		// client thread), with the same noise.
 		lat := time.Duration(float64(time.Second) / tps)

@@ -79,11 +79,11 @@ func startCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "good", Aliases: []string{"old"}, Usage: "(required) a revision without the change (tag, branch, hash, HEAD~3, or a version such as 10.0.22)"},
 			&cli.StringFlag{Name: "bad", Aliases: []string{"new"}, Usage: "(required) a revision with the change"},
-			&cli.BoolFlag{Name: "no-confirm", Usage: "classic search: do not confirm the first bad commit against its parent (the probabilistic search's answer always rests on both)"},
+			&cli.BoolFlag{Name: "no-confirm", Usage: "do not put the first bad commit head to head with its parent before naming it (fewer runs; a commit whose few runs were off its level can then be named)"},
 			&cli.BoolFlag{Name: "first-parent", Usage: "follow only the first parent of merges, as git bisect --first-parent (the answer can be a merge)"},
 			&cli.BoolFlag{Name: "keep-doc-commits", Usage: "also test the commits that change only documentation, tests or CI files (README*, *.md, Docs/, mysql-test/, .github/); by default they are left out: they build their parent's server"},
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
-			&cli.StringFlag{Name: "search", Value: app.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats and --no-confirm apply)"},
+			&cli.StringFlag{Name: "search", Value: app.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats applies)"},
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
 			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},

@@ -1,0 +1,115 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// headToHeadAlpha is the level of the probabilistic search's head-to-head.
+// The head-to-head only ever withholds a name the posterior gave, so the
+// answer's error stays within the posterior's whatever this level is; a
+// commit with no step of its own passes it with probability at most this,
+// and a stricter level would only cost runs of true culprits.
+const headToHeadAlpha = 0.02
+
+// unconfirmed says why the first bad commit is named without being put head
+// to head with its parent, or "" when it must be: the setting
+// (--no-confirm), no parent, a hand mark on either (runs could only
+// contradict the user), or a range of one commit (the endpoints' comparison,
+// cmp, was that very test).
+func (s *Session) unconfirmed(firstBad, parent string, cmp stats.Comparison) string {
+	c := s.cfg
+	switch {
+	case c.NoConfirm:
+		return "not confirmed against the parent: " + c.setting("no-confirm")
+	case parent == "":
+		return "not confirmed: the first bad commit has no parent to confirm against"
+	case s.markedGood(parent):
+		m, _ := s.byHand(parent)
+		return fmt.Sprintf("not confirmed by runs: the parent %.10s is marked good by hand (%s)", parent, m.Reason)
+	case s.markedBad(firstBad):
+		m, _ := s.byHand(firstBad)
+		return fmt.Sprintf("not confirmed by runs: %.10s is marked bad by hand (%s)", firstBad, m.Reason)
+	case parent == c.Good && firstBad == c.Bad:
+		return fmt.Sprintf("confirmed against its parent %.10s by the endpoints' comparison: %+.1f%% (%s)", parent, 100*cmp.Shift.Est, cmp.Rule)
+	}
+	return ""
+}
+
+// headToHead puts the commit x the posterior names against its parent
+// before the name stands (Pinpoint's check of a culprit): the runs already
+// taken of both when they show the step, else fresh interleaved runs of the
+// two (compare, RoleConfirm). The step only has to be there, in the
+// direction looked for (Config.Changed of stats.Compare at threshold 0):
+// its size was the endpoints' question. It reports whether the answer
+// stands; the sentence for the answer's why is kept in bayes.confirmed.
+// When the step does not show, x is refuted (bayes.refuted) and the search
+// goes on with the new runs; when the posterior names a refuted commit
+// again, the runs taken by then decide, and without the step x stands as a
+// range with its parent (bayesEnd). Errors are the tool's or the machine's.
+func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison) (bool, error) {
+	b := s.bayes
+	p := s.parentOf(x)
+	if why := s.unconfirmed(x, p, cmp); why != "" {
+		b.confirmed = why
+		return true, nil
+	}
+	d, _ := s.headToHeadDesign(cmp)
+	if old, new := s.trailOf(p), s.trailOf(x); len(old) >= d.Start && len(new) >= d.Start {
+		if taken := stats.Compare(old, new, 0, d.LookAlpha(1)); s.changed(taken) {
+			delete(b.refuted, x)
+			s.step(Step{Role: RoleConfirm, Commit: x, Against: p, Verdict: CompareVerdict(taken.Verdict),
+				Reason: "the runs already taken: " + taken.Rule, Compare: &taken, Looks: 1})
+			b.confirmed = fmt.Sprintf("confirmed against its parent %.10s by the runs already taken: %+.1f%% (%s)", p, 100*taken.Shift.Est, taken.Rule)
+			return true, nil
+		}
+	}
+	if b.refuted[x] != "" {
+		return true, nil
+	}
+	s.logf("head-to-head: %.10s against its parent %.10s, fresh interleaved runs (%s)", x, p, d)
+	hh, err := s.compare(ctx, p, x, RoleConfirm, d, 0)
+	switch {
+	case bisect.IsUntestable(err):
+		b.refuted[x] = fmt.Sprintf("could not be put head to head with its parent %.10s: %v", p, err)
+		return true, nil
+	case err != nil:
+		return false, err
+	case s.changed(hh):
+		b.confirmed = fmt.Sprintf("confirmed against its parent %.10s head to head: %+.1f%% (%s)", p, 100*hh.Shift.Est, hh.Rule)
+		return true, nil
+	}
+	b.refuted[x] = fmt.Sprintf("showed no step head to head with its parent %.10s (%s, %s)", p, hh.Verdict, hh.Rule)
+	s.logf("%.10s was named by the posterior but %s: the search goes on with these runs", x, b.refuted[x])
+	return false, nil
+}
+
+// headToHeadDesign plans the head-to-head from the endpoints' comparison as
+// Plan plans the classic confirmation (the whole shift against the noise of
+// two runs: effect, as for stats.Power), at headToHeadAlpha, with at most
+// three looks: a commit that shows no step is not worth a long comparison,
+// the search goes on instead.
+func (s *Session) headToHeadDesign(cmp stats.Comparison) (d stats.Design, effect float64) {
+	effect = math.Abs(math.Log1p(cmp.Shift.Est)) / (cmp.Noise * math.Sqrt2)
+	if !(effect > 0) || math.IsInf(effect, 0) {
+		effect = 1
+	}
+	d, _ = stats.Plan(effect, headToHeadAlpha, 2, s.cfg.MaxRepeats)
+	d.Max = min(d.Max, d.Start+2*d.Batch)
+	return d, effect
+}
+
+// trailOf is the usable runs' metric values of commit h, in measuring order.
+func (s *Session) trailOf(h string) []float64 {
+	var out []float64
+	for _, r := range s.trail {
+		if r.commit == h {
+			out = append(out, r.v)
+		}
+	}
+	return out
+}
