@@ -13,7 +13,7 @@ type Verdict int
 const (
 	Unknown   Verdict = iota // not enough evidence either way
 	Different                // a shift of at least the threshold, significant at alpha
-	Same                     // a shift of the threshold's size is ruled out at 1-alpha
+	Same                     // a shift of the threshold's size is ruled out (two one-sided tests at the look's equivalence level)
 )
 
 func (v Verdict) String() string {
@@ -35,6 +35,12 @@ type Comparison struct {
 	Shift                ShiftEstimate // relative change of new against old, at confidence 1-Alpha
 	P                    float64       // two-sided Mann-Whitney U p-value
 	Alpha                float64       // the significance level this look used
+	// SameAlpha is the level of this look's equivalence test (each of the
+	// two one-sided tests), and Equivalence the shift's interval at
+	// 1-2*SameAlpha that it reads: SAME when that interval lies within
+	// ±Threshold.
+	SameAlpha   float64
+	Equivalence ShiftEstimate
 	Threshold            float64       // smallest relative change that counts, e.g. 0.05
 	Noise                float64       // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
 	// MedianOldCI and MedianNewCI are distribution-free intervals of each
@@ -67,17 +73,28 @@ func medianInterval(xs []float64, conf float64) Interval {
 }
 
 // Compare decides whether new differs from old by at least threshold (relative,
-// e.g. 0.05 for 5%) at significance level alpha:
+// e.g. 0.05 for 5%) at significance level alpha, with the equivalence test at
+// the same level: CompareAt(old, new, threshold, alpha, alpha).
+func Compare(old, new []float64, threshold, alpha float64) Comparison {
+	return CompareAt(old, new, threshold, alpha, alpha)
+}
+
+// CompareAt decides whether new differs from old by at least threshold
+// (relative, e.g. 0.05 for 5%):
 //   - DIFFERENT when the two-sided Mann-Whitney p <= alpha and the Hodges-Lehmann
 //     relative shift is at least the threshold in size;
-//   - SAME when the Moses confidence interval of the shift at level 1-alpha lies
-//     strictly inside (-threshold, +threshold): a threshold-sized change is ruled
-//     out (an equivalence test in the style of two one-sided tests);
+//   - SAME when a threshold-sized change either way is ruled out by two
+//     one-sided tests at level sameAlpha each (Schuirmann 1987): the Moses
+//     confidence interval of the shift at level 1-2*sameAlpha lies strictly
+//     inside (-threshold, +threshold);
 //   - UNKNOWN otherwise.
 //
-// Values must be positive (tps, or CPU time per transaction).
-func Compare(old, new []float64, threshold, alpha float64) Comparison {
-	c := Comparison{NOld: len(old), NNew: len(new), Alpha: alpha, Threshold: threshold,
+// A wrong DIFFERENT (no change, or one below the threshold) has probability
+// at most alpha, a wrong SAME (a change of the threshold or more) at most
+// sameAlpha: the two errors are of different truths, so each has its own
+// level. Values must be positive (tps, or CPU time per transaction).
+func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparison {
+	c := Comparison{NOld: len(old), NNew: len(new), Alpha: alpha, SameAlpha: sameAlpha, Threshold: threshold,
 		MedianOld: Median(old), MedianNew: Median(new)}
 	if n := LogNoise(old, new); !math.IsNaN(n) {
 		c.Noise = n
@@ -90,6 +107,7 @@ func Compare(old, new []float64, threshold, alpha float64) Comparison {
 	}
 	c.P, _ = MannWhitney(old, new)
 	c.Shift = Shift(old, new, 1-alpha)
+	c.Equivalence = Shift(old, new, 1-2*sameAlpha)
 	c.MedianOldCI, c.MedianNewCI = medianInterval(old, 1-alpha), medianInterval(new, 1-alpha)
 	c.KSP = 1
 	if _, p, err := KolmogorovSmirnov(old, new); err == nil {
@@ -103,10 +121,10 @@ func Compare(old, new []float64, threshold, alpha float64) Comparison {
 		c.Verdict = Different
 		c.Rule = fmt.Sprintf("p=%.2g <= alpha=%.2g and |shift| %.1f%% >= threshold %.1f%%",
 			c.P, alpha, 100*math.Abs(c.Shift.Est), 100*threshold)
-	case c.Shift.Bounded() && c.Shift.Lo > -threshold && c.Shift.Hi < threshold:
+	case c.Equivalence.Bounded() && c.Equivalence.Lo > -threshold && c.Equivalence.Hi < threshold:
 		c.Verdict = Same
 		c.Rule = fmt.Sprintf("%.4g%% interval of the shift [%+.1f%%, %+.1f%%] lies within ±%.1f%%",
-			100*c.Shift.Conf, 100*c.Shift.Lo, 100*c.Shift.Hi, 100*threshold)
+			100*c.Equivalence.Conf, 100*c.Equivalence.Lo, 100*c.Equivalence.Hi, 100*threshold)
 	default:
 		c.Verdict = Unknown
 		c.Rule = fmt.Sprintf("p=%.2g, shift %+.1f%% [%s]", c.P, 100*c.Shift.Est, c.Shift.intervalText())

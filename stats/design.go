@@ -46,6 +46,21 @@ func (d Design) LookAlpha(look int) float64 {
 	return d.Alpha / 2 / float64(k-1)
 }
 
+// SameAlpha is the level of look i's equivalence test (each one-sided
+// test of Compare's SAME): the same at every look, Pocock's level for the
+// design's looks (PocockLevel), so that a wrong SAME at any look has
+// probability at most Alpha. Unlike LookAlpha it keeps no half for the
+// first look: that half is there for MinP (a large change decided at 6
+// runs a side), and ruling a change out within the threshold takes many
+// runs whatever the level.
+func (d Design) SameAlpha(look int) float64 {
+	ns := make([]int, d.Looks())
+	for k := range ns {
+		ns[k] = d.N(k + 1)
+	}
+	return PocockLevel(ns, d.Alpha)
+}
+
 // String describes the design in one line.
 func (d Design) String() string {
 	if d.Looks() == 1 {

@@ -18,6 +18,11 @@ func TestDesignSpendsItsAlphaOverItsLooks(t *testing.T) {
 	if math.Abs(sum-d.Alpha) > 1e-15 || d.LookAlpha(1) != d.Alpha/2 {
 		t.Errorf("looks spend %v of %v, first %v", sum, d.Alpha, d.LookAlpha(1))
 	}
+	// The equivalence test's looks: one level, above Bonferroni's share
+	// (the looks share runs), below the whole error.
+	if same := d.SameAlpha(1); same != d.SameAlpha(d.Looks()) || same <= d.Alpha/float64(d.Looks()) || same >= d.Alpha {
+		t.Errorf("the equivalence test's levels: first %v, last %v, want one level between %v and %v", same, d.SameAlpha(d.Looks()), d.Alpha/float64(d.Looks()), d.Alpha)
+	}
 	if one := (Design{Start: 10, Batch: 5, Max: 10, Alpha: 0.01}); one.Looks() != 1 || one.LookAlpha(1) != 0.01 {
 		t.Errorf("single look: %d looks, alpha %v", one.Looks(), one.LookAlpha(1))
 	}
@@ -140,5 +145,51 @@ func TestCriticalUApproximationAndLargeLimits(t *testing.T) {
 	}
 	if (Design{Start: 10, Batch: 2, Max: 10, Alpha: 1e-6}).CanDecide() {
 		t.Error("10 vs 10 at 1e-6 reported decidable")
+	}
+}
+
+// PocockLevel against Pocock's published constants (Pocock 1977, Table 1;
+// Jennison & Turnbull 2000, Table 2.1: two-sided 0.05, equal steps, which
+// one-sided 0.025 matches to the second decimal) and against the crossing
+// rate of simulated random walks at 17 looks of 6 runs (the endpoints'
+// default design).
+func TestPocockLevel(t *testing.T) {
+	for _, c := range []struct {
+		looks int
+		c     float64
+	}{{1, 1.960}, {2, 2.178}, {5, 2.413}, {10, 2.555}} {
+		ns := make([]int, c.looks)
+		for i := range ns {
+			ns[i] = 8 * (i + 1)
+		}
+		if got := normalQuantile(1 - PocockLevel(ns, 0.025)); math.Abs(got-c.c) > 0.01 {
+			t.Errorf("%d looks: boundary %.3f, want Pocock's %.3f", c.looks, got, c.c)
+		}
+	}
+	var ns []int
+	for n := 6; n < 100; n += 6 {
+		ns = append(ns, n)
+	}
+	ns = append(ns, 100)
+	const alpha = 0.05
+	c := normalQuantile(1 - PocockLevel(ns, alpha))
+	r := rand.New(rand.NewPCG(5, 6))
+	const walks = 20000
+	crossed := 0
+	for i := 0; i < walks; i++ {
+		s, n := 0.0, 0
+		for _, look := range ns {
+			for ; n < look; n++ {
+				s += r.NormFloat64()
+			}
+			if s/math.Sqrt(float64(n)) >= c {
+				crossed++
+				break
+			}
+		}
+	}
+	// Binomial(20000, 0.05): sd 0.0015.
+	if rate := float64(crossed) / walks; math.Abs(rate-alpha) > 0.005 {
+		t.Errorf("walks crossing Pocock's boundary %.3f at 17 looks: %.4f, want %.2f", c, rate, alpha)
 	}
 }

@@ -178,3 +178,35 @@ func TestBudget(t *testing.T) {
 		t.Errorf("6 vs 6 cannot reach the first look's alpha %v", b.LookAlpha(1))
 	}
 }
+
+// The equivalence test: with the true shift at the threshold, SAME comes
+// at most sameAlpha of the time (plus the simulation's error); with no
+// shift, two one-sided tests at sameAlpha say SAME more often than the
+// two-sided interval at 1-sameAlpha did (the same error, half spent).
+func TestSameIsTwoOneSidedTests(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const trials, n, noise, threshold, level = 4000, 20, 0.05, 0.05, 0.05
+	var atMargin, tost, twoSided int
+	for i := 0; i < trials; i++ {
+		old := sample(r, n, 1000, noise)
+		if CompareAt(old, sample(r, n, 1000*(1-threshold), noise), threshold, level, level).Verdict == Same {
+			atMargin++
+		}
+		x, y := sample(r, n, 1000, noise), sample(r, n, 1000, noise)
+		c := CompareAt(x, y, threshold, level, level)
+		if c.Verdict == Same {
+			tost++
+		}
+		if s := Shift(x, y, 1-level); s.Lo > -threshold && s.Hi < threshold {
+			twoSided++
+		}
+	}
+	// Binomial(4000, 0.05): sd 0.0034.
+	if rate := float64(atMargin) / trials; rate > level+0.012 {
+		t.Errorf("SAME with the shift at the threshold: %.3f of trials, want at most %.2f", rate, level)
+	}
+	if tost <= twoSided*11/10 {
+		t.Errorf("SAME with no shift: %d of %d trials against %d for the two-sided interval: want clearly more", tost, trials, twoSided)
+	}
+	t.Logf("SAME at the margin %.3f; with no shift %d against %d of %d", float64(atMargin)/trials, tost, twoSided, trials)
+}

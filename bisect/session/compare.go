@@ -101,7 +101,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 				}
 			}
 		}
-		cmp = stats.Compare(xs, ys, threshold, d.LookAlpha(look))
+		cmp = stats.CompareAt(xs, ys, threshold, d.LookAlpha(look), d.SameAlpha(look))
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
 		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
 			st := Step{Role: role, Commit: new, Against: old, Verdict: CompareVerdict(cmp.Verdict), Reason: cmp.Rule,

@@ -1,7 +1,7 @@
 // Package session runs a performance bisection: endpoints first, then one
-// decision per midpoint, then the culprit's confirmation against its parent
-// (the classic search), or the probabilistic search's runs where they tell
-// the most. It composes the pure search (package bisect), the decisions
+// decision per midpoint (the classic search), or the probabilistic search's
+// runs where they tell the most; then the culprit put head to head with its
+// parent. It composes the pure search (package bisect), the decisions
 // (package stats, bisect/posterior) and a bisect.Measurer, and records every
 // run and decision for the report.
 //
@@ -12,8 +12,9 @@
 // confirmation, perfbisect compare), place.go (one candidate placed between
 // the endpoints: a midpoint, perfbisect run; the look loop), round.go (k
 // candidates a round), classic.go and bayes.go (the two searches Run
-// drives once the endpoints differ), marks.go (verdicts given by hand),
-// plan.go (the pre-flight estimate).
+// drives once the endpoints differ), confirm.go (whether a named first bad
+// commit stands: the confirmation and the head-to-head against its parent),
+// marks.go (verdicts given by hand), plan.go (the pre-flight estimate).
 package session
 
 import (

@@ -202,3 +202,21 @@ func TestConfidenceBoundsTheWrongAnswers(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestNoRegressionAtOneNoiseUnit: endpoints that do not differ, at a 5%
+// threshold and 5% noise per run (one noise unit), answer "no regression"
+// in at most 40 runs a side on average (the equivalence test's looks at
+// Pocock's level, each one-sided), and never name a culprit. The
+// equivalence test's error at the threshold is TestSameIsTwoOneSidedTests'
+// (package stats); the grid's rows keep theirs (TestProbabilisticTargets).
+func TestNoRegressionAtOneNoiseUnit(t *testing.T) {
+	cfg := session.Config{Repeats: 6, MaxRepeats: session.BayesEndpointRuns, Threshold: 0.05, Confidence: 0.99, Metric: session.TPS}
+	none, err := RunContext(context.Background(), Scenario{Commits: 8, CV: 0.05}, cfg, 200, 17, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perSide := none.MeanRuns / 2; perSide > 40 || none.Rate(none.Correct) < 0.99 {
+		t.Errorf("no regression at one noise unit: %.0f runs a side on average, right in %.1f%% (targets <= 40, >= 99%%)", perSide, 100*none.Rate(none.Correct))
+	}
+	t.Logf("no regression: %s", none)
+}
