@@ -352,16 +352,21 @@ func (c *Config) Changed(cmp stats.Comparison) bool {
 // Unresolved reports whether a comparison that did not find the change
 // (Changed false) leaves it open: the verdict is UNKNOWN, the shift's
 // estimate leans the way looked for (lower tps, higher latency; the other
-// way with Improvement) and its interval reaches a change of Threshold or
-// more that way. An UNKNOWN that leans the other way, or whose interval
+// way with Improvement) and its equivalence interval (the one-sided test
+// of SAME, at the look's SameAlpha) reaches a change of Threshold or more
+// that way. An UNKNOWN that leans the other way, or whose interval
 // excludes a change of that size, is an answer: no such change reproduced.
 func (c *Config) Unresolved(cmp stats.Comparison) bool {
 	if cmp.Verdict != stats.Unknown {
 		return false
 	}
+	iv := cmp.Equivalence
+	if iv.Conf == 0 {
+		iv = cmp.Shift // stored before the equivalence test had a level of its own
+	}
 	down := c.Metric.HigherIsBetter() != c.Improvement // the change looked for lowers the metric
 	if down {
-		return cmp.Shift.Est < 0 && cmp.Shift.Lo <= -c.Threshold
+		return cmp.Shift.Est < 0 && iv.Lo <= -c.Threshold
 	}
-	return cmp.Shift.Est > 0 && cmp.Shift.Hi >= c.Threshold
+	return cmp.Shift.Est > 0 && iv.Hi >= c.Threshold
 }
