@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
@@ -202,7 +203,30 @@ func WriteSessionList(w io.Writer, sessions []*store.Session) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "session\tkind\tstate\toutcome\tstarted\trevisions\n")
 	for _, s := range sessions {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.10s..%.10s\n", s.ID, s.Kind, s.State, s.Outcome, s.Created.Local().Format("2006-01-02 15:04"), s.Good, s.Bad)
+		good, bad := listSides(s)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s..%s\n", s.ID, s.Kind, s.State, s.Outcome, s.Created.Local().Format("2006-01-02 15:04"), good, bad)
 	}
 	return tw.Flush()
+}
+
+// listSides names a listed session's two sides: a revision by its short
+// hash, a comparison's other sides as compare names them ("HEAD
+// [stat.cnf]", "/usr"): from the ended session's document, else the
+// argument its identity keeps.
+func listSides(s *store.Session) (good, bad string) {
+	var doc struct {
+		Base *SideDoc `json:"base_side"`
+		Head *SideDoc `json:"head_side"`
+	}
+	if len(s.Result) > 0 {
+		_ = json.Unmarshal(s.Result, &doc)
+	}
+	id := s.Identity()
+	name := func(key string, sd *SideDoc, idKey string) string {
+		if arg, _, ok := strings.Cut(id[idKey], ": "); sd == nil && ok && strings.HasPrefix(key, "side-") {
+			return arg
+		}
+		return sideName(key, sd)
+	}
+	return name(s.Good, doc.Base, store.KeyBaseSide), name(s.Bad, doc.Head, store.KeyHeadSide)
 }

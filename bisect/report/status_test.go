@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,30 @@ func TestLogEndsOnTheFirstBadCommit(t *testing.T) {
 	}
 	if last != "cccc0000" || !strings.Contains(b.String(), "git bisect bad dddd0000\n") {
 		t.Errorf("the log's last bad mark is %q, want the first bad commit cccc0000 (after the left-out dddd0000's):\n%s", last, b.String())
+	}
+}
+
+// report --list names a comparison's sides as compare does: a revision by
+// its short hash, one build under an option file by its argument and the
+// file's name (from the ended session's document), an installed server
+// being measured by the argument its identity keeps.
+func TestSessionListNamesSides(t *testing.T) {
+	ended, _ := json.Marshal(CompareDoc{BaseSide: &SideDoc{Arg: "HEAD", OptionFile: "/cnf/nostat.cnf"}, HeadSide: &SideDoc{Arg: "HEAD", OptionFile: "/cnf/stat.cnf"}})
+	running, _ := json.Marshal(store.Identity{store.KeyHeadSide: "/usr: installed MariaDB 10.11.6 (/usr/sbin/mariadbd), /cnf/stat.cnf"})
+	sessions := []*store.Session{
+		{ID: 1, Kind: store.KindCompare, Good: "side-0a1b2c3d4e5f", Bad: "side-6a7b8c9d0e1f", Result: ended},
+		{ID: 2, Kind: store.KindCompare, Good: strings.Repeat("ab", 20), Bad: "side-1234567890ab", Config: running},
+	}
+	var b strings.Builder
+	if err := WriteSessionList(&b, sessions); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HEAD [nostat.cnf]..HEAD [stat.cnf]", "ababababab../usr"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("session list lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "side-") {
+		t.Errorf("session list shows a side's key:\n%s", b.String())
 	}
 }

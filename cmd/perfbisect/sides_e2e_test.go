@@ -119,6 +119,11 @@ func TestCompareSides(t *testing.T) {
 		}
 	}
 
+	// report --list names the sides as compare does, not by their keys.
+	if r := perfbisect(t, nil, "report", "--list", "--state-dir", state); !strings.Contains(r.stdout, "good [big.cnf]..good [small.cnf]") || strings.Contains(r.stdout, "side-") {
+		t.Errorf("report --list: exit %d, want the sides as typed with their option files\n%s", r.code, r.stdout)
+	}
+
 	// Three sides, killed once the first pair has runs stored.
 	optionRuns := storedCompareRuns(t, state)
 	three := append([]string{"compare", "good", "bad", "/usr", "--my-cnf", big}, common...)
