@@ -161,6 +161,31 @@ func (in *Install) Accepts(ctx context.Context, s Setting) error {
 	return ctx.Err()
 }
 
+// AcceptsFile reports whether the server takes every setting of option
+// file f as it will read it (its own server groups, the files f includes):
+// the server reads it with --defaults-file --verbose --help, which checks
+// every option without starting. Errors wrap ErrUnknownSetting with the
+// server's line and where the setting is set; a server that fails to
+// answer for another reason (a plugin the file loads, a missing library)
+// is not refused here: its start says why.
+func (in *Install) AcceptsFile(ctx context.Context, f OptionFile) error {
+	if f.IsZero() {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, in.Server, "--defaults-file="+f.Path, "--verbose", "--help")
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, _ := cmd.CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		m := unknownOptionRE.FindStringSubmatchIndex(l)
+		if m == nil || strings.HasPrefix(l[m[2]:m[3]], "loose-") {
+			continue // a loose- setting is skipped with a warning, as at the server's start
+		}
+		set, _ := f.Groups(ServerGroups(in))
+		return fmt.Errorf("%w: %s; %s", ErrUnknownSetting, strings.TrimSpace(l[m[0]:]), unknownOptionHint([]string{l}, set))
+	}
+	return ctx.Err()
+}
+
 // lastLine is the last non-empty line of s.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

@@ -89,3 +89,38 @@ func TestAccepts(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptsFile asks the real server about a whole option file as it
+// reads it: one it takes (a loose- setting it does not know is skipped,
+// as at its start), and one with a setting it does not know, named with
+// where it is set.
+func TestAcceptsFile(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	in, err := FindInstall(ctx, "/usr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	load := func(name, text string) OptionFile {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := LoadOptionFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	good := load("good.cnf", "[mysqld]\ninnodb_buffer_pool_size=64M\nloose-innodb_mtflush_threads=4\n")
+	if err := in.AcceptsFile(ctx, good); err != nil {
+		t.Errorf("good.cnf: %v", err)
+	}
+	bad := load("bad.cnf", "[client]\nuser=root\n[mysqld]\ninnodb_buffer_pool_size=64M\ninnodb_mtflush_threads=4\n")
+	if err := in.AcceptsFile(ctx, bad); !errors.Is(err, ErrUnknownSetting) || !strings.Contains(err.Error(), "innodb_mtflush_threads") ||
+		!strings.Contains(err.Error(), "bad.cnf:5") {
+		t.Errorf("bad.cnf: %v, want ErrUnknownSetting naming innodb_mtflush_threads at bad.cnf:5", err)
+	}
+}

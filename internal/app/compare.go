@@ -53,6 +53,9 @@ func Compare(ctx context.Context, su *Setup, req CompareRequest) ([]report.Compa
 	if err := checkCompareSides(su, sides); err != nil {
 		return nil, nil, err
 	}
+	if err := askInstalled(ctx, sides); err != nil {
+		return nil, nil, err
+	}
 	threads := req.Threads
 	if threads == nil {
 		threads = []int{su.Workload.Threads()}

@@ -56,6 +56,9 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if err := su.checkSides(sides); err != nil {
 		return nil, err
 	}
+	if err := askInstalled(ctx, sides); err != nil {
+		return nil, err
+	}
 	if req.Out == "" {
 		req.Out = newDir("perfbisect-explain")
 	}

@@ -224,3 +224,21 @@ func (s *Setup) checkSides(sides []Side) error {
 	}
 	return nil
 }
+
+// askInstalled asks each installed side's server whether it takes every
+// setting of the side's option file (serverctl.Install.AcceptsFile), before
+// anything is measured; a revision's server can only be asked once built.
+// Errors: usage, naming the side, the server and the setting.
+func askInstalled(ctx context.Context, sides []Side) error {
+	for i, sd := range sides {
+		if sd.Install == nil {
+			continue
+		}
+		if err := sd.Install.AcceptsFile(ctx, sd.Spec.OptionFile); errors.Is(err, serverctl.ErrUnknownSetting) {
+			return usageError("side %d (%s): %s %w", i+1, sd.Arg, sd.Install.Server, err)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -100,7 +100,12 @@ func oneServerTwoFiles(ctx context.Context, su *Setup, req CompareRequest) (Side
 	if len(req.Threads) > 1 {
 		return Side{}, usageError("{which-setting} searches at one thread count: give {threads}, not {thread-list}")
 	}
-	return base, su.checkSides(sides)
+	if err := su.checkSides(sides); err != nil {
+		return Side{}, err
+	}
+	// The good file only: a setting of the bad one its server does not
+	// know is the search's to name and leave out.
+	return base, askInstalled(ctx, sides[:1])
 }
 
 // settingChanges returns the settings the first option file gives base's
