@@ -121,6 +121,9 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 		c.Verdict = Different
 		c.Rule = fmt.Sprintf("p=%.2g <= alpha=%.2g and |shift| %.1f%% >= threshold %.1f%%",
 			c.P, alpha, 100*math.Abs(c.Shift.Est), 100*threshold)
+		if threshold == 0 {
+			c.Rule = fmt.Sprintf("p=%.2g <= alpha=%.2g, shift %+.1f%%", c.P, alpha, 100*c.Shift.Est)
+		}
 	case c.Equivalence.Bounded() && c.Equivalence.Lo > -threshold && c.Equivalence.Hi < threshold:
 		c.Verdict = Same
 		c.Rule = fmt.Sprintf("%.4g%% interval of the shift [%+.1f%%, %+.1f%%] lies within ±%.1f%%",

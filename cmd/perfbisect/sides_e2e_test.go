@@ -240,3 +240,51 @@ func TestWhichSetting(t *testing.T) {
 		t.Errorf("servers left running: %v", s)
 	}
 }
+
+// TestCompareInstalledWithoutATree: the system's installed server under two
+// option files, from a directory that is no git tree and without --repo:
+// nothing needs a tree, so nothing asks for one, and the small buffer pool
+// is the regression. A setting the server does not know is refused before
+// anything is measured, naming the side and where it is set; a revision
+// side there says that it needs a tree.
+func TestCompareInstalledWithoutATree(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	dir, state := t.TempDir(), t.TempDir()
+	big := writeCnf(t, "big.cnf", "innodb_buffer_pool_size=256M")
+	small := writeCnf(t, "small.cnf", "innodb_buffer_pool_size=6M")
+	unknown := writeCnf(t, "unknown.cnf", "innodb_buffer_pool_size=256M\ninnodb_mtflush_threads=4")
+	run := func(args ...string) result {
+		t.Helper()
+		cmd := command(t, append(args, "--state-dir", state)...)
+		cmd.Dir = dir
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		r := result{stdout: so.String(), stderr: se.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := run("compare", "/usr", "/usr", "--my-cnf", big, "--my-cnf", unknown); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "side 2 (/usr)") || !strings.Contains(r.stderr, "innodb_mtflush_threads") || !strings.Contains(r.stderr, "unknown.cnf:") {
+		t.Errorf("a setting the server does not know: exit %d, want %d naming side 2, the setting and where it is\n%s", r.code, exitUsage, r.stderr)
+	}
+	if r := run("compare", "HEAD", "/usr", "--my-cnf", big); r.code != exitUsage || !strings.Contains(r.stderr, "git") {
+		t.Errorf("a revision without a tree: exit %d, want %d saying it needs a git tree\n%s", r.code, exitUsage, r.stderr)
+	}
+	r := run("compare", "/usr", "/usr", "--my-cnf", big, "--my-cnf", small, "--workload", "oltp_read_only", "--threshold", "20",
+		"--max-repeats", "6", "--format", "json", "--quiet", "--threads", "2", "--time", "0.5", "--warmup", "0.25",
+		"--table-size", "50000", "--range-size", "1000", "--rand-type", "uniform")
+	docs := compareDocs(t, r.stdout)
+	if r.code != exitRegression || len(docs) != 1 || docs[0].HeadSide == nil || !strings.HasPrefix(docs[0].HeadSide.Server, "/usr/") ||
+		docs[0].HeadSide.OptionFile != small {
+		t.Fatalf("/usr under big.cnf and small.cnf: exit %d, %d documents; want %d, the installed server under small.cnf the regression\n%s",
+			r.code, len(docs), exitRegression, tail(r.stderr, 20))
+	}
+	if left := serversUnder(state); len(left) > 0 {
+		t.Errorf("servers left running: %q", left)
+	}
+}
