@@ -38,6 +38,11 @@ type Measurer struct {
 	// the StepAt-th run on (a step change: another tenant, a thermal limit).
 	StepAt     int
 	StepFactor float64
+	// BuildEffect is the spread of a per-build level: every commit's runs
+	// are multiplied by its own exp(N(0, BuildEffect)), drawn at its first
+	// run (code layout and the like: the same every time the commit is
+	// measured, independent between commits, the endpoints included).
+	BuildEffect float64
 	// Transient multiplies the first TransientRuns runs of a commit by its
 	// factor: a neighbour, or a disturbance nothing saw, while the commit
 	// was first measured.
@@ -52,6 +57,7 @@ type Measurer struct {
 	Prepared []string // commits prepared, in order
 
 	measured map[string]int      // runs per commit (Transient)
+	level    map[string]float64  // each commit's BuildEffect factor
 	parents  map[string][]string // Commits' parents, by hash (Contains)
 	contains map[[2]string]bool  // Contains' answers
 }
@@ -92,7 +98,7 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		if m.StepAt > 0 && m.Calls >= m.StepAt {
 			drift *= m.StepFactor
 		}
-		tps := m.Base * f * drift * m.noise()
+		tps := m.Base * f * drift * m.noise() * m.buildLevel(commit)
 		if t, ok := m.Transient[commit]; ok && m.measured[commit] < m.TransientRuns {
 			tps *= t
 		}
@@ -117,6 +123,23 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		m.Calls++
 	}
 	return out, nil
+}
+
+// buildLevel is commit's BuildEffect factor, drawn at its first run (no
+// draw without a BuildEffect, so that seeded sequences stay as they were).
+func (m *Measurer) buildLevel(commit string) float64 {
+	if m.BuildEffect == 0 {
+		return 1
+	}
+	if l, ok := m.level[commit]; ok {
+		return l
+	}
+	if m.level == nil {
+		m.level = map[string]float64{}
+	}
+	l := math.Exp(m.BuildEffect * m.Rand.NormFloat64())
+	m.level[commit] = l
+	return l
 }
 
 // Noise shapes of Measurer.Noise.

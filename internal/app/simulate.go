@@ -38,6 +38,7 @@ type SimulateRequest struct {
 	StepAt                int
 	StepFactor            float64
 	Flaky                 float64
+	BuildEffect           float64
 	SecondPos             int
 	SecondChange          float64
 	Table                 bool
@@ -136,7 +137,7 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	}
 	sc = simulate.Scenario{Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
 		CV: req.CV / 100, Noise: noise, DriftPerRun: req.Drift / 100, Broken: req.Broken,
-		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100,
+		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100, BuildEffect: req.BuildEffect / 100,
 		Culprit2Pos: req.SecondPos, Factor2: 1 + req.SecondChange/100}
 	for _, b := range sc.Broken {
 		if b < 1 || b > sc.Commits {
@@ -180,6 +181,7 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		{"step-at", req.StepAt, req.StepAt >= 0, "a run number, or 0 for no step"},
 		{"step-factor", req.StepFactor, finite(req.StepFactor) && req.StepFactor > 0 && req.StepFactor <= 10, "a factor above 0 and at most 10"},
 		{"flaky", req.Flaky, finite(req.Flaky) && req.Flaky >= 0 && req.Flaky <= 50, "a percentage from 0 to 50"},
+		{"build-effect", req.BuildEffect, finite(req.BuildEffect) && req.BuildEffect >= 0 && req.BuildEffect <= 50, "a percentage from 0 to 50"},
 		{"second-pos", req.SecondPos, req.SecondPos >= 0 && req.SecondPos <= commits && (req.SecondPos == 0 || req.SecondPos != culpritPos || random),
 			usage.Errorf("0 (none) to {commits} %d, not {culprit-pos} (one culprit's change is {change})", commits)},
 		{"second-change", req.SecondChange, finite(req.SecondChange) && req.SecondChange > -100 && req.SecondChange <= 1000, "a percentage above -100 and at most 1000"},
@@ -211,7 +213,7 @@ func checkTable(req SimulateRequest) error {
 		return nil
 	}
 	var set usage.Settings
-	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "second-pos", "second-change", "merges"} {
+	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "build-effect", "second-pos", "second-change", "merges"} {
 		if req.Set[string(f)] {
 			set = append(set, f)
 		}
