@@ -123,6 +123,12 @@ func (m *Model) runsLikelihood(st *state, ll []float64, runs []obs) {
 		lvar += st.lv.levelVar(r.t)
 	}
 	lvar /= float64(len(rs))
+	// A build's own level: the commit's offset and its reference's, each
+	// of variance buildSD^2, shared by all of its runs like the level's
+	// error.
+	if b := m.buildSD / st.lv.Scale; b > 0 && st.lv.Scale > 0 {
+		lvar += 2 * b * b
+	}
 	infl := math.Sqrt(1 + float64(len(rs))*lvar)
 	delta := st.lv.Bad - st.lv.Good
 	for li, f := range st.fracs {

@@ -83,6 +83,8 @@ type Model struct {
 	known      map[int]bool // candidates marked by hand: true bad, false good (certain)
 	t          int          // runs seen, the time axis of the drift
 
+	buildSD float64 // spread of a build's own level (SetBuildEffect), log scale
+
 	cache *state // posterior of the current data, nil when stale
 	// answer groups (answerGroups), for the untestable commits so far
 	agOf      []int
@@ -179,6 +181,17 @@ func (m *Model) ObserveReference(bad bool, value float64) {
 		m.good = append(m.good, obs{m.t, value})
 	}
 	m.t++
+	m.cache = nil
+}
+
+// SetBuildEffect gives the spread sd (log scale, 0.01 = 1%) of a build's own
+// level: each commit's runs sit at its side's level plus an offset of its
+// build that every one of its runs shares (code layout), and so do the
+// references' (the endpoints are builds too). A commit's evidence then
+// never outgrows that spread, however many runs it has. 0 (the default):
+// no such offset.
+func (m *Model) SetBuildEffect(sd float64) {
+	m.buildSD = max(sd, 0)
 	m.cache = nil
 }
 

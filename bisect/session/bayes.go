@@ -85,6 +85,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	if err != nil {
 		return err
 	}
+	model.SetBuildEffect(c.BuildEffect)
 	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}}
 	s.bayes = b
 	s.feed()

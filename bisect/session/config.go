@@ -117,6 +117,10 @@ type Config struct {
 	// that holds the confidence. 0 sets it from the pre-flight estimate
 	// (BudgetRuns).
 	MaxRuns int `json:",omitempty"`
+	// BuildEffect is the spread of a build's own level (log scale, 0.01 =
+	// 1%: posterior.Model.SetBuildEffect), from an A/A calibration; 0 for
+	// none.
+	BuildEffect float64 `json:",omitempty"`
 	// BuildRuns is what building a commit costs, in runs (a build's time over
 	// a run's), for the probabilistic search's choice between a commit already
 	// built and a new one; 0 measures it (the time Prepare takes), assuming

@@ -39,6 +39,7 @@ type SimulateRequest struct {
 	StepFactor            float64
 	Flaky                 float64
 	BuildEffect           float64
+	BuildEffectUnknown    bool // the search is not told BuildEffect (no calibration)
 	SecondPos             int
 	SecondChange          float64
 	Table                 bool
@@ -152,6 +153,9 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	}
 	cfg = session.Config{Repeats: req.Repeats, MaxRepeats: req.MaxRepeats, Threshold: threshold,
 		Confidence: confidence, Metric: session.TPS, Search: req.Search, MaxRuns: req.MaxRuns}
+	if !req.BuildEffectUnknown {
+		cfg.BuildEffect = sc.BuildEffect // the search is told the spread, as an A/A calibration would
+	}
 	searchDefaults(&cfg, req.Set["confidence"], req.Set["max-repeats"])
 	if err := cfg.Validate(); err != nil {
 		return sc, cfg, 0, With(Usage, err)
