@@ -328,3 +328,30 @@ func TestKnownMarksAreCertain(t *testing.T) {
 		t.Errorf("re-marking 7 good: %v", err)
 	}
 }
+
+// With a build's own level, a commit's evidence is bounded by its spread:
+// forty runs of the culprit and forty of its parent name it with certainty
+// without one, and with a spread of half the shift they cannot.
+func TestBuildEffectBoundsACommitsEvidence(t *testing.T) {
+	cs, hs := chain(8)
+	first := func(sd float64) float64 {
+		m, err := New(cs, hs[0], hs[8], bisect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetBuildEffect(sd)
+		feed(m, hs, 4, 0.05, 0.015, 40, map[int]int{3: 40, 4: 40}, rand.New(rand.NewPCG(7, 8)))
+		for _, p := range must(m.Posterior()) {
+			if p.Commit == hs[4] {
+				return p.First
+			}
+		}
+		return 0
+	}
+	without, with := first(0), first(0.025)
+	if without < 0.995 || with > 0.99 {
+		t.Errorf("P(first bad commit) of the culprit: %.4f without a build effect, %.4f with a spread of 2.5%%: want at least 0.995, then at most 0.99", without, with)
+	}
+}
+
+func must(points []Point, _ Levels, _, _ float64) []Point { return points }
