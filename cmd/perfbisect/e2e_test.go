@@ -418,7 +418,7 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out,
-		"--no-explain"}, shortRun...) // the why: TestExplain and TestBisectFindsInjectedRegression
+		"--no-explain", "--no-confirm"}, shortRun...) // the why: TestExplain and TestBisectFindsInjectedRegression; the head-to-head: the latter
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)

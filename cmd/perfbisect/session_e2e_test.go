@@ -401,7 +401,7 @@ func TestFirstParentKaryBlamesTheMerge(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "result.json")
 	r := perfbisect(t, nil, append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--first-parent", "--jobs", "2",
-		"--state-dir", state, "--json", out, "--no-explain"}, smallRun...)...)
+		"--state-dir", state, "--json", out, "--no-explain", "--no-confirm"}, smallRun...)...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)
 	}

@@ -67,7 +67,7 @@ func TestBisectWithALuaScript(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--json", out,
 		"--workload", filepath.Join(scripts, "join.lua"), "--workload-options", "--customers=2000 --span=100",
-		"--threads", "2", "--time", "1", "--warmup", "1", "--no-explain"}
+		"--threads", "2", "--time", "1", "--warmup", "1", "--no-explain", "--no-confirm"}
 
 	// Killed once the endpoints have runs stored.
 	cmd := command(t, args...)
@@ -194,7 +194,7 @@ func TestBisectWithASQLWorkloadFile(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	repo, culprit := makeFixture(t, append([]string{"-n", "6", "--culprit-pos", "4", "--broken-pos", "0"}, joinFixture...)...)
 	file := filepath.Join(repoRoot(t), "docs", "workloads", "join.sql")
-	common := []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "20", "--max-repeats", "16", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain"}
+	common := []string{"--repo", repo, "--good", "good", "--bad", "bad", "--threshold", "20", "--max-repeats", "16", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain", "--no-confirm"}
 
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "join.json")
@@ -243,7 +243,7 @@ func TestBisectWithTPCC(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "tpcc.json")
 	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--json", out,
-		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain")
+		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain", "--no-confirm")
 	j := readJSON(t, out)
 	if r.code != exitOK || j.FirstBad == nil || *j.FirstBad != culprit {
 		t.Fatalf("tpcc: exit %d, first bad %v, want 0 naming %s (%s)", r.code, j.FirstBad, culprit, j.Why)
