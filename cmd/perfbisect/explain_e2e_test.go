@@ -66,8 +66,8 @@ func TestExplain(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "cpu")
 	// 6 runs a side: 27 of 36 pairs must agree on the slowdown. At 4 a side
-	// (12 of 16) two runs of three said CPU on a day of 10% noise and one
-	// said nothing (CPU per transaction +17%, its pairs split).
+	// (12 of 16), of three runs on a noisy day one said CPU, one waiting
+	// and one nothing (CPU per transaction +17% there, its pairs split).
 	r := perfbisect(t, nil, append([]string{"explain", "good", "bad", "--out", out, "--runs", "6"}, common...)...)
 	if r.code != 0 {
 		t.Fatalf("explain good bad: exit %d\n%s", r.code, tail(r.stderr, 20))
