@@ -55,15 +55,15 @@ func Level(name string) bool {
 // levelPrefixes begin families of levels in SHOW GLOBAL STATUS (MariaDB,
 // MySQL, Percona) and INNODB_METRICS.
 var levelPrefixes = []string{"Acl_", "Innodb_data_pending_", "Innodb_lsn_", "Innodb_mem_", "Innodb_onlineddl_pct", "Innodb_onlineddl_rowlog_pct",
-	"Key_blocks_", "Aria_pagecache_blocks_", "Memory_used", "Open_", "Qcache_free_", "Ssl_ctx_", "Ssl_verify_", "Threadpool_", "Uptime", "wsrep_",
-	"Performance_schema_", "Innodb_os_log_pending_", "Innodb_buffer_pool_load_", "Innodb_buffer_pool_dump_", "Innodb_buffer_pool_resize_",
+	"Key_blocks_", "Aria_pagecache_blocks_", "Memory_used", "Open_", "Qcache_free_", "Ssl_ctx_", "Ssl_verify_", "Threadpool_", "Uptime",
+	"Innodb_os_log_pending_", "Innodb_buffer_pool_load_", "Innodb_buffer_pool_dump_", "Innodb_buffer_pool_resize_",
 	"buffer_pool_pages_", "buffer_pool_bytes_", "log_lsn_", "trx_undo_slots_"}
 
 var levels = nameSet(
 	"Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_pages_free", "Innodb_buffer_pool_pages_misc",
 	"Innodb_buffer_pool_pages_old", "Innodb_buffer_pool_pages_total", "Innodb_buffer_pool_pages_latched", "Innodb_buffer_pool_bytes_data",
 	"Innodb_buffer_pool_bytes_dirty", "Innodb_checkpoint_age", "Innodb_checkpoint_max_age", "Innodb_history_list_length",
-	"Innodb_ibuf_free_list", "Innodb_ibuf_segment_size", "Innodb_ibuf_size", "Innodb_max_trx_id", "Innodb_page_size",
+	"Innodb_ibuf_free_list", "Innodb_ibuf_segment_size", "Innodb_ibuf_size", "Innodb_page_size",
 	"Innodb_row_lock_current_waits", "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max", "Innodb_num_open_files",
 	"Innodb_available_undo_logs", "Innodb_encryption_rotation_estimated_iops", "Innodb_current_row_locks", "Innodb_descriptors_memory",
 	"Innodb_read_views_memory", "Innodb_oldest_view_low_limit_trx_id", "Innodb_purge_trx_id", "Innodb_purge_undo_no",
@@ -75,6 +75,10 @@ var levels = nameSet(
 	"Ssl_default_timeout", "Ssl_session_cache_size", "Ssl_used_session_cache_entries", "Stack_usage", "Table_open_cache_active_instances",
 	"Tc_log_max_pages_used", "Tc_log_page_size", "Threads_cached", "Threads_connected", "Threads_running", "Delayed_insert_threads",
 	"Not_flushed_delayed_rows",
+	// Galera's levels (its other wsrep_ values count)
+	"wsrep_cluster_size", "wsrep_cluster_conf_id", "wsrep_local_index", "wsrep_local_state", "wsrep_ready", "wsrep_connected",
+	"wsrep_thread_count", "wsrep_applier_thread_count", "wsrep_rollbacker_thread_count", "wsrep_local_recv_queue",
+	"wsrep_local_send_queue", "wsrep_cert_index_size", "wsrep_last_committed", "wsrep_open_transactions", "wsrep_open_connections",
 	// INNODB_METRICS
 	"buffer_pool_size", "trx_rseg_history_len", "trx_rseg_current_size", "purge_dml_delay_usec", "log_max_modified_age_async",
 	"file_num_open_files", "innodb_page_size", "lock_row_lock_current_waits", "lock_row_lock_time_max", "lock_row_lock_time_avg",

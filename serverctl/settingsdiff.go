@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // A SettingChange is a variable two option files give a server
@@ -172,19 +174,26 @@ func (in *Install) AcceptsFile(ctx context.Context, f OptionFile) error {
 	if f.IsZero() {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, in.Server, "--defaults-file="+f.Path, "--verbose", "--help")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Dir = optionDir(f.Path, "") // where the start reads it: relative !include paths
 	out, _ := cmd.CombinedOutput()
 	for _, l := range strings.Split(string(out), "\n") {
 		m := unknownOptionRE.FindStringSubmatchIndex(l)
-		if m == nil || strings.HasPrefix(l[m[2]:m[3]], "loose-") {
-			continue // a loose- setting is skipped with a warning, as at the server's start
+		if m == nil || looseOption.MatchString(l[m[2]:m[3]]) {
+			continue // a loose setting is skipped with a warning, as at the server's start
 		}
 		set, _ := f.Groups(ServerGroups(in))
 		return fmt.Errorf("%w: %s; %s", ErrUnknownSetting, strings.TrimSpace(l[m[0]:]), unknownOptionHint([]string{l}, set))
 	}
 	return ctx.Err()
 }
+
+// looseOption is the prefix that makes a server skip an option it does not
+// know (loose-, loose_, in any case).
+var looseOption = regexp.MustCompile(`(?i)^loose[-_]`)
 
 // lastLine is the last non-empty line of s.
 func lastLine(s string) string {

@@ -114,7 +114,7 @@ func TestAcceptsFile(t *testing.T) {
 		}
 		return f
 	}
-	good := load("good.cnf", "[mysqld]\ninnodb_buffer_pool_size=64M\nloose-innodb_mtflush_threads=4\n")
+	good := load("good.cnf", "[mysqld]\ninnodb_buffer_pool_size=64M\nloose-innodb_mtflush_threads=4\nLOOSE_innodb_no_such_setting=2\n")
 	if err := in.AcceptsFile(ctx, good); err != nil {
 		t.Errorf("good.cnf: %v", err)
 	}
@@ -122,5 +122,12 @@ func TestAcceptsFile(t *testing.T) {
 	if err := in.AcceptsFile(ctx, bad); !errors.Is(err, ErrUnknownSetting) || !strings.Contains(err.Error(), "innodb_mtflush_threads") ||
 		!strings.Contains(err.Error(), "bad.cnf:5") {
 		t.Errorf("bad.cnf: %v, want ErrUnknownSetting naming innodb_mtflush_threads at bad.cnf:5", err)
+	}
+	// A relative !include is read from the file's directory, wherever
+	// perfbisect runs.
+	load("extra.cnf", "[mysqld]\ninnodb_mtflush_threads=4\n")
+	includes := load("includes.cnf", "[mysqld]\ninnodb_buffer_pool_size=64M\n!include extra.cnf\n")
+	if err := in.AcceptsFile(ctx, includes); !errors.Is(err, ErrUnknownSetting) || !strings.Contains(err.Error(), "innodb_mtflush_threads") {
+		t.Errorf("includes.cnf: %v, want ErrUnknownSetting for the included file's setting", err)
 	}
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"sync"
 )
@@ -21,15 +22,7 @@ func PocockLevel(ns []int, alpha float64) float64 {
 	if len(ns) <= 1 || !(alpha > 0 && alpha < 0.5) {
 		return alpha
 	}
-	key := pocockKey{alpha: alpha}
-	for i, n := range ns {
-		if i < len(key.ns) {
-			key.ns[i] = n
-		}
-	}
-	if len(ns) > len(key.ns) {
-		return pocockLevel(ns, alpha)
-	}
+	key := pocockKey{looks: fmt.Sprint(ns), alpha: alpha}
 	if v, ok := pocockCache.Load(key); ok {
 		return v.(float64)
 	}
@@ -39,7 +32,7 @@ func PocockLevel(ns []int, alpha float64) float64 {
 }
 
 type pocockKey struct {
-	ns    [40]int
+	looks string // the looks' sizes, as fmt prints them
 	alpha float64
 }
 

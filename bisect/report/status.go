@@ -223,8 +223,13 @@ func listSides(s *store.Session) (good, bad string) {
 	}
 	id := s.Identity()
 	name := func(key string, sd *SideDoc, idKey string) string {
-		if arg, _, ok := strings.Cut(id[idKey], ": "); sd == nil && ok && strings.HasPrefix(key, "side-") {
-			return arg
+		// The identity keeps the side as app.Side.Describe writes it:
+		// "ARG: WHAT, OPTION FILE".
+		if arg, rest, ok := strings.Cut(id[idKey], ": "); sd == nil && ok && strings.HasPrefix(key, "side-") {
+			sd = &SideDoc{Arg: arg}
+			if i := strings.LastIndex(rest, ", "); i >= 0 && rest[i+2:] != "no option file" {
+				sd.OptionFile = rest[i+2:]
+			}
 		}
 		return sideName(key, sd)
 	}

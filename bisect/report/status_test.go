@@ -94,7 +94,7 @@ func TestSessionListNamesSides(t *testing.T) {
 	if err := WriteSessionList(&b, sessions); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"HEAD [nostat.cnf]..HEAD [stat.cnf]", "ababababab../usr"} {
+	for _, want := range []string{"HEAD [nostat.cnf]..HEAD [stat.cnf]", "ababababab../usr [stat.cnf]"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("session list lacks %q:\n%s", want, b.String())
 		}

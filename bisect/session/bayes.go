@@ -70,6 +70,7 @@ type bayes struct {
 	// the posterior named that did not pass, and why.
 	confirmed string
 	refuted   map[string]string
+	since     map[string]int // where in Session.trail a commit's head-to-head began
 }
 
 // BudgetRuns is the run limit of a probabilistic search that sets none: six
@@ -86,7 +87,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		return err
 	}
 	model.SetBuildEffect(c.BuildEffect)
-	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}}
+	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}, since: map[string]int{}}
 	s.bayes = b
 	s.feed()
 	est := s.bayesEstimate(cmp)
@@ -108,7 +109,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 			if missing == "" && !forceRef {
 				stands := true
 				if len(ans.Commits) == 1 {
-					if stands, err = s.headToHead(ctx, ans.Commits[0], cmp); err != nil {
+					if stands, err = s.headToHead(ctx, ans.Commits[0], cmp, budget); err != nil {
 						return err
 					}
 				}
@@ -385,10 +386,10 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 	case done && len(ans.Commits) == 1 && s.bayes.refuted[ans.Commits[0]] != "":
 		x := ans.Commits[0]
 		s.res.Outcome, s.res.Range = Ambiguous, []string{x}
-		if p := s.parentOf(x); p != "" {
-			s.res.Range = append(s.res.Range, p)
+		if p := s.parentOf(x); p != "" && s.bayes.model.Contains(p, p) && !s.markedGood(p) {
+			s.res.Range = append(s.res.Range, p) // a candidate: not the good revision, not one marked good
 		}
-		s.res.Why = fmt.Sprintf("the posterior names %.10s (probability %.4g), but it %s, nor did the runs taken after: the change may be spread over several commits, or earlier runs of these commits were off their level; %s",
+		s.res.Why = fmt.Sprintf("the posterior names %.10s (probability %.4g), but it %s; %s",
 			x, ans.Mass, s.bayes.refuted[x], levels)
 	case done && len(ans.Commits) == 1:
 		s.res.Outcome, s.res.FirstBad = Found, ans.Commits[0]

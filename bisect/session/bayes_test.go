@@ -242,4 +242,13 @@ func TestHeadToHeadRefutes(t *testing.T) {
 			t.Errorf("%s %.3s (%s), head-to-heads %q: want the culprit named after the child was refuted", res.Outcome, res.FirstBad, res.Why, confirms)
 		}
 	}
+	// A run limit the head-to-head would pass: it is not begun, and the
+	// answer is a range that says why.
+	cfg, hs := bayesConfig(12)
+	m := &simmeasure.Measurer{Commits: cfg.Commits, Base: 600, Culprits: map[string]float64{hs[6]: 0.85}, CV: 0.03, Rand: rand.New(rand.NewPCG(11, 3))}
+	cfg.MaxRuns = 30
+	res := mustRun(t, cfg, m)
+	if m.Calls > cfg.MaxRuns || res.Outcome != Ambiguous || !strings.Contains(res.Why, "run limit") {
+		t.Errorf("--max-runs 30: %d runs, %s (%s): want at most 30 runs and a range for the run limit", m.Calls, res.Outcome, res.Why)
+	}
 }

@@ -82,6 +82,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 			return cmp, endpointError(role, h == new, err)
 		}
 	}
+	same := d.SameAlpha(1) // the same at every look
 	for look := 1; ; look++ {
 		target := d.N(look)
 		for len(xs) < target {
@@ -101,7 +102,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 				}
 			}
 		}
-		cmp = stats.CompareAt(xs, ys, threshold, d.LookAlpha(look), d.SameAlpha(look))
+		cmp = stats.CompareAt(xs, ys, threshold, d.LookAlpha(look), same)
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
 		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
 			st := Step{Role: role, Commit: new, Against: old, Verdict: CompareVerdict(cmp.Verdict), Reason: cmp.Rule,

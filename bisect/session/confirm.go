@@ -12,8 +12,8 @@ import (
 // headToHeadAlpha is the level of the probabilistic search's head-to-head.
 // The head-to-head only ever withholds a name the posterior gave, so the
 // answer's error stays within the posterior's whatever this level is; a
-// commit with no step of its own passes it with probability at most this,
-// and a stricter level would only cost runs of true culprits.
+// commit with no step of its own passes its fresh runs with probability at
+// most this, and a stricter level would only cost runs of true culprits.
 const headToHeadAlpha = 0.02
 
 // unconfirmed says why the first bad commit is named without being put head
@@ -41,36 +41,49 @@ func (s *Session) unconfirmed(firstBad, parent string, cmp stats.Comparison) str
 }
 
 // headToHead puts the commit x the posterior names against its parent
-// before the name stands (Pinpoint's check of a culprit): the runs already
-// taken of both when they show the step, else fresh interleaved runs of the
-// two (compare, RoleConfirm). The step only has to be there, in the
-// direction looked for (Config.Changed of stats.Compare at threshold 0):
-// its size was the endpoints' question. It reports whether the answer
-// stands; the sentence for the answer's why is kept in bayes.confirmed.
-// When the step does not show, x is refuted (bayes.refuted) and the search
-// goes on with the new runs; when the posterior names a refuted commit
-// again, the runs taken by then decide, and without the step x stands as a
-// range with its parent (bayesEnd). Errors are the tool's or the machine's.
-func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison) (bool, error) {
+// before the name stands (Pinpoint's check of a culprit): fresh interleaved
+// runs of the two (compare, RoleConfirm), never the runs that made the
+// posterior name x (a few runs off their level are what this check is
+// for). The step only has to be there, in the direction looked for
+// (Config.Changed of stats.Compare at threshold 0): its size was the
+// endpoints' question. It reports whether the answer stands; the sentence
+// for the answer's why is kept in bayes.confirmed. When the step does not
+// show, x is refuted (bayes.refuted) and the search goes on with the new
+// runs; when the posterior names a refuted commit again, the runs of the
+// two taken since its head-to-head began decide, and without the step x
+// stands as a range with its parent (bayesEnd). A head-to-head that would
+// pass the run limit (budget) is not begun: x then stands as a range too.
+// Errors are the tool's or the machine's.
+func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison, budget int) (bool, error) {
 	b := s.bayes
 	p := s.parentOf(x)
 	if why := s.unconfirmed(x, p, cmp); why != "" {
+		delete(b.refuted, x) // a mark given since stands over the runs
 		b.confirmed = why
 		return true, nil
 	}
 	d, _ := s.headToHeadDesign(cmp)
-	if old, new := s.trailOf(p), s.trailOf(x); len(old) >= d.Start && len(new) >= d.Start {
+	if from, ok := b.since[x]; ok {
+		old, new := s.trailOf(p, from), s.trailOf(x, from)
 		if taken := stats.Compare(old, new, 0, d.LookAlpha(1)); s.changed(taken) {
 			delete(b.refuted, x)
 			s.step(Step{Role: RoleConfirm, Commit: x, Against: p, Verdict: CompareVerdict(taken.Verdict),
-				Reason: "the runs already taken: " + taken.Rule, Compare: &taken, Looks: 1})
-			b.confirmed = fmt.Sprintf("confirmed against its parent %.10s by the runs already taken: %+.1f%% (%s)", p, 100*taken.Shift.Est, taken.Rule)
+				Reason: "the runs since its head-to-head began: " + taken.Rule, Compare: &taken, Looks: 1})
+			b.confirmed = fmt.Sprintf("confirmed against its parent %.10s by the runs since its head-to-head began: %+.1f%% (%s)", p, 100*taken.Shift.Est, taken.Rule)
 			return true, nil
+		} else if b.refuted[x] != "" {
+			// Refuted before, and still no step: a range.
+			b.refuted[x] += fmt.Sprintf(", nor did their runs since (%s): the change may be spread over several commits, or earlier runs of these commits were off their level", taken.Rule)
 		}
-	}
-	if b.refuted[x] != "" {
 		return true, nil
 	}
+	left := budget - s.runs
+	if left < 2*d.Start {
+		b.refuted[x] = fmt.Sprintf("could not be put head to head with its parent %.10s within the run limit (%d runs left, %d needed)", p, max(left, 0), 2*d.Start)
+		return true, nil
+	}
+	d.Max = max(d.Start, min(d.Max, left/2))
+	b.since[x] = len(s.trail)
 	s.logf("head-to-head: %.10s against its parent %.10s, fresh interleaved runs (%s)", x, p, d)
 	hh, err := s.compare(ctx, p, x, RoleConfirm, d, 0)
 	switch {
@@ -103,10 +116,11 @@ func (s *Session) headToHeadDesign(cmp stats.Comparison) (d stats.Design, effect
 	return d, effect
 }
 
-// trailOf is the usable runs' metric values of commit h, in measuring order.
-func (s *Session) trailOf(h string) []float64 {
+// trailOf is the usable runs' metric values of commit h from the from-th
+// entry of the trail on, in measuring order.
+func (s *Session) trailOf(h string, from int) []float64 {
 	var out []float64
-	for _, r := range s.trail {
+	for _, r := range s.trail[min(from, len(s.trail)):] {
 		if r.commit == h {
 			out = append(out, r.v)
 		}

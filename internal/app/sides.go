@@ -43,8 +43,9 @@ func (s Side) Plain() bool {
 	return s.Tree == "" && s.Install == nil && s.Key == s.Spec.Commit
 }
 
-// Describe names the side in one line: the argument, what it resolved to,
-// and its option file.
+// Describe names the side in one line, "ARG: WHAT, OPTION FILE": the
+// argument, what it resolved to, and its option file. The identity keeps
+// it, and report --list reads the argument and the file back from it.
 func (s Side) Describe() string {
 	what := sideWhat(s)
 	if s.Install != nil {
