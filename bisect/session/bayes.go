@@ -71,6 +71,7 @@ type bayes struct {
 	confirmed string
 	refuted   map[string]string
 	since     map[string]int // where in Session.trail a commit's head-to-head began
+	rounds    map[string]int // rounds of fresh runs a commit's head-to-head took
 }
 
 // BudgetRuns is the run limit of a probabilistic search that sets none: six
@@ -87,7 +88,7 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		return err
 	}
 	model.SetBuildEffect(c.BuildEffect)
-	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}, since: map[string]int{}}
+	b := &bayes{model: model, prepared: map[string]bool{c.Good: true, c.Bad: true}, refuted: map[string]string{}, since: map[string]int{}, rounds: map[string]int{}}
 	s.bayes = b
 	s.feed()
 	est := s.bayesEstimate(cmp)

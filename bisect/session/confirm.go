@@ -40,6 +40,12 @@ func (s *Session) unconfirmed(firstBad, parent string, cmp stats.Comparison) str
 	return ""
 }
 
+// maxHeadToHeads is how many rounds of fresh runs one commit gets: a
+// true culprit whose step the first round missed (it has three looks)
+// gets a second when the posterior names it again, judged with the first
+// round's runs.
+const maxHeadToHeads = 2
+
 // headToHead puts the commit x the posterior names against its parent
 // before the name stands (Pinpoint's check of a culprit): fresh interleaved
 // runs of the two (compare, RoleConfirm), never the runs that made the
@@ -49,11 +55,12 @@ func (s *Session) unconfirmed(firstBad, parent string, cmp stats.Comparison) str
 // endpoints' question. It reports whether the answer stands; the sentence
 // for the answer's why is kept in bayes.confirmed. When the step does not
 // show, x is refuted (bayes.refuted) and the search goes on with the new
-// runs; when the posterior names a refuted commit again, the runs of the
-// two taken since its head-to-head began decide, and without the step x
-// stands as a range with its parent (bayesEnd). A head-to-head that would
-// pass the run limit (budget) is not begun: x then stands as a range too.
-// Errors are the tool's or the machine's.
+// runs. When the posterior names a refuted commit again, the runs of the
+// two taken since its first round began decide, with a second round of
+// fresh runs when they do not show the step; without it then, x stands as
+// a range with its parent (bayesEnd). A round that would pass the run
+// limit (budget) is not begun: x then stands as a range too. Errors are
+// the tool's or the machine's.
 func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison, budget int) (bool, error) {
 	b := s.bayes
 	p := s.parentOf(x)
@@ -63,19 +70,17 @@ func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison
 		return true, nil
 	}
 	d, _ := s.headToHeadDesign(cmp)
-	if from, ok := b.since[x]; ok {
-		old, new := s.trailOf(p, from), s.trailOf(x, from)
-		if taken := stats.Compare(old, new, 0, d.LookAlpha(1)); s.changed(taken) {
-			delete(b.refuted, x)
-			s.step(Step{Role: RoleConfirm, Commit: x, Against: p, Verdict: CompareVerdict(taken.Verdict),
-				Reason: "the runs since its head-to-head began: " + taken.Rule, Compare: &taken, Looks: 1})
-			b.confirmed = fmt.Sprintf("confirmed against its parent %.10s by the runs since its head-to-head began: %+.1f%% (%s)", p, 100*taken.Shift.Est, taken.Rule)
+	from, again := b.since[x]
+	if again {
+		if s.sinceShowsStep(x, p, from, d) {
 			return true, nil
-		} else if b.refuted[x] != "" {
-			// Refuted before, and still no step: a range.
-			b.refuted[x] += fmt.Sprintf(", nor did their runs since (%s): the change may be spread over several commits, or earlier runs of these commits were off their level", taken.Rule)
 		}
-		return true, nil
+		if b.rounds[x] >= maxHeadToHeads {
+			b.refuted[x] += ", nor did their runs since: the change may be spread over several commits, or earlier runs of these commits were off their level"
+			return true, nil
+		}
+	} else {
+		b.since[x] = len(s.trail)
 	}
 	left := budget - s.runs
 	if left < 2*d.Start {
@@ -83,8 +88,8 @@ func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison
 		return true, nil
 	}
 	d.Max = max(d.Start, min(d.Max, left/2))
-	b.since[x] = len(s.trail)
-	s.logf("head-to-head: %.10s against its parent %.10s, fresh interleaved runs (%s)", x, p, d)
+	b.rounds[x]++
+	s.logf("head-to-head %d: %.10s against its parent %.10s, fresh interleaved runs (%s)", b.rounds[x], x, p, d)
 	hh, err := s.compare(ctx, p, x, RoleConfirm, d, 0)
 	switch {
 	case bisect.IsUntestable(err):
@@ -93,12 +98,31 @@ func (s *Session) headToHead(ctx context.Context, x string, cmp stats.Comparison
 	case err != nil:
 		return false, err
 	case s.changed(hh):
+		delete(b.refuted, x)
 		b.confirmed = fmt.Sprintf("confirmed against its parent %.10s head to head: %+.1f%% (%s)", p, 100*hh.Shift.Est, hh.Rule)
+		return true, nil
+	case again && s.sinceShowsStep(x, p, from, d):
 		return true, nil
 	}
 	b.refuted[x] = fmt.Sprintf("showed no step head to head with its parent %.10s (%s, %s)", p, hh.Verdict, hh.Rule)
 	s.logf("%.10s was named by the posterior but %s: the search goes on with these runs", x, b.refuted[x])
 	return false, nil
+}
+
+// sinceShowsStep tests the runs of x and its parent p taken since x's
+// first head-to-head began (the from-th run of the trail) at the
+// head-to-head's first look's level; when they show the step, x is
+// confirmed (bayes.confirmed, a step of RoleConfirm).
+func (s *Session) sinceShowsStep(x, p string, from int, d stats.Design) bool {
+	taken := stats.Compare(s.trailOf(p, from), s.trailOf(x, from), 0, d.LookAlpha(1))
+	if !s.changed(taken) {
+		return false
+	}
+	delete(s.bayes.refuted, x)
+	s.step(Step{Role: RoleConfirm, Commit: x, Against: p, Verdict: CompareVerdict(taken.Verdict),
+		Reason: "the runs since its head-to-head began: " + taken.Rule, Compare: &taken, Looks: 1})
+	s.bayes.confirmed = fmt.Sprintf("confirmed against its parent %.10s by the runs since its head-to-head began: %+.1f%% (%s)", p, 100*taken.Shift.Est, taken.Rule)
+	return true
 }
 
 // headToHeadDesign plans the head-to-head from the endpoints' comparison as

@@ -163,8 +163,10 @@ func TestProbabilisticTargets(t *testing.T) {
 				t.Errorf("%s: exact %.1f%%, runs mean %.0f p95 %.0f (targets >= 95%%, <= 250, p95 <= 2.5x)", name, 100*s.Rate(s.Correct), s.MeanRuns, s.P95Runs)
 			}
 		case plain && sc.CV == 0.03 && near(sc.Factor, 0.97):
-			if s.Rate(s.Correct) < 0.90 || s.MeanRuns > 600 {
-				t.Errorf("%s: exact %.1f%%, runs mean %.0f (targets >= 90%%, <= 600)", name, 100*s.Rate(s.Correct), s.MeanRuns)
+			// 600 runs before the head-to-head, which costs about 80 here
+			// and took exact from 90% to 96%.
+			if s.Rate(s.Correct) < 0.93 || s.MeanRuns > 700 {
+				t.Errorf("%s: exact %.1f%%, runs mean %.0f (targets >= 93%%, <= 700)", name, 100*s.Rate(s.Correct), s.MeanRuns)
 			}
 		case plain && near(sc.Factor, 0.60):
 			if s.Rate(s.Correct) < 0.99 || s.MeanRuns > 80 {
