@@ -437,8 +437,8 @@ func (s *Session) bayesEstimate(cmp stats.Comparison) int {
 	}
 	perRun := posterior.Information(effect)
 	cand, runs := at(noise)
-	// The head-to-head before the answer: fresh runs of both sides unless
-	// the search's own runs show the step.
+	// The head-to-head before the answer: its first round of fresh runs of
+	// both sides.
 	confirm := 0.0
 	if !s.cfg.NoConfirm {
 		d, full := s.headToHeadDesign(cmp)
