@@ -174,9 +174,9 @@ func (in *Install) AcceptsFile(ctx context.Context, f OptionFile) error {
 	if f.IsZero() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ask, cancel := context.WithTimeout(ctx, time.Minute) // a server that hangs here is not refused: its start will say
 	defer cancel()
-	cmd := exec.CommandContext(ctx, in.Server, "--defaults-file="+f.Path, "--verbose", "--help")
+	cmd := exec.CommandContext(ask, in.Server, "--defaults-file="+f.Path, "--verbose", "--help")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	cmd.Dir = optionDir(f.Path, "") // where the start reads it: relative !include paths
 	out, _ := cmd.CombinedOutput()
