@@ -106,8 +106,9 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 		return c
 	}
 	c.P, _ = MannWhitney(old, new)
-	c.Shift = Shift(old, new, 1-alpha)
-	c.Equivalence = Shift(old, new, 1-2*sameAlpha)
+	d := pairDiffs(old, new) // one sort for both intervals
+	c.Shift = shiftOf(d, len(old), len(new), 1-alpha)
+	c.Equivalence = shiftOf(d, len(old), len(new), 1-2*sameAlpha)
 	c.MedianOldCI, c.MedianNewCI = medianInterval(old, 1-alpha), medianInterval(new, 1-alpha)
 	c.KSP = 1
 	if _, p, err := KolmogorovSmirnov(old, new); err == nil {

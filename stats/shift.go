@@ -60,19 +60,29 @@ func (s ShiftEstimate) Bounded() bool { return !math.IsInf(s.Hi, 1) && s.Lo > -1
 // distribution of the Mann-Whitney U statistic (Hollander & Wolfe, Nonparametric
 // Statistical Methods, 3rd ed., section 4.3). Non-positive values are invalid.
 func Shift(x, y []float64, conf float64) ShiftEstimate {
-	n1, n2 := len(x), len(y)
-	out := ShiftEstimate{Conf: conf, Lo: -1, Hi: math.Inf(1)}
-	if n1 == 0 || n2 == 0 {
-		out.Est = math.NaN()
-		return out
-	}
-	d := make([]float64, 0, n1*n2)
+	return shiftOf(pairDiffs(x, y), len(x), len(y), conf)
+}
+
+// pairDiffs is the n1*n2 pairwise differences log(y_j) - log(x_i), sorted.
+func pairDiffs(x, y []float64) []float64 {
+	d := make([]float64, 0, len(x)*len(y))
 	for _, a := range x {
 		for _, b := range y {
 			d = append(d, math.Log(b)-math.Log(a))
 		}
 	}
 	sort.Float64s(d)
+	return d
+}
+
+// shiftOf is Shift from the sorted pairwise differences d of samples of
+// n1 and n2 runs, so that one sort serves intervals at several levels.
+func shiftOf(d []float64, n1, n2 int, conf float64) ShiftEstimate {
+	out := ShiftEstimate{Conf: conf, Lo: -1, Hi: math.Inf(1)}
+	if n1 == 0 || n2 == 0 {
+		out.Est = math.NaN()
+		return out
+	}
 	out.Est = math.Expm1(median(d))
 	// k = the largest k with P(U <= k-1) <= (1-conf)/2; the interval is
 	// [d(k), d(N+1-k)] with 1-based order statistics.
