@@ -70,16 +70,24 @@ func TestDiffAndApplySettings(t *testing.T) {
 	}
 }
 
-// TestAccepts asks the real server about a setting it knows, one it does
-// not, and a loose- one it does not (which it would skip).
-func TestAccepts(t *testing.T) {
+// installedServer is the system's installed server, and a context for
+// asking it that ends with the test or after a minute.
+func installedServer(t *testing.T) (context.Context, *Install) {
+	t.Helper()
 	testenv.Require(t, testenv.Server)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	in, err := FindInstall(ctx, "/usr")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, in
+}
+
+// TestAccepts asks the real server about a setting it knows, one it does
+// not, and a loose- one it does not (which it would skip).
+func TestAccepts(t *testing.T) {
+	ctx, in := installedServer(t)
 	if err := in.Accepts(ctx, Setting{Name: "innodb_buffer_pool_size", Value: "64M", HasValue: true}); err != nil {
 		t.Errorf("innodb_buffer_pool_size: %v", err)
 	}
@@ -95,13 +103,7 @@ func TestAccepts(t *testing.T) {
 // as at its start), and one with a setting it does not know, named with
 // where it is set.
 func TestAcceptsFile(t *testing.T) {
-	testenv.Require(t, testenv.Server)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	in, err := FindInstall(ctx, "/usr")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, in := installedServer(t)
 	dir := t.TempDir()
 	load := func(name, text string) OptionFile {
 		path := filepath.Join(dir, name)
