@@ -62,7 +62,7 @@ func TestCIJobComparesOriginMainWithHead(t *testing.T) {
 	// The pull request that slows the server down.
 	gitC(ci, "checkout", "-q", "-b", "slow-change", "origin/slow-change")
 	out := t.TempDir()
-	r := job(out, "--time", "2", "--warmup", "1", "--driver", "sysbench")
+	r := job(out, "--time", "1", "--warmup", "1", "--driver", "sysbench")
 	if r.code != exitRegression {
 		t.Fatalf("culprit against origin/main: exit %d, want %d\n%s\n%s", r.code, exitRegression, r.stdout, r.stderr)
 	}

@@ -57,8 +57,8 @@ func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
 	return x, tps
 }
 
-// waitFor polls cond until it holds; after timeout it kills cmd and fails the
-// test naming what it waited for.
+// waitFor polls cond until it holds; when cmd exits first, or after timeout
+// (it kills cmd), it fails the test naming what it waited for.
 func waitFor(t *testing.T, cmd *exec.Cmd, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -67,8 +67,22 @@ func waitFor(t *testing.T, cmd *exec.Cmd, timeout time.Duration, what string, co
 			cmd.Process.Kill()
 			t.Fatalf("no %s after %s", what, timeout)
 		}
+		if exited(cmd.Process.Pid) {
+			t.Fatalf("perfbisect exited before %s", what)
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// exited says whether the child pid has ended (a zombie its parent has
+// not waited for yet).
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(after, "Z") || strings.HasPrefix(after, "X")
 }
 
 var liveRun = regexp.MustCompile(`(?m)^run [0-9a-f]{10}: [0-9.]+ tps`)

@@ -196,7 +196,7 @@ func storedCompareRuns(t *testing.T, state string) int {
 }
 
 // TestWhichSetting: one fixture revision under a good and a bad option
-// file. Of five settings the bad file changes, the search names the one
+// file. Of three settings the bad file changes, the search names the one
 // that slows the server (a buffer pool the data does not fit in), each
 // test a stored comparison; of two that hurt only together (a thread pool
 // of one group), it names the pair, and neither alone is slower (the same,
@@ -209,21 +209,20 @@ func TestWhichSetting(t *testing.T) {
 	common := append([]string{"--repo", repo, "--state-dir", state, "--workload", "oltp_read_only", "--threshold", "20",
 		"--repeats", "6", "--max-repeats", "12", "--format", "json", "--which-setting"}, smallRun...) // 6 a side: the tests' levels decide at the first look
 	good := writeCnf(t, "good.cnf", "innodb_buffer_pool_size=256M")
-	bad := writeCnf(t, "bad.cnf", "innodb_buffer_pool_size=6M", "max_connections=200", "table_open_cache=1000", "skip_name_resolve",
-		"innodb_stats_on_metadata=OFF", "loose-no_such_setting_here=1")
+	bad := writeCnf(t, "bad.cnf", "innodb_buffer_pool_size=6M", "max_connections=200", "skip_name_resolve", "loose-no_such_setting_here=1")
 	r := perfbisect(t, nil, append([]string{"compare", "good", "good", "--my-cnf", good, "--my-cnf", bad}, common...)...)
 	var doc report.SettingsDoc
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("exit %d, not JSON: %v\n%s\n%s", r.code, err, r.stdout, tail(r.stderr, 30))
 	}
 	if r.code != exitRegression || doc.Result != report.SettingsFound || len(doc.Minimal) != 1 || !strings.Contains(doc.Minimal[0], "innodb_buffer_pool_size=256M -> 6M") || doc.Together {
-		t.Errorf("five settings: exit %d, %s %v (together %v); want the buffer pool alone\n%s", r.code, doc.Result, doc.Minimal, doc.Together, tail(r.stderr, 30))
+		t.Errorf("three settings: exit %d, %s %v (together %v); want the buffer pool alone\n%s", r.code, doc.Result, doc.Minimal, doc.Together, tail(r.stderr, 30))
 	}
-	if len(doc.Changes) != 6 || len(doc.Refused) != 1 || !strings.Contains(doc.Refused[0], "no_such_setting_here") {
-		t.Errorf("changes %v, left out %v; want 6 changes, the unknown one left out", doc.Changes, doc.Refused)
+	if len(doc.Changes) != 4 || len(doc.Refused) != 1 || !strings.Contains(doc.Refused[0], "no_such_setting_here") {
+		t.Errorf("changes %v, left out %v; want 4 changes, the unknown one left out", doc.Changes, doc.Refused)
 	}
-	if len(doc.Tests) < 3 || doc.Tests[0].Verdict != "fails" || len(doc.Tests[0].Settings) != 5 || doc.Tests[0].Session == 0 {
-		t.Errorf("tests: %+v; want all five first (failing), each a stored comparison", doc.Tests)
+	if len(doc.Tests) < 2 || doc.Tests[0].Verdict != "fails" || len(doc.Tests[0].Settings) != 3 || doc.Tests[0].Session == 0 {
+		t.Errorf("tests: %+v; want all three first (failing), each a stored comparison", doc.Tests)
 	}
 
 	// Two settings that only hurt together.
