@@ -31,6 +31,8 @@ type session struct {
 	// emulated names the statements the server refused to prepare, which
 	// are sent as text instead (textStmt).
 	emulated []string
+	// clock times the statements (Hooks.Statements); nil: not timed.
+	clock *stmtClock
 }
 
 // erUnsupportedPS is the server's error for a statement its prepared
@@ -265,10 +267,12 @@ func (s *session) bind(args []driver.Value) []driver.NamedValue {
 
 // query runs a result-set statement, reads all its rows and counts a read.
 func (s *session) query(ctx context.Context, table int, k stmtKind, c *counts, args ...driver.Value) error {
+	began := s.clockStart()
 	err := s.queryStmt(ctx, s.stmts[table-1][k], args)
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
+	s.timed(k.String(), k.sql(table), began, args)
 	c.reads++
 	return nil
 }
@@ -287,6 +291,7 @@ func (s *session) queryStmt(ctx context.Context, st driver.Stmt, args []driver.V
 
 // exec runs a DML statement and counts a write if it changed rows, other if not.
 func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, args ...driver.Value) error {
+	began := s.clockStart()
 	res, err := s.stmts[table-1][k].(driver.StmtExecContext).ExecContext(ctx, s.bind(args))
 	var n int64
 	if err == nil {
@@ -295,6 +300,7 @@ func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, ar
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
+	s.timed(k.String(), k.sql(table), began, args)
 	if n > 0 {
 		c.writes++
 	} else {
@@ -310,9 +316,11 @@ func (s *session) transaction(ctx context.Context, begin bool, c *counts) error 
 	if begin {
 		st, q = s.begin, sqlBegin
 	}
+	began := s.clockStart()
 	if _, err := st.(driver.StmtExecContext).ExecContext(ctx, nil); err != nil {
 		return &StatementError{Thread: s.thread, Statement: q, SQL: q, Err: err}
 	}
+	s.timed(q, q, began, nil)
 	c.other++
 	return nil
 }

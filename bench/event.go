@@ -19,6 +19,7 @@ type thread struct {
 	sess   *session
 	lg     *legacyThread // oltp_legacy's state, made at its first event
 	prog   program       // the workload's events when it is not the catalogue's
+	clock  *stmtClock    // Hooks.Statements: its sessions' statement times
 }
 
 // event runs one event and counts its statements into c, which holds what

@@ -264,6 +264,7 @@ func (t *thread) legacyExec(ctx context.Context, q legacyReq, c *counts) error {
 	}
 	st := s.legacy[q.k]
 	var err error
+	began := s.clockStart()
 	if legacyCatalogue[q.k].query {
 		if err = s.queryStmt(ctx, st, args); err == nil {
 			c.reads++
@@ -282,6 +283,7 @@ func (t *thread) legacyExec(ctx context.Context, q legacyReq, c *counts) error {
 	if err != nil {
 		return &StatementError{Thread: t.id, Statement: q.k.String(), SQL: q.k.sql(t.o.OLTPTableName), Args: anys(args), Err: err}
 	}
+	s.timed(q.k.String(), q.k.sql(t.o.OLTPTableName), began, args)
 	return nil
 }
 

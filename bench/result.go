@@ -56,6 +56,9 @@ type Result struct {
 	// were sent as text (COM_QUERY) at every execution instead, as sysbench
 	// 1.0 does; sorted, nil when every statement was prepared.
 	Emulated []string
+	// Statements are the statements' times in the window and their plans,
+	// the dearest first (Hooks.Statements; nil without it).
+	Statements []StatementTime
 
 	// ThreadEvents is the number of events each thread completed, by thread
 	// number (sysbench's "threads fairness").

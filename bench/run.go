@@ -29,6 +29,11 @@ type Hooks struct {
 	// with that interval's numbers (for live progress); never when ReportInterval
 	// is 0.
 	Interval func(Interval)
+	// Statements, when set, times every statement that completes in the
+	// window and, after it, EXPLAINs a sample of each on the server
+	// (Result.Statements): perfbisect explain's profiled runs, never a
+	// verdict's. A workload run by sysbench leaves Result.Statements empty.
+	Statements bool
 }
 
 // Tuning of Run's failure handling.
@@ -108,6 +113,7 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	if err != nil {
 		return nil, err
 	}
+	r.timeStatements = h.Statements
 	fail := func(err error) (*Result, error) {
 		r.abort()
 		return nil, fmt.Errorf("%s: %w", o.Workload, err)
@@ -140,6 +146,14 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	r.mu.Lock()
 	res.Emulated = slices.Sorted(maps.Keys(r.emulated))
 	r.mu.Unlock()
+	if r.timeStatements {
+		res.Statements = statementTimes(r.clocks)
+		if err := explainAll(ctx, r.connector, res.Statements); err != nil {
+			for i := range res.Statements {
+				res.Statements[i].PlanError = fmt.Sprintf("no connection for EXPLAIN: %v", err)
+			}
+		}
+	}
 	return res, nil
 }
 
@@ -179,6 +193,10 @@ func (r *runner) startThreads(ctx, runCtx context.Context) error {
 	for i := range r.o.Threads {
 		t := &thread{id: i, o: r.o, wl: r.wl, groups: groups, trx: r.wl.trx && !r.o.SkipTrx, prog: r.prog,
 			rnd: NewRand(*r.o, seed, streamThread+uint64(i)), uniq: uniq}
+		if r.timeStatements {
+			t.clock = &stmtClock{open: &r.timing, by: map[string]*stmtAcc{}}
+			r.clocks = append(r.clocks, t.clock)
+		}
 		r.wg.Go(func() {
 			err := r.open(runCtx, t)
 			ready <- err
@@ -219,6 +237,7 @@ func (r *runner) window(ctx context.Context, h Hooks) error {
 	}
 	s := time.Now()
 	r.col.begin(s)
+	r.timing.Store(true)
 	report := func(ivs []Interval) {
 		if h.Interval != nil && r.o.ReportInterval > 0 {
 			for _, iv := range ivs {
@@ -235,6 +254,7 @@ func (r *runner) window(ctx context.Context, h Hooks) error {
 	if err := r.sleepUntil(ctx, s.Add(r.o.Time)); err != nil {
 		return err
 	}
+	r.timing.Store(false)
 	r.stop.Store(true)
 	last := r.col.finish(time.Now())
 	if h.MeasureEnd != nil {
@@ -269,6 +289,11 @@ type runner struct {
 	stop      atomic.Bool // the window closed: threads finish their event and leave
 	errs      chan error  // threads' fatal errors
 	prog      program     // nil for the OLTP catalogue's workloads
+	// timeStatements is Hooks.Statements; timing is true while the window
+	// is open, and clocks are the threads' (stmtClock).
+	timeStatements bool
+	timing         atomic.Bool
+	clocks         []*stmtClock
 
 	mu   sync.Mutex
 	live map[int]int64 // server connection id of each thread's session, unless closed cleanly
@@ -293,6 +318,7 @@ func (r *runner) open(ctx context.Context, t *thread) error {
 			return err
 		}
 	}
+	s.clock = t.clock
 	t.sess = s
 	r.mu.Lock()
 	r.live[t.id] = s.connID

@@ -425,6 +425,7 @@ func (s *session) prepareNamed(ctx context.Context, name, q string) (driver.Stmt
 // statement that changed rows is a write, one that did not is other.
 func (s *session) runNamed(ctx context.Context, i int, name string, st sqlStmt, c *counts, args []driver.Value) error {
 	var err error
+	began := s.clockStart()
 	if st.query {
 		if err = s.queryStmt(ctx, s.named[i], args); err == nil {
 			c.reads++
@@ -443,6 +444,7 @@ func (s *session) runNamed(ctx context.Context, i int, name string, st sqlStmt, 
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: name, SQL: oneLine(st.text), Args: anys(args), Err: err}
 	}
+	s.timed(name, oneLine(st.text), began, args)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 	"strings"
 
 	"github.com/perfbisect/perfbisect/bench/dial"
@@ -592,6 +593,7 @@ type tx struct {
 
 // exec runs statement i, counting a write when it changed rows.
 func (x tx) exec(i int, args ...driver.Value) error {
+	began := x.s.clockStart()
 	res, err := x.s.named[i].(driver.StmtExecContext).ExecContext(x.ctx, x.s.bind(args))
 	var n int64
 	if err == nil {
@@ -600,6 +602,7 @@ func (x tx) exec(i int, args ...driver.Value) error {
 	if err != nil {
 		return x.fail(i, args, err)
 	}
+	x.timed(i, began, args)
 	if n > 0 {
 		x.c.writes++
 	} else {
@@ -611,6 +614,7 @@ func (x tx) exec(i int, args ...driver.Value) error {
 // query runs statement i and returns its rows' values (as the driver
 // gives them), counting a read.
 func (x tx) query(i int, args ...driver.Value) ([][]driver.Value, error) {
+	began := x.s.clockStart()
 	rows, err := x.s.named[i].(driver.StmtQueryContext).QueryContext(x.ctx, x.s.bind(args))
 	if err != nil {
 		return nil, x.fail(i, args, err)
@@ -631,8 +635,16 @@ func (x tx) query(i int, args ...driver.Value) ([][]driver.Value, error) {
 		}
 		out = append(out, dest)
 	}
+	x.timed(i, began, args)
 	x.c.reads++
 	return out, nil
+}
+
+// timed records statement i for Hooks.Statements (session.timed).
+func (x tx) timed(i int, began time.Time, args []driver.Value) {
+	if x.s.clock != nil {
+		x.s.timed(fmt.Sprintf("tpcc statement %d", i), tpccSQL[i], began, args)
+	}
 }
 
 func (x tx) fail(i int, args []driver.Value, err error) error {

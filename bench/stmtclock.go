@@ -1,0 +1,210 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// StatementTime is one statement of the workload over a run's window
+// (Hooks.Statements): how often it completed in the window and its
+// latency as the client saw it (the round trip included), with a sample
+// of its text with literal values and the server's plan for that sample.
+type StatementTime struct {
+	Name  string        `json:"name"` // the workload's name for it (point_selects; tpcc statement 3; a SQL file's line)
+	SQL   string        `json:"sql"`  // as prepared, ? for its arguments
+	Count int64         `json:"count"`
+	Time  time.Duration `json:"time"` // the sum of its latencies
+	// Sample is one execution of the window with its arguments as SQL
+	// literals; "" when they cannot be written as literals.
+	Sample string `json:"sample,omitempty"`
+	// Plan is the server's EXPLAIN of Sample after the window (nil for a
+	// statement EXPLAIN does not take: BEGIN, COMMIT); PlanError says why
+	// there is none when EXPLAIN failed.
+	Plan      []PlanRow `json:"plan,omitempty"`
+	PlanError string    `json:"plan_error,omitempty"`
+}
+
+// PlanRow is one row of EXPLAIN's classic output, by column name (the
+// columns every MySQL-family server has; rows is an estimate).
+type PlanRow struct {
+	ID         string `json:"id"`
+	SelectType string `json:"select_type"`
+	Table      string `json:"table"`
+	Type       string `json:"type"`
+	Key        string `json:"key"`
+	Rows       string `json:"rows"`
+	Extra      string `json:"extra"`
+}
+
+// Shape is the row without the optimizer's estimate: what differs between
+// two plans that are not the same plan.
+func (p PlanRow) Shape() string {
+	return strings.Join([]string{p.ID, p.SelectType, p.Table, p.Type, p.Key, p.Extra}, " | ")
+}
+
+// stmtClock times one thread's statements while the window is open
+// (Hooks.Statements): the thread's own, so no lock is taken.
+type stmtClock struct {
+	open *atomic.Bool // the runner's: the window is open
+	by   map[string]*stmtAcc
+}
+
+type stmtAcc struct {
+	name, sql string
+	n         int64
+	d         time.Duration
+	sample    []driver.Value // the first execution's arguments in the window
+}
+
+// clockStart is when a statement began, for timed; the zero time when
+// statements are not timed (time.Now is not read).
+func (s *session) clockStart() time.Time {
+	if s.clock == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// timed records a statement that completed now, began at began, when the
+// window is open; s.clock nil (statements not timed) records nothing.
+func (s *session) timed(name, sql string, began time.Time, args []driver.Value) {
+	c := s.clock
+	if c == nil || !c.open.Load() {
+		return
+	}
+	d := time.Since(began)
+	a := c.by[sql]
+	if a == nil {
+		a = &stmtAcc{name: name, sql: sql, sample: slices.Clone(args)}
+		for i, v := range a.sample {
+			if b, ok := v.([]byte); ok {
+				a.sample[i] = string(b)
+			}
+		}
+		c.by[sql] = a
+	}
+	a.n++
+	a.d += d
+}
+
+// statementTimes merges the threads' clocks into one StatementTime per
+// statement, the dearest first.
+func statementTimes(clocks []*stmtClock) []StatementTime {
+	by := map[string]*StatementTime{}
+	for _, c := range clocks {
+		for sql, a := range c.by {
+			st := by[sql]
+			if st == nil {
+				st = &StatementTime{Name: a.name, SQL: sql}
+				if q, err := interpolate(sql, named(a.sample)); err == nil {
+					st.Sample = q
+				}
+				by[sql] = st
+			}
+			st.Count += a.n
+			st.Time += a.d
+		}
+	}
+	out := make([]StatementTime, 0, len(by))
+	for _, st := range by {
+		out = append(out, *st)
+	}
+	slices.SortFunc(out, func(a, b StatementTime) int {
+		if c := cmp.Compare(b.Time, a.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SQL, b.SQL)
+	})
+	return out
+}
+
+// explainable says whether EXPLAIN takes the statement q.
+func explainable(q string) bool {
+	f := strings.Fields(q)
+	if len(f) == 0 {
+		return false
+	}
+	switch strings.ToUpper(f[0]) {
+	case "SELECT", "UPDATE", "DELETE", "INSERT", "REPLACE", "WITH", "(":
+		return true
+	}
+	return false
+}
+
+// explainAll puts the server's plan of each statement's sample into sts,
+// over one connection of its own. A statement EXPLAIN refuses gets its
+// PlanError; only a connection that cannot be opened is an error.
+func explainAll(ctx context.Context, connector driver.Connector, sts []StatementTime) error {
+	conn, err := connector.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	q := conn.(driver.QueryerContext)
+	for i := range sts {
+		st := &sts[i]
+		if st.Sample == "" || !explainable(st.Sample) {
+			continue
+		}
+		st.Plan, err = explainOne(ctx, q, st.Sample)
+		if err != nil {
+			st.PlanError = err.Error()
+		}
+	}
+	return nil
+}
+
+// explainOne runs EXPLAIN of sample and reads its rows.
+func explainOne(ctx context.Context, q driver.QueryerContext, sample string) ([]PlanRow, error) {
+	rows, err := q.QueryContext(ctx, "EXPLAIN "+sample, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := rows.Columns()
+	var out []PlanRow
+	for {
+		dest := make([]driver.Value, len(cols))
+		if err := rows.Next(dest); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return out, err
+		}
+		var p PlanRow
+		for i, c := range cols {
+			v := ""
+			switch x := dest[i].(type) {
+			case nil:
+			case []byte:
+				v = string(x)
+			default:
+				v = fmt.Sprint(x)
+			}
+			switch strings.ToLower(c) {
+			case "id":
+				p.ID = v
+			case "select_type":
+				p.SelectType = v
+			case "table":
+				p.Table = v
+			case "type":
+				p.Type = v
+			case "key":
+				p.Key = v
+			case "rows":
+				p.Rows = v
+			case "extra":
+				p.Extra = v
+			}
+		}
+		out = append(out, p)
+	}
+}
