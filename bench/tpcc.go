@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 	"strings"
+	"time"
 
 	"github.com/perfbisect/perfbisect/bench/dial"
 )
