@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -25,6 +29,9 @@ type Run struct {
 	CPUPerTxn float64 // microseconds
 	Status    map[string]int64
 	Variables map[string]string
+	// Statements are the workload's statement times and plans (nil where
+	// the workload cannot time them: sysbench).
+	Statements []bench.StatementTime
 }
 
 // ReadRun reads a profiled run's directory (what Profiler.Probe's end
@@ -32,6 +39,9 @@ type Run struct {
 func ReadRun(dir string) (Run, error) {
 	var r Run
 	if err := readJSON(filepath.Join(dir, statusFile), &r.Status); err != nil {
+		return r, err
+	}
+	if err := readJSON(filepath.Join(dir, measure.StatementsFile), &r.Statements); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r, err
 	}
 	return r, readJSON(filepath.Join(dir, variablesFile), &r.Variables)
@@ -61,7 +71,10 @@ type Explanation struct {
 	Coverage  float64          `json:"interval_coverage"` // of every interval below
 	Functions []FunctionChange `json:"functions,omitempty"`
 	Counters  []CounterChange  `json:"counters,omitempty"`
-	Settings  []SettingChange  `json:"settings,omitempty"`
+	// Statements are the workload's statements whose latency or plan
+	// changed (the workload's own timing; none under sysbench).
+	Statements []StatementChange `json:"statements,omitempty"`
+	Settings   []SettingChange   `json:"settings,omitempty"`
 	// OnlyBase and OnlyHead are the variables only one server has, when
 	// there are more than a few (two flavors, two series; Settings lists
 	// a few one by one, "(none)" on the side without).
@@ -113,8 +126,9 @@ type SettingChange struct {
 
 // Options bound an explanation's tables.
 type Options struct {
-	TopFunctions int // 0: 15
-	TopCounters  int // 0: 15
+	TopFunctions  int // 0: 15
+	TopCounters   int // 0: 15
+	TopStatements int // 0: 15
 }
 
 // Explain compares head's profiled runs with base's. Functions are ranked
@@ -159,6 +173,13 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 		e.Functions = functions(base, head, change, o.TopFunctions)
 		e.Flame = FlameGraph(base, head, 0.005)
 		e.Sources = append(e.Sources, "perf cpu-clock samples of the server")
+	}
+	if hasStatements(base) && hasStatements(head) {
+		if o.TopStatements == 0 {
+			o.TopStatements = 15
+		}
+		e.Statements = statements(base, head, o.TopStatements)
+		e.Sources = append(e.Sources, "the workload's own latency per statement (the client's: round trip included) and EXPLAIN of a sample of each")
 	}
 	e.Counters = counters(base, head, o.TopCounters)
 	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction")

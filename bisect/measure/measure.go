@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,10 +92,20 @@ type Config struct {
 	// the revision's). Runs that are probed are never a verdict's, and keep
 	// no Status: the probe reads the counters itself.
 	Probe func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
+	// Statements, with Probe, has the workload time its statements and
+	// EXPLAIN them (bench.Hooks.Statements); they are written as JSON
+	// (a []bench.StatementTime) into StatementsFile of the directory the
+	// probe's end returned. A workload that cannot time them (sysbench)
+	// writes no file.
+	Statements bool
 }
 
 // ProbeFact is the key in a run's Facts of what Config.Probe returned.
 const ProbeFact = "probe"
+
+// StatementsFile is the file of a probed run's directory that holds the
+// workload's statement times (Config.Statements).
+const StatementsFile = "statements.json"
 
 // A Side is what one subject of a session stands for: a revision of a tree
 // (Commit, built by Builder) or a server installed outside the state
@@ -833,7 +844,7 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 	}
 	defer srv.Kill()
 	overridden := m.noteOverridden(srv, rev)
-	w := &window{probe: m.cfg.Probe, commit: commit, srv: srv}
+	w := &window{probe: m.cfg.Probe, statements: m.cfg.Probe != nil && m.cfg.Statements, commit: commit, srv: srv}
 	unpin, err := serverctl.PinProcess(m.cfg.ClientCPUs)
 	if err != nil {
 		return bisect.Run{}, err
@@ -874,6 +885,11 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 	r.Facts["server_cpus"], r.Facts["client_cpus"] = serverCPUs, clientCPUs
 	if w.probed != "" {
 		r.Facts[ProbeFact] = w.probed
+		if len(res.Statements) > 0 {
+			if err := writeStatements(filepath.Join(w.probed, StatementsFile), res.Statements); err != nil {
+				return bisect.Run{}, err
+			}
+		}
 	}
 	*d = m.windowLoad(commit, res, w, &r)
 	m.noteEmulated(rev, res, &r)
@@ -1007,9 +1023,10 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 // time and GLOBAL STATUS at both edges (a probe, when set, reads the status
 // itself), the probe, and what other processes did (loadProbe).
 type window struct {
-	probe  func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
-	commit string
-	srv    *serverctl.Server
+	probe      func(ctx context.Context, key string, srv *serverctl.Server) (end func() (string, error), err error)
+	statements bool // Config.Statements, for a probed run
+	commit     string
+	srv        *serverctl.Server
 
 	cpu0, cpu1       time.Duration
 	cpuErr           error
@@ -1024,6 +1041,7 @@ type window struct {
 // hooks are the workload's callbacks at the window's edges.
 func (w *window) hooks(ctx context.Context) bench.Hooks {
 	return bench.Hooks{
+		Statements: w.statements,
 		MeasureStart: func() {
 			faultpoint.Hit("run")
 			if w.probe != nil {
@@ -1050,6 +1068,16 @@ func (w *window) hooks(ctx context.Context) bench.Hooks {
 			}
 		},
 	}
+}
+
+// writeStatements writes a probed run's statement times (Config.Statements)
+// to path, readable by the owner alone like the rest of the run.
+func writeStatements(path string, sts []bench.StatementTime) error {
+	b, err := json.Marshal(sts)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }
 
 // workloadConn is where the workload connects to srv: as root, database

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect/explain"
 )
 
@@ -90,6 +91,7 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		}
 		table(w, md, []string{"file", "self change µs/txn", "functions"}, rows)
 	}
+	writeStatements(w, md, e.Statements, top)
 	if len(e.Counters) == 0 {
 		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS or INNODB_METRICS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")
 	} else {
@@ -122,6 +124,45 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		fmt.Fprintf(w, "\nprofiles (pprof): %s %s\n  pprof -top -diff_base %s %s\n", doc.BaseProfile, doc.HeadProfile, doc.BaseProfile, doc.HeadProfile)
 	}
 	fmt.Fprintf(w, "sources: %s\n", strings.Join(e.Sources, "; "))
+}
+
+// writeStatements writes the statements whose latency changed (at most
+// top), then the plans of those whose plan differs.
+func writeStatements(w io.Writer, md bool, sts []explain.StatementChange, top int) {
+	if len(sts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nstatements whose latency changed (the client's latency, round trip included; time: µs of a transaction):\n\n")
+	var rows [][]string
+	for _, s := range sts[:min(top, len(sts))] {
+		plan := "same plan"
+		switch {
+		case s.PlanChanged:
+			plan = "plan changed"
+		case len(s.BasePlan) == 0 || len(s.HeadPlan) == 0:
+			plan = ""
+		}
+		rows = append(rows, []string{cut(s.SQL), fmt.Sprintf("%.0f", s.BaseLatency), fmt.Sprintf("%.0f", s.HeadLatency),
+			fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*s.Change, 100*s.Lo, 100*s.Hi), perTxn(s.BasePerTxn) + " -> " + perTxn(s.HeadPerTxn),
+			fmt.Sprintf("%.0f -> %.0f", s.BaseTime, s.HeadTime), share(s.Share), plan})
+	}
+	table(w, md, []string{"statement", "base µs", "head µs", "latency change [interval]", "per transaction", "time", "share of the change", "plan"}, rows)
+	for _, s := range sts[:min(top, len(sts))] {
+		if !s.PlanChanged {
+			continue
+		}
+		fmt.Fprintf(w, "\nthe plan of %s changed (EXPLAIN of a sample on each server):\n\n", cut(s.SQL))
+		var rows [][]string
+		for _, side := range []struct {
+			name string
+			plan []bench.PlanRow
+		}{{"base", s.BasePlan}, {"head", s.HeadPlan}} {
+			for _, p := range side.plan {
+				rows = append(rows, []string{side.name, p.ID, p.SelectType, p.Table, p.Type, p.Key, p.Rows, p.Extra})
+			}
+		}
+		table(w, md, []string{"server", "id", "select_type", "table", "type", "key", "rows", "Extra"}, rows)
+	}
 }
 
 // why is the explanation's first sentence: the kind of change and its

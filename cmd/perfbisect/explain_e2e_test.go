@@ -17,6 +17,25 @@ import (
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
+// checkStatements checks an explanation's statements of oltp_read_only:
+// the first is a SELECT whose latency rose, and no plan changed.
+func checkStatements(t *testing.T, d report.ExplainDoc) {
+	t.Helper()
+	if len(d.Statements) == 0 {
+		t.Errorf("no statement's latency changed")
+		return
+	}
+	s := d.Statements[0]
+	if !strings.HasPrefix(s.SQL, "SELECT") || s.HeadLatency <= s.BaseLatency || s.Lo <= 0 || s.BasePerTxn <= 0 {
+		t.Errorf("first statement %+v: want a SELECT, slower in every pair of runs", s)
+	}
+	for _, s := range d.Statements {
+		if s.PlanChanged || len(s.BasePlan) == 0 && strings.HasPrefix(s.SQL, "SELECT") {
+			t.Errorf("statement %s: plan changed %v, base plan %+v: want the same plan, and one", s.SQL, s.PlanChanged, s.BasePlan)
+		}
+	}
+}
+
 // explainDoc reads explain's JSON output.
 func explainDoc(t *testing.T, out string) report.ExplainDoc {
 	t.Helper()
@@ -30,8 +49,11 @@ func explainDoc(t *testing.T, out string) report.ExplainDoc {
 // TestExplain: why a real server is slower, from profiled runs. A culprit
 // that turns the optimizer trace on is CPU, spent in the trace's functions
 // (Debian's mariadbd: its symbols, no debug package), and the settings say
-// optimizer_trace; one build under a 256M and a 6M buffer pool is told by
-// its counters: the buffer pool's misses per transaction.
+// optimizer_trace, and every statement of the workload is slower with the
+// same plan; one build under a 256M and a 6M buffer pool is told by its
+// counters: the buffer pool's misses per transaction. One build under
+// two join_cache_level settings, with a SQL workload file's join: the
+// join's latency rose and its plan changed, shown from both servers.
 func TestExplain(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	if err := explain.Check(); err != nil {
@@ -86,6 +108,7 @@ func TestExplain(t *testing.T) {
 	}) {
 		t.Errorf("settings %+v: want optimizer_trace enabled=on in the head", d.Settings)
 	}
+	checkStatements(t, d)
 	for _, p := range []string{d.BaseProfile, d.HeadProfile} {
 		f, err := os.Open(p)
 		if err != nil {
@@ -131,6 +154,23 @@ func TestExplain(t *testing.T) {
 	}
 	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool { return s.Name == "innodb_buffer_pool_size" }) {
 		t.Errorf("settings %+v: want innodb_buffer_pool_size", d.Settings)
+	}
+	checkStatements(t, d)
+
+	// A plan that changed: the hash join (join_cache_level=4) against the
+	// block nested loop (2) of one build, on a join the file runs.
+	hash := writeCnf(t, "hash.cnf", "join_cache_level=4")
+	bnl := writeCnf(t, "bnl.cnf", "join_cache_level=2")
+	r = perfbisect(t, nil, "explain", "good", "good", "--my-cnf", hash, "--my-cnf", bnl, "--runs", "2", "--out", filepath.Join(t.TempDir(), "join"),
+		"--repo", repo, "--state-dir", state, "--workload", filepath.Join(repoRoot(t), "docs", "workloads", "join.sql"), "--table-size", "2000",
+		"--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet")
+	if r.code != 0 {
+		t.Fatalf("explain of two join_cache_level settings: exit %d\n%s", r.code, tail(r.stderr, 20))
+	}
+	for _, want := range []string{"statements whose latency changed", "plan changed", "the plan of SELECT COUNT(*), SUM(o.amount)", "BNLH join", "BNL join"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("explain's text lacks %q:\n%s", want, r.stdout)
+		}
 	}
 	if left := serversUnder(state); len(left) > 0 {
 		t.Errorf("servers left running: %q", left)

@@ -57,6 +57,9 @@ type Setup struct {
 	StartTimeout           time.Duration // a server's start (0: serverctl's default)
 	// Probe watches every run's window (explain's profiler); nil: none.
 	Probe func(ctx context.Context, key string, srv *serverctl.Server) (func() (string, error), error)
+	// Statements, with Probe, times the workload's statements and their
+	// plans into the probe's directories (measure.Config.Statements).
+	Statements bool
 	Build BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
@@ -141,7 +144,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Sides: s.Sides, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
 		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
 		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag,
-		Probe: s.Probe})
+		Probe: s.Probe, Statements: s.Statements})
 	m.Tidy()
 	return m
 }
