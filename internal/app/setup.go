@@ -60,7 +60,7 @@ type Setup struct {
 	// Statements, with Probe, times the workload's statements and their
 	// plans into the probe's directories (measure.Config.Statements).
 	Statements bool
-	Build BuildSettings
+	Build      BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
 	// SearchPolicy is start's: Policy with the search's settings, decided
