@@ -47,6 +47,10 @@ func ReadRun(dir string) (Run, error) {
 	return r, readJSON(filepath.Join(dir, variablesFile), &r.Variables)
 }
 
+// NoValue is a SettingChange's value on the side whose server has no such
+// variable.
+const NoValue = "(none)"
+
 // Kinds of a change (Explanation.Kind).
 const (
 	KindCPU     = "CPU"     // more server CPU per transaction carries most of the throughput's change
@@ -77,7 +81,7 @@ type Explanation struct {
 	Settings   []SettingChange   `json:"settings,omitempty"`
 	// OnlyBase and OnlyHead are the variables only one server has, when
 	// there are more than a few (two flavors, two series; Settings lists
-	// a few one by one, "(none)" on the side without).
+	// a few one by one, NoValue on the side without).
 	OnlyBase []string `json:"only_base,omitempty"`
 	OnlyHead []string `json:"only_head,omitempty"`
 	Sources  []string `json:"sources"` // what the explanation was made from
@@ -143,7 +147,7 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	if o.TopCounters == 0 {
 		o.TopCounters = 15
 	}
-	e := Explanation{Base: baseName, Head: headName, BaseRuns: len(base), HeadRuns: len(head), Coverage: coverage(len(base), len(head))}
+	e := Explanation{Base: baseName, Head: headName, BaseRuns: len(base), HeadRuns: len(head), Coverage: Coverage(len(base), len(head))}
 	tps := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.TPS })) }
 	cpu := func(rs []Run) float64 { return stats.Median(collect(rs, func(r Run) float64 { return r.CPUPerTxn })) }
 	bt, ht, bc, hc := tps(base), tps(head), cpu(base), cpu(head)
@@ -216,11 +220,11 @@ func below(base, head []float64) float64 {
 	return n / float64(max(len(base)*len(head), 1))
 }
 
-// coverage is the confidence of the interval made of the smallest and the
+// Coverage is the confidence of the interval made of the smallest and the
 // largest of the n*m pairwise differences (Moses' interval with k = 1): one
 // minus twice the chance that every difference is on one side of the true
 // shift, 1/C(n+m, n) each.
-func coverage(n, m int) float64 {
+func Coverage(n, m int) float64 {
 	if n == 0 || m == 0 {
 		return 0
 	}
@@ -259,8 +263,9 @@ func hasProfiles(rs []Run) bool {
 	return len(rs) > 0
 }
 
-// pairRange is the smallest and largest head-base difference.
-func pairRange(base, head []float64) (lo, hi float64) {
+// PairRange is the smallest and largest head-base difference of one value
+// of each side (an interval of the change that covers it with Coverage).
+func PairRange(base, head []float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, b := range base {
 		for _, h := range head {
@@ -347,7 +352,7 @@ func functions(base, head []Run, cpuChange float64, top int) []FunctionChange {
 		if hs == nil {
 			hs = zero(len(head))
 		}
-		lo, hi := pairRange(bs.self, hs.self)
+		lo, hi := PairRange(bs.self, hs.self)
 		if lo <= 0 && hi >= 0 {
 			continue
 		}
@@ -410,7 +415,7 @@ func counters(base, head []Run, top int) []CounterChange {
 		if math.Max(bm, hm) < 0.01 || bm == 0 && hm == 0 {
 			continue // less than once in a hundred transactions on both sides
 		}
-		lo, hi := pairRange(bv, hv)
+		lo, hi := PairRange(bv, hv)
 		if lo <= 0 && hi >= 0 {
 			continue
 		}
@@ -505,10 +510,10 @@ func settings(e *Explanation, base, head []Run) []SettingChange {
 			continue
 		}
 		if !bok {
-			b = "(none)"
+			b = NoValue
 		}
 		if !hok {
-			h = "(none)"
+			h = NoValue
 		}
 		out = append(out, SettingChange{Name: name, Base: b, Head: h})
 	}

@@ -162,7 +162,7 @@ func TestExplainWaiting(t *testing.T) {
 	if _, err := json.Marshal(e); err != nil {
 		t.Errorf("JSON: %v", err)
 	}
-	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: "(none)", Head: "32"}) || e.OnlyHead != nil {
+	if len(e.Settings) != 1 || e.Settings[0] != (SettingChange{Name: "innodb_lru_flush_size", Base: NoValue, Head: "32"}) || e.OnlyHead != nil {
 		t.Errorf("settings %+v, only the head's %q: want the new variable as a row", e.Settings, e.OnlyHead)
 	}
 	// Two flavors: the variables only one has are summed up.

@@ -91,7 +91,7 @@ func statements(base, head []Run, top int) []StatementChange {
 		sc := StatementChange{Name: bs.name, SQL: sql, BaseLatency: stats.Median(bs.lat), HeadLatency: stats.Median(hs.lat),
 			BasePerTxn: stats.Median(bs.per), HeadPerTxn: stats.Median(hs.per), BaseTime: stats.Median(bs.time), HeadTime: stats.Median(hs.time),
 			BasePlan: bs.plan, HeadPlan: hs.plan, PlanChanged: planChanged(bs.plan, hs.plan)}
-		lo, hi := pairRange(bs.lat, hs.lat)
+		lo, hi := PairRange(bs.lat, hs.lat)
 		if (lo <= 0 && hi >= 0) && !sc.PlanChanged {
 			continue
 		}

@@ -26,7 +26,42 @@ type ExplainDoc struct {
 	// Note says why there is no explanation, and how to get one (the
 	// other fields are then empty).
 	Note string `json:"note,omitempty"`
+	// Pinned is the head measured again with the base's values of the
+	// settings the servers differ in (explain of two sides under one
+	// option file); nil when not measured.
+	Pinned *PinnedDoc `json:"pinned,omitempty"`
 }
+
+// PinnedDoc is the head under its option file with the base's values of
+// the settings the two servers run with differently pinned, measured
+// against the base (runs of each, interleaved, unprofiled): its change of
+// throughput with the range of the pairwise differences (which covers it
+// with Coverage), and how much of the head's fall that takes away.
+type PinnedDoc struct {
+	Settings []string `json:"settings"`           // name=value, as pinned
+	LeftOut  []string `json:"left_out,omitempty"` // settings that could not be pinned, and why
+	// NotTaken are the pinned settings the head's server runs with at
+	// another value all the same (an option on its command line wins
+	// over the option file): then there is no Verdict.
+	NotTaken   []string `json:"not_taken,omitempty"`
+	OptionFile string   `json:"option_file,omitempty"`
+	Runs       int      `json:"runs"`
+	BaseTPS    float64  `json:"base_tps"`
+	PinnedTPS  float64  `json:"pinned_tps"`
+	Change     float64  `json:"change"` // relative, of the medians
+	Lo         float64  `json:"change_lo"`
+	Hi         float64  `json:"change_hi"`
+	Coverage   float64  `json:"interval_coverage"`
+	Verdict    string   `json:"verdict"` // PinnedAll, PinnedPart or PinnedNone; "" when nothing could be pinned
+}
+
+// PinnedDoc verdicts: how much of the head's fall the base's settings take
+// away.
+const (
+	PinnedAll  = "all"  // the settings carry the regression
+	PinnedPart = "part" // some of it
+	PinnedNone = "none" // not the settings
+)
 
 // WriteExplain renders doc in format: text or markdown (the why, then the
 // functions, counters and settings tables), or json; junit is refused.
@@ -112,6 +147,7 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 	} else {
 		fmt.Fprintf(w, "\nthe servers run with the same values of the variables both have (SHOW GLOBAL VARIABLES, paths and ports aside)\n")
 	}
+	writePinned(w, doc.Pinned)
 	for _, one := range []struct {
 		side  string
 		names []string
@@ -124,6 +160,32 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		fmt.Fprintf(w, "\nprofiles (pprof): %s %s\n  pprof -top -diff_base %s %s\n", doc.BaseProfile, doc.HeadProfile, doc.BaseProfile, doc.HeadProfile)
 	}
 	fmt.Fprintf(w, "sources: %s\n", strings.Join(e.Sources, "; "))
+}
+
+// writePinned says what pinning the base's settings in the head did.
+func writePinned(w io.Writer, p *PinnedDoc) {
+	if p == nil {
+		return
+	}
+	for _, l := range p.LeftOut {
+		fmt.Fprintf(w, "not pinned: %s\n", l)
+	}
+	if len(p.NotTaken) > 0 {
+		fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head's server still runs with %s (an option on its command line, or compiled in as one, wins over the option file): whether the settings carry the regression is not measured\n",
+			strings.Join(p.Settings, " "), strings.Join(p.NotTaken, "; "))
+		return
+	}
+	if p.Verdict == "" {
+		fmt.Fprintf(w, "no setting could be pinned to the base's value: the settings' part is not measured\n")
+		return
+	}
+	says := map[string]string{
+		PinnedAll:  "the settings carry the regression: with the base's values the head is as fast as the base",
+		PinnedPart: "the settings carry part of the regression",
+		PinnedNone: "not the settings: with the base's values the head is still slower",
+	}[p.Verdict]
+	fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head measures %+.1f%% [%+.1f%%, %+.1f%%] against the base (%.0f against %.0f tps; %d runs each, interleaved, not profiled; interval %.0f%%): %s\n",
+		strings.Join(p.Settings, " "), 100*p.Change, 100*p.Lo, 100*p.Hi, p.PinnedTPS, p.BaseTPS, p.Runs, 100*p.Coverage, says)
 }
 
 // writeStatements writes the statements whose latency changed (at most

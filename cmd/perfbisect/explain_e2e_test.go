@@ -49,8 +49,9 @@ func explainDoc(t *testing.T, out string) report.ExplainDoc {
 // TestExplain: why a real server is slower, from profiled runs. A culprit
 // that turns the optimizer trace on is CPU, spent in the trace's functions
 // (Debian's mariadbd: its symbols, no debug package), and the settings say
-// optimizer_trace, and every statement of the workload is slower with the
-// same plan; one build under a 256M and a 6M buffer pool is told by its
+// optimizer_trace (pinned to the base's value in the head's option file,
+// which the fixture's command-line option overrides: said so), and every
+// statement of the workload is slower with the same plan; one build under a 256M and a 6M buffer pool is told by its
 // counters: the buffer pool's misses per transaction. One build under
 // two join_cache_level settings, with a SQL workload file's join: the
 // join's latency rose and its plan changed, shown from both servers.
@@ -109,6 +110,13 @@ func TestExplain(t *testing.T) {
 		t.Errorf("settings %+v: want optimizer_trace enabled=on in the head", d.Settings)
 	}
 	checkStatements(t, d)
+	// The settings pinned: the fixture's culprit puts its option on the
+	// server's command line, which wins over the option file; said so after
+	// one run, and no verdict.
+	if p := d.Pinned; p == nil || !slices.Contains(p.Settings, "optimizer_trace=enabled=off") || len(p.NotTaken) != 1 ||
+		!strings.Contains(p.NotTaken[0], "optimizer_trace is enabled=on") || p.Verdict != "" {
+		t.Errorf("pinned: %+v; want optimizer_trace=enabled=off pinned, not taken, no verdict", p)
+	}
 	for _, p := range []string{d.BaseProfile, d.HeadProfile} {
 		f, err := os.Open(p)
 		if err != nil {

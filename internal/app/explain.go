@@ -86,7 +86,10 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 	if sides[0].Tree == "" && sides[1].Tree == "" && sides[0].Install == nil && sides[1].Install == nil {
 		tieToFiles(su, doc, sides[0].Spec.Commit, sides[1].Spec.Commit) // two revisions of --repo
 	}
-	return doc, err
+	if err := pinSettings(ctx, su, sides[0], sides[1], req.Runs, req.Out, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // profiled measures runs profiled runs of each side, interleaved, into
