@@ -179,30 +179,18 @@ func explainOne(ctx context.Context, q driver.QueryerContext, sample string) ([]
 			return out, err
 		}
 		var p PlanRow
+		field := map[string]*string{"id": &p.ID, "select_type": &p.SelectType, "table": &p.Table, "type": &p.Type, "key": &p.Key, "rows": &p.Rows, "extra": &p.Extra}
 		for i, c := range cols {
-			v := ""
+			f := field[strings.ToLower(c)]
+			if f == nil {
+				continue // a column of one flavor's: partitions, filtered, possible_keys...
+			}
 			switch x := dest[i].(type) {
 			case nil:
 			case []byte:
-				v = string(x)
+				*f = string(x)
 			default:
-				v = fmt.Sprint(x)
-			}
-			switch strings.ToLower(c) {
-			case "id":
-				p.ID = v
-			case "select_type":
-				p.SelectType = v
-			case "table":
-				p.Table = v
-			case "type":
-				p.Type = v
-			case "key":
-				p.Key = v
-			case "rows":
-				p.Rows = v
-			case "extra":
-				p.Extra = v
+				*f = fmt.Sprint(x)
 			}
 		}
 		out = append(out, p)
