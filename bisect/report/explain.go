@@ -52,7 +52,8 @@ type PinnedDoc struct {
 	Lo         float64  `json:"change_lo"`
 	Hi         float64  `json:"change_hi"`
 	Coverage   float64  `json:"interval_coverage"`
-	Verdict    string   `json:"verdict"` // PinnedAll, PinnedPart or PinnedNone; "" when nothing could be pinned
+	Verdict    string   `json:"verdict"`         // PinnedAll, PinnedPart or PinnedNone; "" when nothing could be pinned
+	Error      string   `json:"error,omitempty"` // why the pinned head could not be measured
 }
 
 // PinnedDoc verdicts: how much of the head's fall the base's settings take
@@ -165,6 +166,10 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 // writePinned says what pinning the base's settings in the head did.
 func writePinned(w io.Writer, p *PinnedDoc) {
 	if p == nil {
+		return
+	}
+	if p.Error != "" {
+		fmt.Fprintf(w, "\nthe head with the base's settings pinned could not be measured: %s\n", p.Error)
 		return
 	}
 	for _, l := range p.LeftOut {

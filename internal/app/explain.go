@@ -87,7 +87,12 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 		tieToFiles(su, doc, sides[0].Spec.Commit, sides[1].Spec.Commit) // two revisions of --repo
 	}
 	if err := pinSettings(ctx, su, sides[0], sides[1], req.Runs, req.Out, doc); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The explanation stands: the pinned measurement's failure is said
+		// with it.
+		doc.Pinned = &report.PinnedDoc{Error: err.Error()}
 	}
 	return doc, nil
 }
