@@ -40,6 +40,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"delta": func(f explain.FunctionChange) string {
 		return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi)
 	},
+	"stmtDelta": func(s explain.StatementChange) string {
+		return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*s.Change, 100*s.Lo, 100*s.Hi)
+	},
+	"pinnedLine": func(p *PinnedDoc) string {
+		var b strings.Builder
+		writePinned(&b, p)
+		return strings.TrimSpace(b.String())
+	},
 	"file":  fileName,
 	"share": share,
 	"side":  sideName,

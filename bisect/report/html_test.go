@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/explain"
 	"github.com/perfbisect/perfbisect/bisect/report"
@@ -408,15 +410,20 @@ func TestHTMLExplainRendersInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			extra := map[bool]string{false: "Using join buffer (flat, BNLH join)", true: "Using join buffer (flat, BNL join)"}[trace > 0]
 			rs = append(rs, explain.Run{Profile: p, Events: 1000, TPS: tps + float64(i), CPUPerTxn: cpu + float64(i),
-				Status: map[string]int64{"Handler_read_next": 5000}, Variables: map[string]string{"optimizer_trace": fmt.Sprint(trace > 0)}})
+				Status: map[string]int64{"Handler_read_next": 5000}, Variables: map[string]string{"optimizer_trace": fmt.Sprint(trace > 0)},
+				Statements: []bench.StatementTime{{Name: "join", SQL: "SELECT COUNT(*) FROM c JOIN o ON o.code = c.code", Count: 1000,
+					Time: time.Duration(cpu+float64(i)) * time.Millisecond, Plan: []bench.PlanRow{{ID: "1", SelectType: "SIMPLE", Table: "o", Type: "ALL", Rows: "2000", Extra: extra}}}}})
 		}
 		return rs
 	}
 	e := explain.Explain("good", "bad", side(0, 500, 400), side(120, 420, 520), explain.Options{})
-	doc := report.ExplainDoc{Explanation: e, Workload: "oltp_read_only", Seconds: 30}
+	doc := report.ExplainDoc{Explanation: e, Workload: "oltp_read_only", Seconds: 30,
+		Pinned: &report.PinnedDoc{Settings: []string{"optimizer_trace=false"}, Runs: 3, BaseTPS: 500, PinnedTPS: 498, Change: -0.004, Lo: -0.02, Hi: 0.01, Coverage: 0.9, Verdict: report.PinnedAll}}
 	var text strings.Builder
-	if err := report.WriteExplain(&text, "text", doc); err != nil || !strings.Contains(text.String(), "why: CPU") || !strings.Contains(text.String(), "Json_writer::add_member") {
+	if err := report.WriteExplain(&text, "text", doc); err != nil || !strings.Contains(text.String(), "why: CPU") || !strings.Contains(text.String(), "Json_writer::add_member") ||
+		!strings.Contains(text.String(), "the plan of SELECT COUNT(*) FROM c JOIN o ON o.code = c.code changed") || !strings.Contains(text.String(), "the settings carry the regression") {
 		t.Fatalf("text: %v\n%s", err, text.String())
 	}
 	path := render(t, "explain.html", report.Page{Title: "perfbisect explain good bad", Explain: &doc})
@@ -431,7 +438,7 @@ func TestHTMLExplainRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Why it is slower", "why: CPU", "optimizer_trace", "Json_writer::add_member"} {
+	for _, want := range []string{"Why it is slower", "why: CPU", "optimizer_trace", "Json_writer::add_member", "plan changed", "BNL join", "BNLH join", "the settings carry the regression"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the page does not say %q", want)
 		}
