@@ -397,3 +397,45 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 	}
 	return out, rows.Err()
 }
+
+// WaitSettings are the option lines (Options.Settings) that turn
+// performance_schema on with every wait instrument enabled and timed, for
+// WaitSummary; loose, so a server without performance_schema starts.
+var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=wait/%=ON"}
+
+// WaitSummary reads performance_schema's time waited so far per wait event
+// (events_waits_summary_global_by_event_name, SUM_TIMER_WAIT in
+// picoseconds) of the events that occurred, leaving out the client's
+// side of the conversation (idle, wait/io/socket/) and condition waits,
+// where the server's own threads sleep between jobs. It is empty when
+// performance_schema is off or missing. Errors: the server could not be
+// read.
+func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var on string
+	if err := db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil || (on != "1" && !strings.EqualFold(on, "ON")) {
+		return map[string]int64{}, nil // no performance_schema (an old or a trimmed server), or off
+	}
+	rows, err := db.QueryContext(ctx, "SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var ps int64
+		if err := rows.Scan(&name, &ps); err != nil {
+			return nil, err
+		}
+		if name == "idle" || strings.HasPrefix(name, "wait/io/socket/") || strings.HasPrefix(name, "wait/synch/cond/") {
+			continue
+		}
+		out[name] = ps
+	}
+	return out, rows.Err()
+}

@@ -37,6 +37,8 @@ type Overrides struct {
 	// Extra are further option lines ("log-bin=/run/dir/data/mysql-bin") that
 	// relocate paths the user's settings point elsewhere (see privatePaths).
 	Extra []string
+	// Settings are the caller's own option lines (Options.Settings), last.
+	Settings []string
 }
 
 // lines renders the overrides as option-file lines for the [mysqld] group.
@@ -61,7 +63,7 @@ func (o Overrides) lines() []string {
 		"loose-innodb-buffer-pool-load-at-startup=OFF",
 		"loose-innodb-buffer-pool-dump-at-shutdown=OFF",
 	}
-	return append(l, o.Extra...)
+	return append(append(l, o.Extra...), o.Settings...)
 }
 
 // CheckOptionFile returns an error wrapping ErrOptionFile when path is not a

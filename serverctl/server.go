@@ -42,6 +42,10 @@ type Options struct {
 	// CPUs, when set, are the only CPUs the server's threads run on (its
 	// affinity from the start, as taskset -c would set it). Start only.
 	CPUs CPUList
+	// Settings are option lines ("loose-performance-schema=ON") written
+	// last into the [mysqld] group of the effective option file, so they
+	// win over the user's: a profiled run's instruments. Start only.
+	Settings []string
 }
 
 func (o *Options) owner() string {
@@ -273,6 +277,7 @@ func startOnce(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ov.Settings = o.Settings
 	eff, err := writeOptionFile(ctx, o, &ov)
 	if err != nil {
 		cleanup()

@@ -75,6 +75,9 @@ type Explanation struct {
 	Coverage  float64          `json:"interval_coverage"` // of every interval below
 	Functions []FunctionChange `json:"functions,omitempty"`
 	Counters  []CounterChange  `json:"counters,omitempty"`
+	// Waits are the performance_schema wait events whose time per
+	// transaction changed (none where performance_schema is missing).
+	Waits []WaitChange `json:"waits,omitempty"`
 	// Statements are the workload's statements whose latency or plan
 	// changed (the workload's own timing; none under sysbench).
 	Statements []StatementChange `json:"statements,omitempty"`
@@ -184,6 +187,10 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 		}
 		e.Statements = statements(base, head, o.TopStatements)
 		e.Sources = append(e.Sources, "the workload's own latency per statement (the client's: round trip included) and EXPLAIN of a sample of each")
+	}
+	if hasWaits(base) && hasWaits(head) {
+		e.Waits = waits(base, head, o.TopCounters)
+		e.Sources = append(e.Sources, "performance_schema's time waited per wait event per transaction (every wait instrument on for the profiled runs)")
 	}
 	e.Counters = counters(base, head, o.TopCounters)
 	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction")
@@ -387,6 +394,9 @@ func mergeKeys[V any](a, b map[string]V) map[string]bool {
 // notCounter: a SHOW GLOBAL STATUS value or INNODB_METRICS counter that
 // is not a count of the work done: a level (serverctl.Level) or a clock.
 func notCounter(name string) bool {
+	if strings.HasPrefix(name, WaitPrefix) {
+		return true // a time waited (waits)
+	}
 	bare := strings.TrimPrefix(name, MetricPrefix)
 	l := strings.ToLower(bare)
 	return serverctl.Level(bare) || strings.HasSuffix(l, "_time") || strings.Contains(l, "_timestamp")

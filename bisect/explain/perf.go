@@ -194,8 +194,14 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 // status deltas ("INNODB_METRICS.buffer_LRU_batch_flush_total_pages").
 const MetricPrefix = "INNODB_METRICS."
 
-// counts reads SHOW GLOBAL STATUS and the enabled INNODB_METRICS counters
-// as one map.
+// WaitPrefix begins the name of a performance_schema wait event among a
+// run's status deltas, whose value is the time waited in picoseconds
+// ("performance_schema.wait/io/file/innodb/innodb_data_file").
+const WaitPrefix = "performance_schema."
+
+// counts reads SHOW GLOBAL STATUS, the enabled INNODB_METRICS counters and
+// performance_schema's time waited per wait event (where it is on) as one
+// map.
 func counts(ctx context.Context, srv *serverctl.Server) (map[string]int64, error) {
 	st, err := srv.GlobalStatus(ctx)
 	if err != nil {
@@ -207,6 +213,13 @@ func counts(ctx context.Context, srv *serverctl.Server) (map[string]int64, error
 	}
 	for k, v := range m {
 		st[MetricPrefix+k] = v
+	}
+	w, err := srv.WaitSummary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range w {
+		st[WaitPrefix+k] = v
 	}
 	return st, nil
 }

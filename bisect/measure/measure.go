@@ -98,6 +98,10 @@ type Config struct {
 	// probe's end returned. A workload that cannot time them (sysbench)
 	// writes no file.
 	Statements bool
+	// ProbeSettings, with Probe, are option lines the servers of probed
+	// runs start with, after the user's (serverctl.Options.Settings): the
+	// probe's instruments (serverctl.WaitSettings).
+	ProbeSettings []string
 }
 
 // ProbeFact is the key in a run's Facts of what Config.Probe returned.
@@ -915,6 +919,9 @@ func (m *Measurer) freshRunDir(commit string, rev *revision) (serverctl.Options,
 	dir := m.runDir(commit)
 	o := serverctl.Options{Install: rev.install, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: filepath.Join(dir, "data"),
 		Owner: m.cfg.StateDir, CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
+	if m.cfg.Probe != nil {
+		o.Settings = m.cfg.ProbeSettings
+	}
 	if err := serverctl.RemoveDatadir(o.Datadir); err != nil {
 		return o, err
 	}

@@ -128,6 +128,14 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		table(w, md, []string{"file", "self change µs/txn", "functions"}, rows)
 	}
 	writeStatements(w, md, e.Statements, top)
+	if len(e.Waits) > 0 {
+		fmt.Fprintf(w, "\nwhere the server waited, per transaction (performance_schema's wait events; µs of a transaction):\n\n")
+		var rows [][]string
+		for _, x := range e.Waits[:min(top, len(e.Waits))] {
+			rows = append(rows, []string{x.Name, fmt.Sprintf("%.1f", x.Base), fmt.Sprintf("%.1f", x.Head), fmt.Sprintf("%+.1f [%+.1f, %+.1f]", x.Change, x.Lo, x.Hi)})
+		}
+		table(w, md, []string{"wait event", "base µs/txn", "head µs/txn", "change [interval]"}, rows)
+	}
 	if len(e.Counters) == 0 {
 		fmt.Fprintf(w, "\nno SHOW GLOBAL STATUS or INNODB_METRICS counter changed per transaction beyond the runs' spread (the same plans and I/O per transaction)\n")
 	} else {

@@ -52,7 +52,8 @@ func explainDoc(t *testing.T, out string) report.ExplainDoc {
 // optimizer_trace (pinned to the base's value in the head's option file,
 // which the fixture's command-line option overrides: said so), and every
 // statement of the workload is slower with the same plan; one build under a 256M and a 6M buffer pool is told by its
-// counters: the buffer pool's misses per transaction. One build under
+// counters (the buffer pool's misses per transaction) and where it waits
+// (performance_schema: InnoDB's waits). One build under
 // two join_cache_level settings, with a SQL workload file's join: the
 // join's latency rose and its plan changed, shown from both servers.
 func TestExplain(t *testing.T) {
@@ -164,6 +165,11 @@ func TestExplain(t *testing.T) {
 		t.Errorf("settings %+v: want innodb_buffer_pool_size", d.Settings)
 	}
 	checkStatements(t, d)
+	// Where the server waited: the pages it reads in, each a wait on an
+	// InnoDB file or the pool (performance_schema on for these runs only).
+	if len(d.Waits) == 0 || d.Waits[0].Change <= 0 || !strings.Contains(d.Waits[0].Name, "innodb") {
+		t.Errorf("waits %+v: want InnoDB's first, longer per transaction", d.Waits)
+	}
 
 	// A plan that changed: the hash join (join_cache_level=4) against the
 	// block nested loop (2) of one build, on a join the file runs.

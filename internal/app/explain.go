@@ -117,8 +117,8 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 		}
 		return nil
 	})
-	su.Probe, su.Statements = prof.Probe, true
-	defer func() { su.Probe, su.Statements = nil, false }()
+	su.Probe, su.Statements, su.ProbeSettings = prof.Probe, true, serverctl.WaitSettings
+	defer func() { su.Probe, su.Statements, su.ProbeSettings = nil, false, nil }()
 	m := su.Measurer(func() int64 { return 0 })
 	var measured [2][]bisect.Run
 	for i := 0; i < runs; i++ {

@@ -60,6 +60,9 @@ type Setup struct {
 	// Statements, with Probe, times the workload's statements and their
 	// plans into the probe's directories (measure.Config.Statements).
 	Statements bool
+	// ProbeSettings, with Probe, are the probed servers' own option lines
+	// (measure.Config.ProbeSettings).
+	ProbeSettings []string
 	Build      BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
@@ -144,7 +147,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Sides: s.Sides, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
 		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
 		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag,
-		Probe: s.Probe, Statements: s.Statements})
+		Probe: s.Probe, Statements: s.Statements, ProbeSettings: s.ProbeSettings})
 	m.Tidy()
 	return m
 }
