@@ -9,7 +9,7 @@ import "testing"
 func TestWaits(t *testing.T) {
 	run := func(file, mutex, tiny int64) Run {
 		return Run{Events: 1000, TPS: 100, CPUPerTxn: 500, Status: map[string]int64{
-			WaitPrefix + "wait/io/file/innodb/innodb_data_file": file * 1e9, // ps: file ms
+			WaitPrefix + "wait/io/file/innodb/innodb_data_file":   file * 1e9, // ps: file ms
 			WaitPrefix + "wait/synch/mutex/innodb/buf_pool_mutex": mutex * 1e9,
 			WaitPrefix + "wait/io/table/sql/handler":              tiny * 1e5,
 			"Innodb_buffer_pool_reads":                            10,

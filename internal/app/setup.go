@@ -63,7 +63,7 @@ type Setup struct {
 	// ProbeSettings, with Probe, are the probed servers' own option lines
 	// (measure.Config.ProbeSettings).
 	ProbeSettings []string
-	Build      BuildSettings
+	Build         BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
 	// SearchPolicy is start's: Policy with the search's settings, decided
