@@ -476,3 +476,65 @@ func TestLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitSummary: performance_schema's wait summary on a real server:
+// empty where performance_schema is off (the user's file says so), and
+// with WaitSettings as Options.Settings (which win over the user's file)
+// the time waited per event of what the server did, without the client's
+// side (idle, sockets) or the threads' sleeps (condition waits).
+func TestWaitSummary(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	in := systemInstall(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "my.cnf")
+	if err := os.WriteFile(cnf, []byte("[mysqld]\nperformance_schema=OFF\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Install: in, OptionFile: cnf, RunDir: filepath.Join(dir, "run"), Datadir: filepath.Join(dir, "data")}
+	if err := Initialize(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WaitSummary(ctx)
+	if err != nil || len(w) != 0 {
+		t.Errorf("performance_schema off: %d wait events (%v), want none", len(w), err)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o.Settings = WaitSettings
+	if s, err = Start(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill()
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE DATABASE w", "CREATE TABLE w.t (a INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO w.t VALUES (1), (2), (3)", "SELECT * FROM w.t"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if w, err = s.WaitSummary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d wait events: %v", len(w), w)
+	if w["wait/io/table/sql/handler"] <= 0 {
+		t.Errorf("no time in the table handler's waits after an INSERT and a SELECT")
+	}
+	for name := range w {
+		if name == "idle" || strings.HasPrefix(name, "wait/io/socket/") || strings.HasPrefix(name, "wait/synch/cond/") {
+			t.Errorf("%s: the client's side or a sleep is not the server's waiting", name)
+		}
+	}
+	db.Close() // its idle connection, before the server goes
+	if err := s.Stop(ctx); err != nil {
+		t.Error(err)
+	}
+}
