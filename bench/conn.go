@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -272,7 +273,9 @@ func (s *session) query(ctx context.Context, table int, k stmtKind, c *counts, a
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
-	s.timed(k.String(), k.sql(table), began, args)
+	if s.clock != nil {
+		s.timed(time.Since(began), k.String(), k.sql(table), args)
+	}
 	c.reads++
 	return nil
 }
@@ -300,7 +303,9 @@ func (s *session) exec(ctx context.Context, table int, k stmtKind, c *counts, ar
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: k.String(), SQL: k.sql(table), Args: anys(args), Err: err}
 	}
-	s.timed(k.String(), k.sql(table), began, args)
+	if s.clock != nil {
+		s.timed(time.Since(began), k.String(), k.sql(table), args)
+	}
 	if n > 0 {
 		c.writes++
 	} else {
@@ -320,7 +325,9 @@ func (s *session) transaction(ctx context.Context, begin bool, c *counts) error 
 	if _, err := st.(driver.StmtExecContext).ExecContext(ctx, nil); err != nil {
 		return &StatementError{Thread: s.thread, Statement: q, SQL: q, Err: err}
 	}
-	s.timed(q, q, began, nil)
+	if s.clock != nil {
+		s.timed(time.Since(began), q, q, nil)
+	}
 	c.other++
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // oltp_legacy is sysbench 0.4.12's --test=oltp, the workload most MySQL and
@@ -283,7 +284,9 @@ func (t *thread) legacyExec(ctx context.Context, q legacyReq, c *counts) error {
 	if err != nil {
 		return &StatementError{Thread: t.id, Statement: q.k.String(), SQL: q.k.sql(t.o.OLTPTableName), Args: anys(args), Err: err}
 	}
-	s.timed(q.k.String(), q.k.sql(t.o.OLTPTableName), began, args)
+	if s.clock != nil {
+		s.timed(time.Since(began), q.k.String(), q.k.sql(t.o.OLTPTableName), args)
+	}
 	return nil
 }
 

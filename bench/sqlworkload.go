@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/perfbisect/perfbisect/bench/dial"
@@ -444,7 +445,9 @@ func (s *session) runNamed(ctx context.Context, i int, name string, st sqlStmt, 
 	if err != nil {
 		return &StatementError{Thread: s.thread, Statement: name, SQL: oneLine(st.text), Args: anys(args), Err: err}
 	}
-	s.timed(name, oneLine(st.text), began, args)
+	if s.clock != nil {
+		s.timed(time.Since(began), name, oneLine(st.text), args)
+	}
 	return nil
 }
 

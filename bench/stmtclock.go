@@ -73,14 +73,14 @@ func (s *session) clockStart() time.Time {
 	return time.Now()
 }
 
-// timed records a statement that completed now, began at began, when the
-// window is open; s.clock nil (statements not timed) records nothing.
-func (s *session) timed(name, sql string, began time.Time, args []driver.Value) {
+// timed records a statement that took d and completed now, when the
+// window is open. Callers call it only with s.clock set (statements
+// timed), so that a verdict's run formats no statement text.
+func (s *session) timed(d time.Duration, name, sql string, args []driver.Value) {
 	c := s.clock
-	if c == nil || !c.open.Load() {
+	if !c.open.Load() {
 		return
 	}
-	d := time.Since(began)
 	a := c.by[sql]
 	if a == nil {
 		a = &stmtAcc{name: name, sql: sql, sample: slices.Clone(args)}
@@ -128,38 +128,39 @@ func statementTimes(clocks []*stmtClock) []StatementTime {
 
 // explainable says whether EXPLAIN takes the statement q.
 func explainable(q string) bool {
-	f := strings.Fields(q)
+	f := strings.Fields(strings.TrimLeft(q, "( \t\n"))
 	if len(f) == 0 {
 		return false
 	}
-	switch strings.ToUpper(f[0]) {
-	case "SELECT", "UPDATE", "DELETE", "INSERT", "REPLACE", "WITH", "(":
+	switch strings.ToUpper(strings.TrimLeft(f[0], "(")) {
+	case "SELECT", "UPDATE", "DELETE", "INSERT", "REPLACE", "WITH":
 		return true
 	}
 	return false
 }
 
 // explainAll puts the server's plan of each statement's sample into sts,
-// over one connection of its own. A statement EXPLAIN refuses gets its
-// PlanError; only a connection that cannot be opened is an error.
-func explainAll(ctx context.Context, connector driver.Connector, sts []StatementTime) error {
-	conn, err := connector.Connect(ctx)
-	if err != nil {
-		return err
+// over one connection of its own. A statement EXPLAIN takes but the
+// server refused, or could not be asked (no connection), gets a PlanError.
+func explainAll(ctx context.Context, connector driver.Connector, sts []StatementTime) {
+	conn, cerr := connector.Connect(ctx)
+	if cerr == nil {
+		defer conn.Close()
 	}
-	defer conn.Close()
-	q := conn.(driver.QueryerContext)
 	for i := range sts {
 		st := &sts[i]
 		if st.Sample == "" || !explainable(st.Sample) {
 			continue
 		}
-		st.Plan, err = explainOne(ctx, q, st.Sample)
-		if err != nil {
+		if cerr != nil {
+			st.PlanError = fmt.Sprintf("no connection for EXPLAIN: %v", cerr)
+			continue
+		}
+		var err error
+		if st.Plan, err = explainOne(ctx, conn.(driver.QueryerContext), st.Sample); err != nil {
 			st.PlanError = err.Error()
 		}
 	}
-	return nil
 }
 
 // explainOne runs EXPLAIN of sample and reads its rows.

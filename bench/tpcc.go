@@ -643,7 +643,7 @@ func (x tx) query(i int, args ...driver.Value) ([][]driver.Value, error) {
 // timed records statement i for Hooks.Statements (session.timed).
 func (x tx) timed(i int, began time.Time, args []driver.Value) {
 	if x.s.clock != nil {
-		x.s.timed(fmt.Sprintf("tpcc statement %d", i), tpccSQL[i], began, args)
+		x.s.timed(time.Since(began), fmt.Sprintf("tpcc statement %d", i), tpccSQL[i], args)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"golang.org/x/sys/unix"
 )
@@ -398,6 +401,10 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 	return out, rows.Err()
 }
 
+// erUnknownSystemVariable is the server's error for a variable it does not
+// have: ER_UNKNOWN_SYSTEM_VARIABLE, 1193.
+const erUnknownSystemVariable = 1193
+
 // WaitSettings are the option lines (Options.Settings) that turn
 // performance_schema on with every wait instrument enabled and timed, for
 // WaitSummary; loose, so a server without performance_schema starts.
@@ -406,10 +413,11 @@ var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-sc
 // WaitSummary reads performance_schema's time waited so far per wait event
 // (events_waits_summary_global_by_event_name, SUM_TIMER_WAIT in
 // picoseconds) of the events that occurred, leaving out the client's
-// side of the conversation (idle, wait/io/socket/) and condition waits,
-// where the server's own threads sleep between jobs. It is empty when
-// performance_schema is off or missing. Errors: the server could not be
-// read.
+// side of the conversation (idle, wait/io/socket/), condition waits,
+// where the server's own threads sleep between jobs, and table I/O
+// (wait/io/table/: the time of storage engine calls, which holds the file
+// and lock waits inside them). It is empty when performance_schema is off
+// or missing. Errors: the server could not be read.
 func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
 	db, err := sql.Open("mysql", s.DSN(""))
 	if err != nil {
@@ -417,8 +425,15 @@ func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
 	}
 	defer db.Close()
 	var on string
-	if err := db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil || (on != "1" && !strings.EqualFold(on, "ON")) {
-		return map[string]int64{}, nil // no performance_schema (an old or a trimmed server), or off
+	err = db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on)
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == erUnknownSystemVariable:
+		return map[string]int64{}, nil // a server without performance_schema
+	case err != nil:
+		return nil, err
+	case on != "1" && !strings.EqualFold(on, "ON"):
+		return map[string]int64{}, nil
 	}
 	rows, err := db.QueryContext(ctx, "SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0")
 	if err != nil {
@@ -432,7 +447,7 @@ func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
 		if err := rows.Scan(&name, &ps); err != nil {
 			return nil, err
 		}
-		if name == "idle" || strings.HasPrefix(name, "wait/io/socket/") || strings.HasPrefix(name, "wait/synch/cond/") {
+		if name == "idle" || strings.HasPrefix(name, "wait/io/socket/") || strings.HasPrefix(name, "wait/synch/cond/") || strings.HasPrefix(name, "wait/io/table/") {
 			continue
 		}
 		out[name] = ps

@@ -177,6 +177,8 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 		for k, a := range after {
 			if b, ok := before[k]; ok {
 				delta[k] = a - b
+			} else if strings.HasPrefix(k, WaitPrefix) {
+				delta[k] = a // a wait event first seen in the window: the head's new waiting
 			}
 		}
 		vars, err := srv.GlobalVariables(ctx)

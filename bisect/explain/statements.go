@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/stats"
@@ -31,7 +32,9 @@ type StatementChange struct {
 	BasePlan    []bench.PlanRow `json:"base_plan,omitempty"`
 	HeadPlan    []bench.PlanRow `json:"head_plan,omitempty"`
 	// PlanChanged says that the plans differ in more than the optimizer's
-	// row estimates (bench.PlanRow.Shape).
+	// row estimates (bench.PlanRow.Shape), with one plan on every run of
+	// each side (each run EXPLAINs a sample of its own: a plan that varies
+	// with the sample's values is no change of the server's).
 	PlanChanged bool `json:"plan_changed,omitempty"`
 }
 
@@ -47,12 +50,13 @@ func hasStatements(rs []Run) bool {
 
 // statements are the statements both sides ran whose latency changed
 // beyond the runs' spread (the interval of the pairwise differences
-// excludes zero), the largest change of time per transaction first, and
-// every statement whose plan differs.
+// excludes zero) or whose plan changed (StatementChange.PlanChanged), the
+// largest change of time per transaction first, at most top.
 func statements(base, head []Run, top int) []StatementChange {
 	type series struct {
 		lat, per, time []float64
 		plan           []bench.PlanRow
+		shapes         []string // of each run's plan ("" without one)
 		name           string
 	}
 	side := func(rs []Run) map[string]*series {
@@ -62,7 +66,7 @@ func statements(base, head []Run, top int) []StatementChange {
 			for _, st := range r.Statements {
 				s := out[st.SQL]
 				if s == nil {
-					s = &series{lat: make([]float64, len(rs)), per: make([]float64, len(rs)), time: make([]float64, len(rs)), name: st.Name}
+					s = &series{lat: make([]float64, len(rs)), per: make([]float64, len(rs)), time: make([]float64, len(rs)), shapes: make([]string, len(rs)), name: st.Name}
 					out[st.SQL] = s
 				}
 				us := float64(st.Time.Nanoseconds()) / 1e3
@@ -70,6 +74,7 @@ func statements(base, head []Run, top int) []StatementChange {
 				if s.plan == nil && len(st.Plan) > 0 {
 					s.plan = st.Plan
 				}
+				s.shapes[i] = planShape(st.Plan)
 			}
 		}
 		return out
@@ -90,7 +95,7 @@ func statements(base, head []Run, top int) []StatementChange {
 		}
 		sc := StatementChange{Name: bs.name, SQL: sql, BaseLatency: stats.Median(bs.lat), HeadLatency: stats.Median(hs.lat),
 			BasePerTxn: stats.Median(bs.per), HeadPerTxn: stats.Median(hs.per), BaseTime: stats.Median(bs.time), HeadTime: stats.Median(hs.time),
-			BasePlan: bs.plan, HeadPlan: hs.plan, PlanChanged: planChanged(bs.plan, hs.plan)}
+			BasePlan: bs.plan, HeadPlan: hs.plan, PlanChanged: planChanged(bs.shapes, hs.shapes)}
 		lo, hi := PairRange(bs.lat, hs.lat)
 		if (lo <= 0 && hi >= 0) && !sc.PlanChanged {
 			continue
@@ -110,11 +115,22 @@ func statements(base, head []Run, top int) []StatementChange {
 	return out[:min(len(out), top)]
 }
 
-// planChanged says whether two plans differ in more than row estimates;
-// a missing plan differs from none.
-func planChanged(a, b []bench.PlanRow) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
+// planShape is a plan without its row estimates, one string ("" for no
+// plan).
+func planShape(p []bench.PlanRow) string {
+	var b strings.Builder
+	for _, r := range p {
+		b.WriteString(r.Shape())
+		b.WriteString("\n")
 	}
-	return !slices.EqualFunc(a, b, func(x, y bench.PlanRow) bool { return x.Shape() == y.Shape() })
+	return b.String()
+}
+
+// planChanged says whether each side ran one plan in every run and the
+// two differ; a run without a plan is no change.
+func planChanged(base, head []string) bool {
+	one := func(shapes []string) bool {
+		return len(shapes) > 0 && shapes[0] != "" && !slices.ContainsFunc(shapes, func(s string) bool { return s != shapes[0] })
+	}
+	return one(base) && one(head) && base[0] != head[0]
 }

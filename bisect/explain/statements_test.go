@@ -57,3 +57,20 @@ func withRows(p []bench.PlanRow, rows string) []bench.PlanRow {
 	}
 	return out
 }
+
+// A plan that varies between one side's runs (each EXPLAINs a sample of
+// its own values) is no change of plan.
+func TestStatementPlanVariesWithTheSample(t *testing.T) {
+	rangeScan := []bench.PlanRow{{ID: "1", SelectType: "SIMPLE", Table: "t", Type: "range", Key: "PRIMARY", Rows: "10"}}
+	fullScan := []bench.PlanRow{{ID: "1", SelectType: "SIMPLE", Table: "t", Type: "ALL", Rows: "1000"}}
+	run := func(plan []bench.PlanRow) Run {
+		return Run{Events: 100, Statements: []bench.StatementTime{{Name: "r", SQL: "SELECT c FROM t WHERE id BETWEEN ? AND ?", Count: 100, Time: 50 * time.Millisecond, Plan: plan}}}
+	}
+	base := []Run{run(rangeScan), run(rangeScan), run(rangeScan)}
+	if got := statements(base, []Run{run(fullScan), run(rangeScan), run(fullScan)}, 15); len(got) != 0 {
+		t.Errorf("a plan that varies between the head's runs: %+v, want nothing listed", got)
+	}
+	if got := statements(base, []Run{run(fullScan), run(fullScan), run(fullScan)}, 15); len(got) != 1 || !got[0].PlanChanged {
+		t.Errorf("the full scan in every head run: %+v, want the plan changed", got)
+	}
+}

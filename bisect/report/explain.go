@@ -33,10 +33,12 @@ type ExplainDoc struct {
 }
 
 // PinnedDoc is the head under its option file with the base's values of
-// the settings the two servers run with differently pinned, measured
-// against the base (runs of each, interleaved, unprofiled): its change of
-// throughput with the range of the pairwise differences (which covers it
-// with Coverage), and how much of the head's fall that takes away.
+// the settings the two servers run with differently pinned, measured with
+// the base and the head as they are (runs of each, interleaved,
+// unprofiled): its change of throughput against the base with the range of
+// the pairwise differences (which covers it with Coverage), the head's
+// change in the same runs, and how much of that fall the pinning takes
+// away.
 type PinnedDoc struct {
 	Settings []string `json:"settings"`           // name=value, as pinned
 	LeftOut  []string `json:"left_out,omitempty"` // settings that could not be pinned, and why
@@ -48,12 +50,14 @@ type PinnedDoc struct {
 	Runs       int      `json:"runs"`
 	BaseTPS    float64  `json:"base_tps"`
 	PinnedTPS  float64  `json:"pinned_tps"`
-	Change     float64  `json:"change"` // relative, of the medians
+	HeadTPS    float64  `json:"head_tps"`
+	Change     float64  `json:"change"`      // the pinned head's, relative, of the medians
+	HeadChange float64  `json:"head_change"` // the head's as it is, in the same runs
 	Lo         float64  `json:"change_lo"`
 	Hi         float64  `json:"change_hi"`
 	Coverage   float64  `json:"interval_coverage"`
-	Verdict    string   `json:"verdict"`         // PinnedAll, PinnedPart or PinnedNone; "" when nothing could be pinned
-	Error      string   `json:"error,omitempty"` // why the pinned head could not be measured
+	Verdict    string   `json:"verdict"`         // PinnedAll, PinnedPart, PinnedNone or PinnedUndecided; "" when nothing was measured
+	Error      string   `json:"error,omitempty"` // why the pinned measurement failed
 }
 
 // PinnedDoc verdicts: how much of the head's fall the base's settings take
@@ -62,6 +66,9 @@ const (
 	PinnedAll  = "all"  // the settings carry the regression
 	PinnedPart = "part" // some of it
 	PinnedNone = "none" // not the settings
+	// PinnedUndecided: the runs tell none of the above apart (too few or
+	// too noisy, or the head is not slower in them).
+	PinnedUndecided = "undecided"
 )
 
 // WriteExplain renders doc in format: text or markdown (the why, then the
@@ -177,14 +184,17 @@ func writePinned(w io.Writer, p *PinnedDoc) {
 		return
 	}
 	if p.Error != "" {
-		fmt.Fprintf(w, "\nthe head with the base's settings pinned could not be measured: %s\n", p.Error)
+		fmt.Fprintf(w, "\nthe measurement of the head with the base's settings pinned failed: %s\n", p.Error)
 		return
+	}
+	if len(p.LeftOut) > 0 {
+		fmt.Fprintln(w)
 	}
 	for _, l := range p.LeftOut {
 		fmt.Fprintf(w, "not pinned: %s\n", l)
 	}
 	if len(p.NotTaken) > 0 {
-		fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head's server still runs with %s (an option on its command line, or compiled in as one, wins over the option file): whether the settings carry the regression is not measured\n",
+		fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head's server still runs with another value (%s: an option on its command line, or compiled in as one, wins over the option file): whether the settings carry the regression is not measured\n",
 			strings.Join(p.Settings, " "), strings.Join(p.NotTaken, "; "))
 		return
 	}
@@ -193,12 +203,13 @@ func writePinned(w io.Writer, p *PinnedDoc) {
 		return
 	}
 	says := map[string]string{
-		PinnedAll:  "the settings carry the regression: with the base's values the head is as fast as the base",
-		PinnedPart: "the settings carry part of the regression",
-		PinnedNone: "not the settings: with the base's values the head is still slower",
+		PinnedAll:       "the settings carry the regression: with the base's values at most a quarter of the head's fall remains",
+		PinnedPart:      "the settings carry part of the regression",
+		PinnedNone:      "not the settings: with the base's values the head is as slow",
+		PinnedUndecided: "these runs do not tell how much of the fall the settings carry (more runs: --runs)",
 	}[p.Verdict]
-	fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head measures %+.1f%% [%+.1f%%, %+.1f%%] against the base (%.0f against %.0f tps; %d runs each, interleaved, not profiled; interval %.0f%%): %s\n",
-		strings.Join(p.Settings, " "), 100*p.Change, 100*p.Lo, 100*p.Hi, p.PinnedTPS, p.BaseTPS, p.Runs, 100*p.Coverage, says)
+	fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head measures %+.1f%% [%+.1f%%, %+.1f%%] against the base, %+.1f%% without them (%.0f and %.0f against %.0f tps; %d runs each, interleaved, not profiled; interval %.0f%%): %s\n",
+		strings.Join(p.Settings, " "), 100*p.Change, 100*p.Lo, 100*p.Hi, 100*p.HeadChange, p.PinnedTPS, p.HeadTPS, p.BaseTPS, p.Runs, 100*p.Coverage, says)
 }
 
 // writeStatements writes the statements whose latency changed (at most

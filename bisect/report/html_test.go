@@ -420,7 +420,8 @@ func TestHTMLExplainRendersInChromium(t *testing.T) {
 	}
 	e := explain.Explain("good", "bad", side(0, 500, 400), side(120, 420, 520), explain.Options{})
 	doc := report.ExplainDoc{Explanation: e, Workload: "oltp_read_only", Seconds: 30,
-		Pinned: &report.PinnedDoc{Settings: []string{"optimizer_trace=false"}, Runs: 3, BaseTPS: 500, PinnedTPS: 498, Change: -0.004, Lo: -0.02, Hi: 0.01, Coverage: 0.9, Verdict: report.PinnedAll}}
+		Pinned: &report.PinnedDoc{Settings: []string{"optimizer_trace=false"}, Runs: 3, BaseTPS: 500, PinnedTPS: 498, HeadTPS: 420, Change: -0.004, HeadChange: -0.16,
+			Lo: -0.02, Hi: 0.01, Coverage: 0.9, Verdict: report.PinnedAll}}
 	var text strings.Builder
 	if err := report.WriteExplain(&text, "text", doc); err != nil || !strings.Contains(text.String(), "why: CPU") || !strings.Contains(text.String(), "Json_writer::add_member") ||
 		!strings.Contains(text.String(), "the plan of SELECT COUNT(*) FROM c JOIN o ON o.code = c.code changed") || !strings.Contains(text.String(), "the settings carry the regression") {

@@ -52,8 +52,11 @@ func explainAction(c *cli.Context) error {
 	defer su.close()
 	doc, err := app.Explain(c.Context, su.Setup, app.ExplainRequest{Sides: c.Args().Slice(), Runs: c.Int("runs"),
 		CallGraph: c.String("call-graph"), Out: c.String("out"), StateDir: c.String("state-dir")})
-	if err != nil {
-		return err
+	if doc != nil {
+		// Interrupted after the profiled runs: what they explain is kept.
+		if werr := su.WriteExplanation(out, doc); err == nil {
+			err = werr
+		}
 	}
-	return su.WriteExplanation(out, doc)
+	return err
 }

@@ -37,8 +37,11 @@ type ExplainRequest struct {
 // Explain profiles both sides, interleaved, in runs of their own (they
 // never decide a verdict), and explains the difference (explain.Explain).
 // Where perf cannot profile, it says why and explains with the counters
-// and settings alone. Errors: usage for sides or an output directory that
-// cannot be used; interruption; failure.
+// and settings alone. When the servers' settings differ, the head is
+// measured again with the base's values pinned (pinSettings). Errors:
+// usage for sides or an output directory that cannot be used;
+// interruption (with the document when only the pinned measurement was
+// interrupted: write it); failure.
 func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.ExplainDoc, error) {
 	if len(req.Sides) != 2 {
 		return nil, usageError("explain takes two sides, the base then the slower one (got %s): "+sideForm, Counted(len(req.Sides), "argument"))
@@ -87,12 +90,13 @@ func Explain(ctx context.Context, su *Setup, req ExplainRequest) (*report.Explai
 		tieToFiles(su, doc, sides[0].Spec.Commit, sides[1].Spec.Commit) // two revisions of --repo
 	}
 	if err := pinSettings(ctx, su, sides[0], sides[1], req.Runs, req.Out, doc); err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
 		// The explanation stands: the pinned measurement's failure is said
-		// with it.
+		// with it, and an interruption is returned with it.
 		doc.Pinned = &report.PinnedDoc{Error: err.Error()}
+		if ctx.Err() != nil {
+			doc.Pinned.Error = "interrupted"
+			return doc, err
+		}
 	}
 	return doc, nil
 }

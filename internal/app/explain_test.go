@@ -24,19 +24,25 @@ func TestExplainCommandLine(t *testing.T) {
 	}
 }
 
-// How much of a fall the pinned settings take away: all of it when the
-// pinned head's interval holds no change or a quarter of the fall at most
-// remains; none when three quarters remain beyond the runs' spread.
+// How much of a fall the pinned settings take away: all of it when a
+// quarter of the fall at most remains and the interval excludes half of
+// it; none when three quarters remain and the interval excludes half of
+// it taken away; part when the interval excludes no change and the whole
+// fall; otherwise the runs do not tell (a wide interval, or a head that
+// is not slower in them).
 func TestPinnedVerdict(t *testing.T) {
 	for _, c := range []struct {
 		change, lo, hi, head float64
 		want                 string
 	}{
 		{-0.01, -0.04, 0.02, -0.20, "all"},
-		{-0.04, -0.06, -0.02, -0.20, "all"},  // 20% of the fall remains
-		{-0.10, -0.13, -0.07, -0.20, "part"}, // half
-		{-0.18, -0.22, -0.15, -0.20, "none"},
-		{-0.25, -0.30, -0.20, -0.20, "none"},
+		{-0.04, -0.06, -0.02, -0.20, "all"},      // 20% of the fall remains
+		{-0.03, -0.40, 0.10, -0.20, "undecided"}, // the interval reaches past the whole fall
+		{-0.10, -0.13, -0.07, -0.20, "part"},     // half
+		{-0.18, -0.22, -0.15, -0.20, "none"},     // 90% remains
+		{-0.25, -0.30, -0.20, -0.20, "none"},     // more than all of it
+		{-0.18, -0.30, 0.05, -0.20, "undecided"}, // 90%, but the interval holds no change
+		{-0.01, -0.03, 0.02, 0.01, "undecided"},  // the head is not slower in these runs
 	} {
 		if got := pinnedVerdict(c.change, c.lo, c.hi, c.head); got != c.want {
 			t.Errorf("pinned %+.0f%% [%+.0f%%, %+.0f%%] of a %+.0f%% fall: %s, want %s", 100*c.change, 100*c.lo, 100*c.hi, 100*c.head, got, c.want)

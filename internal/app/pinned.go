@@ -77,24 +77,24 @@ func pinSettings(ctx context.Context, su *Setup, base, head Side, runs int, out 
 	pinned.Key = sideKey(pinned, true)
 	pinned.Spec.Name = pinned.Arg
 	su.Sides[pinned.Key] = pinned.Spec
-	fmt.Fprintf(su.Log, "explain: the servers differ in %s: measuring %s against %s, %s each\n",
-		Counted(len(doc.Settings), "setting"), pinned.Arg, base.Describe(), Counted(runs, "run"))
+	fmt.Fprintf(su.Log, "explain: the servers differ in %s: measuring %s, the base and the head, %s each, interleaved\n",
+		Counted(len(doc.Settings), "setting"), pinned.Arg, Counted(runs, "run"))
 	// The counters and variables only (no perf): what the pinned server
-	// runs with is checked below.
-	prof := &explain.Profiler{Dir: filepath.Join(out, "pinned"), NoPerf: true, Names: map[string]string{base.Key: "base", pinned.Key: "pinned"}}
+	// runs with is checked after its first run.
+	prof := &explain.Profiler{Dir: filepath.Join(out, "pinned"), NoPerf: true, Names: map[string]string{base.Key: "base", pinned.Key: "pinned", head.Key: "head"}}
 	su.Probe = prof.Probe
 	defer func() { su.Probe = nil }()
 	m := su.Measurer(func() int64 { return 0 })
-	var tps [2][]float64
+	var tps [3][]float64 // base, pinned, head
 	for n := range runs {
-		for i, sd := range []Side{base, pinned} {
+		for i, sd := range []Side{base, pinned, head} {
 			r, err := m.Measure(ctx, sd.Key, 1)
 			if err != nil {
 				return explainError(ctx, sd, err)
 			}
 			tps[i] = append(tps[i], r[0].TPS)
 			doc.Seconds += r[0].Wall.Seconds()
-			if i == 0 || n > 0 {
+			if i != 1 || n > 0 {
 				continue
 			}
 			// The first pinned run says whether the server took the
@@ -104,7 +104,12 @@ func pinSettings(ctx context.Context, su *Setup, base, head Side, runs int, out 
 				return With(Failure, fmt.Errorf("pinned run of %s: %w", pinned.Describe(), err))
 			}
 			for _, s := range doc.Settings {
-				if v := er.Variables[s.Name]; slices.Contains(p.Settings, s.Name+"="+s.Base) && v != s.Base {
+				v, ok := er.Variables[s.Name]
+				switch {
+				case !slices.Contains(p.Settings, s.Name+"="+s.Base) || v == s.Base:
+				case !ok:
+					p.NotTaken = append(p.NotTaken, fmt.Sprintf("%s: no such variable", s.Name))
+				default:
 					p.NotTaken = append(p.NotTaken, fmt.Sprintf("%s is %s, not %s", s.Name, v, s.Base))
 				}
 			}
@@ -114,29 +119,37 @@ func pinSettings(ctx context.Context, su *Setup, base, head Side, runs int, out 
 			}
 		}
 	}
-	p.BaseTPS, p.PinnedTPS = stats.Median(tps[0]), stats.Median(tps[1])
-	p.Change = p.PinnedTPS/p.BaseTPS - 1
+	p.BaseTPS, p.PinnedTPS, p.HeadTPS = stats.Median(tps[0]), stats.Median(tps[1]), stats.Median(tps[2])
+	p.Change, p.HeadChange = p.PinnedTPS/p.BaseTPS-1, p.HeadTPS/p.BaseTPS-1
 	lo, hi := explain.PairRange(tps[0], tps[1])
 	p.Lo, p.Hi, p.Coverage = lo/p.BaseTPS, hi/p.BaseTPS, explain.Coverage(runs, runs)
-	p.Verdict = pinnedVerdict(p.Change, p.Lo, p.Hi, doc.TPSChange)
+	p.Verdict = pinnedVerdict(p.Change, p.Lo, p.Hi, p.HeadChange)
 	doc.Pinned = p
 	return nil
 }
 
-// pinnedVerdict says how much of the head's fall (headChange, negative)
-// the pinned settings take away, from the pinned head's change against the
-// base and its interval: all of it when the interval holds 0 or a quarter
-// of the fall at most remains, none when the interval excludes 0 and three
-// quarters or more remain, part of it otherwise.
+// pinnedVerdict says how much of the head's fall (headChange, negative;
+// measured in the same runs) the pinned settings take away, from the
+// pinned head's change against the base and its interval: all of it when
+// at most a quarter of the fall remains and the interval excludes half of
+// it; none when three quarters or more remain and the interval excludes
+// half of it taken away; part of it when the interval excludes both no
+// change and the whole fall; else undecided (the runs are too few or too
+// noisy; so when the head is not slower in them).
 func pinnedVerdict(change, lo, hi, headChange float64) string {
+	if headChange >= 0 {
+		return report.PinnedUndecided
+	}
 	remains := change / headChange
 	switch {
-	case lo <= 0 && hi >= 0 || remains <= 0.25:
+	case remains <= 0.25 && lo > headChange/2:
 		return report.PinnedAll
-	case remains >= 0.75:
+	case remains >= 0.75 && hi < headChange/2:
 		return report.PinnedNone
+	case hi < 0 && lo > headChange:
+		return report.PinnedPart
 	}
-	return report.PinnedPart
+	return report.PinnedUndecided
 }
 
 // sideOptionFile is the option file a side runs with: its own, or the
