@@ -67,7 +67,7 @@ func waitFor(t *testing.T, cmd *exec.Cmd, timeout time.Duration, what string, co
 			cmd.Process.Kill()
 			t.Fatalf("no %s after %s", what, timeout)
 		}
-		if exited(cmd.Process.Pid) {
+		if exited(cmd.Process.Pid) && !cond() {
 			t.Fatalf("perfbisect exited before %s", what)
 		}
 		time.Sleep(200 * time.Millisecond)
