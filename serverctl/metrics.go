@@ -406,9 +406,12 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 const erUnknownSystemVariable = 1193
 
 // WaitSettings are the option lines (Options.Settings) that turn
-// performance_schema on with every wait instrument enabled and timed, for
-// WaitSummary; loose, so a server without performance_schema starts.
-var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=wait/%=ON"}
+// performance_schema on with its file I/O and lock wait instruments
+// enabled and timed, for WaitSummary; loose, so a server without
+// performance_schema starts. Mutex and rw-lock instruments stay as the
+// server has them (off): timing every latch costs more than the changes it
+// would explain.
+var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=wait/io/file/%=ON", "loose-performance-schema-instrument=wait/lock/%=ON"}
 
 // WaitSummary reads performance_schema's time waited so far per wait event
 // (events_waits_summary_global_by_event_name, SUM_TIMER_WAIT in

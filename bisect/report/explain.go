@@ -48,14 +48,14 @@ type PinnedDoc struct {
 	NotTaken   []string `json:"not_taken,omitempty"`
 	OptionFile string   `json:"option_file,omitempty"`
 	Runs       int      `json:"runs"`
-	BaseTPS    float64  `json:"base_tps"`
-	PinnedTPS  float64  `json:"pinned_tps"`
-	HeadTPS    float64  `json:"head_tps"`
-	Change     float64  `json:"change"`      // the pinned head's, relative, of the medians
-	HeadChange float64  `json:"head_change"` // the head's as it is, in the same runs
+	BaseTPS    float64  `json:"base_tps,omitempty"`
+	PinnedTPS  float64  `json:"pinned_tps,omitempty"`
+	HeadTPS    float64  `json:"head_tps,omitempty"`
+	Change     float64  `json:"change"`                // the pinned head's, relative, of the medians
+	HeadChange float64  `json:"head_change,omitempty"` // the head's as it is, in the same runs
 	Lo         float64  `json:"change_lo"`
 	Hi         float64  `json:"change_hi"`
-	Coverage   float64  `json:"interval_coverage"`
+	Coverage   float64  `json:"interval_coverage,omitempty"`
 	Verdict    string   `json:"verdict"`         // PinnedAll, PinnedPart, PinnedNone or PinnedUndecided; "" when nothing was measured
 	Error      string   `json:"error,omitempty"` // why the pinned measurement failed
 }

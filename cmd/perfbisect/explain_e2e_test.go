@@ -18,11 +18,15 @@ import (
 )
 
 // checkStatements checks an explanation's statements of oltp_read_only:
-// the first is a SELECT whose latency rose, and no plan changed.
-func checkStatements(t *testing.T, d report.ExplainDoc) {
+// no plan changed and, when slower is set, the first is a SELECT whose
+// latency rose in every pair of runs. (The optimizer trace's 10% or so a
+// statement is not beyond the spread of 6 runs a side on every day.)
+func checkStatements(t *testing.T, d report.ExplainDoc, slower bool) {
 	t.Helper()
 	if len(d.Statements) == 0 {
-		t.Errorf("no statement's latency changed")
+		if slower {
+			t.Errorf("no statement's latency changed")
+		}
 		return
 	}
 	s := d.Statements[0]
@@ -50,12 +54,13 @@ func explainDoc(t *testing.T, out string) report.ExplainDoc {
 // that turns the optimizer trace on is CPU, spent in the trace's functions
 // (Debian's mariadbd: its symbols, no debug package), and the settings say
 // optimizer_trace (pinned to the base's value in the head's option file,
-// which the fixture's command-line option overrides: said so), and every
-// statement of the workload is slower with the same plan; one build under a 256M and a 6M buffer pool is told by its
-// counters (the buffer pool's misses per transaction) and where it waits
-// (performance_schema: InnoDB's waits). One build under
-// two join_cache_level settings, with a SQL workload file's join: the
-// join's latency rose and its plan changed, shown from both servers.
+// which the fixture's command-line option overrides: said so), with the
+// statements' plans the same. One build under a 256M and a 6M buffer pool
+// is told by its counters (the buffer pool's misses per transaction), its
+// statements (slower, same plans) and where it waits (performance_schema:
+// InnoDB's waits). One build under two join_cache_level settings, with a
+// SQL workload file's join: the join's latency rose and its plan changed,
+// shown from both servers.
 func TestExplain(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	if err := explain.Check(); err != nil {
@@ -110,7 +115,7 @@ func TestExplain(t *testing.T) {
 	}) {
 		t.Errorf("settings %+v: want optimizer_trace enabled=on in the head", d.Settings)
 	}
-	checkStatements(t, d)
+	checkStatements(t, d, false)
 	// The settings pinned: the fixture's culprit puts its option on the
 	// server's command line, which wins over the option file; said so after
 	// one run, and no verdict.
@@ -164,7 +169,7 @@ func TestExplain(t *testing.T) {
 	if !slices.ContainsFunc(d.Settings, func(s explain.SettingChange) bool { return s.Name == "innodb_buffer_pool_size" }) {
 		t.Errorf("settings %+v: want innodb_buffer_pool_size", d.Settings)
 	}
-	checkStatements(t, d)
+	checkStatements(t, d, true)
 	// Where the server waited: the pages it reads in, each a wait on an
 	// InnoDB file or the pool (performance_schema on for these runs only).
 	if !slices.ContainsFunc(d.Waits, func(w explain.WaitChange) bool { return strings.Contains(w.Name, "innodb") && w.Change > 0 }) {
