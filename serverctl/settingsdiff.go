@@ -145,7 +145,9 @@ var ErrUnknownSetting = errors.New("unknown to the server")
 // starting (about a third of a second). Errors wrap ErrUnknownSetting with
 // the server's line, or say why the server could not be asked.
 func (in *Install) Accepts(ctx context.Context, s Setting) error {
-	cmd := exec.CommandContext(ctx, in.Server, "--no-defaults", s.Arg(), "--verbose", "--help")
+	// --basedir as a start gives it: a build installed away from its
+	// configured prefix finds its messages there (10.0 exits 1 without).
+	cmd := exec.CommandContext(ctx, in.Server, "--no-defaults", "--basedir="+in.Prefix, s.Arg(), "--verbose", "--help")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	for _, l := range strings.Split(string(out), "\n") {
@@ -176,7 +178,7 @@ func (in *Install) AcceptsFile(ctx context.Context, f OptionFile) error {
 	}
 	ask, cancel := context.WithTimeout(ctx, time.Minute) // a server that hangs here is not refused: its start will say
 	defer cancel()
-	cmd := exec.CommandContext(ask, in.Server, "--defaults-file="+f.Path, "--verbose", "--help")
+	cmd := exec.CommandContext(ask, in.Server, "--defaults-file="+f.Path, "--basedir="+in.Prefix, "--verbose", "--help")
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	cmd.Dir = optionDir(f.Path, "") // where the start reads it: relative !include paths
 	out, _ := cmd.CombinedOutput()
