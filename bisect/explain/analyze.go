@@ -190,7 +190,7 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 	}
 	if hasWaits(base) && hasWaits(head) {
 		e.Waits = waits(base, head, o.TopCounters)
-		e.Sources = append(e.Sources, "performance_schema's time waited per wait event per transaction (every wait instrument on for the profiled runs)")
+		e.Sources = append(e.Sources, "performance_schema's time waited per wait event per transaction (its file I/O and lock instruments on for the profiled runs)")
 	}
 	e.Counters = counters(base, head, o.TopCounters)
 	e.Sources = append(e.Sources, "SHOW GLOBAL STATUS deltas per transaction")
