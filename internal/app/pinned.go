@@ -17,9 +17,9 @@ import (
 // pinSettings answers whether the settings the two servers run with
 // differently carry the head's slowdown: it writes the head's option file
 // with the base's values of those settings (report.PinnedDoc.OptionFile),
-// measures runs runs of the base and of the head under it, interleaved
-// and unprofiled (their counters and variables go under out/pinned), and
-// compares them. A pinned value the head's server did not take (an option
+// measures runs runs each of the base, the head under it and the head as
+// it is, interleaved and unprofiled (their counters and variables go under
+// out/pinned), and compares the pinned head's change with the head's. A pinned value the head's server did not take (an option
 // on its command line wins over the file) is said after its first run,
 // and nothing is concluded. It is for two sides under one option file
 // that differ in their servers' defaults (a commit that changed one):
