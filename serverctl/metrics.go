@@ -406,12 +406,14 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 const erUnknownSystemVariable = 1193
 
 // WaitSettings are the option lines (Options.Settings) that turn
-// performance_schema on with its file I/O and lock wait instruments
+// performance_schema on with only its file I/O and lock wait instruments
 // enabled and timed, for WaitSummary; loose, so a server without
-// performance_schema starts. Mutex and rw-lock instruments stay as the
-// server has them (off): timing every latch costs more than the changes it
+// performance_schema starts. Every other instrument is off: timing every
+// latch, or every statement and its digest, costs more than the changes it
 // would explain.
-var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=wait/io/file/%=ON", "loose-performance-schema-instrument=wait/lock/%=ON"}
+var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=%=OFF",
+	"loose-performance-schema-instrument=wait/io/file/%=ON", "loose-performance-schema-instrument=wait/lock/%=ON",
+	"loose-performance-schema-consumer-statements-digest=OFF"}
 
 // WaitSummary reads performance_schema's time waited so far per wait event
 // (events_waits_summary_global_by_event_name, SUM_TIMER_WAIT in
