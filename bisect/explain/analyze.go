@@ -139,10 +139,13 @@ type Options struct {
 }
 
 // Explain compares head's profiled runs with base's. Functions are ranked
-// by the change of their self time per transaction, counters by the size of
-// their relative change; only changes whose interval excludes zero are
-// listed. Variables that always differ between two servers (pid file,
-// paths, ports, the version) are left out of Settings.
+// by the change of their self time per transaction, statements by the
+// change of the time they take of a transaction, wait events by the change
+// of their time per transaction, counters by the size of their relative
+// change; only changes whose interval excludes zero are listed (and
+// statements whose plan changed). Statements and waits are there when
+// every run has them. Variables that always differ between two servers
+// (pid file, paths, ports, the version) are left out of Settings.
 func Explain(baseName, headName string, base, head []Run, o Options) Explanation {
 	if o.TopFunctions == 0 {
 		o.TopFunctions = 15
