@@ -88,8 +88,9 @@ func named(args []driver.Value) []driver.NamedValue {
 }
 
 // interpolate puts args into q's ? placeholders, in order, as SQL
-// literals: integers as they are, strings quoted with MySQL's escapes (a
-// statement sent as text because the server would not prepare it).
+// literals: numbers as they are, strings quoted with MySQL's escapes (a
+// statement sent as text because the server would not prepare it, or the
+// sample of a timed statement that EXPLAIN is given).
 func interpolate(q string, args []driver.NamedValue) (string, error) {
 	if len(args) == 0 {
 		return q, nil
@@ -108,6 +109,8 @@ func interpolate(q string, args []driver.NamedValue) (string, error) {
 		switch v := args[i].Value.(type) {
 		case int64:
 			b.WriteString(strconv.FormatInt(v, 10))
+		case float64:
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		case string:
 			b.WriteString(quoteString(v))
 		case []byte:

@@ -110,6 +110,10 @@ func TestInterpolate(t *testing.T) {
 	if err != nil || got != `SELECT -3 , 'it\'s \\ a\0'` {
 		t.Errorf("interpolate: %q, %v", got, err)
 	}
+	// TPC-C's amounts: a sample EXPLAIN is given.
+	if got, err := interpolate("UPDATE w SET ytd = ytd + ? WHERE id = ?", named([]driver.Value{1234.56, int64(1)})); err != nil || got != "UPDATE w SET ytd = ytd + 1234.56 WHERE id = 1" {
+		t.Errorf("interpolate of a float: %q, %v", got, err)
+	}
 	if _, err := interpolate("SELECT ?", nil); err != nil {
 		t.Errorf("no arguments: %v", err)
 	}
