@@ -388,6 +388,12 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 	if err != nil {
 		return map[string]int64{}, nil // no InnoDB, or no such table: nothing to read
 	}
+	return namedInts(rows, func(string) bool { return true })
+}
+
+// namedInts reads rows of a name and an integer into a map, the names
+// keep says, and closes rows.
+func namedInts(rows *sql.Rows, keep func(name string) bool) (map[string]int64, error) {
 	defer rows.Close()
 	out := map[string]int64{}
 	for rows.Next() {
@@ -396,7 +402,9 @@ func (s *Server) InnoDBMetrics(ctx context.Context, enable bool) (map[string]int
 		if err := rows.Scan(&name, &n); err != nil {
 			return nil, err
 		}
-		out[name] = n
+		if keep(name) {
+			out[name] = n
+		}
 	}
 	return out, rows.Err()
 }
@@ -444,18 +452,7 @@ func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var name string
-		var ps int64
-		if err := rows.Scan(&name, &ps); err != nil {
-			return nil, err
-		}
-		if name == "idle" || strings.HasPrefix(name, "wait/io/socket/") || strings.HasPrefix(name, "wait/synch/cond/") || strings.HasPrefix(name, "wait/io/table/") {
-			continue
-		}
-		out[name] = ps
-	}
-	return out, rows.Err()
+	return namedInts(rows, func(name string) bool {
+		return name != "idle" && !strings.HasPrefix(name, "wait/io/socket/") && !strings.HasPrefix(name, "wait/synch/cond/") && !strings.HasPrefix(name, "wait/io/table/")
+	})
 }

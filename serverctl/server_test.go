@@ -94,16 +94,7 @@ func TestServerLifecycle(t *testing.T) {
 	if err := Initialize(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Kill()
-	db, err := sql.Open("mysql", s.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	s, db := startWithDB(ctx, t, o)
 	var datadir string
 	var pool, port int64
 	if err := db.QueryRow("SELECT @@datadir, @@innodb_buffer_pool_size, @@port").Scan(&datadir, &pool, &port); err != nil {
@@ -508,15 +499,7 @@ func TestWaitSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Settings = WaitSettings
-	if s, err = Start(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Kill()
-	db, err := sql.Open("mysql", s.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	s, db := startWithDB(ctx, t, o)
 	for _, q := range []string{"CREATE DATABASE w", "CREATE TABLE w.t (a INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO w.t VALUES (1), (2), (3)", "SELECT * FROM w.t"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -538,4 +521,21 @@ func TestWaitSummary(t *testing.T) {
 	if err := s.Stop(ctx); err != nil {
 		t.Error(err)
 	}
+}
+
+// startWithDB starts a server for o and opens a pool on it; the test's
+// cleanup closes the pool and kills the server if it still runs.
+func startWithDB(ctx context.Context, t *testing.T, o Options) (*Server, *sql.DB) {
+	t.Helper()
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Kill)
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return s, db
 }

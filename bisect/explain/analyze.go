@@ -405,10 +405,13 @@ func notCounter(name string) bool {
 	return serverctl.Level(bare) || strings.HasSuffix(l, "_time") || strings.Contains(l, "_timestamp")
 }
 
+// statusPerTxn is each run's value of a status delta per transaction.
+func statusPerTxn(rs []Run, name string) []float64 {
+	return collect(rs, func(r Run) float64 { return float64(r.Status[name]) / float64(max(r.Events, 1)) })
+}
+
 func counters(base, head []Run, top int) []CounterChange {
-	per := func(rs []Run, name string) []float64 {
-		return collect(rs, func(r Run) float64 { return float64(r.Status[name]) / float64(max(r.Events, 1)) })
-	}
+	per := statusPerTxn
 	names := map[string]bool{}
 	for _, r := range append(slices.Clone(base), head...) {
 		for k := range r.Status {

@@ -40,8 +40,12 @@ func hasWaits(rs []Run) bool {
 // waits are the wait events whose time per transaction changed beyond the
 // runs' spread by a microsecond or more, the largest change first.
 func waits(base, head []Run, top int) []WaitChange {
-	per := func(rs []Run, key string) []float64 {
-		return collect(rs, func(r Run) float64 { return float64(r.Status[key]) / 1e6 / float64(max(r.Events, 1)) })
+	per := func(rs []Run, key string) []float64 { // picoseconds to µs a transaction
+		us := statusPerTxn(rs, key)
+		for i := range us {
+			us[i] /= 1e6
+		}
+		return us
 	}
 	names := map[string]bool{}
 	for _, r := range append(slices.Clone(base), head...) {
