@@ -308,9 +308,14 @@ func TestResumeOfAnOlderStore(t *testing.T) {
 	if len(before) == 0 {
 		t.Fatal("the unfinished session of testdata/v1.db has no runs")
 	}
-	r := perfbisect(t, nil, "resume", "--state-dir", state)
+	// --no-explain: the stored start command did not have it; resume adds
+	// it (the profiled runs are TestExplain's and TestBisectFindsInjectedRegression's).
+	r := perfbisect(t, nil, "resume", "--state-dir", state, "--no-explain")
 	if r.code != exitOK || !strings.Contains(r.stdout, "first bad commit: "+culprit) {
 		t.Fatalf("resume: exit %d, want 0 naming %s", r.code, culprit)
+	}
+	if strings.Contains(r.stderr+r.stdout, "profiled run") {
+		t.Errorf("resume --no-explain profiled the first bad commit")
 	}
 	if !strings.Contains(r.stderr, "runs stored are used") {
 		t.Errorf("resume did not say it uses the stored runs")

@@ -28,8 +28,9 @@ func sessionCommands() []*cli.Command {
 		{
 			Name:         "resume",
 			Usage:        "continue the unfinished session of the state directory (runs already stored are not measured again)",
-			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR]",
-			Flags:        append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"}),
+			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR] [--no-explain] [--quiet]",
+			Flags: append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
+				&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named, whatever the session was started with (start --no-explain)"}),
 			Action:       noArgs(resumeAction),
 			OnUsageError: onUsage,
 		},
@@ -110,6 +111,9 @@ func resumeAction(c *cli.Context) error {
 	args = append(args, "--state-dir", dir)
 	if c.Bool("quiet") {
 		args = append(args, "--quiet")
+	}
+	if c.Bool("no-explain") {
+		args = append(args, "--no-explain")
 	}
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: %s (in %s)\n", cur.CommandLine(), cur.Dir)
 	again := newApp()
