@@ -26,9 +26,9 @@ func sessionCommands() []*cli.Command {
 	}
 	return []*cli.Command{
 		{
-			Name:         "resume",
-			Usage:        "continue the unfinished session of the state directory (runs already stored are not measured again)",
-			UsageText:    "perfbisect resume [--repo DIR] [--state-dir DIR] [--no-explain] [--quiet]",
+			Name:      "resume",
+			Usage:     "continue the unfinished session of the state directory (runs already stored are not measured again)",
+			UsageText: "perfbisect resume [--repo DIR] [--state-dir DIR] [--no-explain] [--quiet]",
 			Flags: append(stateFlags(), &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
 				&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named, whatever the session was started with (start --no-explain)"}),
 			Action:       noArgs(resumeAction),
