@@ -41,6 +41,10 @@ type Comparison struct {
 	// ±Threshold.
 	SameAlpha   float64
 	Equivalence ShiftEstimate
+	// LeftOutOld and LeftOutNew are the runs the equivalence interval left
+	// out as hiccups (Outliers at Noise); the test of DIFFERENT and the
+	// shift's estimate use every run.
+	LeftOutOld, LeftOutNew []float64 `json:",omitempty"`
 	Threshold   float64 // smallest relative change that counts, e.g. 0.05
 	Noise       float64 // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
 	// MedianOldCI and MedianNewCI are distribution-free intervals of each
@@ -109,6 +113,16 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 	d := pairDiffs(old, new) // one sort for both intervals
 	c.Shift = shiftOf(d, len(old), len(new), 1-alpha)
 	c.Equivalence = shiftOf(d, len(old), len(new), 1-2*sameAlpha)
+	// One hiccup run a side stretches a distribution-free interval by its
+	// n pairs: the equivalence interval is read without it. Both sides or
+	// neither: a side whose spread is wide keeps its slow runs, and so must
+	// the other, or the shift would lean towards SAME.
+	keptOld, outOld, spreadOld := Outliers(old, c.Noise)
+	keptNew, outNew, spreadNew := Outliers(new, c.Noise)
+	if len(outOld)+len(outNew) > 0 && !spreadOld && !spreadNew {
+		c.Equivalence = Shift(keptOld, keptNew, 1-2*sameAlpha)
+		c.LeftOutOld, c.LeftOutNew = outOld, outNew
+	}
 	c.MedianOldCI, c.MedianNewCI = medianInterval(old, 1-alpha), medianInterval(new, 1-alpha)
 	c.KSP = 1
 	if _, p, err := KolmogorovSmirnov(old, new); err == nil {
@@ -128,13 +142,37 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 	case c.Equivalence.Bounded() && c.Equivalence.Lo > -threshold && c.Equivalence.Hi < threshold:
 		c.Verdict = Same
 		c.Rule = fmt.Sprintf("%.4g%% interval of the shift [%+.1f%%, %+.1f%%] lies within ±%.1f%%",
-			100*c.Equivalence.Conf, 100*c.Equivalence.Lo, 100*c.Equivalence.Hi, 100*threshold)
+			100*c.Equivalence.Conf, 100*c.Equivalence.Lo, 100*c.Equivalence.Hi, 100*threshold) + c.leftOutText()
 	default:
 		c.Verdict = Unknown
 		c.Rule = fmt.Sprintf("p=%.2g, shift %+.1f%% [%s]", c.P, 100*c.Shift.Est, c.Shift.intervalText())
 		c.Need = need(len(old), len(new), alpha, c.Shift, threshold)
 	}
 	return c
+}
+
+// leftOutText names the runs the equivalence interval left out ("" for none).
+func (c Comparison) leftOutText() string {
+	if len(c.LeftOutOld)+len(c.LeftOutNew) == 0 {
+		return ""
+	}
+	side := func(name string, xs []float64, median float64) string {
+		if len(xs) == 0 {
+			return ""
+		}
+		t := ""
+		for i, x := range xs {
+			if i > 0 {
+				t += ", "
+			}
+			t += fmt.Sprintf("%.4g (%+.0f%%)", x, 100*(x/median-1))
+		}
+		return fmt.Sprintf("; %s %s", name, t)
+	}
+	n := len(c.LeftOutOld) + len(c.LeftOutNew)
+	runs := map[bool]string{true: "1 run", false: fmt.Sprintf("%d runs", n)}[n == 1]
+	return fmt.Sprintf(", %s left out as more than %g noise units from their side's median%s%s",
+		runs, OutlierFence, side("old", c.LeftOutOld, c.MedianOld), side("new", c.LeftOutNew, c.MedianNew))
 }
 
 // need says, in numbers the user can act on, why a comparison is undecided.
