@@ -45,8 +45,8 @@ type Comparison struct {
 	// out as hiccups (Outliers at Noise); the test of DIFFERENT and the
 	// shift's estimate use every run.
 	LeftOutOld, LeftOutNew []float64 `json:",omitempty"`
-	Threshold   float64 // smallest relative change that counts, e.g. 0.05
-	Noise       float64 // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
+	Threshold              float64   // smallest relative change that counts, e.g. 0.05
+	Noise                  float64   // per-run noise of both sides on a log scale (LogNoise; about the CV), 0 when too few runs
 	// MedianOldCI and MedianNewCI are distribution-free intervals of each
 	// side's median at 1-Alpha (MedianCI); not OK when too few runs for that
 	// level.
