@@ -187,8 +187,10 @@ func measureFlags(window string) []string {
 
 // fastRun measures with 1.5 s windows; shortRun with 1 s windows, for the
 // tests whose regression is several noise units (-30% and more) or that
-// have none at all.
+// have none at all; quickRun with 1 s windows after a 0.25 s warm-up, for
+// regressions of 60% and more, and tables that fit the buffer pool at once.
 var fastRun, shortRun = measureFlags("1.5"), measureFlags("1")
+var quickRun = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.25", "--quiet"}
 
 // TestBisectFindsInjectedRegression: a CPU regression (the optimizer trace
 // on, a cost per statement: with 100-row ranges about -30% at 7-9% noise per
@@ -423,7 +425,7 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out,
-		"--no-explain", "--no-confirm"}, shortRun...) // the why: TestExplain and TestBisectFindsInjectedRegression; the head-to-head: the latter
+		"--no-explain", "--no-confirm"}, quickRun...) // the why: TestExplain and TestBisectFindsInjectedRegression; the head-to-head: the latter
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)

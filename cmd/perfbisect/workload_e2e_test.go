@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,8 +221,15 @@ func TestBisectWithASQLWorkloadFile(t *testing.T) {
 	}
 
 	out = filepath.Join(t.TempDir(), "oltp.json")
-	r = perfbisect(t, nil, append([]string{"start", "--state-dir", t.TempDir(), "--json", out,
-		"--workload", "oltp_read_only", "--table-size", "10000"}, common...)...)
+	// 100,000 rows in 100-row ranges, server and client on CPUs of their
+	// own: about 7% noise per run here (with 10,000 rows unpinned, 16-22%:
+	// 16 runs a side to fit ±20%).
+	oltp := []string{"start", "--state-dir", t.TempDir(), "--json", out,
+		"--workload", "oltp_read_only", "--table-size", "100000", "--range-size", "100", "--rand-type", "uniform"}
+	if runtime.NumCPU() >= 2 {
+		oltp = append(oltp, "--server-cpus", "1", "--client-cpus", "0")
+	}
+	r = perfbisect(t, nil, append(oltp, common...)...)
 	j = readJSON(t, out)
 	if r.code != exitNoRegression || j.Result != "no-regression" {
 		t.Errorf("oltp_read_only on the join's culprit: exit %d (%s), want %d: no regression reproduced (%s)", r.code, j.Result, exitNoRegression, j.Why)
@@ -244,7 +252,7 @@ func TestBisectWithTPCC(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "tpcc.json")
 	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--json", out,
-		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain", "--no-confirm")
+		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.25", "--quiet", "--no-explain", "--no-confirm")
 	j := readJSON(t, out)
 	if r.code != exitOK || j.FirstBad == nil || *j.FirstBad != culprit {
 		t.Fatalf("tpcc: exit %d, first bad %v, want 0 naming %s (%s)", r.code, j.FirstBad, culprit, j.Why)
