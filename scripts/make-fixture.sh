@@ -26,9 +26,10 @@ DEFAULT_CULPRIT_OPTIONS="--innodb-buffer-pool-size=6M --innodb-log-file-size=48M
 # A small regression (--small-culprit): the optimizer trace on, a CPU cost
 # in every statement. `perfbisect compare good bad --metric cpu-per-txn
 # --threshold 1 --repeats 20 --max-repeats 20` on a 4-commit fixture with it
-# (the e2e tests' workload: oltp_read_only, 100000 rows, uniform, range 1000,
-# 2 threads, 1.5 s windows, server on CPU 1 and client on CPU 0) measured tps
-# -12.0% [-15.6%, -8.4%] at 5.7% noise per run (2026-12-02, 2-core VM).
+# (oltp_read_only, 100000 rows, uniform, range 1000, 2 threads, 1.5 s
+# windows, server on CPU 1 and client on CPU 0) measured tps -12.0%
+# [-15.6%, -8.4%] at 5.7% noise per run (2026-12-02, 2-core VM); with
+# 100-row ranges, the e2e test's, about -30% (docs/measurements.md).
 SMALL_CULPRIT_OPTIONS="--innodb-buffer-pool-size=256M --innodb-log-file-size=48M --optimizer-trace=enabled=on"
 
 commits=40
@@ -95,8 +96,9 @@ Options:
                             (default: "$DEFAULT_CULPRIT_OPTIONS")
   --small-culprit           a small regression instead: the culprit turns the
                             optimizer trace on ("$SMALL_CULPRIT_OPTIONS";
-                            measured -12% on oltp_read_only, about 2x the
-                            run noise of a 2-core VM)
+                            measured -12% on oltp_read_only with 1000-row
+                            ranges, about 2x the run noise of a 2-core VM;
+                            about -30% with 100-row ranges)
   --second-culprit-pos K    a second regression on the main line at position
                             K (after --culprit-pos, not with
                             --culprit-on-branch): it changes the options again,

@@ -39,6 +39,7 @@ type Comparison struct {
 	// two one-sided tests), and Equivalence the shift's interval at
 	// 1-2*SameAlpha that it reads: SAME when that interval lies within
 	// ±Threshold.
+	// The interval leaves out hiccup runs (LeftOutOld, LeftOutNew).
 	SameAlpha   float64
 	Equivalence ShiftEstimate
 	// LeftOutOld and LeftOutNew are the runs the equivalence interval left
@@ -89,14 +90,17 @@ func Compare(old, new []float64, threshold, alpha float64) Comparison {
 //     relative shift is at least the threshold in size;
 //   - SAME when a threshold-sized change either way is ruled out by two
 //     one-sided tests at level sameAlpha each (Schuirmann 1987): the Moses
-//     confidence interval of the shift at level 1-2*sameAlpha lies strictly
+//     confidence interval of the shift at level 1-2*sameAlpha, of the runs
+//     without hiccups (Outliers, both sides or neither), lies strictly
 //     inside (-threshold, +threshold);
 //   - UNKNOWN otherwise.
 //
 // A wrong DIFFERENT (no change, or one below the threshold) has probability
-// at most alpha, a wrong SAME (a change of the threshold or more) at most
-// sameAlpha: the two errors are of different truths, so each has its own
-// level. Values must be positive (tps, or CPU time per transaction).
+// at most alpha. A wrong SAME (a change of the threshold or more) has at
+// most sameAlpha when no run is left out, and about that when runs are
+// (simulated: stats' TestSameErrorWithOutliers). The two errors are of
+// different truths, so each has its own level. Values must be positive
+// (tps, or CPU time per transaction).
 func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparison {
 	c := Comparison{NOld: len(old), NNew: len(new), Alpha: alpha, SameAlpha: sameAlpha, Threshold: threshold,
 		MedianOld: Median(old), MedianNew: Median(new)}
@@ -142,7 +146,7 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 	case c.Equivalence.Bounded() && c.Equivalence.Lo > -threshold && c.Equivalence.Hi < threshold:
 		c.Verdict = Same
 		c.Rule = fmt.Sprintf("%.4g%% interval of the shift [%+.1f%%, %+.1f%%] lies within ±%.1f%%",
-			100*c.Equivalence.Conf, 100*c.Equivalence.Lo, 100*c.Equivalence.Hi, 100*threshold) + c.leftOutText()
+			100*c.Equivalence.Conf, 100*c.Equivalence.Lo, 100*c.Equivalence.Hi, 100*threshold) + c.LeftOutText()
 	default:
 		c.Verdict = Unknown
 		c.Rule = fmt.Sprintf("p=%.2g, shift %+.1f%% [%s]", c.P, 100*c.Shift.Est, c.Shift.intervalText())
@@ -151,8 +155,11 @@ func CompareAt(old, new []float64, threshold, alpha, sameAlpha float64) Comparis
 	return c
 }
 
-// leftOutText names the runs the equivalence interval left out ("" for none).
-func (c Comparison) leftOutText() string {
+// LeftOutText names the runs the equivalence interval left out, as a clause
+// to append to a sentence that states that interval ("" for none). When
+// they are of one side only it says that occasional hiccups of that side
+// are not what the interval rules out.
+func (c Comparison) LeftOutText() string {
 	if len(c.LeftOutOld)+len(c.LeftOutNew) == 0 {
 		return ""
 	}
@@ -171,8 +178,12 @@ func (c Comparison) leftOutText() string {
 	}
 	n := len(c.LeftOutOld) + len(c.LeftOutNew)
 	runs := map[bool]string{true: "1 run", false: fmt.Sprintf("%d runs", n)}[n == 1]
-	return fmt.Sprintf(", %s left out as more than %g noise units from their side's median%s%s",
-		runs, OutlierFence, side("old", c.LeftOutOld, c.MedianOld), side("new", c.LeftOutNew, c.MedianNew))
+	oneSide := ""
+	if len(c.LeftOutOld) == 0 || len(c.LeftOutNew) == 0 {
+		oneSide = "; of one side only: a change that shows as occasional hiccups is not ruled out, look at the runs"
+	}
+	return fmt.Sprintf(", %s left out as more than %g noise units from their side's median%s%s%s",
+		runs, OutlierFence, side("old", c.LeftOutOld, c.MedianOld), side("new", c.LeftOutNew, c.MedianNew), oneSide)
 }
 
 // need says, in numbers the user can act on, why a comparison is undecided.

@@ -16,8 +16,8 @@ const minOutlierRuns = 8
 
 // Outliers splits xs into the runs kept and those left out: the runs whose
 // log lies more than OutlierFence noise units (noise: a log-scale spread,
-// LogNoise) from the median of xs's logs, when they are at most one in ten
-// (and at least one) of len(xs). More such runs are the side's spread, not
+// LogNoise) from the median of xs's logs, when they are at most one run of
+// 8 to 19, or one in ten of 20 or more. More such runs are the side's spread, not
 // hiccups: then spread is true and every run is kept. Nothing is left out of
 // fewer than 8 runs or when noise is not positive. Both results are in xs's
 // order; the values must be positive.

@@ -173,8 +173,8 @@ func (s *Session) noChange(cmp stats.Comparison) string {
 		if iv.Conf == 0 {
 			iv = cmp.Shift
 		}
-		return fmt.Sprintf("no %s of %.1f%% or more shown at the repeat limit (%d runs per side: %s-%s shift %+.1f%% [%.4g%% interval %+.1f%%..%+.1f%%], p=%.2g): no %s reproduced",
-			what, 100*s.cfg.Threshold, cmp.NNew, old, new, 100*cmp.Shift.Est, 100*iv.Conf, 100*iv.Lo, 100*iv.Hi, cmp.P, what)
+		return fmt.Sprintf("no %s of %.1f%% or more shown at the repeat limit (%d runs per side: %s-%s shift %+.1f%% [%.4g%% interval %+.1f%%..%+.1f%%%s], p=%.2g): no %s reproduced",
+			what, 100*s.cfg.Threshold, cmp.NNew, old, new, 100*cmp.Shift.Est, 100*iv.Conf, 100*iv.Lo, 100*iv.Hi, cmp.LeftOutText(), cmp.P, what)
 	}
 	// The levels in the words the search's answers use (good-bad shift at
 	// noise per run), so that a reader sees what was out of reach.

@@ -187,16 +187,17 @@ func measureFlags(window string) []string {
 
 // fastRun measures with 1.5 s windows; shortRun with 1 s windows, for the
 // tests whose regression is several noise units (-30% and more) or that
-// have none at all; quickRun with 1 s windows after a 0.25 s warm-up, for
-// regressions of 60% and more, and tables that fit the buffer pool at once.
+// have none at all. (A 0.25 s warm-up once named a wrong culprit on TPC-C:
+// a good commit's two runs right after its snapshot measured 0.8 of the way
+// to bad.)
 var fastRun, shortRun = measureFlags("1.5"), measureFlags("1")
-var quickRun = []string{"--threads", "2", "--tables", "1", "--time", "1", "--warmup", "0.25", "--quiet"}
 
 // TestBisectFindsInjectedRegression: a CPU regression (the optimizer trace
 // on, a cost per statement: with 100-row ranges about -30% at 7-9% noise per
 // run, four noise units, so single runs of good and bad overlap at the
 // tails) in 8 commits, named exactly by the default (probabilistic) search,
-// confirmed head to head and explained from profiled runs; the build breaks
+// confirmed head to head and explained (from profiled runs when the session
+// took 40 runs or more, else a note with the command); the build breaks
 // at 4, the first commit the search measures, and is fixed at 5, so the
 // search must skip a real build failure. Regressions under two noise units
 // are the simulation grid's (bisect/simulate) and scripts' to measure: here,
@@ -221,8 +222,8 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	args = append(args, "--max-runs", "150", "--max-repeats", "30")
 	r := perfbisect(t, nil, args...)
 	j := readJSON(t, out)
-	// The levels the session measured: the endpoints' shift is small, and
-	// the run noise says whether an exact answer was in reach.
+	// The levels the session measured: the endpoints' shift is the trace's
+	// cost, and the run noise says whether an exact answer was in reach.
 	m := regexp.MustCompile(`good-bad shift ([-+][0-9.]+)% at ([0-9.]+)% noise per run`).FindStringSubmatch(j.Why)
 	if m == nil {
 		t.Fatalf("exit %d; json: why without the levels' shift and noise: %s\n%s", r.code, j.Why, r.stdout)
@@ -273,9 +274,10 @@ func TestBisectFindsInjectedRegression(t *testing.T) {
 	}
 	// The pre-flight said what this machine can resolve and what the
 	// session would cost: on a quiet host within 3x of what it spent (real
-	// runs are heavier-tailed than the estimate's model: 153 runs against an
-	// estimate of 61 in one run of this test), or at most its upper figure
-	// (a suite run: 112 runs against 34, 36 of them on the culprit's parent).
+	// runs are heavier-tailed than the estimate's model: with 1000-row
+	// ranges, 153 runs against an estimate of 61 in one run of this test),
+	// or at most its upper figure (with 1000-row ranges, a suite run: 112
+	// runs against 34, 36 of them on the culprit's parent).
 	ratio := float64(j.Runs) / float64(j.EstimatedRuns)
 	if j.EstimatedRuns == 0 || j.EstimatedRunsHigh < j.EstimatedRuns || (noise <= 12 && (ratio > 3 && j.Runs > j.EstimatedRunsHigh || ratio < 1/3.0)) {
 		t.Errorf("json: %d runs spent, pre-flight estimate %d (upper figure %d)", j.Runs, j.EstimatedRuns, j.EstimatedRunsHigh)
@@ -425,7 +427,7 @@ func TestBisectBinlogRegressionOnMergedBranch(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	args := append([]string{"start", "--repo", repo, "--good", "good", "--bad", "bad",
 		"--workload", "oltp_update_non_index", "--table-size", "10000", "--state-dir", state, "--json", out,
-		"--no-explain", "--no-confirm"}, quickRun...) // the why: TestExplain and TestBisectFindsInjectedRegression; the head-to-head: the latter
+		"--no-explain", "--no-confirm"}, shortRun...) // the why: TestExplain and TestBisectFindsInjectedRegression; the head-to-head: the latter
 	r := perfbisect(t, nil, args...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0", r.code)
@@ -451,10 +453,11 @@ func TestNoRegressionReproduced(t *testing.T) {
 	// At the repeat limit (12 runs per side, about 9% noise per run on a
 	// quiet host: an interval of about ±11%) a 20% regression is excluded
 	// even when bad measures a little slower. Where the host's noise is over
-	// 12% per run, or a few outlier runs stretch the distribution-free
-	// interval past the threshold (a suite run here: 1.7% noise, interval
-	// -24.3%..+38.0% at 12 runs a side), it may not be: then the answer is
-	// undecided, never a culprit or a range.
+	// 12% per run, or more outlier runs than the equivalence test leaves
+	// out (one a side of 12; a suite run before it did: 1.7% noise, interval
+	// -24.3%..+38.0% at 12 runs a side) stretch the interval past the
+	// threshold, it may not be: then the answer is undecided, never a
+	// culprit or a range.
 	wide := false
 	if iv := regexp.MustCompile(`interval ([-+][0-9.]+)%\.\.([-+][0-9.]+)%`).FindStringSubmatch(j.Why); iv != nil {
 		lo, _ := strconv.ParseFloat(iv[1], 64)

@@ -63,3 +63,24 @@ func TestFlagsFirst(t *testing.T) {
 		t.Errorf("start changed: %q", got)
 	}
 }
+
+// setsFlag finds a flag of a stored command line under any of its names,
+// not a positional argument of the same word, and nothing after "--".
+func TestSetsFlag(t *testing.T) {
+	stored := []string{"start", "--repo", "q", "-q", "--threshold=5"}
+	for _, c := range []struct {
+		args  []string
+		names []string
+		want  bool
+	}{
+		{stored, []string{"quiet", "q"}, true},
+		{stored, []string{"threshold"}, true},
+		{stored, []string{"no-explain"}, false},
+		{[]string{"start", "--repo", "q"}, []string{"quiet", "q"}, false},
+		{[]string{"start", "--", "--quiet"}, []string{"quiet"}, false},
+	} {
+		if got := setsFlag(c.args, c.names...); got != c.want {
+			t.Errorf("setsFlag(%q, %q) = %v, want %v", c.args, c.names, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -109,16 +110,36 @@ func resumeAction(c *cli.Context) error {
 	}
 	args := append([]string{"perfbisect"}, cur.Args...)
 	args = append(args, "--state-dir", dir)
-	if c.Bool("quiet") {
+	// A flag the stored command already sets is not given again: urfave/cli
+	// refuses -q and --quiet in one command line.
+	if c.Bool("quiet") && !setsFlag(cur.Args, "quiet", "q") {
 		args = append(args, "--quiet")
 	}
-	if c.Bool("no-explain") {
+	if c.Bool("no-explain") && !setsFlag(cur.Args, "no-explain") {
 		args = append(args, "--no-explain")
 	}
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: %s (in %s)\n", cur.CommandLine(), cur.Dir)
 	again := newApp()
 	again.Metadata = map[string]any{resumingKey: true}
 	return again.RunContext(c.Context, args)
+}
+
+// setsFlag reports whether the command line args sets a flag under one of
+// names (-name, --name, or either with =value).
+func setsFlag(args []string, names ...string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		a, _, _ = strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if slices.Contains(names, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // whose says where the state directory came from: --state-dir, or the

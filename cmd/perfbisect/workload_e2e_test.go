@@ -252,7 +252,7 @@ func TestBisectWithTPCC(t *testing.T) {
 	state := t.TempDir()
 	out := filepath.Join(t.TempDir(), "tpcc.json")
 	r := perfbisect(t, nil, "start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--json", out,
-		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.25", "--quiet", "--no-explain", "--no-confirm")
+		"--workload", "tpcc", "--warehouses", "1", "--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet", "--no-explain", "--no-confirm")
 	j := readJSON(t, out)
 	if r.code != exitOK || j.FirstBad == nil || *j.FirstBad != culprit {
 		t.Fatalf("tpcc: exit %d, first bad %v, want 0 naming %s (%s)", r.code, j.FirstBad, culprit, j.Why)

@@ -1,9 +1,10 @@
 // Command small-culprit measures how perfbisect's default search does on a
 // real server with a small regression: for each trial it generates a fixture
 // of N commits with make-fixture.sh --small-culprit (the optimizer trace on,
-// about -12% on the e2e tests' workload) at a culprit position drawn from the
-// trial's seed, runs `perfbisect start` on it with the e2e tests' workload
-// (server on CPU 1, client on CPU 0 when there are two CPUs), and prints one
+// about -12% with 1000-row ranges) at a culprit position drawn from the
+// trial's seed, runs `perfbisect start` on it (oltp_read_only, 100,000 rows,
+// 1000-row ranges, 1.5 s windows; server on CPU 1, client on CPU 0 when
+// there are two CPUs), and prints one
 // row per trial and a summary: the answer (exact, range holding the culprit,
 // wrong, no regression), runs spent against the pre-flight estimate, the
 // smallest change the pre-flight said this machine resolves, the endpoints'
