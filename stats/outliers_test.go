@@ -7,18 +7,9 @@ import (
 	"testing"
 )
 
-// logNormal draws n runs around level with log-scale noise cv.
-func logNormal(r *rand.Rand, n int, level, cv float64) []float64 {
-	xs := make([]float64, n)
-	for i := range xs {
-		xs[i] = level * math.Exp(r.NormFloat64()*cv)
-	}
-	return xs
-}
-
 func TestOutliers(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
-	xs := logNormal(r, 12, 1000, 0.017)
+	xs := sample(r, 12, 1000, 0.017)
 	xs[5] = 650 // a hiccup: -35% at 1.7% noise
 	kept, out, _ := Outliers(xs, LogNoise(xs))
 	if len(out) != 1 || out[0] != 650 || len(kept) != 11 {
@@ -37,7 +28,7 @@ func TestOutliers(t *testing.T) {
 	// CompareAt does.
 	lost := 0
 	for i := 0; i < 2000; i++ {
-		a, b := logNormal(r, 12, 1000, 0.03), logNormal(r, 12, 1000, 0.03)
+		a, b := sample(r, 12, 1000, 0.03), sample(r, 12, 1000, 0.03)
 		if _, out, _ := Outliers(a, LogNoise(a, b)); len(out) > 0 {
 			lost++
 		}
@@ -54,7 +45,7 @@ func TestOutliers(t *testing.T) {
 // without the hiccups is not, and the rule says what was left out.
 func TestOneOutlierPerSideDoesNotHideSame(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
-	old, new := logNormal(r, 12, 1000, 0.017), logNormal(r, 12, 1000, 0.017)
+	old, new := sample(r, 12, 1000, 0.017), sample(r, 12, 1000, 0.017)
 	old[3], new[8] = 600, 1500
 	const sameAlpha = 0.00042 / 2
 	all := shiftOf(pairDiffs(old, new), 12, 12, 1-2*sameAlpha)
