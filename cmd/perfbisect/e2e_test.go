@@ -187,9 +187,7 @@ func measureFlags(window string) []string {
 
 // fastRun measures with 1.5 s windows; shortRun with 1 s windows, for the
 // tests whose regression is several noise units (-30% and more) or that
-// have none at all. (A 0.25 s warm-up once named a wrong culprit on TPC-C:
-// a good commit's two runs right after its snapshot measured 0.8 of the way
-// to bad.)
+// have none at all.
 var fastRun, shortRun = measureFlags("1.5"), measureFlags("1")
 
 // TestBisectFindsInjectedRegression: a CPU regression (the optimizer trace
