@@ -39,7 +39,6 @@ type Comparison struct {
 	// two one-sided tests), and Equivalence the shift's interval at
 	// 1-2*SameAlpha that it reads: SAME when that interval lies within
 	// ±Threshold.
-	// The interval leaves out hiccup runs (LeftOutOld, LeftOutNew).
 	SameAlpha   float64
 	Equivalence ShiftEstimate
 	// LeftOutOld and LeftOutNew are the runs the equivalence interval left
@@ -176,8 +175,10 @@ func (c Comparison) LeftOutText() string {
 		}
 		return fmt.Sprintf("; %s %s", name, t)
 	}
-	n := len(c.LeftOutOld) + len(c.LeftOutNew)
-	runs := map[bool]string{true: "1 run", false: fmt.Sprintf("%d runs", n)}[n == 1]
+	runs := "1 run"
+	if n := len(c.LeftOutOld) + len(c.LeftOutNew); n > 1 {
+		runs = fmt.Sprintf("%d runs", n)
+	}
 	oneSide := ""
 	if len(c.LeftOutOld) == 0 || len(c.LeftOutNew) == 0 {
 		oneSide = "; of one side only: a change that shows as occasional hiccups is not ruled out, look at the runs"

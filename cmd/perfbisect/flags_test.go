@@ -64,23 +64,24 @@ func TestFlagsFirst(t *testing.T) {
 	}
 }
 
-// setsFlag finds a flag of a stored command line under any of its names,
-// not a positional argument of the same word, and nothing after "--".
-func TestSetsFlag(t *testing.T) {
-	stored := []string{"start", "--repo", "q", "-q", "--threshold=5"}
+// cliflag.Sets on perfbisect's own start command: a flag under its name or
+// alias, not another flag's value that looks like it, nothing after "--".
+func TestStoredCommandSetsFlag(t *testing.T) {
+	app := newApp()
 	for _, c := range []struct {
-		args  []string
-		names []string
-		want  bool
+		args []string
+		flag string
+		want bool
 	}{
-		{stored, []string{"quiet", "q"}, true},
-		{stored, []string{"threshold"}, true},
-		{stored, []string{"no-explain"}, false},
-		{[]string{"start", "--repo", "q"}, []string{"quiet", "q"}, false},
-		{[]string{"start", "--", "--quiet"}, []string{"quiet"}, false},
+		{[]string{"perfbisect", "start", "--repo", "q", "-q", "--threshold=5"}, "quiet", true},
+		{[]string{"perfbisect", "start", "--quiet"}, "quiet", true},
+		{[]string{"perfbisect", "start", "--threshold=5", "--no-explain"}, "no-explain", true},
+		{[]string{"perfbisect", "start", "--repo", "q"}, "quiet", false},
+		{[]string{"perfbisect", "start", "--workload-options", "-q"}, "quiet", false},
+		{[]string{"perfbisect", "start", "--", "--quiet"}, "quiet", false},
 	} {
-		if got := setsFlag(c.args, c.names...); got != c.want {
-			t.Errorf("setsFlag(%q, %q) = %v, want %v", c.args, c.names, got, c.want)
+		if got := cliflag.Sets(app, c.args, c.flag); got != c.want {
+			t.Errorf("Sets(%q, %s) = %v, want %v", c.args, c.flag, got, c.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/perfbisect/perfbisect/internal/app"
+	"github.com/perfbisect/perfbisect/internal/cliflag"
 )
 
 // The commands around a stored session, as git bisect has them: resume,
@@ -108,38 +109,19 @@ func resumeAction(c *cli.Context) error {
 		return usageErr("the session was started in %s, which is gone: %v (run its start command again from elsewhere with absolute paths: perfbisect %s)",
 			cur.Dir, err, strings.Join(cur.Args, " "))
 	}
-	args := append([]string{"perfbisect"}, cur.Args...)
-	args = append(args, "--state-dir", dir)
+	again := newApp()
+	stored := append([]string{"perfbisect"}, cur.Args...)
+	args := append(slices.Clone(stored), "--state-dir", dir)
 	// A flag the stored command already sets is not given again: urfave/cli
 	// refuses -q and --quiet in one command line.
-	if c.Bool("quiet") && !setsFlag(cur.Args, "quiet", "q") {
-		args = append(args, "--quiet")
-	}
-	if c.Bool("no-explain") && !setsFlag(cur.Args, "no-explain") {
-		args = append(args, "--no-explain")
+	for _, f := range []string{"quiet", "no-explain"} {
+		if c.Bool(f) && !cliflag.Sets(again, stored, f) {
+			args = append(args, "--"+f)
+		}
 	}
 	fmt.Fprintf(os.Stderr, "perfbisect: resuming: %s (in %s)\n", cur.CommandLine(), cur.Dir)
-	again := newApp()
 	again.Metadata = map[string]any{resumingKey: true}
 	return again.RunContext(c.Context, args)
-}
-
-// setsFlag reports whether the command line args sets a flag under one of
-// names (-name, --name, or either with =value).
-func setsFlag(args []string, names ...string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		a, _, _ = strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if slices.Contains(names, a) {
-			return true
-		}
-	}
-	return false
 }
 
 // whose says where the state directory came from: --state-dir, or the

@@ -119,22 +119,61 @@ func Typed(app *cli.App, args []string) map[string]string {
 		}
 	}
 	typed := map[string]string{}
+	eachFlag(cmd, args, func(name string) bool {
+		if canonical, ok := alias[name]; ok {
+			typed[canonical] = dashed(name)
+		}
+		return true
+	})
+	return typed
+}
+
+// eachFlag calls visit with the name of each flag that args (the whole
+// command line, program name first) gives cmd, in order, until visit
+// returns false. A flag's value is not visited, even when it looks like a
+// flag (--cmake-args --old), nor anything after "--".
+func eachFlag(cmd *cli.Command, args []string, visit func(name string) bool) {
 	boolean := booleans(cmd)
 	rest := args[2:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
-			break
+			return
 		}
 		name := flagName(a)
-		if canonical, ok := alias[name]; ok {
-			typed[canonical] = dashed(name)
+		if name == "" {
+			continue
 		}
-		if name != "" && !strings.Contains(a, "=") && !boolean[name] {
-			i++ // its value, which may look like a flag (--cmake-args --old)
+		if !visit(name) {
+			return
+		}
+		if !strings.Contains(a, "=") && !boolean[name] {
+			i++ // its value
 		}
 	}
-	return typed
+}
+
+// Sets reports whether the command line args (program name first) gives
+// the command's flag name, under its name or an alias. A value of another
+// flag that looks like it (--workload-options -q) does not count, nor
+// anything after "--".
+func Sets(app *cli.App, args []string, name string) bool {
+	cmd := command(app, args)
+	if cmd == nil {
+		return false
+	}
+	var names []string
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			names = f.Names()
+		}
+	}
+	found := false
+	eachFlag(cmd, args, func(n string) bool {
+		found = slices.Contains(names, n)
+		return !found
+	})
+	return found
 }
 
 // SwallowedFlag is the message for a value flag of the command in args
