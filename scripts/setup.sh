@@ -2,7 +2,8 @@
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
 # ccache, gcc, git, sysbench (the yardstick), distcc (the build tests wire it in), chromium (the HTML report's
-# tests load it headless) and perf (linux-perf: explain profiles the server with it). Go (1.26+) must be installed.
+# tests load it headless), perf (linux-perf: explain profiles the server with it) and lld
+# (scripts/variance/relink-layout.sh links a server again in another order). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v distcc >/dev/null 2>&1 || need+=(distcc)
 command -v perf >/dev/null 2>&1 || need+=(linux-perf)
+command -v ld.lld >/dev/null 2>&1 || need+=(lld)
 
 if [ ${#need[@]} -gt 0 ]; then
 	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -28,7 +30,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc and perf are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, perf and lld are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

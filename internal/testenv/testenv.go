@@ -34,6 +34,9 @@ var (
 	Git = Need{"git", []string{"git"}, "git", true}
 	// Sysbench is sysbench 1.0, the yardstick and the external driver.
 	Sysbench = Need{"sysbench", []string{"sysbench"}, "sysbench", false}
+	// LLD is LLVM's linker, which scripts/variance/relink-layout.sh links
+	// a server's objects again with, in a shuffled order.
+	LLD = Need{"lld (ld.lld)", []string{"ld.lld"}, "lld", false}
 	// Browser is headless Chromium, which loads the HTML reports.
 	Browser = Need{"a browser (chromium)", []string{"chromium|chromium-browser"}, "chromium", false}
 )
