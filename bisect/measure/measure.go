@@ -706,24 +706,24 @@ func (m *Measurer) loadSnapshot(ctx context.Context, commit string, in *serverct
 //     real 10.0 server a clustered index of one page for 100,000 rows in
 //     most snapshots and the true one in a few, which ran 25% faster;
 //     MariaDB's engine-independent statistics are left out (use_stat_tables
-//     NEVER: they read whole tables, and a server that does not know the
-//     setting ignores the statement);
+//     NEVER: they read whole tables; other servers refuse the setting, and
+//     that refusal is ignored);
 //   - innodb_fast_shutdown=0: InnoDB purges the load's undo history and
 //     merges its change buffer before it stops (a TPC-C snapshot with its
 //     history unpurged made a good commit measure at the bad level).
 //
-// A server that refuses either is noted, and its snapshot is kept as the
-// load left it.
+// Each step that fails is noted and the other still done; the snapshot is
+// kept either way.
 func (m *Measurer) settle(ctx context.Context, srv *serverctl.Server) {
-	conn := workloadConn(srv)
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
 	db, err := sql.Open("mysql", srv.DSN(""))
 	if err != nil {
 		m.logf("note: the snapshot is kept as the load left it (%v): its optimizer statistics and background work may vary", err)
 		return
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1) // one session: the SET SESSION below holds for the ANALYZE
-	if err := analyze(ctx, db, conn.DB); err != nil {
+	if err := analyze(ctx, db, workloadConn(srv).DB); err != nil {
 		m.logf("note: the snapshot keeps the optimizer statistics the load left (%v): they may differ from one snapshot to the next", err)
 	}
 	if _, err := db.ExecContext(ctx, "SET GLOBAL innodb_fast_shutdown = 0"); err != nil {
@@ -731,13 +731,25 @@ func (m *Measurer) settle(ctx context.Context, srv *serverctl.Server) {
 	}
 }
 
+// settleTimeout bounds settle's statements (not the slow shutdown that
+// follows): a server that hangs in them would otherwise hold the machine
+// lock.
+const settleTimeout = 10 * time.Minute
+
 // quoteName is an identifier quoted for SQL.
 func quoteName(n string) string { return "`" + strings.ReplaceAll(n, "`", "``") + "`" }
 
 // analyze runs ANALYZE TABLE on every base table of schema, engine
-// statistics only.
+// statistics only, on one connection of db (the session setting must hold
+// for the ANALYZE). A schema without tables is an error: there was nothing
+// to settle.
 func analyze(ctx context.Context, db *sql.DB, schema string) error {
-	rows, err := db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", schema)
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rows, err := c.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", schema)
 	if err != nil {
 		return err
 	}
@@ -750,24 +762,28 @@ func analyze(ctx context.Context, db *sql.DB, schema string) error {
 		}
 		names = append(names, quoteName(schema)+"."+quoteName(n))
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil || len(names) == 0 {
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return err
 	}
-	_, _ = db.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'") // MariaDB's; others have none
+	if len(names) == 0 {
+		return fmt.Errorf("no table in database %s", schema)
+	}
+	_, _ = c.ExecContext(ctx, "SET SESSION use_stat_tables = 'NEVER'") // MariaDB's; other servers refuse it
 	// ANALYZE TABLE reports a table's failure as a result row, not an error.
-	res, err := db.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
+	res, err := c.QueryContext(ctx, "ANALYZE TABLE "+strings.Join(names, ", "))
 	if err != nil {
 		return err
 	}
 	defer res.Close()
 	var failed []string
 	for res.Next() {
-		var table, op, typ, text string
+		var table, op, typ string
+		var text sql.NullString
 		if err := res.Scan(&table, &op, &typ, &text); err != nil {
 			return err
 		}
 		if strings.EqualFold(typ, "error") {
-			failed = append(failed, table+": "+text)
+			failed = append(failed, table+": "+text.String)
 		}
 	}
 	if len(failed) > 0 {
@@ -852,16 +868,17 @@ func (m *Measurer) evictSnapshots() {
 // snapshot) and the workload's data-shaping options.
 func (m *Measurer) snapshotKey(ctx context.Context, commit string, side Side, in *serverctl.Install) (string, error) {
 	h := sha256.New()
-	// "datadir 2": datadirs carry serverctl.DatadirMark; older snapshots
-	// (without it) are not reused.
+	// "datadir 3": datadirs carry serverctl.DatadirMark and are settled
+	// (settle); older snapshots are not reused. An unsettled one
+	// (Config.Unsettled) is never another's.
 	if side.Basedir != "" {
 		fi, err := os.Stat(in.Server)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "datadir 2\x00installed\x00%s\x00%d\x00%d\x00", in.Server, fi.Size(), fi.ModTime().UnixNano())
+		fmt.Fprintf(h, "datadir 3\x00installed\x00%s\x00%d\x00%d\x00", in.Server, fi.Size(), fi.ModTime().UnixNano())
 	} else {
-		fmt.Fprintf(h, "datadir 2\x00%s\x00%s\x00", side.Commit, side.Builder.Recipe.Hash())
+		fmt.Fprintf(h, "datadir 3\x00%s\x00%s\x00", side.Commit, side.Builder.Recipe.Hash())
 	}
 	if !side.OptionFile.IsZero() {
 		if err := os.MkdirAll(m.cfg.StateDir, 0o700); err != nil {
@@ -876,6 +893,9 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, side Side, in
 		}
 	}
 	fmt.Fprintf(h, "\x00%s", m.cfg.Workload.DataKey())
+	if m.cfg.Unsettled {
+		fmt.Fprint(h, "\x00unsettled")
+	}
 	return commit[:min(12, len(commit))] + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 

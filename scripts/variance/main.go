@@ -317,7 +317,8 @@ func logs(tps [][][]float64) [][][]float64 {
 // split is a nested variance split: SDs per run, per snapshot (within a
 // build) and per build, the F tests' p-values of the two upper levels, and
 // their resolutions (the 95% half-width of the difference of two cells'
-// means at that level).
+// means at that level, Student's t at the degrees of freedom of the mean
+// square it is estimated from).
 type split struct {
 	Run, Snapshot, Build  float64
 	PSnapshot, PBuild     float64
@@ -360,7 +361,7 @@ func nestedSplit(y [][][]float64) split {
 	dfe, dfb, dfa := float64(a*b*(n-1)), float64(a*(b-1)), float64(a-1)
 	mse := sse / dfe
 	out := split{Run: math.Sqrt(mse), PSnapshot: math.NaN(), PBuild: math.NaN()}
-	out.ResSnapshot = 1.96 * math.Sqrt(2*mse/float64(n))
+	out.ResSnapshot = tQuantile(dfe) * math.Sqrt(2*mse/float64(n))
 	below, dfBelow := mse, dfe // the mean square the build level is tested against
 	if b > 1 {
 		msb := ssb / dfb
@@ -372,9 +373,15 @@ func nestedSplit(y [][][]float64) split {
 		msa := ssa / dfa
 		out.Build = math.Sqrt(math.Max(0, (msa-below)/float64(b*n)))
 		out.PBuild = fTail(msa/below, dfa, dfBelow)
-		out.ResBuild = 1.96 * math.Sqrt(2*below/float64(b*n))
+		out.ResBuild = tQuantile(dfBelow) * math.Sqrt(2*below/float64(b*n))
 	}
 	return out
+}
+
+// tQuantile is Student's t 97.5% quantile with df degrees of freedom: a
+// 95% half-width in standard errors.
+func tQuantile(df float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
 }
 
 // fTail is P(F > f) for an F distribution with d1 and d2 degrees of freedom.
