@@ -35,6 +35,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -80,8 +81,8 @@ func main() {
 	serverCPUs := flag.String("server-cpus", "", "CPUs of the server, as for taskset -c (\"\": all)")
 	clientCPUs := flag.String("client-cpus", "", "CPUs of the client (\"\": all)")
 	flag.Parse()
-	if flag.NArg() < 2 || o.snapshots < 1 || o.runs < 3 || (flag.NArg() == 2 && o.snapshots < 2) {
-		fmt.Fprintln(os.Stderr, "usage: variance [-snapshots K] [-runs N>=3] [-my-cnf FILE] [-workload ARGS] [-build-state DIR] [-unsettled] [-keep] REPO SIDE [SIDE...]\n(one side needs -snapshots 2 or more: there is nothing else to split)")
+	if msg := checkCounts(flag.NArg()-1, o); msg != "" {
+		fmt.Fprintf(os.Stderr, "variance: %s\nusage: variance [-snapshots K] [-runs N] [-my-cnf FILE] [-workload ARGS] [-server-cpus LIST] [-client-cpus LIST] [-build-state DIR] [-unsettled] [-keep] REPO SIDE [SIDE...]\n", msg)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,9 +95,28 @@ func main() {
 		}
 	}
 	if err := run(ctx, flag.Arg(0), flag.Args()[1:], o); err != nil {
+		if ctx.Err() != nil {
+			err = errors.New("interrupted (its servers stopped, its state directories removed unless -keep)")
+		}
 		fmt.Fprintln(os.Stderr, "variance:", err)
 		os.Exit(1)
 	}
+}
+
+// checkCounts says what is wrong with the number of sides and the -runs and
+// -snapshots counts ("" when nothing).
+func checkCounts(sides int, o options) string {
+	switch {
+	case sides < 1:
+		return "no SIDE given: name the revisions or installed servers to measure after REPO"
+	case o.runs < 3:
+		return fmt.Sprintf("-runs %d: at least 3 runs per snapshot (a cell's spread needs them; 6 or more give a median interval)", o.runs)
+	case o.snapshots < 1:
+		return fmt.Sprintf("-snapshots %d: at least 1", o.snapshots)
+	case sides == 1 && o.snapshots < 2:
+		return "one side needs -snapshots 2 or more: there is nothing else to split"
+	}
+	return ""
 }
 
 // sideKey is the subject key of the i-th side (its argument may hold a /,
@@ -105,7 +125,7 @@ func sideKey(i int) string { return fmt.Sprintf("side-%d", i+1) }
 
 // sides reads the SIDE arguments, by sideKey: an existing directory written
 // with a / is an installed server; anything else a revision of repo.
-func sides(repo *git.Repository, args []string, of serverctl.OptionFile) (map[string]measure.Side, error) {
+func sides(ctx context.Context, repo *git.Repository, args []string, of serverctl.OptionFile) (map[string]measure.Side, error) {
 	out := map[string]measure.Side{}
 	seen := map[string]bool{}
 	for i, a := range args {
@@ -118,6 +138,9 @@ func sides(repo *git.Repository, args []string, of serverctl.OptionFile) (map[st
 				abs, err := filepath.Abs(a)
 				if err != nil {
 					return nil, err
+				}
+				if _, err := serverctl.FindInstall(ctx, abs); err != nil {
+					return nil, fmt.Errorf("side %s: not an installed server: %w", a, err)
 				}
 				out[sideKey(i)] = measure.Side{Name: a, Basedir: abs, OptionFile: of}
 				continue
@@ -137,6 +160,11 @@ func run(ctx context.Context, repoPath string, names []string, o options) error 
 	if err != nil {
 		return err
 	}
+	for _, w := range strings.Fields(o.workload) {
+		if !strings.HasPrefix(w, "--") {
+			return fmt.Errorf("-workload %q: %q is not an option: give sysbench-style --name=value options, such as --threads=2 --table-size=100000", o.workload, w)
+		}
+	}
 	inv, err := sysbench.ParseArgs(append(strings.Fields(o.workload), "run"))
 	if err != nil {
 		return fmt.Errorf("-workload: %w", err)
@@ -145,7 +173,7 @@ func run(ctx context.Context, repoPath string, names []string, o options) error 
 	if err != nil {
 		return fmt.Errorf("-my-cnf: %w", err)
 	}
-	sd, err := sides(repo, names, of)
+	sd, err := sides(ctx, repo, names, of)
 	if err != nil {
 		return err
 	}
@@ -256,41 +284,62 @@ func report(names []string, tps [][][]float64, o options) {
 	for _, n := range names {
 		w = max(w, len(n))
 	}
-	fmt.Printf("%d sides, %d snapshots each, %d runs per snapshot, round-robin\n", len(names), o.snapshots, o.runs)
+	fmt.Printf("%s, %s each, %s per snapshot, round-robin\n", plural(len(names), "side"), plural(o.snapshots, "snapshot"), plural(o.runs, "run"))
 	fmt.Printf("%-*s %8s %9s %21s %7s\n", w, "side", "snapshot", "median", "95% interval", "CV")
 	for i, side := range tps {
 		for j, xs := range side {
-			lo, hi, _ := stats.MedianCI(xs, 0.95)
-			fmt.Printf("%-*s %8d %9.1f %10.1f - %8.1f %6.1f%%\n", w, names[i], j+1, stats.Median(xs), lo, hi, 100*stats.RobustCV(xs))
+			interval := "(too few runs)"
+			if lo, hi, _ := stats.MedianCI(xs, 0.95); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+				interval = fmt.Sprintf("%.1f - %.1f", lo, hi)
+			}
+			fmt.Printf("%-*s %8d %9.1f %21s %6.1f%%\n", w, names[i], j+1, stats.Median(xs), interval, 100*stats.RobustCV(xs))
 		}
 	}
 	if len(names) > 1 {
 		fmt.Printf("\nbuild shift against %s (all snapshots' runs; Hodges-Lehmann, 95%%)\n", names[0])
 		base := flat(tps[0])
 		for i := 1; i < len(names); i++ {
-			s := stats.Shift(base, flat(tps[i]), 0.95)
-			fmt.Printf("%-*s %+7.2f%%  %+7.2f%% .. %+6.2f%%\n", w, names[i], 100*s.Est, 100*s.Lo, 100*s.Hi)
+			fmt.Printf("%-*s %s\n", w, names[i], shiftText(stats.Shift(base, flat(tps[i]), 0.95)))
 		}
 	}
 	if o.snapshots > 1 {
 		fmt.Printf("\nsnapshot shift against the side's snapshot 1 (Hodges-Lehmann, 95%%)\n")
 		for i, side := range tps {
 			for j := 1; j < len(side); j++ {
-				s := stats.Shift(side[0], side[j], 0.95)
-				fmt.Printf("%-*s %d %+7.2f%%  %+7.2f%% .. %+6.2f%%\n", w, names[i], j+1, 100*s.Est, 100*s.Lo, 100*s.Hi)
+				fmt.Printf("%-*s %d %s\n", w, names[i], j+1, shiftText(stats.Shift(side[0], side[j], 0.95)))
 			}
 		}
 	}
 	v := nestedSplit(logs(tps))
 	fmt.Printf("\nvariance split of log tps (nested random effects, method of moments; relative SDs)\n")
-	fmt.Printf("%-9s %7s %10s %12s\n", "level", "SD", "F test p", "resolution")
-	fmt.Printf("%-9s %6.2f%%\n", "run", 100*v.Run)
+	fmt.Printf("%-14s %7s %10s %12s\n", "level", "SD", "F test p", "resolution")
+	fmt.Printf("%-14s %6.2f%%\n", "run", 100*v.Run)
 	if o.snapshots > 1 {
-		fmt.Printf("%-9s %6.2f%% %10.4f %10.2f%%\n", "snapshot", 100*v.Snapshot, v.PSnapshot, 100*v.ResSnapshot)
+		fmt.Printf("%-14s %6.2f%% %10.4f %10.2f%%\n", "snapshot", 100*v.Snapshot, v.PSnapshot, 100*v.ResSnapshot)
 	}
 	if len(names) > 1 {
-		fmt.Printf("%-9s %6.2f%% %10.4f %10.2f%%\n", "build", 100*v.Build, v.PBuild, 100*v.ResBuild)
+		label := "build"
+		if o.snapshots == 1 {
+			label = "build+snapshot" // one snapshot per build: the two are not told apart
+		}
+		fmt.Printf("%-14s %6.2f%% %10.4f %10.2f%%\n", label, 100*v.Build, v.PBuild, 100*v.ResBuild)
 	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// shiftText is a Hodges-Lehmann shift with its interval, or a word on why
+// there is none.
+func shiftText(s stats.ShiftEstimate) string {
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || s.Lo <= -1 {
+		return fmt.Sprintf("%+7.2f%%  (too few runs for an interval)", 100*s.Est)
+	}
+	return fmt.Sprintf("%+7.2f%%  %+7.2f%% .. %+6.2f%%", 100*s.Est, 100*s.Lo, 100*s.Hi)
 }
 
 func flat(xss [][]float64) []float64 {

@@ -20,13 +20,17 @@
 # (Debian: apt-get install lld).
 set -euo pipefail
 [ $# -eq 4 ] || { sed -n 2,20p "$0" >&2; exit 2; }
+for a in "$1" "$2"; do
+	[ -d "$a" ] || { echo "relink-layout: $a is not a directory" >&2; exit 2; }
+done
 build=$(cd "$1" && pwd)
 inst=$(cd "$2" && pwd)
 out=$3 seed=$4
+[ -d "$(dirname "$out")" ] || { echo "relink-layout: the directory $(dirname "$out") that OUT_DIR goes into does not exist" >&2; exit 2; }
 [ ! -e "$out" ] || { echo "relink-layout: $out exists; refusing to overwrite it" >&2; exit 2; }
 command -v ld.lld >/dev/null || { echo "relink-layout: ld.lld is not installed on this machine (Debian: apt-get install lld)" >&2; exit 1; }
 # (lld's seed 0 is a random one, which could not be made again.)
-[[ $seed =~ ^(none|-1|[1-9][0-9]*)$ ]] || { echo "relink-layout: SEED must be a number from 1, -1 or none, not $seed" >&2; exit 2; }
+[[ $seed =~ ^(none|-1|[1-9][0-9]*)$ ]] || { echo "relink-layout: SEED must be a number from 1, -1 or none, not '$seed'" >&2; exit 2; }
 target= at=
 for d in sql .; do
 	for t in mariadbd mysqld; do
@@ -44,7 +48,7 @@ done
 built=$(sed -n 's/.*"commit":"\([0-9a-f]*\)".*/\1/p' "$build/.perfbisect-built.json" 2>/dev/null || true)
 base=$(basename "$inst")
 if [ -n "$built" ] && [[ $base =~ ^[0-9a-f]{40}$ ]] && [ "$built" != "$base" ]; then
-	echo "relink-layout: $build holds the objects of commit $built, not of the install's $base: build $base again there first" >&2
+	echo "relink-layout: $build holds the objects of commit $built, not of the install's $base: build it again there first (perfbisect build keeps it cached: remove $inst, or use a fresh --state-dir, then build $base)" >&2
 	exit 2
 fi
 if [ -n "$built" ] && ! grep -q '"finished":true' "$build/.perfbisect-built.json"; then
