@@ -60,7 +60,7 @@ trap 'rm -rf "$tmp"' EXIT
 link=$(cat "$at/CMakeFiles/$target.dir/link.txt")
 grep -q -- " -o $target " <<<"$link" || { echo "relink-layout: the link command does not write '-o $target'" >&2; exit 1; }
 extra="-fuse-ld=lld"
-[ "$seed" = none ] || extra="$extra -Wl,--shuffle-sections=.text*=$seed"
+[ "$seed" = none ] || extra="$extra '-Wl,--shuffle-sections=.text*=$seed'" # quoted: eval must not glob it
 link=${link/ -o $target / -o $tmp/$target }
 (cd "$at" && eval "$link $extra")
 cp -a "$inst" "$out"
