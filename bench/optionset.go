@@ -347,7 +347,7 @@ func parseSeconds(key, v string, p *time.Duration) error {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 || d > most {
-		return fmt.Errorf("%w: --%s=%s: want seconds (a month at most)", ErrInvalidOption, key, v)
+		return fmt.Errorf("%w: --%s=%s: want whole seconds (60) or a duration (1.5s, 2m), a month at most", ErrInvalidOption, key, v)
 	}
 	*p = d
 	return nil
