@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Verdict is the outcome of comparing two revisions.
@@ -166,14 +167,11 @@ func (c Comparison) LeftOutText() string {
 		if len(xs) == 0 {
 			return ""
 		}
-		t := ""
+		runs := make([]string, len(xs))
 		for i, x := range xs {
-			if i > 0 {
-				t += ", "
-			}
-			t += fmt.Sprintf("%.4g (%+.0f%%)", x, 100*(x/median-1))
+			runs[i] = fmt.Sprintf("%.4g (%+.0f%%)", x, 100*(x/median-1))
 		}
-		return fmt.Sprintf("; %s %s", name, t)
+		return fmt.Sprintf("; %s %s", name, strings.Join(runs, ", "))
 	}
 	runs := "1 run"
 	if n := len(c.LeftOutOld) + len(c.LeftOutNew); n > 1 {

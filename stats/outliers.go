@@ -30,16 +30,18 @@ func Outliers(xs []float64, noise float64) (kept, out []float64, spread bool) {
 		l[i] = math.Log(v)
 	}
 	m := Median(l)
-	far := map[int]bool{}
+	far := make([]bool, len(xs))
+	nFar := 0
 	for i, v := range l {
 		if math.Abs(v-m) > OutlierFence*noise {
 			far[i] = true
+			nFar++
 		}
 	}
-	if len(far) == 0 {
+	if nFar == 0 {
 		return xs, nil, false
 	}
-	if len(far) > max(1, len(xs)/10) {
+	if nFar > max(1, len(xs)/10) {
 		return xs, nil, true
 	}
 	for i, v := range xs {

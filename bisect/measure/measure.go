@@ -699,18 +699,18 @@ func (m *Measurer) loadSnapshot(ctx context.Context, commit string, in *serverct
 	return renameio.WriteFile(filepath.Join(snap, "complete"), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
 }
 
-// settle leaves the snapshot as a long-running server would hold its data:
+// settle leaves the snapshot as a long-running server would hold its data,
+// the same whatever the timing of the load (docs/measurements.md has what
+// each step removed):
 //   - ANALYZE TABLE on every table of the workload's database: InnoDB's
 //     persistent statistics are otherwise whatever its background thread
-//     sampled during the load (it waits 10 s between recalculations), on a
-//     real 10.0 server a clustered index of one page for 100,000 rows in
-//     most snapshots and the true one in a few, which ran 25% faster;
+//     sampled while the load ran, and the optimizer sizes its work by them;
 //     MariaDB's engine-independent statistics are left out (use_stat_tables
 //     NEVER: they read whole tables; other servers refuse the setting, and
 //     that refusal is ignored);
 //   - innodb_fast_shutdown=0: InnoDB purges the load's undo history and
-//     merges its change buffer before it stops (a TPC-C snapshot with its
-//     history unpurged made a good commit measure at the bad level).
+//     merges its change buffer before it stops, instead of in a run's
+//     window.
 //
 // Each step that fails is noted and the other still done; the snapshot is
 // kept either way.

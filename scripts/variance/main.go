@@ -253,29 +253,22 @@ func gauges(seq []timed) {
 		mean[r.cell] = append(mean[r.cell], math.Log(r.tps))
 	}
 	res := make([]float64, len(seq))
-	var srv, cli, resC []float64
+	var srv, cli, cliRaw, resC []float64
 	for i, r := range seq {
 		res[i] = math.Log(r.tps) - stat.Mean(mean[r.cell], nil)
 		if r.serverCPU > 0 && r.clientCPU > 0 {
 			resC = append(resC, res[i])
 			srv = append(srv, math.Log(r.serverCPU))
 			cli = append(cli, math.Log(r.clientCPU))
+			cliRaw = append(cliRaw, r.clientCPU)
 		}
 	}
 	fmt.Printf("\nruns in the order measured (log tps less its cell's mean): lag-1 correlation %.2f", stat.Correlation(res[1:], res[:len(res)-1], nil))
 	if len(resC) > 2 {
 		fmt.Printf("; with the server's CPU per transaction %.2f, with the client's %.2f (client CPU per transaction: median %.0f us, CV %.1f%%)",
-			stat.Correlation(resC, srv, nil), stat.Correlation(resC, cli, nil), math.Exp(stats.Median(cli)), 100*stats.RobustCV(expAll(cli)))
+			stat.Correlation(resC, srv, nil), stat.Correlation(resC, cli, nil), stats.Median(cliRaw), 100*stats.RobustCV(cliRaw))
 	}
 	fmt.Println()
-}
-
-func expAll(xs []float64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = math.Exp(x)
-	}
-	return out
 }
 
 // report prints the cells, the shifts and the variance split.
@@ -289,7 +282,7 @@ func report(names []string, tps [][][]float64, o options) {
 	for i, side := range tps {
 		for j, xs := range side {
 			interval := "(too few runs)"
-			if lo, hi, _ := stats.MedianCI(xs, 0.95); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+			if lo, hi, ok := stats.MedianCI(xs, 0.95); ok {
 				interval = fmt.Sprintf("%.1f - %.1f", lo, hi)
 			}
 			fmt.Printf("%-*s %8d %9.1f %21s %6.1f%%\n", w, names[i], j+1, stats.Median(xs), interval, 100*stats.RobustCV(xs))
@@ -336,7 +329,7 @@ func plural(n int, what string) string {
 // shiftText is a Hodges-Lehmann shift with its interval, or a word on why
 // there is none.
 func shiftText(s stats.ShiftEstimate) string {
-	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || s.Lo <= -1 {
+	if !s.Bounded() {
 		return fmt.Sprintf("%+7.2f%%  (too few runs for an interval)", 100*s.Est)
 	}
 	return fmt.Sprintf("%+7.2f%%  %+7.2f%% .. %+6.2f%%", 100*s.Est, 100*s.Lo, 100*s.Hi)
