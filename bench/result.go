@@ -18,6 +18,11 @@ type Result struct {
 	// Window is the measured time, from Hooks.MeasureStart to Hooks.MeasureEnd
 	// (Options.Time plus the timer's lateness, microseconds).
 	Window time.Duration
+	// ClientCPU is the CPU time (user and system) an out-of-process client
+	// used over the window: sysbench's, from its /proc/PID/stat at the
+	// window's edges (10 ms resolution); 0 for the built-in client, whose
+	// CPU is the calling process's own, and when it could not be read.
+	ClientCPU time.Duration
 	// Events is the number of completed events (sysbench's "transactions").
 	Events int64
 	// Reads, Writes and Other count statements by class, including the

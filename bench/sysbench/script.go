@@ -397,7 +397,7 @@ func (s *Script) command(ctx context.Context, command string) ([]byte, error) {
 // Prepare runs the script's prepare with the fixed seed; a script
 // without a prepare command has nothing to prepare.
 func (s *Script) Prepare(ctx context.Context, conn bench.Connection) error {
-	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "prepare"))
+	_, _, err := s.Sysbench.exec(ctx, conn, s.call(conn, "prepare"))
 	return notImplemented(err, "prepare")
 }
 
@@ -416,16 +416,20 @@ func notImplemented(err error, command string) error {
 func (s *Script) Run(ctx context.Context, conn bench.Connection, hooks bench.Hooks) (*bench.Result, error) {
 	sb := s.Sysbench
 	sb.Hooks = hooks
-	out, err := sb.exec(ctx, conn, s.call(conn, "run"))
+	out, cpu, err := sb.exec(ctx, conn, s.call(conn, "run"))
 	if err != nil {
 		return nil, err
 	}
-	return ParseReport(out, s.Options)
+	res, err := ParseReport(out, s.Options)
+	if res != nil {
+		res.ClientCPU = cpu
+	}
+	return res, err
 }
 
 // Cleanup runs the script's cleanup, if it has one.
 func (s *Script) Cleanup(ctx context.Context, conn bench.Connection) error {
-	_, err := s.Sysbench.exec(ctx, conn, s.call(conn, "cleanup"))
+	_, _, err := s.Sysbench.exec(ctx, conn, s.call(conn, "cleanup"))
 	return notImplemented(err, "cleanup")
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bench/dial"
+	"github.com/perfbisect/perfbisect/serverctl"
 )
 
 // The external driver: real sysbench 1.0 run with the same options, its report
@@ -140,12 +141,16 @@ func Run(ctx context.Context, conn bench.Connection, o bench.Options, command st
 	if err != nil {
 		return nil, err
 	}
-	out, err := sb.exec(ctx, conn, sysbenchCall{what: o.Workload, command: command, args: args,
+	out, cpu, err := sb.exec(ctx, conn, sysbenchCall{what: o.Workload, command: command, args: args,
 		warm: int(o.Warmup / time.Second), reportInterval: o.ReportInterval})
 	if err != nil || command != "run" {
 		return nil, err
 	}
-	return ParseReport(out, o)
+	res, err := ParseReport(out, o)
+	if res != nil {
+		res.ClientCPU = cpu
+	}
+	return res, err
 }
 
 // Error is a sysbench process that ran and failed: against a live
@@ -196,30 +201,31 @@ type sysbenchCall struct {
 }
 
 // exec runs call against conn (its database created first for prepare) and
-// returns sysbench's output, calling sb.Hooks as a run reports.
-func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchCall) ([]byte, error) {
+// returns sysbench's output and, for a run, sysbench's CPU time over the
+// window (0 when it could not be read), calling sb.Hooks as a run reports.
+func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchCall) ([]byte, time.Duration, error) {
 	bin := sb.Path
 	if bin == "" {
 		bin = "sysbench"
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, err)
+		return nil, 0, fmt.Errorf("%w: %v; install it (apt-get install sysbench) or name it with --sysbench-path", ErrNoSysbench, err)
 	}
 	args, removePassword, err := passwordFile(call.args, conn)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer removePassword()
 	// sysbench's prepare needs the database; the built-in one creates it.
 	admin, cfg, err := dial.DB(conn.DSN())
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer admin.Close()
 	if call.command == "prepare" {
 		if err := dial.EnsureDatabase(ctx, admin, cfg); err != nil {
-			return nil, fmt.Errorf("sysbench %s prepare (%s): %w", call.what, conn, err)
+			return nil, 0, fmt.Errorf("sysbench %s prepare (%s): %w", call.what, conn, err)
 		}
 	}
 	// The server's connections before sysbench starts: a cancelled sysbench
@@ -229,7 +235,7 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	if call.command == "run" {
 		ids, err := dial.ServerThreads(ctx, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("sysbench %s run (%s): %w", call.what, conn, err)
+			return nil, 0, fmt.Errorf("sysbench %s run (%s): %w", call.what, conn, err)
 		}
 		for _, id := range ids {
 			before[id] = true
@@ -237,20 +243,20 @@ func (sb Binary) exec(ctx context.Context, conn bench.Connection, call sysbenchC
 	}
 	cmd, pr, err := startSysbench(ctx, path, args, call)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := sb.follow(pr, call)
+	out, cpu := sb.follow(pr, call, cmd.Process.Pid)
 	if err := cmd.Wait(); err != nil {
 		if ctx.Err() != nil {
 			if call.command == "run" {
 				ids, _ := dial.ServerThreads(context.Background(), cfg)
 				dial.Kill(cfg, slices.DeleteFunc(ids, func(id int64) bool { return before[id] }))
 			}
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
-		return nil, &Error{What: call.what, Command: call.command, Err: err, Output: lastLines(string(out), 8)}
+		return nil, 0, &Error{What: call.what, Command: call.command, Err: err, Output: lastLines(string(out), 8)}
 	}
-	return out, nil
+	return out, cpu, nil
 }
 
 // passwordFile returns args with conn's password in a private option file
@@ -309,8 +315,11 @@ func startSysbench(ctx context.Context, path string, args []string, call sysbenc
 // copying it to sb.Output and, for a run, calling sb.Hooks: the window
 // starts at "Threads started!" (or the warm-up's checkpoint report) and
 // ends at the final "SQL statistics:"; each second's line between is an
-// interval. It returns the output.
-func (sb Binary) follow(pr *os.File, call sysbenchCall) []byte {
+// interval. It returns the output and the CPU time process pid (sysbench)
+// used between the window's edges, from its /proc stat (0 when unread).
+func (sb Binary) follow(pr *os.File, call sysbenchCall, pid int) ([]byte, time.Duration) {
+	var cpu0, cpu1 time.Duration
+	var cpuErr error
 	var out bytes.Buffer
 	warm := call.warm
 	started, ended := false, false
@@ -339,9 +348,14 @@ func (sb Binary) follow(pr *os.File, call sysbenchCall) []byte {
 			if sb.Hooks.MeasureStart != nil {
 				sb.Hooks.MeasureStart()
 			}
+			cpu0, cpuErr = serverctl.ProcessCPUTime(pid)
 		case strings.HasPrefix(line, "SQL statistics:"):
 			if reports++; started && !ended && reports == final {
 				ended = true
+				var err error
+				if cpu1, err = serverctl.ProcessCPUTime(pid); cpuErr == nil {
+					cpuErr = err
+				}
 				if sb.Hooks.MeasureEnd != nil {
 					sb.Hooks.MeasureEnd()
 				}
@@ -362,7 +376,10 @@ func (sb Binary) follow(pr *os.File, call sysbenchCall) []byte {
 	}
 	io.Copy(io.Discard, pr)
 	pr.Close()
-	return out.Bytes()
+	if cpuErr != nil || !ended {
+		return out.Bytes(), 0
+	}
+	return out.Bytes(), cpu1 - cpu0
 }
 
 // lastLines returns the last n non-empty lines of s.

@@ -187,6 +187,9 @@ type Measurer struct {
 	// disturbed runs measured again (at most 3 + a quarter of the counted):
 	// every revision gets the same allowance, wherever it is in the session.
 	counted, remeasured map[string]int
+	// signs are, per revision, what its counted runs said of the machine
+	// (neighbourSign's history).
+	signs map[string][]signs
 }
 
 type revision struct {
@@ -207,7 +210,7 @@ func New(cfg Config) *Measurer {
 			return MachineLock(ctx, what, cfg.StateDir, cfg.Log)
 		}
 	}
-	return &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}}
+	return &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}, signs: map[string][]signs{}}
 }
 
 // Server returns the server the subject key was prepared with (its build,
@@ -255,6 +258,16 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	return out, nil
 }
 
+// DiscardedKindsFact is the run fact that names, comma separated, the kinds
+// of disturbance (disturbance.kinds: "steal", "other processes",
+// "throttled", "descheduled", "slow machine") of the runs measured again,
+// not counted, before it; DisturbedKindsFact those of the run itself when
+// it counts although disturbed (its fact "disturbed" says why).
+const (
+	DiscardedKindsFact = "discarded_kinds"
+	DisturbedKindsFact = "disturbed_kinds"
+)
+
 // DisturbedShare is the share of the machine's CPU time over a run's measured
 // window (window x CPUs) above which the run counts as disturbed: CPU time the
 // hypervisor gave to other guests (steal) plus CPU time processes other than
@@ -284,6 +297,10 @@ const BusyShare = 0.15
 type disturbance struct {
 	steal, other time.Duration // the hypervisor's; other processes'
 	capacity     time.Duration // the machine's CPU time over the window
+	// signs are what the run's own processes said of the machine; why and
+	// kind are neighbourSign's reading of them ("" when nothing).
+	signs     signs
+	why, kind string
 }
 
 // tickSlack is what the kernel's 10 ms accounting may add to a window's
@@ -294,7 +311,38 @@ const tickSlack = 50 * time.Millisecond
 // disturbed reports whether the run's window lost more than DisturbedShare of
 // the machine's CPU time (and tickSlack) to others.
 func (d disturbance) disturbed() bool {
-	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
+	return d.why != "" || d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
+}
+
+// kinds names the disturbance's kinds, as the report counts them: "steal",
+// "other processes", and neighbourSign's.
+func (d disturbance) kinds() []string {
+	var k []string
+	if d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity) {
+		if d.steal >= d.other {
+			k = append(k, "steal")
+		} else {
+			k = append(k, "other processes")
+		}
+	}
+	if d.kind != "" {
+		k = append(k, d.kind)
+	}
+	return k
+}
+
+// severity orders disturbances: the CPU time the window lost to others
+// (steal, other processes, a throttled cgroup), and a tenth of the window's
+// capacity for a neighbour seen only in the run's own processes.
+func (d disturbance) severity() time.Duration {
+	s := d.steal + d.other
+	if d.signs.throttled > 0 {
+		s += d.signs.throttled
+	}
+	if d.why != "" && d.signs.throttled <= 0 {
+		s += d.capacity / 10
+	}
+	return s
 }
 
 // busy reports whether other processes took more than BusyShare of the
@@ -304,8 +352,12 @@ func (d disturbance) busy() bool {
 }
 
 func (d disturbance) String() string {
-	return fmt.Sprintf("steal %.2fs, other processes %.2fs of the window's %.1f CPU-seconds",
+	s := fmt.Sprintf("steal %.2fs, other processes %.2fs of the window's %.1f CPU-seconds",
 		d.steal.Seconds(), d.other.Seconds(), d.capacity.Seconds())
+	if d.why != "" {
+		s += "; " + d.why
+	}
+	return s
 }
 
 // undisturbedRun measures one run of commit. A run that fails for a reason not
@@ -323,7 +375,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	if retries == 0 {
 		retries = 3
 	}
-	var discarded []string
+	var discarded, kinds []string
 	var best bisect.Run
 	var bestD disturbance
 	var busySince time.Time // the first run other processes kept busy
@@ -342,14 +394,16 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		if !d.disturbed() {
 			if attempt > 0 {
 				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
+				kinds = append(kinds, bestD.kinds()...)
 			}
-			best = r
+			best, bestD = r, d
 			break
 		}
 		if d.busy() {
 			// Never counted, and not one of the retries: the run waits for
 			// the other processes to leave, then is measured again.
 			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
+			kinds = append(kinds, d.kinds()...)
 			m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 			if busySince.IsZero() {
 				busySince = time.Now()
@@ -360,13 +414,15 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			attempt--
 			continue
 		}
-		if attempt == 0 || d.steal+d.other < bestD.steal+bestD.other {
+		if attempt == 0 || d.severity() < bestD.severity() {
 			if attempt > 0 {
 				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
+				kinds = append(kinds, bestD.kinds()...)
 			}
 			best, bestD = r, d
 		} else {
 			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
+			kinds = append(kinds, d.kinds()...)
 		}
 		if retries < 0 || attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4 {
 			best.Facts["disturbed"] = bestD.String()
@@ -388,8 +444,15 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 	}
 	m.counted[commit]++
+	if m.cfg.Probe == nil {
+		m.signs[commit] = append(m.signs[commit], bestD.signs)
+	}
 	if len(discarded) > 0 {
 		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
+		best.Facts[DiscardedKindsFact] = strings.Join(kinds, ",")
+	}
+	if k := bestD.kinds(); best.Facts["disturbed"] != "" && len(k) > 0 {
+		best.Facts[DisturbedKindsFact] = strings.Join(k, ",")
 	}
 	m.logRun(commit, best)
 	return best, nil
@@ -1090,37 +1153,61 @@ func (m *Measurer) noteEmulated(rev *revision, res *bench.Result, r *bisect.Run)
 }
 
 // windowLoad stores what the machine did besides the run during its window
-// in r's facts (other processes' CPU, steal, the load average, the built-in
-// client's CPU per transaction), notes a busy machine, and returns the
-// disturbance that decides whether the run counts.
+// in r's facts (other processes' CPU, steal, the load average, the client's
+// CPU per transaction, the server's threads' wait for a CPU, its cgroup's
+// throttled time), notes a busy machine, and returns the disturbance that
+// decides whether the run counts (with neighbourSign's reading of the signs,
+// against the revision's counted runs).
 func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bisect.Run) disturbance {
 	other, steal, loadavg, ok := w.load.other(w.cpu1 - w.cpu0)
 	if !ok {
 		return disturbance{}
 	}
 	inProcess := m.cfg.Workload.ClientInProcess()
-	otherKey := "other_cpu_s"
+	client := w.load.self1 - w.load.self0
 	if !inProcess {
-		otherKey = "other_cpu_s_with_sysbench" // the client is another process then
+		client = res.ClientCPU // sysbench's own, 0 when unread
+		other = max(other-client, 0)
+	}
+	// Without sysbench's CPU, other processes' includes it.
+	clientKnown := inProcess || client > 0
+	otherKey := "other_cpu_s"
+	if !clientKnown {
+		otherKey = "other_cpu_s_with_sysbench"
 	}
 	r.Facts[otherKey] = fmt.Sprintf("%.2f", other.Seconds())
 	r.Facts["steal_s"] = fmt.Sprintf("%.2f", steal.Seconds())
 	r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
-	if inProcess && res.Events > 0 {
-		// The built-in client's CPU per transaction does the same work
-		// whatever the revision: when it rises with the server's, the
-		// machine itself was slower in this window (a neighbour on the
-		// host, a throttled CPU), which steal and other_cpu_s miss.
-		r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", float64((w.load.self1-w.load.self0)/time.Duration(res.Events))/1e3)
+	var clientPerTxn, serverPerTxn float64
+	if res.Events > 0 {
+		serverPerTxn = float64((w.cpu1-w.cpu0)/time.Duration(res.Events)) / 1e3
+		if clientKnown {
+			// The client's CPU per transaction does the same work whatever
+			// the revision: when it rises with the server's, the machine
+			// itself was slower in this window (a neighbour on the host),
+			// which steal and other_cpu_s miss.
+			clientPerTxn = float64(client/time.Duration(res.Events)) / 1e3
+			r.Facts["client_cpu_us_txn"] = fmt.Sprintf("%.1f", clientPerTxn)
+		}
 	}
 	d := disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
-	if !inProcess || m.cfg.Probe != nil {
+	d.signs = w.sched.signs(d.capacity, clientPerTxn, serverPerTxn)
+	if d.signs.waitShare >= 0 {
+		r.Facts["server_wait_share"] = fmt.Sprintf("%.3f", d.signs.waitShare)
+	}
+	if d.signs.throttled >= 0 {
+		r.Facts["throttled_s"] = fmt.Sprintf("%.2f", d.signs.throttled.Seconds())
+	}
+	if !clientKnown || m.cfg.Probe != nil {
 		// sysbench's CPU, or the profiler's (perf), is this run's own.
 		d.other = 0
 	}
+	if m.cfg.Probe == nil {
+		d.why, d.kind = neighbourSign(d.signs, m.signs[commit])
+	}
 	// More than a tenth of a CPU over the window: the machine was not
-	// idle (not said for the sysbench driver, whose own CPU time counts).
-	if other > res.Window/10 && inProcess && m.cfg.Probe == nil {
+	// idle (not said when sysbench's own CPU time is in it).
+	if other > res.Window/10 && clientKnown && m.cfg.Probe == nil {
 		m.logf("note: run %s: other processes used %.2fs of CPU during the %.1fs window (load average %.2f): the machine was not idle",
 			m.label(commit), other.Seconds(), res.Window.Seconds(), loadavg)
 	}
@@ -1146,6 +1233,7 @@ type window struct {
 	status0, status1 map[string]int64
 	statusErr        error
 	load             loadProbe
+	sched            schedProbe
 	probeEnd         func() (string, error)
 	probed           string
 	probeErr         error
@@ -1162,6 +1250,7 @@ func (w *window) hooks(ctx context.Context) bench.Hooks {
 			}
 			w.cpu0, w.cpuErr = w.srv.CPUTime()
 			w.load.begin()
+			w.sched.begin(w.srv.Pid())
 			if w.probe == nil {
 				w.status0, w.statusErr = w.srv.GlobalStatus(ctx)
 			}
@@ -1173,6 +1262,7 @@ func (w *window) hooks(ctx context.Context) bench.Hooks {
 			c, err := w.srv.CPUTime()
 			w.cpu1 = c
 			w.load.end()
+			w.sched.end(w.srv.Pid())
 			if w.cpuErr == nil {
 				w.cpuErr = err
 			}

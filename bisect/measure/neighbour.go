@@ -1,0 +1,141 @@
+package measure
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/perfbisect/perfbisect/serverctl"
+	"github.com/perfbisect/perfbisect/stats"
+)
+
+// signs is what a run's own processes said of the machine over its window,
+// beyond steal and other processes' CPU: a neighbour that no such counter
+// shows still slows the server's threads (they wait for a CPU while
+// runnable, or the server's cgroup is throttled by a CPU quota) or every
+// process's work (the client's CPU per transaction rises with the server's).
+type signs struct {
+	waitShare    float64       // the server's run delay / (run delay + CPU) over the window; -1 unknown
+	throttled    time.Duration // the server's CPU cgroup's throttled time, summed over CPUs; -1 unknown
+	capacity     time.Duration // the machine's CPU time over the window (window x CPUs)
+	clientPerTxn float64       // µs of the client's CPU per transaction; 0 unknown
+	serverPerTxn float64       // µs of the server's CPU per transaction; 0 unknown
+}
+
+// Neighbour rules: a run is disturbed (measured again, not counted) when
+//   - its server's cgroup was throttled for more than ThrottledShare of the
+//     window's CPU time (cpu.stat sums its CPUs' throttled time), and, once the revision has 3 counted runs, by more than
+//     ThrottledShare over their median (a quota that throttles every run is
+//     the machine's constant, not a disturbance);
+//   - its server's threads waited for a CPU a WaitShareRise larger share of
+//     their runnable time than the median of the revision's counted runs;
+//   - the client's CPU per transaction rose by SlowClientRise and the
+//     server's by SlowServerRise over the medians of the revision's counted
+//     runs: the client does the same work whatever the revision, so the
+//     machine itself was slower.
+//
+// Each compares a run with its own revision's runs only: a revision's own
+// behaviour (more CPU per transaction, a stall) is in all of its runs.
+const (
+	ThrottledShare = 0.02
+	WaitShareRise  = 0.15
+	SlowClientRise = 0.25
+	SlowServerRise = 0.10
+)
+
+// minHistory is the number of counted runs of a revision the relative rules
+// need.
+const minHistory = 3
+
+// schedProbe reads the server's scheduler statistics and its cgroup's
+// throttled time at the window's edges.
+type schedProbe struct {
+	s0, s1     serverctl.Sched
+	t0, t1     serverctl.Throttle
+	sOK, tOK   bool
+	sErr, tErr bool
+}
+
+func (p *schedProbe) begin(pid int) {
+	var err error
+	p.s0, err = serverctl.ProcessSched(pid)
+	p.sErr = err != nil
+	p.t0, p.tOK = serverctl.CgroupThrottle(pid)
+}
+
+func (p *schedProbe) end(pid int) {
+	var err error
+	p.s1, err = serverctl.ProcessSched(pid)
+	p.sOK = err == nil && !p.sErr
+	var ok bool
+	p.t1, ok = serverctl.CgroupThrottle(pid)
+	p.tOK = p.tOK && ok
+}
+
+// signs returns what the probe saw, with the client's and the server's CPU
+// per transaction (µs, 0 when unknown).
+func (p *schedProbe) signs(capacity time.Duration, clientPerTxn, serverPerTxn float64) signs {
+	s := signs{waitShare: -1, throttled: -1, capacity: capacity, clientPerTxn: clientPerTxn, serverPerTxn: serverPerTxn}
+	if p.sOK {
+		if cpu, wait := p.s1.Since(p.s0); cpu+wait > 0 {
+			s.waitShare = float64(wait) / float64(cpu+wait)
+		}
+	}
+	if p.tOK {
+		s.throttled = p.t1.Since(p.t0)
+	}
+	return s
+}
+
+// neighbourSign returns why s says the machine was disturbed next to the
+// revision's counted runs hist (the rules above), and the kind of
+// disturbance ("throttled", "descheduled", "slow machine"); "" when nothing.
+func neighbourSign(s signs, hist []signs) (why, kind string) {
+	med := func(f func(signs) float64) (float64, bool) {
+		var xs []float64
+		for _, h := range hist {
+			if v := f(h); v >= 0 {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) < minHistory {
+			return 0, false
+		}
+		return stats.Median(xs), true
+	}
+	if s.throttled >= 0 && s.capacity > 0 {
+		share := float64(s.throttled) / float64(s.capacity)
+		base, ok := med(func(h signs) float64 {
+			if h.throttled < 0 || h.capacity <= 0 {
+				return -1
+			}
+			return float64(h.throttled) / float64(h.capacity)
+		})
+		if share > ThrottledShare && (!ok || share > base+ThrottledShare) {
+			return fmt.Sprintf("the server's CPU cgroup was throttled for %.2f of the window's %.1f CPU-seconds (a CPU quota: cpu.max, cpu.cfs_quota_us)",
+				s.throttled.Seconds(), s.capacity.Seconds()), "throttled"
+		}
+	}
+	if s.waitShare >= 0 {
+		if base, ok := med(func(h signs) float64 { return h.waitShare }); ok && s.waitShare > base+WaitShareRise {
+			return fmt.Sprintf("the server's threads waited for a CPU %.0f%% of their runnable time, against %.0f%% in the revision's other runs (descheduled: a CPU limit or a neighbour)",
+				100*s.waitShare, 100*base), "descheduled"
+		}
+	}
+	if s.clientPerTxn > 0 && s.serverPerTxn > 0 {
+		c, okc := med(func(h signs) float64 { return positive(h.clientPerTxn) })
+		v, oks := med(func(h signs) float64 { return positive(h.serverPerTxn) })
+		if okc && oks && s.clientPerTxn > c*(1+SlowClientRise) && s.serverPerTxn > v*(1+SlowServerRise) {
+			return fmt.Sprintf("the client's CPU per transaction was %+.0f%% and the server's %+.0f%% against the revision's other runs (the machine ran slower: a neighbour sharing its caches or memory bandwidth)",
+				100*(s.clientPerTxn/c-1), 100*(s.serverPerTxn/v-1)), "slow machine"
+		}
+	}
+	return "", ""
+}
+
+// positive is v, or -1 (unknown) when v is not above 0.
+func positive(v float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return -1
+}

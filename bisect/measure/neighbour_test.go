@@ -1,0 +1,132 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/internal/neighbour"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+)
+
+func TestNeighbourRules(t *testing.T) {
+	quiet := signs{waitShare: 0.10, throttled: 0, capacity: 10 * time.Second, clientPerTxn: 400, serverPerTxn: 2000}
+	hist := []signs{quiet, quiet, quiet}
+	with := func(f func(*signs)) signs { s := quiet; f(&s); return s }
+	for _, c := range []struct {
+		name string
+		s    signs
+		hist []signs
+		kind string
+	}{
+		{"quiet", quiet, hist, ""},
+		{"quiet, no history", quiet, nil, ""},
+		{"throttled 1 s of 10", with(func(s *signs) { s.throttled = time.Second }), hist, "throttled"},
+		{"throttled, no history yet", with(func(s *signs) { s.throttled = time.Second }), nil, "throttled"},
+		{"throttled 0.1 s of 10", with(func(s *signs) { s.throttled = 100 * time.Millisecond }), hist, ""},
+		// A quota that throttles every run of the revision is its level.
+		{"throttled as always", with(func(s *signs) { s.throttled = 3 * time.Second }),
+			[]signs{with(func(s *signs) { s.throttled = 3 * time.Second }), with(func(s *signs) { s.throttled = 2900 * time.Millisecond }), with(func(s *signs) { s.throttled = 3100 * time.Millisecond })}, ""},
+		{"throttled unknown", with(func(s *signs) { s.throttled = -1 }), hist, ""},
+		{"waited 40%", with(func(s *signs) { s.waitShare = 0.40 }), hist, "descheduled"},
+		{"waited 20%", with(func(s *signs) { s.waitShare = 0.20 }), hist, ""},
+		{"waited 40%, two runs of history", with(func(s *signs) { s.waitShare = 0.40 }), hist[:2], ""},
+		{"both CPUs per txn up", with(func(s *signs) { s.clientPerTxn, s.serverPerTxn = 560, 2400 }), hist, "slow machine"},
+		// The revision's server alone got dearer in this run: not the machine.
+		{"server CPU up alone", with(func(s *signs) { s.serverPerTxn = 3000 }), hist, ""},
+		{"client CPU up alone", with(func(s *signs) { s.clientPerTxn = 600 }), hist, ""},
+		{"client CPU unknown (sysbench unread)", with(func(s *signs) { s.clientPerTxn, s.serverPerTxn = 0, 3000 }), hist, ""},
+	} {
+		why, kind := neighbourSign(c.s, c.hist)
+		if kind != c.kind || (kind == "") != (why == "") {
+			t.Errorf("%s: kind %q (%s), want %q", c.name, kind, why, c.kind)
+		}
+	}
+	d := disturbance{capacity: 20 * time.Second}
+	d.why, d.kind = neighbourSign(with(func(s *signs) { s.waitShare = 0.5 }), hist)
+	if !d.disturbed() || !strings.Contains(d.String(), "descheduled") || strings.Join(d.kinds(), ",") != "descheduled" {
+		t.Errorf("a descheduled run: disturbed %v, %q, kinds %v", d.disturbed(), d, d.kinds())
+	}
+}
+
+// quotaLog lifts the CPU quota when the measurer says a run was disturbed.
+type quotaLog struct {
+	mu     sync.Mutex
+	text   strings.Builder
+	lifted bool
+	cg     *neighbour.Cgroup
+}
+
+func (l *quotaLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text.Write(p)
+	if strings.Contains(string(p), "measured again, not counted") && !l.lifted {
+		l.lifted = true
+		_ = l.cg.Limit(0)
+	}
+	return len(p), nil
+}
+
+// A real server on the fixture whose cgroup gets a CPU quota (as a container
+// limit or a cgroup neighbour would give it) after three runs: that run is
+// measured again and not counted, and the run returned says what was
+// discarded and why; the quiet runs store the signs.
+func TestThrottledRunIsMeasuredAgain(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	cg, err := neighbour.New(fmt.Sprintf("perfbisect-test-%d", os.Getpid()))
+	if err != nil {
+		t.Skipf("%v", err)
+	}
+	if err := cg.Add(os.Getpid()); err != nil { // the servers started from now on are in it too
+		cg.Remove()
+		t.Fatal(err)
+	}
+	defer cg.Remove()
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
+	log := &quotaLog{cg: cg}
+	m, rev, _ := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: log})
+	quiet, err := m.Measure(context.Background(), rev, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range quiet {
+		share, err1 := strconv.ParseFloat(r.Facts["server_wait_share"], 64)
+		th, err2 := strconv.ParseFloat(r.Facts["throttled_s"], 64)
+		if err1 != nil || err2 != nil || share < 0 || share > 1 || th != 0 {
+			t.Errorf("a quiet run's signs: server_wait_share %q, throttled_s %q", r.Facts["server_wait_share"], r.Facts["throttled_s"])
+		}
+	}
+	if err := cg.Limit(0.3); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := m.Measure(context.Background(), rev, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	t.Logf("quiet: %.0f %.0f %.0f tps; after the quota: %.1f tps, facts %v\nlog:\n%s", quiet[0].TPS, quiet[1].TPS, quiet[2].TPS, r.TPS, r.Facts, log.text.String())
+	if !log.lifted {
+		t.Fatalf("no run was found disturbed while the server's cgroup had 0.3 CPU")
+	}
+	if !strings.Contains(r.Facts[DiscardedKindsFact], "throttled") || !strings.Contains(r.Facts["discarded_runs"], "throttled") {
+		t.Errorf("the run does not say a throttled run was discarded: %s %q, discarded_runs %q", DiscardedKindsFact, r.Facts[DiscardedKindsFact], r.Facts["discarded_runs"])
+	}
+	if m := regexp.MustCompile(`throttled for ([0-9.]+) of the window's ([0-9.]+) CPU-seconds`).FindStringSubmatch(r.Facts["discarded_runs"]); m == nil {
+		t.Errorf("the discarded run does not say how long it was throttled: %q", r.Facts["discarded_runs"])
+	} else if th, _ := strconv.ParseFloat(m[1], 64); th > 1.05*2*o.Time.Seconds() || th < 0.5*o.Time.Seconds() {
+		// 0.3 of one CPU left: most of the window's CPU time was throttled.
+		t.Errorf("the discarded run was throttled for %.2f CPU-seconds of a %s window: want about one or two CPUs' worth", th, o.Time)
+	}
+	if r.Facts["disturbed"] != "" || r.Facts["throttled_s"] != "0.00" {
+		t.Errorf("the run that counts was throttled too: %v", r.Facts)
+	}
+}
