@@ -39,13 +39,29 @@ type Run struct {
 	// client_cpus (the CPU lists mysqld and the client could run on, as the
 	// kernel reported them during the run), and overridden: the
 	// settings of the user's option file the tool replaced ("FILE:LINE
-	// name=value -> value; ...").
+	// name=value -> value; ..."); what the machine did besides the run
+	// (steal_s, other_cpu_s, server_wait_share, throttled_s,
+	// client_cpu_us_txn); the runs measured again before it and not counted
+	// (discarded_runs, FactDiscardedKinds) and, when it counts although
+	// disturbed, why (disturbed, FactDisturbedKinds).
 	Facts map[string]string `json:"facts,omitempty"`
 	// ServerOptions are the options the server read from its effective option
 	// file, one per line (as mysqld --print-defaults lists them); kept in the
 	// store beside the run, not in reports.
 	ServerOptions string `json:"-"`
 }
+
+// FactDiscardedKinds is the run fact that names, comma separated, the kinds
+// of disturbance of the runs measured again before the run and not counted:
+// "steal", "other processes", "throttled" (a CPU quota on the server's
+// cgroup), "descheduled" (its threads waited for a CPU), "slow machine"
+// (the client's CPU per transaction rose with the server's).
+// FactDisturbedKinds names those of the run itself when it counts although
+// disturbed (its re-measurements ran out; its fact "disturbed" says why).
+const (
+	FactDiscardedKinds = "discarded_kinds"
+	FactDisturbedKinds = "disturbed_kinds"
+)
 
 // Second is one slice of a run's timeline: normally a second; the last one
 // may be shorter or longer.

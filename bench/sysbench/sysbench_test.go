@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +179,14 @@ func TestSysbenchSameWork(t *testing.T) {
 		if math.Abs(sper[n]-bper[n]) > 0.03*math.Max(1, bper[n]) {
 			t.Errorf("%s per transaction: sysbench %.2f, built-in %.2f", n, sper[n], bper[n])
 		}
+	}
+	// sysbench's own CPU over the window: above nothing (it ran 2 threads
+	// flat out), below all of the machine's CPUs over the window.
+	if sr.ClientCPU < 20*time.Millisecond || sr.ClientCPU > sr.Window*time.Duration(runtime.NumCPU())+20*time.Millisecond {
+		t.Errorf("sysbench's CPU over the %v window: %v", sr.Window, sr.ClientCPU)
+	}
+	if br.ClientCPU != 0 {
+		t.Errorf("the built-in client's ClientCPU %v: want 0 (its CPU is the caller's own)", br.ClientCPU)
 	}
 	if sper["Com_stmt_prepare"] != 0 || bper["Com_stmt_prepare"] != 0 {
 		t.Errorf("statements prepared inside the window: sysbench %.3f, built-in %.3f per transaction", sper["Com_stmt_prepare"], bper["Com_stmt_prepare"])

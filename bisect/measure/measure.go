@@ -258,16 +258,6 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	return out, nil
 }
 
-// DiscardedKindsFact is the run fact that names, comma separated, the kinds
-// of disturbance (disturbance.kinds: "steal", "other processes",
-// "throttled", "descheduled", "slow machine") of the runs measured again,
-// not counted, before it; DisturbedKindsFact those of the run itself when
-// it counts although disturbed (its fact "disturbed" says why).
-const (
-	DiscardedKindsFact = "discarded_kinds"
-	DisturbedKindsFact = "disturbed_kinds"
-)
-
 // DisturbedShare is the share of the machine's CPU time over a run's measured
 // window (window x CPUs) above which the run counts as disturbed: CPU time the
 // hypervisor gave to other guests (steal) plus CPU time processes other than
@@ -449,10 +439,10 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	}
 	if len(discarded) > 0 {
 		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
-		best.Facts[DiscardedKindsFact] = strings.Join(kinds, ",")
+		best.Facts[bisect.FactDiscardedKinds] = strings.Join(kinds, ",")
 	}
 	if k := bestD.kinds(); best.Facts["disturbed"] != "" && len(k) > 0 {
-		best.Facts[DisturbedKindsFact] = strings.Join(k, ",")
+		best.Facts[bisect.FactDisturbedKinds] = strings.Join(k, ",")
 	}
 	m.logRun(commit, best)
 	return best, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/internal/neighbour"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
@@ -117,8 +118,8 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 	if !log.lifted {
 		t.Fatalf("no run was found disturbed while the server's cgroup had 0.3 CPU")
 	}
-	if !strings.Contains(r.Facts[DiscardedKindsFact], "throttled") || !strings.Contains(r.Facts["discarded_runs"], "throttled") {
-		t.Errorf("the run does not say a throttled run was discarded: %s %q, discarded_runs %q", DiscardedKindsFact, r.Facts[DiscardedKindsFact], r.Facts["discarded_runs"])
+	if !strings.Contains(r.Facts[bisect.FactDiscardedKinds], "throttled") || !strings.Contains(r.Facts["discarded_runs"], "throttled") {
+		t.Errorf("the run does not say a throttled run was discarded: %s %q, discarded_runs %q", bisect.FactDiscardedKinds, r.Facts[bisect.FactDiscardedKinds], r.Facts["discarded_runs"])
 	}
 	if m := regexp.MustCompile(`throttled for ([0-9.]+) of the window's ([0-9.]+) CPU-seconds`).FindStringSubmatch(r.Facts["discarded_runs"]); m == nil {
 		t.Errorf("the discarded run does not say how long it was throttled: %q", r.Facts["discarded_runs"])

@@ -189,6 +189,9 @@ func howMeasured(p Page) [][2]string {
 		ctx = append(ctx, [2]string{"host", strings.Join(host, " ")})
 	}
 	ctx = append(ctx, [2]string{"runs", fmt.Sprintf("%d measured; pre-flight estimate: %s", d.Runs, orDash(d.Estimate))})
+	if dd := disturbedOf(all); dd != nil {
+		ctx = append(ctx, [2]string{"disturbed", dd.String()})
+	}
 	if n := len(d.LeftOut); n > 0 {
 		what := fmt.Sprintf("%d commits that change", n)
 		if n == 1 {

@@ -118,6 +118,18 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 		fmt.Fprintf(w, "%s\n", res.Why)
 	}
 	writePosterior(w, res, subjects)
+	if d := disturbedOf(allRuns(res)); d != nil {
+		fmt.Fprintf(w, "disturbed: %s\n", d)
+	}
+}
+
+// allRuns are the runs of every commit of res.
+func allRuns(res *session.Result) []bisect.Run {
+	var all []bisect.Run
+	for _, rs := range res.Runs {
+		all = append(all, rs...)
+	}
+	return all
 }
 
 // writePosterior prints a probabilistic search's posterior: the measured
@@ -200,6 +212,8 @@ type Document struct {
 	// Explain is why the first bad commit is slower than its parent, from
 	// profiled runs after the search (nil: not explained).
 	Explain *ExplainDoc `json:"explain,omitempty"`
+	// Disturbed counts the runs a disturbed machine cost (nil: none).
+	Disturbed *DisturbedDoc `json:"disturbed,omitempty"`
 }
 
 // LeftOutDoc is a commit a bisection left out of its search.
@@ -373,6 +387,7 @@ func NewDocument(res *session.Result, metric session.Metric, subjects Subjects) 
 		}
 		d.Posterior = append(d.Posterior, pd)
 	}
+	d.Disturbed = disturbedOf(allRuns(res))
 	return d
 }
 
