@@ -183,11 +183,13 @@ type Measurer struct {
 	stealNoted bool
 	// mostlyDisturbedNoted: that disturbed runs count has been said once.
 	mostlyDisturbedNoted bool
+	// quotaNoted: a CPU quota that throttles every run has been said once.
+	quotaNoted bool
 	// counted and remeasured count, per revision, the runs returned and the
 	// disturbed runs measured again (at most 3 + a quarter of the counted):
 	// every revision gets the same allowance, wherever it is in the session.
 	counted, remeasured map[string]int
-	// signs are, per revision, what its counted runs said of the machine
+	// signs are, per revision, what its runs (every attempt) said of the machine
 	// (neighbourSign's history).
 	signs map[string][]signs
 }
@@ -301,14 +303,24 @@ const tickSlack = 50 * time.Millisecond
 // disturbed reports whether the run's window lost more than DisturbedShare of
 // the machine's CPU time (and tickSlack) to others.
 func (d disturbance) disturbed() bool {
-	return d.why != "" || d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
+	return d.why != "" || d.lostCPU()
 }
+
+// lostCPU reports whether steal and other processes took more than
+// DisturbedShare of the window's CPU time (and tickSlack).
+func (d disturbance) lostCPU() bool {
+	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
+}
+
+// neighbourOnly reports whether only the run's own processes saw the
+// disturbance (neighbourSign), not the machine's CPU counters.
+func (d disturbance) neighbourOnly() bool { return d.why != "" && !d.lostCPU() }
 
 // kinds names the disturbance's kinds, as the report counts them: "steal",
 // "other processes", and neighbourSign's.
 func (d disturbance) kinds() []string {
 	var k []string
-	if d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity) {
+	if d.lostCPU() {
 		if d.steal >= d.other {
 			k = append(k, "steal")
 		} else {
@@ -359,7 +371,13 @@ func (d disturbance) String() string {
 // every attempt was disturbed it is the least disturbed one, with the fact
 // "disturbed". A run whose window other processes took more than BusyShare
 // of is never counted nor one of the retries: it waits for the machine to
-// be quiet (waitQuiet), then is measured again; an error when they stay.
+// be quiet (waitQuiet), then is measured again; an error when they stay. A
+// run only its own processes found disturbed (neighbourSign: a throttled
+// cgroup, descheduled threads, a slower machine) is not one of the retries
+// either: it is measured again until a run is not, for
+// Config.QuietPatience, then the least disturbed counts, marked; every
+// attempt's signs join the revision's history, so a condition that stays
+// (a container's CPU quota) becomes its level after minHistory attempts.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -368,11 +386,37 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 	var discarded, kinds []string
 	var best bisect.Run
 	var bestD disturbance
-	var busySince time.Time // the first run other processes kept busy
-	for attempt := 0; ; attempt++ {
+	haveBest := false
+	discard := func(r bisect.Run, d disturbance) {
+		discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
+		kinds = append(kinds, d.kinds()...)
+	}
+	// consider keeps the better of r and the run kept so far (an
+	// undisturbed one, else the less disturbed) and discards the other.
+	consider := func(r bisect.Run, d disturbance) {
+		switch {
+		case !haveBest:
+			best, bestD, haveBest = r, d, true
+		case !d.disturbed() || d.severity() < bestD.severity():
+			discard(best, bestD)
+			best, bestD = r, d
+		default:
+			discard(r, d)
+		}
+	}
+	var busySince time.Time      // the first run other processes kept busy
+	var neighbourSince time.Time // the first run a neighbour disturbed
+	patience := m.cfg.QuietPatience
+	if patience == 0 {
+		patience = 10 * time.Minute
+	}
+	for attempt := 0; ; {
 		r, d, err := m.retriedRun(ctx, commit, rev)
+		if err == nil && m.cfg.Probe == nil {
+			m.signs[commit] = append(m.signs[commit], d.signs)
+		}
 		if err != nil {
-			if attempt == 0 || bisect.IsUntestable(err) || ctx.Err() != nil {
+			if !haveBest || bisect.IsUntestable(err) || ctx.Err() != nil {
 				return bisect.Run{}, err
 			}
 			// A disturbed run is in hand: it counts, said so, rather than
@@ -382,18 +426,13 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			break
 		}
 		if !d.disturbed() {
-			if attempt > 0 {
-				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
-				kinds = append(kinds, bestD.kinds()...)
-			}
-			best, bestD = r, d
+			consider(r, d)
 			break
 		}
 		if d.busy() {
 			// Never counted, and not one of the retries: the run waits for
 			// the other processes to leave, then is measured again.
-			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
-			kinds = append(kinds, d.kinds()...)
+			discard(r, d)
 			m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 			if busySince.IsZero() {
 				busySince = time.Now()
@@ -401,19 +440,21 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			if err := m.waitQuiet(ctx, commit, busySince); err != nil {
 				return bisect.Run{}, err
 			}
-			attempt--
 			continue
 		}
-		if attempt == 0 || d.severity() < bestD.severity() {
-			if attempt > 0 {
-				discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", best.TPS, bestD))
-				kinds = append(kinds, bestD.kinds()...)
+		if d.neighbourOnly() {
+			if neighbourSince.IsZero() {
+				neighbourSince = time.Now()
 			}
-			best, bestD = r, d
-		} else {
-			discarded = append(discarded, fmt.Sprintf("%.1f tps (%s)", r.TPS, d))
-			kinds = append(kinds, d.kinds()...)
+			if time.Since(neighbourSince) < patience {
+				// Not one of the retries: the neighbour leaves, or it
+				// stays and becomes the revision's level (minHistory).
+				consider(r, d)
+				m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
+				continue
+			}
 		}
+		consider(r, d)
 		if retries < 0 || attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4 {
 			best.Facts["disturbed"] = bestD.String()
 			switch {
@@ -430,13 +471,11 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			}
 			break
 		}
+		attempt++
 		m.remeasured[commit]++
 		m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 	}
 	m.counted[commit]++
-	if m.cfg.Probe == nil {
-		m.signs[commit] = append(m.signs[commit], bestD.signs)
-	}
 	if len(discarded) > 0 {
 		best.Facts["discarded_runs"] = strings.Join(discarded, "; ")
 		best.Facts[bisect.FactDiscardedKinds] = strings.Join(kinds, ",")
@@ -1147,7 +1186,7 @@ func (m *Measurer) noteEmulated(rev *revision, res *bench.Result, r *bisect.Run)
 // CPU per transaction, the server's threads' wait for a CPU, its cgroup's
 // throttled time), notes a busy machine, and returns the disturbance that
 // decides whether the run counts (with neighbourSign's reading of the signs,
-// against the revision's counted runs).
+// against the revision's runs).
 func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bisect.Run) disturbance {
 	other, steal, loadavg, ok := w.load.other(w.cpu1 - w.cpu0)
 	if !ok {
@@ -1194,6 +1233,11 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 	}
 	if m.cfg.Probe == nil {
 		d.why, d.kind = neighbourSign(d.signs, m.signs[commit])
+		if th := d.signs.throttled; d.why == "" && th > 0 && float64(th) > ThrottledShare*float64(d.capacity) && !m.quotaNoted {
+			m.quotaNoted = true
+			m.logf("note: run %s: the server's CPU cgroup is throttled in most of the revision's runs (%.2f of the window's %.1f CPU-seconds): a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures; lift it, or give the server fewer threads (said once)",
+				m.label(commit), th.Seconds(), d.capacity.Seconds())
+		}
 	}
 	// More than a tenth of a CPU over the window: the machine was not
 	// idle (not said when sysbench's own CPU time is in it).

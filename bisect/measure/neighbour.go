@@ -23,18 +23,22 @@ type signs struct {
 
 // Neighbour rules: a run is disturbed (measured again, not counted) when
 //   - its server's cgroup was throttled for more than ThrottledShare of the
-//     window's CPU time (cpu.stat sums its CPUs' throttled time), and, once the revision has 3 counted runs, by more than
-//     ThrottledShare over their median (a quota that throttles every run is
-//     the machine's constant, not a disturbance);
+//     window's CPU time (cpu.stat sums its CPUs' throttled time) and, once
+//     the revision has minHistory runs, more than twice their median share
+//     and ThrottledShare (a quota that throttles every run is the
+//     machine's constant, not a disturbance: its share varies by a fifth
+//     from run to run);
 //   - its server's threads waited for a CPU a WaitShareRise larger share of
-//     their runnable time than the median of the revision's counted runs;
+//     their runnable time than the median of the revision's runs;
 //   - the client's CPU per transaction rose by SlowClientRise and the
-//     server's by SlowServerRise over the medians of the revision's counted
-//     runs: the client does the same work whatever the revision, so the
-//     machine itself was slower.
+//     server's by SlowServerRise over the medians of the revision's runs:
+//     the client does the same work whatever the revision, so the machine
+//     itself was slower.
 //
-// Each compares a run with its own revision's runs only: a revision's own
-// behaviour (more CPU per transaction, a stall) is in all of its runs.
+// The revision's runs are all its attempts, those measured again too (so a
+// condition that stays becomes its level). Each rule compares a run with
+// its own revision's runs only: a revision's own behaviour (more CPU per
+// transaction, a stall) is in all of its runs.
 const (
 	ThrottledShare = 0.02
 	WaitShareRise  = 0.15
@@ -42,8 +46,7 @@ const (
 	SlowServerRise = 0.10
 )
 
-// minHistory is the number of counted runs of a revision the relative rules
-// need.
+// minHistory is the number of runs of a revision the relative rules need.
 const minHistory = 3
 
 // schedProbe reads the server's scheduler statistics and its cgroup's
@@ -87,7 +90,7 @@ func (p *schedProbe) signs(capacity time.Duration, clientPerTxn, serverPerTxn fl
 }
 
 // neighbourSign returns why s says the machine was disturbed next to the
-// revision's counted runs hist (the rules above), and the kind of
+// revision's runs hist (the rules above), and the kind of
 // disturbance ("throttled", "descheduled", "slow machine"); "" when nothing.
 func neighbourSign(s signs, hist []signs) (why, kind string) {
 	med := func(f func(signs) float64) (float64, bool) {
@@ -110,7 +113,7 @@ func neighbourSign(s signs, hist []signs) (why, kind string) {
 			}
 			return float64(h.throttled) / float64(h.capacity)
 		})
-		if share > ThrottledShare && (!ok || share > base+ThrottledShare) {
+		if share > ThrottledShare && (!ok || share > 2*base+ThrottledShare) {
 			return fmt.Sprintf("the server's CPU cgroup was throttled for %.2f of the window's %.1f CPU-seconds (a CPU quota: cpu.max, cpu.cfs_quota_us)",
 				s.throttled.Seconds(), s.capacity.Seconds()), "throttled"
 		}

@@ -61,7 +61,8 @@ func TestNeighbourRules(t *testing.T) {
 type quotaLog struct {
 	mu     sync.Mutex
 	text   strings.Builder
-	lifted bool
+	lifted bool // the quota was lifted once
+	keep   bool // leave the quota on
 	cg     *neighbour.Cgroup
 }
 
@@ -69,7 +70,7 @@ func (l *quotaLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.text.Write(p)
-	if strings.Contains(string(p), "measured again, not counted") && !l.lifted {
+	if strings.Contains(string(p), "measured again, not counted") && !l.lifted && !l.keep {
 		l.lifted = true
 		_ = l.cg.Limit(0)
 	}
@@ -129,5 +130,31 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 	}
 	if r.Facts["disturbed"] != "" || r.Facts["throttled_s"] != "0.00" {
 		t.Errorf("the run that counts was throttled too: %v", r.Facts)
+	}
+
+	// A quota that stays (a container's CPU limit) becomes the revision's
+	// level once most of its attempts had it: measured again only until then.
+	log.mu.Lock()
+	log.keep = true
+	log.mu.Unlock()
+	if err := cg.Limit(0.3); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(log.text.String(), "measured again, not counted")
+	runs, err = m.Measure(context.Background(), rev, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runs[0]
+	again := strings.Count(log.text.String(), "measured again, not counted") - before
+	t.Logf("under a quota that stays: %.1f tps after %d attempts measured again; facts %v", r.TPS, again, r.Facts)
+	if th, _ := strconv.ParseFloat(r.Facts["throttled_s"], 64); th < 0.5*o.Time.Seconds() || r.Facts["disturbed"] != "" {
+		t.Errorf("under a quota that stays, the run counted: throttled_s %s, disturbed %q: want throttled and unmarked (the level)", r.Facts["throttled_s"], r.Facts["disturbed"])
+	}
+	if !strings.Contains(log.text.String(), "a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures") {
+		t.Errorf("the quota that stays is not said")
+	}
+	if again < 1 || again > 6 {
+		t.Errorf("under a quota that stays, %d runs were measured again: want the few that make it the level", again)
 	}
 }

@@ -137,17 +137,18 @@ func serversUnder(dir string) []string {
 }
 
 type jsonResult struct {
-	Result             string             `json:"result"`
-	Good               string             `json:"good"`
-	Why                string             `json:"why"`
-	EstimatedRuns      int                `json:"estimated_runs"`
-	EstimatedRunsHigh  int                `json:"estimated_runs_high"`
-	SmallestChange     float64            `json:"smallest_change"`
-	SmallestChangeRuns int                `json:"smallest_change_runs"`
-	Runs               int                `json:"runs"`
-	Explain            *report.ExplainDoc `json:"explain"`
-	FirstBad           *string            `json:"first_bad"`
-	Range              []string           `json:"range"`
+	Result             string               `json:"result"`
+	Good               string               `json:"good"`
+	Why                string               `json:"why"`
+	EstimatedRuns      int                  `json:"estimated_runs"`
+	EstimatedRunsHigh  int                  `json:"estimated_runs_high"`
+	SmallestChange     float64              `json:"smallest_change"`
+	SmallestChangeRuns int                  `json:"smallest_change_runs"`
+	Runs               int                  `json:"runs"`
+	Explain            *report.ExplainDoc   `json:"explain"`
+	Disturbed          *report.DisturbedDoc `json:"disturbed"`
+	FirstBad           *string              `json:"first_bad"`
+	Range              []string             `json:"range"`
 	LeftOut            []struct {
 		Commit  string `json:"commit"`
 		Verdict string `json:"verdict"`
