@@ -58,9 +58,9 @@ func TestBisectWithNeighbours(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	seed := uint64(time.Now().UnixNano())
 	quota, waitQuota := neighbour.Throttle(ctx, throttled, 0.4,
-		neighbour.Schedule{MinOff: 3 * time.Second, MaxOff: 12 * time.Second, MinOn: 2 * time.Second, MaxOn: 6 * time.Second}, seed)
+		neighbour.Schedule{MinOff: 4 * time.Second, MaxOff: 15 * time.Second, MinOn: 2 * time.Second, MaxOn: 5 * time.Second}, seed)
 	hog, waitHog := neighbour.Hog(ctx, hogs,
-		neighbour.Schedule{MinOff: 5 * time.Second, MaxOff: 20 * time.Second, MinOn: 2 * time.Second, MaxOn: 5 * time.Second}, seed+1)
+		neighbour.Schedule{MinOff: 8 * time.Second, MaxOff: 25 * time.Second, MinOn: 2 * time.Second, MaxOn: 4 * time.Second}, seed+1)
 	err = cmd.Wait()
 	cancel()
 	waitQuota()

@@ -2,8 +2,9 @@
 // what survived: for each fault, the trials, the sessions that ended with the
 // right answer, runs lost (stored before the fault, gone after), runs
 // measured twice (the resume measured more runs than the store gained),
-// wrong answers, servers and processes left, and temporary files left (under
-// the state directory's runs/ and under the trial's TMPDIR).
+// wrong answers, servers and processes left, temporary files left (under
+// the state directory's runs/ and under the trial's TMPDIR), and for the
+// neighbour faults the runs measured again (what they cost).
 //
 //	go run ./scripts/faults [-trials N] [-faults LIST] [-out FILE]
 //	go run ./scripts/faults -trials 5 -faults kill-perfbisect,sigint,kill-mysqld
@@ -59,6 +60,13 @@
 //	                 overwritten with garbage or its header zeroed; status,
 //	                 log, report and resume must not panic, must name the
 //	                 file when they fail, and must leave it as it was
+//	throttle         (root) a CPU quota of 0.4 CPU on the cgroup of perfbisect
+//	                 and its servers, on for 1-3 s at random every 3-11 s,
+//	                 through the whole session: no steal or other
+//	                 process shows it; the session must name the culprit,
+//	                 and the runs it measured again are its cost
+//	memory-hog       (root) a memory bandwidth hog (dd of 32 MB blocks) in a
+//	                 cgroup of its own, on for 1-3 s at random every 4-13 s
 //
 // The faults take turns (one trial of each per round, so a suite stopped
 // early has them all), each until it has its trials with the fault
@@ -99,14 +107,16 @@ import (
 
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/faultpoint"
+	"github.com/perfbisect/perfbisect/internal/neighbour"
 	_ "modernc.org/sqlite" // the store's driver, read-only here
 )
 
 var allFaults = []string{"kill-perfbisect", "kill-at", "sigint", "sigterm", "sighup", "kill-mysqld", "port-taken",
-	"server-hang", "hung-build", "disk-full", "disk-full-prepare", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store"}
+	"server-hang", "hung-build", "disk-full", "disk-full-prepare", "read-only", "long-tmpdir", "two-sessions", "two-dirs", "corrupt-store",
+	"throttle", "memory-hog"}
 
-// needsRoot are the faults that mount a filesystem.
-var needsRoot = map[string]bool{"disk-full": true, "disk-full-prepare": true, "read-only": true}
+// needsRoot are the faults that mount a filesystem or make a cgroup.
+var needsRoot = map[string]bool{"disk-full": true, "disk-full-prepare": true, "read-only": true, "throttle": true, "memory-hog": true}
 
 // trial is one injected fault and what it left.
 type trial struct {
@@ -120,6 +130,7 @@ type trial struct {
 	tempFiles int  // datadirs left under the state directory's runs/, files under the trial's TMPDIR
 	injected  bool // the fault happened (the session had not ended before it)
 	note      string
+	again     int // runs measured again, not counted (the neighbours' cost)
 }
 
 // fixture is the repository every trial bisects.
@@ -232,7 +243,7 @@ func run(faults []string, want map[string]int, out string, seed uint64) error {
 			fmt.Fprintf(os.Stderr, "faults: %s, trial %d (%d of %d injected so far)\n", fault, i+1, done[fault], want[fault])
 			t := fx.inject(fault, i, state, tmp, rng)
 			fmt.Fprintf(os.Stderr, "faults: %+v\n", t)
-			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, strings.ReplaceAll(t.note, "\t", " "))
+			fmt.Fprintf(f, "%s\t%d\t%v\t%d\t%d\t%v\t%d\t%d\t%v\t%s\t%d\n", t.fault, t.at, t.survived, t.lost, t.twice, t.wrong, t.processes, t.tempFiles, t.injected, strings.ReplaceAll(t.note, "\t", " "), t.again)
 			// A session that ended before its fault stored fewer runs than
 			// the reference (the run count varies with the noise): later
 			// faults are drawn inside that length.
@@ -447,6 +458,8 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 	switch fault {
 	case "corrupt-store":
 		return fx.corruptStore(i, state, rng)
+	case "throttle", "memory-hog":
+		return fx.neighbours(fault, i, state, tmp, rng)
 	case "two-dirs":
 		return fx.twoDirs(state, tmp, sockets)
 	case "disk-full", "disk-full-prepare", "read-only":
@@ -695,6 +708,50 @@ func (fx *fixture) inject(fault string, i int, state, tmp string, rng *rand.Rand
 		// to it: a right answer, not an exact one.
 		t.survived, t.note = true, "a range holding the culprit and the hung revision"
 	}
+	return t
+}
+
+// neighbours runs one session of the fixture with a neighbour at random
+// moments (internal/neighbour): throttle, a CPU quota of 0.4 CPU on the
+// cgroup of perfbisect and its servers (on 1-3 s, off 2-8 s: about a
+// third of the time); memory-hog, dd streaming 32 MB blocks in a cgroup of
+// its own (on 1-3 s, off 3-10 s). The session must name the culprit; the
+// trial counts the runs measured again (its cost) and at is the runs
+// stored.
+func (fx *fixture) neighbours(fault string, i int, state, tmp string, rng *rand.Rand) trial {
+	t := trial{fault: fault}
+	cg, err := neighbour.New(fmt.Sprintf("perfbisect-faults-%d-%s-%d", os.Getpid(), fault, i))
+	if err != nil {
+		t.note = err.Error()
+		return t
+	}
+	defer cg.Remove()
+	s, err := fx.start(state, tmp, nil, fx.startArgs(state)...)
+	if err != nil {
+		t.note = err.Error()
+		return t
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var c *neighbour.Counter
+	var wait func()
+	if fault == "throttle" {
+		if err := cg.Add(s.cmd.Process.Pid); err != nil {
+			t.note = err.Error()
+		}
+		c, wait = neighbour.Throttle(ctx, cg, 0.4, neighbour.Schedule{MinOff: 2 * time.Second, MaxOff: 8 * time.Second, MinOn: time.Second, MaxOn: 3 * time.Second}, rng.Uint64())
+	} else {
+		c, wait = neighbour.Hog(ctx, cg, neighbour.Schedule{MinOff: 3 * time.Second, MaxOff: 10 * time.Second, MinOn: time.Second, MaxOn: 3 * time.Second}, rng.Uint64())
+	}
+	exitErr := waitOrKill(s, 15*time.Minute)
+	cancel()
+	wait()
+	visits, on := c.Visits()
+	out := s.out.String()
+	t.again = strings.Count(out, "measured again, not counted")
+	t.at = len(storedRuns(state))
+	t.injected = visits > 0
+	t.note = fmt.Sprintf("%d visits, %s in all", visits, on.Round(time.Second))
+	fx.judge(&t, state, tmp, out, exitErr, nil, nil)
 	return t
 }
 
@@ -1014,7 +1071,7 @@ func printTable(out string) error {
 	if err != nil {
 		return err
 	}
-	type row struct{ trials, survived, lost, twice, wrong, procs, temps, notInjected int }
+	type row struct{ trials, survived, lost, twice, wrong, procs, temps, notInjected, again int }
 	rows := map[string]*row{}
 	var notes []string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -1043,14 +1100,17 @@ func printTable(out string) error {
 		}
 		r.procs += atoi(f[6])
 		r.temps += atoi(f[7])
+		if len(f) > 10 {
+			r.again += atoi(f[10])
+		}
 		if len(f) > 9 && f[9] != "" && (f[2] != "true" || f[3] != "0" || f[4] != "0" || f[6] != "0" || f[7] != "0" || strings.Contains(f[9], "range")) {
 			notes = append(notes, f[0]+" after "+f[1]+" runs: "+f[9])
 		}
 	}
-	fmt.Printf("%-16s %6s %8s %9s %14s %6s %14s %9s %12s\n", "fault", "trials", "survived", "runs lost", "measured twice", "wrong", "processes left", "temp left", "not injected")
+	fmt.Printf("%-16s %6s %8s %9s %14s %6s %14s %9s %12s %14s\n", "fault", "trials", "survived", "runs lost", "measured twice", "wrong", "processes left", "temp left", "not injected", "measured again")
 	for _, fault := range allFaults {
 		if r := rows[fault]; r != nil {
-			fmt.Printf("%-16s %6d %8d %9d %14d %6d %14d %9d %12d\n", fault, r.trials, r.survived, r.lost, r.twice, r.wrong, r.procs, r.temps, r.notInjected)
+			fmt.Printf("%-16s %6d %8d %9d %14d %6d %14d %9d %12d %14d\n", fault, r.trials, r.survived, r.lost, r.twice, r.wrong, r.procs, r.temps, r.notInjected, r.again)
 		}
 	}
 	for _, n := range notes {
