@@ -43,6 +43,12 @@ type Measurer struct {
 	// run (code layout and the like: the same every time the commit is
 	// measured, independent between commits, the endpoints included).
 	BuildEffect float64
+	// Layouts is how many code layouts each build is measured in (its
+	// objects relinked in that many random orders; its runs rotate over
+	// them), each with its own BuildEffect level: 0 or 1, the build's own
+	// layout; LayoutPerRun, a new layout for every run (as Stabilizer
+	// re-randomises layout: the build effect becomes run noise).
+	Layouts int
 	// Transient multiplies the first TransientRuns runs of a commit by its
 	// factor: a neighbour, or a disturbance nothing saw, while the commit
 	// was first measured.
@@ -57,7 +63,7 @@ type Measurer struct {
 	Prepared []string // commits prepared, in order
 
 	measured map[string]int      // runs per commit (Transient)
-	level    map[string]float64  // each commit's BuildEffect factor
+	level    map[string][]float64 // each commit's BuildEffect factors, one per layout
 	parents  map[string][]string // Commits' parents, by hash (Contains)
 	contains map[[2]string]bool  // Contains' answers
 }
@@ -98,7 +104,7 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		if m.StepAt > 0 && m.Calls >= m.StepAt {
 			drift *= m.StepFactor
 		}
-		tps := m.Base * f * drift * m.noise() * m.buildLevel(commit)
+		tps := m.Base * f * drift * m.noise() * m.buildLevel(commit, m.measured[commit])
 		if t, ok := m.Transient[commit]; ok && m.measured[commit] < m.TransientRuns {
 			tps *= t
 		}
@@ -125,20 +131,30 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	return out, nil
 }
 
-// buildLevel is commit's BuildEffect factor, drawn at its first run (no
-// draw without a BuildEffect, so that seeded sequences stay as they were).
-func (m *Measurer) buildLevel(commit string) float64 {
+// LayoutPerRun is Measurer.Layouts for a new layout in every run.
+const LayoutPerRun = -1
+
+// buildLevel is the BuildEffect factor of commit's run n (0-based): that of
+// its layout n mod Layouts, drawn at the layout's first run, or a new one
+// per run with LayoutPerRun (no draw without a BuildEffect, so that seeded
+// sequences stay as they were).
+func (m *Measurer) buildLevel(commit string, n int) float64 {
 	if m.BuildEffect == 0 {
 		return 1
 	}
-	if l, ok := m.level[commit]; ok {
-		return l
+	if m.Layouts == LayoutPerRun {
+		return math.Exp(m.BuildEffect * m.Rand.NormFloat64())
 	}
+	k := max(m.Layouts, 1)
 	if m.level == nil {
-		m.level = map[string]float64{}
+		m.level = map[string][]float64{}
+	}
+	ls := m.level[commit]
+	if i := n % k; i < len(ls) {
+		return ls[i]
 	}
 	l := math.Exp(m.BuildEffect * m.Rand.NormFloat64())
-	m.level[commit] = l
+	m.level[commit] = append(ls, l)
 	return l
 }
 

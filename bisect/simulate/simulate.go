@@ -30,6 +30,7 @@ type Scenario struct {
 	StepFactor  float64
 	Flaky       float64 // probability that a run fails once through no fault of the revision
 	BuildEffect float64 // spread of a per-build level (simmeasure.Measurer.BuildEffect), on a log scale
+	Layouts     int     // layouts per build (simmeasure.Measurer.Layouts; LayoutPerRun: one per run)
 	Broken      []int   // positions that do not build
 	// Culprit2Pos and Factor2 add a second, usually smaller, culprit (0: none).
 	Culprit2Pos int
@@ -228,7 +229,7 @@ func (h history) measurer(i int) (m *simmeasure.Measurer, culprit, second string
 		second = h.hashes[sc.Culprit2Pos]
 	}
 	m = &simmeasure.Measurer{Commits: h.commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
-		StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky, BuildEffect: sc.BuildEffect,
+		StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky, BuildEffect: sc.BuildEffect, Layouts: sc.Layouts,
 		Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(h.seed, uint64(i)))}
 	if culprit != "" {
 		m.Culprits[culprit] = sc.Factor

@@ -34,6 +34,7 @@ func simulateCommand() *cli.Command {
 			&cli.Float64Flag{Name: "flaky", Usage: "share of runs that fail through no fault of the revision, in percent (each attempt independently)"},
 			&cli.Float64Flag{Name: "build-effect", Usage: "spread of a per-build level, in percent: each commit's runs sit at its own level, drawn once per commit (code layout), the endpoints' too; the search is told it, as a calibration would"},
 			&cli.BoolFlag{Name: "build-effect-unknown", Usage: "with --build-effect: the search is not told the spread"},
+			&cli.StringFlag{Name: "layouts", Value: "1", Usage: "with --build-effect: code layouts per build, each its own level (the build's objects relinked in K random orders, runs rotating over them), or run: a new layout for every run"},
 			&cli.IntFlag{Name: "second-pos", Usage: "position of a second culprit (0: none)"},
 			&cli.Float64Flag{Name: "second-change", Value: -10, Usage: "the second culprit's change of tps, in percent"},
 			&cli.BoolFlag{Name: "table", Usage: "run a grid of scenarios and print it as a markdown table (see --grid)"},
@@ -60,7 +61,7 @@ func simulateAction(c *cli.Context) error {
 		Change: c.Float64("change"), CV: c.Float64("cv"), Drift: c.Float64("drift"), Broken: c.IntSlice("broken"), Seed: c.Uint64("seed"),
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"), Confidence: c.String("confidence"),
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"), Noise: c.String("noise"), StepAt: c.Int("step-at"),
-		StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky"), BuildEffect: c.Float64("build-effect"), BuildEffectUnknown: c.Bool("build-effect-unknown"), SecondPos: c.Int("second-pos"), SecondChange: c.Float64("second-change"),
+		StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky"), BuildEffect: c.Float64("build-effect"), BuildEffectUnknown: c.Bool("build-effect-unknown"), Layouts: c.String("layouts"), SecondPos: c.Int("second-pos"), SecondChange: c.Float64("second-change"),
 		Table: c.Bool("table"), Grid: c.String("grid"), Fixed: c.Bool("fixed"), Workers: c.Int("workers"), Set: set, Out: c.App.Writer,
 		Args: c.Args().Slice(),
 	})

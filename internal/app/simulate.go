@@ -39,7 +39,8 @@ type SimulateRequest struct {
 	StepFactor            float64
 	Flaky                 float64
 	BuildEffect           float64
-	BuildEffectUnknown    bool // the search is not told BuildEffect (no calibration)
+	BuildEffectUnknown    bool   // the search is not told BuildEffect (no calibration)
+	Layouts               string // layouts per build: a number from 1 to 64, or "run" (one per run)
 	SecondPos             int
 	SecondChange          float64
 	Table                 bool
@@ -136,7 +137,19 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	if err := checkSimulation(req, culpritPos, random, noise); err != nil {
 		return sc, cfg, 0, err
 	}
-	sc = simulate.Scenario{Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
+	layouts := 1
+	switch req.Layouts {
+	case "", "1":
+	case "run":
+		layouts = simmeasure.LayoutPerRun
+	default:
+		n, err := strconv.Atoi(req.Layouts)
+		if err != nil || n < 1 || n > 64 {
+			return sc, cfg, 0, usageError("%s %q: want a number of layouts from 1 to 64, or run (a new layout for every run)", usage.Setting("layouts"), req.Layouts)
+		}
+		layouts = n
+	}
+	sc = simulate.Scenario{Layouts: layouts, Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
 		CV: req.CV / 100, Noise: noise, DriftPerRun: req.Drift / 100, Broken: req.Broken,
 		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100, BuildEffect: req.BuildEffect / 100,
 		Culprit2Pos: req.SecondPos, Factor2: 1 + req.SecondChange/100}
@@ -153,8 +166,11 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	}
 	cfg = session.Config{Repeats: req.Repeats, MaxRepeats: req.MaxRepeats, Threshold: threshold,
 		Confidence: confidence, Metric: session.TPS, Search: req.Search, MaxRuns: req.MaxRuns}
-	if !req.BuildEffectUnknown {
-		cfg.BuildEffect = sc.BuildEffect // the search is told the spread, as an A/A calibration would
+	if !req.BuildEffectUnknown && layouts >= 1 {
+		// The search is told the spread of a build's mean level, as an A/A
+		// calibration would: over k layouts, 1/sqrt(k) of one layout's
+		// (a layout per run makes it run noise, which it measures).
+		cfg.BuildEffect = sc.BuildEffect / math.Sqrt(float64(layouts))
 	}
 	searchDefaults(&cfg, req.Set["confidence"], req.Set["max-repeats"])
 	if err := cfg.Validate(); err != nil {
