@@ -122,6 +122,10 @@ type Builder struct {
 	// build step out of every measured window on the machine. It returns the
 	// function that releases it, or ctx's error.
 	Lock func(ctx context.Context, what string) (unlock func(), err error)
+	// Layouts, from 2 on, links each build's server again in that many code
+	// layouts (relink; --layouts), kept in its install entry (Layouts); an
+	// entry cached without them is built again.
+	Layouts int
 
 	shown  map[string]bool // effective recipes already described to the user
 	tidied bool            // interrupted installs of earlier sessions removed
@@ -266,7 +270,7 @@ func (b *Builder) Cached(commit string) bool {
 		return false
 	}
 	_, err = os.Stat(filepath.Join(prefix, completeMarker))
-	return err == nil
+	return err == nil && hasLayouts(prefix, b.Layouts)
 }
 
 func (b *Builder) installDir(r Resolved, commit string) string {
@@ -308,7 +312,13 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		return "", err
 	}
 	prefix := b.installDir(r, commit)
-	if _, err := os.Stat(filepath.Join(prefix, completeMarker)); err == nil {
+	_, err = os.Stat(filepath.Join(prefix, completeMarker))
+	if err == nil && !hasLayouts(prefix, b.Layouts) {
+		// Layouts are linked from the build's objects, which the build
+		// directory holds only right after the build.
+		b.logf("build %.10s: cached without %d code layouts: building it again to link them", commit, b.Layouts)
+	}
+	if err == nil && hasLayouts(prefix, b.Layouts) {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(prefix, completeMarker), now, now) // last use, for eviction
 		b.markUsed(prefix)
@@ -347,7 +357,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err := b.compile(ctx, j); err != nil {
 		return "", err
 	}
-	if err := b.install(j); err != nil {
+	if err := b.install(ctx, j); err != nil {
 		return "", err
 	}
 	return prefix, nil
@@ -497,8 +507,9 @@ func (b *Builder) compile(ctx context.Context, j *job) error {
 }
 
 // install records the build directory's state, moves the installed tree from
-// DESTDIR into the cache and marks the entry complete.
-func (b *Builder) install(j *job) error {
+// DESTDIR into the cache, links its code layouts (relink) and marks the entry
+// complete.
+func (b *Builder) install(ctx context.Context, j *job) error {
 	// The build directory's files reach the disk before the record that says
 	// its last build finished (a crash must not leave truncated objects that
 	// the next build would trust).
@@ -524,6 +535,9 @@ func (b *Builder) install(j *job) error {
 	_ = os.RemoveAll(j.tmp)
 	st, err := b.store(j.prefix, j.r.Preset != "")
 	if err != nil {
+		return err
+	}
+	if err := b.relink(ctx, j); err != nil {
 		return err
 	}
 	// The entry's files reach the disk before the marker that says they are

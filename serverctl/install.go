@@ -48,6 +48,13 @@ type Install struct {
 	helpErr  error
 }
 
+// WithServer returns the install with its server binary replaced by server
+// (the same build linked in another code layout: flavor, version and the
+// tree's other files are the install's).
+func (in *Install) WithServer(server string) *Install {
+	return &Install{Prefix: in.Prefix, Server: server, InstallDB: in.InstallDB, Flavor: in.Flavor, Version: in.Version, VersionLine: in.VersionLine}
+}
+
 // ErrNoServer is returned (wrapped) by FindInstall when the prefix holds no server binary.
 var ErrNoServer = errors.New("no mariadbd or mysqld in the install tree")
 

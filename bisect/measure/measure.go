@@ -198,6 +198,19 @@ type revision struct {
 	side     Side
 	install  *serverctl.Install
 	snapshot string // prepared datadir, never started again
+	// layouts are the build's server linked in other code layouts
+	// (build.Builder.Layouts); its runs rotate over them (runInstall).
+	layouts []*serverctl.Install
+}
+
+// runInstall is the server of the revision's run n (0-based, counted runs):
+// its layout n mod K when it has K, else its build's.
+func (r *revision) runInstall(n int) (in *serverctl.Install, layout string) {
+	if len(r.layouts) == 0 {
+		return r.install, ""
+	}
+	i := n % len(r.layouts)
+	return r.layouts[i], fmt.Sprintf("%d of %d", i+1, len(r.layouts))
 }
 
 // New returns a Measurer for cfg.
@@ -617,12 +630,12 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return r, nil
 	}
 	side := m.side(commit)
-	in, err := m.install(ctx, commit, side)
+	in, layouts, err := m.install(ctx, commit, side)
 	if err != nil {
 		return nil, err
 	}
 	if m.cfg.FreshDatadir {
-		rev := &revision{side: side, install: in}
+		rev := &revision{side: side, install: in, layouts: layouts}
 		m.revs[commit] = rev
 		return rev, nil
 	}
@@ -631,7 +644,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return nil, err
 	}
 	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
-	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data")}
+	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data"), layouts: layouts}
 	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(snap, "complete"), now, now) // last used, for eviction
@@ -665,17 +678,18 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 }
 
 // install returns the server of side (subject commit): the installed one at
-// its Basedir, or its revision built (once; the build cache keeps it).
+// its Basedir, or its revision built (once; the build cache keeps it), with
+// the build's code layouts when its Builder makes them (Layouts).
 // Errors: an *bisect.UntestableError for a revision that does not build or
 // whose build holds no usable server; an installed server that is not one
 // is the user's (bisect.ErrUsage); the machine's as they are.
-func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serverctl.Install, error) {
+func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serverctl.Install, []*serverctl.Install, error) {
 	if side.Basedir != "" {
 		in, err := serverctl.FindInstall(ctx, side.Basedir)
 		if err != nil {
-			return nil, bisect.Usagef("installed server %s: %v", side.Basedir, err)
+			return nil, nil, bisect.Usagef("installed server %s: %v", side.Basedir, err)
 		}
-		return in, nil
+		return in, nil, nil
 	}
 	began := time.Now()
 	b := side.Builder
@@ -693,16 +707,26 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 	prefix, err := b.Build(ctx, side.Commit)
 	if err != nil {
 		report(err)
-		return nil, judge(ctx, commit, failure{step: stepBuild, err: err})
+		return nil, nil, judge(ctx, commit, failure{step: stepBuild, err: err})
 	}
 	in, err := serverctl.FindInstall(ctx, prefix)
 	if err != nil {
 		report(err)
-		return nil, judge(ctx, commit, failure{step: stepFind, err: err})
+		return nil, nil, judge(ctx, commit, failure{step: stepFind, err: err})
 	}
 	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
 	report(nil)
-	return in, nil
+	var layouts []*serverctl.Install
+	if b.Layouts >= 2 {
+		bins := build.Layouts(prefix)
+		if len(bins) < b.Layouts {
+			return nil, nil, fmt.Errorf("build %.10s: %d code layouts in %s, want %d", side.Commit, len(bins), prefix, b.Layouts)
+		}
+		for _, bin := range bins[:b.Layouts] {
+			layouts = append(layouts, in.WithServer(bin))
+		}
+	}
+	return in, layouts, nil
 }
 
 // makeSnapshot initialises the datadir of rev (an install of commit) in snap,
@@ -1036,7 +1060,8 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 	defer unlock()
 	m.runN++
 	began := time.Now()
-	o, err := m.freshRunDir(commit, rev)
+	in, layout := rev.runInstall(m.counted[commit])
+	o, err := m.freshRunDir(commit, rev, in)
 	if err != nil {
 		return bisect.Run{}, err
 	}
@@ -1078,6 +1103,9 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 		LatencyP95: res.LatencyP95, LatencyP99: res.LatencyP99,
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: serverctl.RedactOptions(string(opts)), // never a secret in the store
 		PeakRSS: rss, Facts: m.facts(rev.install)}
+	if layout != "" {
+		r.Facts["layout"] = layout // of the build's code layouts (--layouts)
+	}
 	for _, iv := range res.Intervals {
 		r.Series = append(r.Series, bisect.Second{At: iv.At, TPS: iv.TPS, QPS: iv.QPS, Pct: iv.P95})
 	}
@@ -1112,10 +1140,10 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 }
 
 // freshRunDir makes commit's run directory anew (what an earlier run of this
-// process left there goes) and returns the server's options for it.
-func (m *Measurer) freshRunDir(commit string, rev *revision) (serverctl.Options, error) {
+// process left there goes) and returns the options of server in for it.
+func (m *Measurer) freshRunDir(commit string, rev *revision, in *serverctl.Install) (serverctl.Options, error) {
 	dir := m.runDir(commit)
-	o := serverctl.Options{Install: rev.install, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: filepath.Join(dir, "data"),
+	o := serverctl.Options{Install: in, OptionFile: rev.side.OptionFile.Path, RunDir: dir, Datadir: filepath.Join(dir, "data"),
 		Owner: m.cfg.StateDir, CPUs: m.cfg.ServerCPUs, StartTimeout: m.cfg.StartTimeout}
 	if m.cfg.Probe != nil {
 		o.Settings = m.cfg.ProbeSettings

@@ -34,6 +34,9 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	if s.FreshDatadir {
 		id[store.KeyFreshDatadir] = "true"
 	}
+	if s.Build.Layouts > 1 {
+		id[store.KeyLayouts] = fmt.Sprint(s.Build.Layouts)
+	}
 	// Placement changes the numbers: runs with another one are not reused.
 	if !s.ServerCPUs.IsZero() {
 		id[store.KeyServerCPUs] = s.ServerCPUs.String()

@@ -114,6 +114,7 @@ type BuildRequest struct {
 	Timeout, CacheSize       string
 	DistccHosts              string
 	NoCcache, Verbose, Retry bool
+	Layouts                  int // code layouts per build (1: the build's own)
 }
 
 // Configure checks every setting of req (a bad one is a usage error naming
@@ -445,6 +446,18 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	b.Budget = int64(size)
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
+	if req.Layouts < 1 || req.Layouts > 64 {
+		return b, usageError("{layouts} %d: want 1 (the build's own code layout) to 64", req.Layouts)
+	}
+	if req.Layouts > 1 {
+		if b.Recipe.BuildCmd != "" {
+			return b, usageError("{layouts} links the server again with CMake's own link command: leave out {build-cmd}")
+		}
+		if _, err := exec.LookPath("ld.lld"); err != nil {
+			return b, With(Usage, build.ErrNoLLD)
+		}
+	}
+	b.Layouts = req.Layouts
 	return b, nil
 }
 

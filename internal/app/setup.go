@@ -95,6 +95,7 @@ type BuildSettings struct {
 	Budget      int64
 	Verbose     bool
 	RetryFailed bool
+	Layouts     int // code layouts per build (build.Builder.Layouts)
 }
 
 // Lock takes the state directory (stateDir, or the repository's default;
@@ -304,7 +305,7 @@ func checkOptionGroups(of serverctl.OptionFile, groups []string) error {
 // output on log with Verbose (on stderr when log is discarded: -v wins over
 // --quiet).
 func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Writer, live Live) *build.Builder {
-	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.Recipe, Log: log, Timeout: b.Timeout, CacheBudget: b.Budget, RetryFailed: b.RetryFailed,
+	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.Recipe, Log: log, Timeout: b.Timeout, CacheBudget: b.Budget, RetryFailed: b.RetryFailed, Layouts: b.Layouts,
 		Lock: func(ctx context.Context, what string) (func(), error) {
 			return measure.MachineLock(ctx, what, stateDir, log)
 		}}

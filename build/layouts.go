@@ -1,0 +1,127 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNoLLD is returned when Builder.Layouts asks for code layouts and LLVM's
+// linker is not installed: a machine's problem.
+var ErrNoLLD = errors.New("code layouts need LLVM's linker, ld.lld, which is not installed (Debian: apt-get install lld)")
+
+// layoutsDir is where an install entry keeps its server linked again in other
+// code layouts: layoutsDir/<seed>/<the server's path in the tree>.
+const layoutsDir = ".perfbisect-layouts"
+
+// serverPaths are where a CMake install puts the server (serverctl's order).
+var serverPaths = []string{"bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld", "libexec/mysqld"}
+
+// Layouts returns the server binaries of the install entry prefix linked in
+// other code layouts (Builder.Layouts), by seed 1, 2, ...; nil when it has
+// none.
+func Layouts(prefix string) []string {
+	ents, err := os.ReadDir(filepath.Join(prefix, layoutsDir))
+	if err != nil {
+		return nil
+	}
+	var seeds []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > 0 {
+			seeds = append(seeds, n)
+		}
+	}
+	sort.Ints(seeds)
+	var out []string
+	for _, n := range seeds {
+		for _, p := range serverPaths {
+			bin := filepath.Join(prefix, layoutsDir, strconv.Itoa(n), p)
+			if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+				out = append(out, bin)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// hasLayouts reports whether prefix holds at least k layouts (always for k
+// below 2: one layout is the build's own).
+func hasLayouts(prefix string, k int) bool {
+	return k < 2 || len(Layouts(prefix)) >= k
+}
+
+// relink links the server of job j again from the objects of its build
+// directory in b.Layouts code layouts, into the install entry: the build's own
+// link command (CMake's link.txt of the mariadbd or mysqld target) with LLVM's
+// linker and its code sections (.text*) in an order shuffled by seed 1, 2,
+// ... (ld.lld --shuffle-sections): the same code, placed otherwise. Nothing
+// is compiled. Errors: ErrNoLLD; a build without such a link command (a
+// --build-cmd recipe, a tree that is not a server's) says so.
+func (b *Builder) relink(ctx context.Context, j *job) error {
+	if b.Layouts < 2 {
+		return nil
+	}
+	if _, err := exec.LookPath("ld.lld"); err != nil {
+		return ErrNoLLD
+	}
+	var at, target string
+	for _, d := range []string{"sql", "."} {
+		for _, t := range []string{"mariadbd", "mysqld"} {
+			if at == "" && hasFile(filepath.Join(j.bdir, d, "CMakeFiles", t+".dir", "link.txt")) {
+				at, target = filepath.Join(j.bdir, d), t
+			}
+		}
+	}
+	if at == "" {
+		return fmt.Errorf("--layouts %d: the build directory %s has no link command of mariadbd or mysqld (sql/CMakeFiles/mariadbd.dir/link.txt): code layouts need a CMake build of a server tree", b.Layouts, j.bdir)
+	}
+	rel := ""
+	for _, p := range serverPaths {
+		if fi, err := os.Lstat(filepath.Join(j.prefix, p)); err == nil && fi.Mode().IsRegular() {
+			rel = p
+			break
+		}
+	}
+	if rel == "" {
+		return fmt.Errorf("--layouts %d: no server binary in the install %s", b.Layouts, j.prefix)
+	}
+	raw, err := os.ReadFile(filepath.Join(at, "CMakeFiles", target+".dir", "link.txt"))
+	if err != nil {
+		return err
+	}
+	link := strings.TrimSpace(string(raw)) + " " // "-o mariadbd" may end it
+	if !strings.Contains(link, " -o "+target+" ") {
+		return fmt.Errorf("--layouts %d: the link command in %s does not write '-o %s'", b.Layouts, at, target)
+	}
+	dir := filepath.Join(j.prefix, layoutsDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	for seed := 1; seed <= b.Layouts; seed++ {
+		out := filepath.Join(dir, strconv.Itoa(seed), rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		cmd := strings.Replace(link, " -o "+target+" ", " -o "+shellQuote(out)+" ", 1) +
+			fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d'", seed)
+		b.logf("build %.10s: code layout %d of %d (%s linked again by lld, sections shuffled)", j.commit, seed, b.Layouts, target)
+		fmt.Fprintf(j.logf, "# layout %d: (cd %s && %s)\n", seed, at, cmd)
+		if err := run(ctx, j.logf, j.env, at, "sh", "-c", cmd); err != nil {
+			return &BuildError{Commit: j.commit, Step: "relink", Log: j.logPath, Err: err, Machine: true,
+				Hint: "the build linked, but ld.lld could not link the same objects again; measure without --layouts, or fix what the log says"}
+		}
+	}
+	return nil
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
