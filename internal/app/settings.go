@@ -114,7 +114,7 @@ type BuildRequest struct {
 	Timeout, CacheSize       string
 	DistccHosts              string
 	NoCcache, Verbose, Retry bool
-	Layouts                  int // code layouts per build (1: the build's own)
+	Layouts                  int // code layouts per build (1 or 0: the build's own)
 }
 
 // Configure checks every setting of req (a bad one is a usage error naming
@@ -446,6 +446,9 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	b.Budget = int64(size)
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
+	if req.Layouts == 0 {
+		req.Layouts = 1 // not given
+	}
 	if req.Layouts < 1 || req.Layouts > 64 {
 		return b, usageError("{layouts} %d: want 1 (the build's own code layout) to 64", req.Layouts)
 	}
