@@ -63,6 +63,7 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 		"--preset=percona":        {"--preset", "mariadb, mysql"},
 		"--build-cache-size=lots": {"--build-cache-size"},
 		"--build-timeout=-3":      {"--build-timeout"},
+		"--layouts=65":            {"--layouts 65", "1 (the build's own code layout) to 64"},
 	} {
 		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, flag, "good")
 		for _, w := range want {
