@@ -325,9 +325,12 @@ func (d disturbance) lostCPU() bool {
 	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
 }
 
-// neighbourOnly reports whether only the run's own processes saw the
-// disturbance (neighbourSign), not the machine's CPU counters.
-func (d disturbance) neighbourOnly() bool { return d.why != "" && !d.lostCPU() }
+// throttledOnly reports whether the disturbance is only the server's cgroup
+// throttled by a CPU quota: a cause outside the revision, which a run of
+// the revision cannot produce however it behaves (unlike the other
+// neighbour signs: its own background threads make its threads wait for a
+// CPU, a stall of its own can cost its client CPU per transaction).
+func (d disturbance) throttledOnly() bool { return d.kind == "throttled" && !d.lostCPU() }
 
 // kinds names the disturbance's kinds, as the report counts them: "steal",
 // "other processes", and neighbourSign's.
@@ -385,12 +388,13 @@ func (d disturbance) String() string {
 // "disturbed". A run whose window other processes took more than BusyShare
 // of is never counted nor one of the retries: it waits for the machine to
 // be quiet (waitQuiet), then is measured again; an error when they stay. A
-// run only its own processes found disturbed (neighbourSign: a throttled
-// cgroup, descheduled threads, a slower machine) is not one of the retries
-// either: it is measured again until a run is not, for
-// Config.QuietPatience, then the least disturbed counts, marked; every
-// attempt's signs join the revision's history, so a condition that stays
-// (a container's CPU quota) becomes its level after minHistory attempts.
+// run whose server's cgroup was throttled (neighbourSign) is not one of the
+// retries either: it is measured again until a run is not, for
+// Config.QuietPatience, then the least disturbed counts, marked; the other
+// neighbour signs (descheduled threads, a slower machine) take the retries
+// of steal. Every attempt's signs join the revision's history, so a
+// condition that stays (a container's CPU quota) becomes its level after
+// minHistory attempts.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -418,7 +422,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		}
 	}
 	var busySince time.Time      // the first run other processes kept busy
-	var neighbourSince time.Time // the first run a neighbour disturbed
+	var neighbourSince time.Time // the first run a CPU quota throttled
 	patience := m.cfg.QuietPatience
 	if patience == 0 {
 		patience = 10 * time.Minute
@@ -455,13 +459,13 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			}
 			continue
 		}
-		if d.neighbourOnly() {
+		if d.throttledOnly() {
 			if neighbourSince.IsZero() {
 				neighbourSince = time.Now()
 			}
 			if time.Since(neighbourSince) < patience {
-				// Not one of the retries: the neighbour leaves, or it
-				// stays and becomes the revision's level (minHistory).
+				// Not one of the retries: the quota goes, or it stays
+				// and becomes the revision's level (minHistory).
 				consider(r, d)
 				m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
 				continue
