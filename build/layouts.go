@@ -2,11 +2,14 @@ package build
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,10 +99,26 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
-	link := strings.TrimSpace(string(raw)) + " " // "-o mariadbd" may end it
-	if !strings.Contains(link, " -o "+target+" ") {
+	// link.txt may hold several commands, one a line: the link is the one
+	// that writes the target (-o mysqld, -o ../runtime_output_directory/mysqld).
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	li := -1
+	outRE := regexp.MustCompile(`(\s-o\s+)(\S*/)?` + regexp.QuoteMeta(target) + `(\s|$)`)
+	for i, l := range lines {
+		if outRE.MatchString(l) {
+			li = i
+		}
+	}
+	if li < 0 {
 		return fmt.Errorf("--layouts %d: the link command in %s does not write '-o %s'", b.Layouts, at, target)
 	}
+	// The installed server's run path, not the build tree's: a layout must
+	// load the libraries the install does, wherever it lies in the entry.
+	rpath, err := installedRunPath(filepath.Join(j.prefix, rel))
+	if err != nil {
+		return err
+	}
+	base := rpathRE.ReplaceAllString(lines[li], "")
 	dir := filepath.Join(j.prefix, layoutsDir)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -109,8 +128,9 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		cmd := strings.Replace(link, " -o "+target+" ", " -o "+shellQuote(out)+" ", 1) +
+		line := outRE.ReplaceAllLiteralString(base, " -o "+shellQuote(out)+" ") + rpath +
 			fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d'", seed)
+		cmd := strings.Join(append(append(slices.Clone(lines[:li]), line), lines[li+1:]...), "\n")
 		b.logf("build %.10s: code layout %d of %d (%s linked again by lld, sections shuffled)", j.commit, seed, b.Layouts, target)
 		fmt.Fprintf(j.logf, "# layout %d: (cd %s && %s)\n", seed, at, cmd)
 		if err := run(ctx, j.logf, j.env, at, "sh", "-c", cmd); err != nil {
@@ -119,6 +139,32 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 		}
 	}
 	return nil
+}
+
+// rpathRE matches a run path option of a link command (not -rpath-link).
+var rpathRE = regexp.MustCompile(`\s-Wl,-rpath,\S+`)
+
+// installedRunPath returns the link options that give a binary the run path
+// (DT_RUNPATH, else DT_RPATH) of the installed binary bin, with $ORIGIN made
+// the absolute directory bin is in; "" when it has none.
+func installedRunPath(bin string) (string, error) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return "", fmt.Errorf("--layouts: read the installed server %s: %w", bin, err)
+	}
+	defer f.Close()
+	dtags := "--enable-new-dtags"
+	paths, _ := f.DynString(elf.DT_RUNPATH)
+	if len(paths) == 0 {
+		dtags = "--disable-new-dtags"
+		paths, _ = f.DynString(elf.DT_RPATH)
+	}
+	if len(paths) == 0 {
+		return "", nil
+	}
+	origin := filepath.Dir(bin)
+	p := strings.NewReplacer("${ORIGIN}", origin, "$ORIGIN", origin).Replace(strings.Join(paths, ":"))
+	return " " + shellQuote("-Wl,"+dtags+",-rpath,"+p), nil
 }
 
 // shellQuote quotes s for sh.

@@ -71,30 +71,38 @@ func (s Sched) Since(earlier Sched) (cpu, wait time.Duration) {
 	return cpu, wait
 }
 
-// Throttle is the time the CPU controller throttled a process's cgroup and
-// each of its ancestors (a CPU quota: cgroup v2's cpu.max, v1's
-// cpu.cfs_quota_us) at one moment, from their cpu.stat files.
+// Throttle is what the CPU controller did to a process's cgroup and each of
+// its ancestors at one moment: the time it throttled them (a CPU quota:
+// cgroup v2's cpu.max, v1's cpu.cfs_quota_us), from their cpu.stat files,
+// and the quotas in force.
 type Throttle struct {
 	byDir map[string]time.Duration // cgroup directory -> throttled time
+	quota string                   // the quotas along the path, "max 100000|20000 100000"
 }
 
-// CgroupThrottle reads the throttled time of process pid's CPU cgroup and its
-// ancestors. ok is false when none can be read (no CPU controller mounted, a
-// cgroup without cpu.stat): then nothing can be said of throttling.
+// CgroupThrottle reads the throttled time and the quotas of process pid's CPU
+// cgroup and its ancestors up to its hierarchy's root (in a container, the
+// container's cgroup, where its limit is). ok is false when no throttled
+// time can be read (no CPU controller mounted, a cgroup without cpu.stat):
+// then nothing can be said of throttling.
 func CgroupThrottle(pid int) (t Throttle, ok bool) {
 	dirs := cpuCgroupDirs(pid)
 	t.byDir = map[string]time.Duration{}
+	var quotas []string
 	for _, d := range dirs {
 		if v, ok := readThrottled(filepath.Join(d, "cpu.stat")); ok {
 			t.byDir[d] = v
 		}
+		quotas = append(quotas, readQuota(d))
 	}
+	t.quota = strings.Join(quotas, "|")
 	return t, len(t.byDir) > 0
 }
 
 // Since returns the longest time any of the cgroups was throttled between
 // earlier and t: a quota on an ancestor throttles every cgroup under it
-// while counting only in its own cpu.stat.
+// while counting only in its own cpu.stat. cpu.stat sums the time over the
+// CPUs the cgroup ran on.
 func (t Throttle) Since(earlier Throttle) time.Duration {
 	var most time.Duration
 	for d, v := range t.byDir {
@@ -103,6 +111,25 @@ func (t Throttle) Since(earlier Throttle) time.Duration {
 		}
 	}
 	return most
+}
+
+// Quota names the CPU quotas in force along the cgroup path when t was read
+// (cgroup v2's cpu.max lines, v1's cfs_quota_us and cfs_period_us), for
+// telling a quota that changed from one that stays.
+func (t Throttle) Quota() string { return t.quota }
+
+// readQuota reads the CPU quota of cgroup directory d ("" when it has none to
+// read).
+func readQuota(d string) string {
+	if b, err := os.ReadFile(filepath.Join(d, "cpu.max")); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	q, err1 := os.ReadFile(filepath.Join(d, "cpu.cfs_quota_us"))
+	p, err2 := os.ReadFile(filepath.Join(d, "cpu.cfs_period_us"))
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(q)) + " " + strings.TrimSpace(string(p))
 }
 
 // readThrottled reads a cpu.stat's throttled time: throttled_usec (cgroup v2)
@@ -128,48 +155,65 @@ func readThrottled(path string) (time.Duration, bool) {
 	return 0, false
 }
 
+// cgroupMount is where a cgroup hierarchy is mounted, and which of its
+// cgroups the mount shows at that place (a container's own cgroup, "/" on
+// a host).
+type cgroupMount struct{ dir, root string }
+
 // cpuCgroupDirs returns the directories of pid's CPU cgroup and its ancestors
-// up to the hierarchy's root (excluded), through the mount of the hierarchy
-// that has the cpu controller: a v1 hierarchy naming "cpu" among its
-// controllers, else the v2 hierarchy.
+// up to the mounted hierarchy's top, that included, through the mount of
+// the hierarchy that has the cpu controller: a v1 hierarchy naming "cpu"
+// among its controllers, else the v2 hierarchy. The paths in /proc/PID/cgroup
+// are the hierarchy's (or, in a cgroup namespace, the namespace's); the
+// mount's own root is taken off them.
 func cpuCgroupDirs(pid int) []string {
 	mounts := cgroupMounts()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		return nil
 	}
-	var root, path string
+	var m cgroupMount
+	var path string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		parts := strings.SplitN(l, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
 		if parts[1] == "" {
-			if root == "" && mounts["cgroup2"] != "" {
-				root, path = mounts["cgroup2"], parts[2]
+			if m.dir == "" && mounts["cgroup2"].dir != "" {
+				m, path = mounts["cgroup2"], parts[2]
 			}
 			continue
 		}
 		for _, c := range strings.Split(parts[1], ",") {
-			if c == "cpu" && mounts["cpu"] != "" {
-				root, path = mounts["cpu"], parts[2]
+			if c == "cpu" && mounts["cpu"].dir != "" {
+				m, path = mounts["cpu"], parts[2]
 			}
 		}
 	}
-	if root == "" {
+	if m.dir == "" {
 		return nil
 	}
+	path = filepath.Clean("/" + path)
+	if r := filepath.Clean("/" + m.root); r != "/" {
+		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
+			path = "/" + rel
+		}
+	}
 	var dirs []string
-	for p := filepath.Clean(path); p != "/" && p != "."; p = filepath.Dir(p) {
-		dirs = append(dirs, filepath.Join(root, p))
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		dirs = append(dirs, filepath.Join(m.dir, p))
+		if p == "/" || p == "." {
+			break
+		}
 	}
 	return dirs
 }
 
-// cgroupMounts maps "cpu" to the mount point of the v1 hierarchy with the cpu
+// cgroupMounts maps "cpu" to the mount of the v1 hierarchy with the cpu
 // controller and "cgroup2" to the v2 hierarchy's, from /proc/self/mountinfo.
-func cgroupMounts() map[string]string {
-	out := map[string]string{}
+func cgroupMounts() map[string]cgroupMount {
+	out := map[string]cgroupMount{}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return out
@@ -185,15 +229,16 @@ func cgroupMounts() map[string]string {
 		if len(pf) < 5 || len(qf) < 3 {
 			continue
 		}
+		m := cgroupMount{dir: pf[4], root: pf[3]}
 		switch qf[0] {
 		case "cgroup2":
-			if out["cgroup2"] == "" {
-				out["cgroup2"] = pf[4]
+			if out["cgroup2"].dir == "" {
+				out["cgroup2"] = m
 			}
 		case "cgroup":
 			for _, o := range strings.Split(qf[2], ",") {
-				if o == "cpu" && out["cpu"] == "" {
-					out["cpu"] = pf[4]
+				if o == "cpu" && out["cpu"].dir == "" {
+					out["cpu"] = m
 				}
 			}
 		}
@@ -205,13 +250,22 @@ func cgroupMounts() map[string]string {
 // CPU controller and whether it is cgroup v2 ("" when none is mounted).
 func CPUCgroupRoot() (root string, v2 bool) {
 	m := cgroupMounts()
-	if m["cpu"] != "" {
-		return m["cpu"], false
+	if m["cpu"].dir != "" {
+		return m["cpu"].dir, false
 	}
-	if r := m["cgroup2"]; r != "" {
+	if r := m["cgroup2"].dir; r != "" {
 		if b, err := os.ReadFile(filepath.Join(r, "cgroup.controllers")); err == nil && slices.Contains(strings.Fields(string(b)), "cpu") {
 			return r, true
 		}
 	}
 	return "", false
+}
+
+// ProcessCgroupDir returns the directory of pid's CPU cgroup ("" when none
+// is mounted).
+func ProcessCgroupDir(pid int) string {
+	if d := cpuCgroupDirs(pid); len(d) > 0 {
+		return d[0]
+	}
+	return ""
 }

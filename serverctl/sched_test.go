@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 func spin(t *testing.T) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never left spinning in a capped cgroup
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,7 +80,9 @@ type Config struct {
 	// QuietPatience is how long a run waits for other processes to leave
 	// the machine when they took more than BusyShare of its CPU during the
 	// window (such a run never counts); past it the session stops, the
-	// machine's fault. 0: 10 minutes.
+	// machine's fault. It also bounds how long a run throttled by a quota
+	// from outside is measured again (then the least throttled counts,
+	// marked). 0: 10 minutes.
 	QuietPatience time.Duration
 	// Setting, when set, spells a setting's name (start-timeout,
 	// snapshot-cache-size) as the caller's user knows it in reasons and
@@ -199,17 +202,21 @@ type revision struct {
 	install  *serverctl.Install
 	snapshot string // prepared datadir, never started again
 	// layouts are the build's server linked in other code layouts
-	// (build.Builder.Layouts); its runs rotate over them (runInstall).
+	// (build.Builder.Layouts); its runs rotate over them (runInstall) from
+	// a layout drawn at random, so that the runs of a resumed session do
+	// not begin again on the first.
 	layouts []*serverctl.Install
+	firstLayout int
 }
 
-// runInstall is the server of the revision's run n (0-based, counted runs):
-// its layout n mod K when it has K, else its build's.
+// runInstall is the server of the revision's run n (0-based, counted runs in
+// this process): its layout firstLayout+n mod K when it has K, else its
+// build's.
 func (r *revision) runInstall(n int) (in *serverctl.Install, layout string) {
 	if len(r.layouts) == 0 {
 		return r.install, ""
 	}
-	i := n % len(r.layouts)
+	i := (r.firstLayout + n) % len(r.layouts)
 	return r.layouts[i], fmt.Sprintf("%d of %d", i+1, len(r.layouts))
 }
 
@@ -306,6 +313,9 @@ type disturbance struct {
 	// kind are neighbourSign's reading of them ("" when nothing).
 	signs     signs
 	why, kind string
+	// quotaFromOutside: a throttled run's quota changed during the window
+	// or is not the revision's usual one (quotaCameFrom).
+	quotaFromOutside bool
 }
 
 // tickSlack is what the kernel's 10 ms accounting may add to a window's
@@ -326,11 +336,15 @@ func (d disturbance) lostCPU() bool {
 }
 
 // throttledOnly reports whether the disturbance is only the server's cgroup
-// throttled by a CPU quota: a cause outside the revision, which a run of
-// the revision cannot produce however it behaves (unlike the other
-// neighbour signs: its own background threads make its threads wait for a
-// CPU, a stall of its own can cost its client CPU per transaction).
-func (d disturbance) throttledOnly() bool { return d.kind == "throttled" && !d.lostCPU() }
+// throttled by a quota that came from outside the revision (changed during
+// the window, or not its runs' usual one): a run of the revision cannot
+// produce that however it behaves. Under a quota that stays, how much a run
+// is throttled follows its own CPU demand, as the other neighbour signs can
+// follow its own behaviour (its background threads make its threads wait
+// for a CPU, a stall can cost its client CPU per transaction).
+func (d disturbance) throttledOnly() bool {
+	return d.kind == "throttled" && d.quotaFromOutside && !d.lostCPU()
+}
 
 // kinds names the disturbance's kinds, as the report counts them: "steal",
 // "other processes", and neighbourSign's.
@@ -388,11 +402,11 @@ func (d disturbance) String() string {
 // "disturbed". A run whose window other processes took more than BusyShare
 // of is never counted nor one of the retries: it waits for the machine to
 // be quiet (waitQuiet), then is measured again; an error when they stay. A
-// run whose server's cgroup was throttled (neighbourSign) is not one of the
-// retries either: it is measured again until a run is not, for
-// Config.QuietPatience, then the least disturbed counts, marked; the other
-// neighbour signs (descheduled threads, a slower machine) take the retries
-// of steal. Every attempt's signs join the revision's history, so a
+// run whose server's cgroup was throttled by a quota from outside
+// (throttledOnly) is not one of the retries either: it is measured again
+// until a run is not, for Config.QuietPatience, then the least disturbed
+// counts, marked; the other neighbour signs (descheduled threads, a slower
+// machine, a quota that stays) take the retries of steal. Every attempt's signs join the revision's history, so a
 // condition that stays (a container's CPU quota) becomes its level after
 // minHistory attempts.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
@@ -459,7 +473,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			}
 			continue
 		}
-		if d.throttledOnly() {
+		if d.throttledOnly() && retries >= 0 {
 			if neighbourSince.IsZero() {
 				neighbourSince = time.Now()
 			}
@@ -638,8 +652,12 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if err != nil {
 		return nil, err
 	}
+	first := 0
+	if len(layouts) > 0 {
+		first = rand.IntN(len(layouts))
+	}
 	if m.cfg.FreshDatadir {
-		rev := &revision{side: side, install: in, layouts: layouts}
+		rev := &revision{side: side, install: in, layouts: layouts, firstLayout: first}
 		m.revs[commit] = rev
 		return rev, nil
 	}
@@ -648,7 +666,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return nil, err
 	}
 	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
-	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data"), layouts: layouts}
+	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data"), layouts: layouts, firstLayout: first}
 	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(snap, "complete"), now, now) // last used, for eviction
@@ -1222,7 +1240,7 @@ func (m *Measurer) noteEmulated(rev *revision, res *bench.Result, r *bisect.Run)
 func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bisect.Run) disturbance {
 	other, steal, loadavg, ok := w.load.other(w.cpu1 - w.cpu0)
 	if !ok {
-		return disturbance{}
+		return disturbance{signs: unknownSigns}
 	}
 	inProcess := m.cfg.Workload.ClientInProcess()
 	client := w.load.self1 - w.load.self0
@@ -1252,7 +1270,7 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 		}
 	}
 	d := disturbance{steal: steal, other: other, capacity: res.Window * time.Duration(serverctl.MachineCPUs())}
-	d.signs = w.sched.signs(d.capacity, clientPerTxn, serverPerTxn)
+	d.signs = w.sched.signs(res.Window, clientPerTxn, serverPerTxn)
 	if d.signs.waitShare >= 0 {
 		r.Facts["server_wait_share"] = fmt.Sprintf("%.3f", d.signs.waitShare)
 	}
@@ -1265,10 +1283,11 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 	}
 	if m.cfg.Probe == nil {
 		d.why, d.kind = neighbourSign(d.signs, m.signs[commit])
-		if th := d.signs.throttled; d.why == "" && th > 0 && float64(th) > ThrottledShare*float64(d.capacity) && !m.quotaNoted {
+		d.quotaFromOutside = d.kind == "throttled" && quotaCameFrom(d.signs, m.signs[commit])
+		if th, c := d.signs.throttled, d.signs.capacity; d.why == "" && th > 0 && float64(th) > ThrottledShare*float64(c) && !m.quotaNoted {
 			m.quotaNoted = true
-			m.logf("note: run %s: the server's CPU cgroup is throttled in most of the revision's runs (%.2f of the window's %.1f CPU-seconds): a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures; lift it, or give the server fewer threads (said once)",
-				m.label(commit), th.Seconds(), d.capacity.Seconds())
+			m.logf("note: run %s: the server's CPU cgroup is throttled in most of the revision's runs (%.2f of the %.1f CPU-seconds it could have had): a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures; lift it, or give the server fewer threads (said once)",
+				m.label(commit), th.Seconds(), c.Seconds())
 		}
 	}
 	// More than a tenth of a CPU over the window: the machine was not

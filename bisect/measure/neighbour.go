@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perfbisect/perfbisect/serverctl"
 	"github.com/perfbisect/perfbisect/stats"
 )
@@ -14,20 +16,29 @@ import (
 // runnable, or the server's cgroup is throttled by a CPU quota) or every
 // process's work (the client's CPU per transaction rises with the server's).
 type signs struct {
-	waitShare    float64       // the server's run delay / (run delay + CPU) over the window; -1 unknown
-	throttled    time.Duration // the server's CPU cgroup's throttled time, summed over CPUs; -1 unknown
-	capacity     time.Duration // the machine's CPU time over the window (window x CPUs)
-	clientPerTxn float64       // µs of the client's CPU per transaction; 0 unknown
-	serverPerTxn float64       // µs of the server's CPU per transaction; 0 unknown
+	waitShare float64       // the server's run delay / (run delay + CPU) over the window; -1 unknown
+	throttled time.Duration // the server's CPU cgroup's throttled time, summed over CPUs; -1 unknown
+	// capacity is the CPU time the server could have had over the window
+	// (window x the CPUs it may run on), what throttled is a share of.
+	capacity time.Duration
+	// quota names the CPU quotas over the server's cgroup at the window's
+	// end; quotaChanged says they changed during the window.
+	quota        string
+	quotaChanged bool
+	clientPerTxn float64 // µs of the client's CPU per transaction; 0 unknown
+	serverPerTxn float64 // µs of the server's CPU per transaction; 0 unknown
 }
+
+// unknownSigns are the signs of a run whose window could not be read.
+var unknownSigns = signs{waitShare: -1, throttled: -1}
 
 // Neighbour rules: a run is disturbed (measured again, not counted) when
 //   - its server's cgroup was throttled for more than ThrottledShare of the
-//     window's CPU time (cpu.stat sums its CPUs' throttled time) and, once
-//     the revision has minHistory runs, more than twice their median share
-//     and ThrottledShare (a quota that throttles every run is the
-//     machine's constant, not a disturbance: its share varies by a fifth
-//     from run to run);
+//     CPU time it could have had (cpu.stat sums its CPUs' throttled time)
+//     and, once the revision has minHistory runs, more than twice their
+//     median share plus ThrottledShare (a quota that throttles every run is
+//     the machine's constant, not a disturbance, however much its share
+//     varies from run to run);
 //   - its server's threads waited for a CPU a WaitShareRise larger share of
 //     their runnable time than the median of the revision's runs;
 //   - the client's CPU per transaction rose by SlowClientRise and the
@@ -40,8 +51,15 @@ type signs struct {
 // its own revision's runs only: a revision's own behaviour (more CPU per
 // transaction, a stall) is in all of its runs.
 const (
+	// ThrottledShare is the share of its CPU time a run's server may lose
+	// to a CPU quota's throttling.
 	ThrottledShare = 0.02
-	WaitShareRise  = 0.15
+	// WaitShareRise is how far (a share of runnable time) the server's
+	// threads' wait for a CPU may rise over the revision's median.
+	WaitShareRise = 0.15
+	// SlowClientRise and SlowServerRise are the rises of the client's and
+	// the server's CPU per transaction over the revision's medians that,
+	// together, say the machine was slower.
 	SlowClientRise = 0.25
 	SlowServerRise = 0.10
 )
@@ -52,10 +70,11 @@ const minHistory = 3
 // schedProbe reads the server's scheduler statistics and its cgroup's
 // throttled time at the window's edges.
 type schedProbe struct {
-	s0, s1     serverctl.Sched
-	t0, t1     serverctl.Throttle
-	sOK, tOK   bool
-	sErr, tErr bool
+	s0, s1   serverctl.Sched
+	t0, t1   serverctl.Throttle
+	sOK, tOK bool
+	sErr     bool
+	cpus     int // the CPUs the server may run on (0: unknown)
 }
 
 func (p *schedProbe) begin(pid int) {
@@ -63,6 +82,10 @@ func (p *schedProbe) begin(pid int) {
 	p.s0, err = serverctl.ProcessSched(pid)
 	p.sErr = err != nil
 	p.t0, p.tOK = serverctl.CgroupThrottle(pid)
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(pid, &set) == nil {
+		p.cpus = set.Count()
+	}
 }
 
 func (p *schedProbe) end(pid int) {
@@ -74,10 +97,14 @@ func (p *schedProbe) end(pid int) {
 	p.tOK = p.tOK && ok
 }
 
-// signs returns what the probe saw, with the client's and the server's CPU
-// per transaction (µs, 0 when unknown).
-func (p *schedProbe) signs(capacity time.Duration, clientPerTxn, serverPerTxn float64) signs {
-	s := signs{waitShare: -1, throttled: -1, capacity: capacity, clientPerTxn: clientPerTxn, serverPerTxn: serverPerTxn}
+// signs returns what the probe saw over a window of the given length, with
+// the client's and the server's CPU per transaction (µs, 0 when unknown).
+func (p *schedProbe) signs(window time.Duration, clientPerTxn, serverPerTxn float64) signs {
+	cpus := p.cpus
+	if cpus <= 0 {
+		cpus = serverctl.MachineCPUs()
+	}
+	s := signs{waitShare: -1, throttled: -1, capacity: window * time.Duration(cpus), clientPerTxn: clientPerTxn, serverPerTxn: serverPerTxn}
 	if p.sOK {
 		if cpu, wait := p.s1.Since(p.s0); cpu+wait > 0 {
 			s.waitShare = float64(wait) / float64(cpu+wait)
@@ -85,8 +112,31 @@ func (p *schedProbe) signs(capacity time.Duration, clientPerTxn, serverPerTxn fl
 	}
 	if p.tOK {
 		s.throttled = p.t1.Since(p.t0)
+		s.quota, s.quotaChanged = p.t1.Quota(), p.t0.Quota() != p.t1.Quota()
 	}
 	return s
+}
+
+// quotaCameFrom reports whether the quota over s's window came from outside
+// the revision: it changed during the window, or it is not the one most of
+// the revision's runs hist had. A quota that stays is the machine's level,
+// and under it a run's throttling follows the revision's own demand.
+func quotaCameFrom(s signs, hist []signs) bool {
+	if s.quotaChanged {
+		return true
+	}
+	n := map[string]int{}
+	most := ""
+	for _, h := range hist {
+		if h.throttled < 0 {
+			continue
+		}
+		n[h.quota]++
+		if n[h.quota] > n[most] || most == "" {
+			most = h.quota
+		}
+	}
+	return most != "" && s.quota != most
 }
 
 // neighbourSign returns why s says the machine was disturbed next to the

@@ -65,7 +65,7 @@ func buildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "distcc-hosts", Usage: "compile on these distcc hosts (DISTCC_HOSTS syntax, \"localhost/2 build1/8\"); raise --build-jobs to match"},
 		&cli.BoolFlag{Name: "no-ccache", Usage: "do not use ccache even when installed"},
 		&cli.BoolFlag{Name: "retry-failed-builds", Usage: "build again the revisions an earlier session found broken (after fixing what was missing on the machine)"},
-		&cli.IntFlag{Name: "layouts", Value: 1, Usage: "measure each build in K code layouts: its server linked again from the same objects K times with the code sections shuffled (ld.lld), runs rotating over them, so that where the linker placed the code (several percent on a real tree) averages out instead of passing for a change; needs lld and a CMake server tree"},
+		&cli.IntFlag{Name: "layouts", Value: 1, Usage: "measure each build in K code layouts: its server linked again from the same objects K times with the code sections shuffled (ld.lld), runs rotating over them, so that where the linker placed the code averages out instead of passing for a change; needs lld and a CMake server tree"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show the build tools' raw output on stderr"},
 	}
 }

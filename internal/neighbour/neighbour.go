@@ -31,6 +31,8 @@ type Cgroup struct {
 	dir  string
 	root string
 	v2   bool
+	mu   sync.Mutex
+	from map[int]string // the cgroup each process added came from
 }
 
 // New makes the CPU cgroup name (a directory under the hierarchy's root).
@@ -44,16 +46,31 @@ func New(name string) (*Cgroup, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
 		return nil, fmt.Errorf("%w: %v", ErrNoCgroup, err)
 	}
-	return &Cgroup{dir: dir, root: root, v2: v2}, nil
+	limit := "cpu.cfs_quota_us"
+	if v2 {
+		limit = "cpu.max" // only where the root's subtree_control enables cpu
+	}
+	if _, err := os.Stat(filepath.Join(dir, limit)); err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("%w: the new cgroup %s has no %s", ErrNoCgroup, dir, limit)
+	}
+	return &Cgroup{dir: dir, root: root, v2: v2, from: map[int]string{}}, nil
 }
 
 // Dir is the cgroup's directory.
 func (c *Cgroup) Dir() string { return c.dir }
 
 // Add moves process pid (all its threads; its children to come) into the
-// cgroup.
+// cgroup; Remove moves it back.
 func (c *Cgroup) Add(pid int) error {
-	return os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+	from := serverctl.ProcessCgroupDir(pid)
+	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.from[pid] = from
+	c.mu.Unlock()
+	return nil
 }
 
 // Limit caps the cgroup's processes at cpus CPUs' worth of time per 100 ms
@@ -77,13 +94,23 @@ func (c *Cgroup) Limit(cpus float64) error {
 	return os.WriteFile(filepath.Join(c.dir, "cpu.cfs_quota_us"), []byte(strconv.Itoa(quota)), 0o644)
 }
 
-// Remove takes the cap away, moves the processes still in the cgroup to the
-// hierarchy's root and removes it.
+// Remove takes the cap away, moves the processes still in the cgroup back
+// where Add found them (their children to the hierarchy's root) and removes
+// it.
 func (c *Cgroup) Remove() error {
 	_ = c.Limit(0)
 	b, _ := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
 	for _, p := range strings.Fields(string(b)) {
-		_ = os.WriteFile(filepath.Join(c.root, "cgroup.procs"), []byte(p), 0o644)
+		to := c.root
+		pid, _ := strconv.Atoi(p)
+		c.mu.Lock()
+		if f := c.from[pid]; f != "" && f != c.dir {
+			to = f
+		}
+		c.mu.Unlock()
+		if os.WriteFile(filepath.Join(to, "cgroup.procs"), []byte(p), 0o644) != nil {
+			_ = os.WriteFile(filepath.Join(c.root, "cgroup.procs"), []byte(p), 0o644)
+		}
 	}
 	var err error
 	for i := 0; i < 50; i++ { // a process moved out leaves the cgroup busy for a moment

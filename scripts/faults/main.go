@@ -734,10 +734,9 @@ func (fx *fixture) neighbours(fault string, i int, state, tmp string, rng *rand.
 	ctx, cancel := context.WithCancel(context.Background())
 	var c *neighbour.Counter
 	var wait func()
+	addErr := error(nil)
 	if fault == "throttle" {
-		if err := cg.Add(s.cmd.Process.Pid); err != nil {
-			t.note = err.Error()
-		}
+		addErr = cg.Add(s.cmd.Process.Pid)
 		c, wait = neighbour.Throttle(ctx, cg, 0.4, neighbour.Schedule{MinOff: 2 * time.Second, MaxOff: 8 * time.Second, MinOn: time.Second, MaxOn: 3 * time.Second}, rng.Uint64())
 	} else {
 		c, wait = neighbour.Hog(ctx, cg, neighbour.Schedule{MinOff: 3 * time.Second, MaxOff: 10 * time.Second, MinOn: time.Second, MaxOn: 3 * time.Second}, rng.Uint64())
@@ -749,8 +748,11 @@ func (fx *fixture) neighbours(fault string, i int, state, tmp string, rng *rand.
 	out := s.out.String()
 	t.again = strings.Count(out, "measured again, not counted")
 	t.at = len(storedRuns(state))
-	t.injected = visits > 0
+	t.injected = visits > 0 && addErr == nil
 	t.note = fmt.Sprintf("%d visits, %s in all", visits, on.Round(time.Second))
+	if addErr != nil {
+		t.note = "perfbisect not moved into the throttled cgroup: " + addErr.Error()
+	}
 	fx.judge(&t, state, tmp, out, exitErr, nil, nil)
 	return t
 }
