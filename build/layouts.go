@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,26 +98,12 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
-	// link.txt may hold several commands, one a line: the link is the one
-	// that writes the target (-o mysqld, -o ../runtime_output_directory/mysqld).
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	li := -1
-	outRE := regexp.MustCompile(`(\s-o\s+)(\S*/)?` + regexp.QuoteMeta(target) + `(\s|$)`)
-	for i, l := range lines {
-		if outRE.MatchString(l) {
-			li = i
-		}
-	}
-	if li < 0 {
-		return fmt.Errorf("--layouts %d: the link command in %s does not write '-o %s'", b.Layouts, at, target)
-	}
 	// The installed server's run path, not the build tree's: a layout must
 	// load the libraries the install does, wherever it lies in the entry.
 	rpath, err := installedRunPath(filepath.Join(j.prefix, rel))
 	if err != nil {
 		return err
 	}
-	base := rpathRE.ReplaceAllString(lines[li], "")
 	dir := filepath.Join(j.prefix, layoutsDir)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -128,9 +113,10 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		line := outRE.ReplaceAllLiteralString(base, " -o "+shellQuote(out)+" ") + rpath +
-			fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d'", seed)
-		cmd := strings.Join(append(append(slices.Clone(lines[:li]), line), lines[li+1:]...), "\n")
+		cmd, err := relinkCommand(string(raw), target, out, rpath, seed)
+		if err != nil {
+			return fmt.Errorf("--layouts %d: the link command in %s: %w", b.Layouts, at, err)
+		}
 		b.logf("build %.10s: code layout %d of %d (%s linked again by lld, sections shuffled)", j.commit, seed, b.Layouts, target)
 		fmt.Fprintf(j.logf, "# layout %d: (cd %s && %s)\n", seed, at, cmd)
 		if err := run(ctx, j.logf, j.env, at, "sh", "-c", cmd); err != nil {
@@ -139,6 +125,28 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 		}
 	}
 	return nil
+}
+
+// relinkCommand returns the command of CMake's link.txt text that links
+// target (link.txt may hold several, one a line; only the link runs again:
+// the others would work on the build's own binary), writing out instead of
+// the target (-o mysqld, -o ../runtime_output_directory/mysqld), with the
+// run path options rpath instead of the build tree's, by LLVM's linker with
+// the code sections shuffled by seed.
+func relinkCommand(linkTxt, target, out, rpath string, seed int) (string, error) {
+	outRE := regexp.MustCompile(`(\s-o\s+)(\S*/)?` + regexp.QuoteMeta(target) + `(\s|$)`)
+	line := ""
+	for _, l := range strings.Split(strings.TrimSpace(linkTxt), "\n") {
+		if outRE.MatchString(l) {
+			line = l
+		}
+	}
+	if line == "" {
+		return "", fmt.Errorf("no command writes '-o %s'", target)
+	}
+	line = rpathRE.ReplaceAllString(line, "")
+	return outRE.ReplaceAllLiteralString(line, " -o "+shellQuote(out)+" ") + rpath +
+		fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d'", seed), nil
 }
 
 // rpathRE matches a run path option of a link command (not -rpath-link).
