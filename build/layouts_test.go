@@ -8,7 +8,7 @@ import (
 func TestRelinkCommand(t *testing.T) {
 	for _, c := range []struct {
 		name, linkTxt, target string
-		want, not         []string
+		want, not             []string
 	}{
 		{"the fixture's: -o at the end", "/usr/bin/cc -O2 -g CMakeFiles/mariadbd.dir/a.c.o -o mariadbd \n", "mariadbd",
 			[]string{"-o '/e/1/bin/mariadbd' ", "-fuse-ld=lld '-Wl,--shuffle-sections=.text*=3'", "a.c.o"}, []string{"-o mariadbd"}},
