@@ -71,16 +71,14 @@ func (s Sched) Since(earlier Sched) (cpu, wait time.Duration) {
 	return cpu, wait
 }
 
-// Throttle is what the CPU controller did to a process's cgroup and each of
-// its ancestors at one moment: the time it throttled them (a CPU quota:
-// cgroup v2's cpu.max, v1's cpu.cfs_quota_us), from their cpu.stat files,
-// and the quotas in force.
+// Throttle is the time the CPU controller throttled a process's cgroup and
+// each of its ancestors (a CPU quota: cgroup v2's cpu.max, v1's
+// cpu.cfs_quota_us) at one moment, from their cpu.stat files.
 type Throttle struct {
 	byDir map[string]time.Duration // cgroup directory -> throttled time
-	quota string                   // the quotas along the path, "max 100000|20000 100000"
 }
 
-// CgroupThrottle reads the throttled time and the quotas of process pid's CPU
+// CgroupThrottle reads the throttled time of process pid's CPU
 // cgroup and its ancestors up to its hierarchy's root (in a container, the
 // container's cgroup, where its limit is). ok is false when no throttled
 // time can be read (no CPU controller mounted, a cgroup without cpu.stat):
@@ -88,14 +86,11 @@ type Throttle struct {
 func CgroupThrottle(pid int) (t Throttle, ok bool) {
 	dirs := cpuCgroupDirs(pid)
 	t.byDir = map[string]time.Duration{}
-	var quotas []string
 	for _, d := range dirs {
 		if v, ok := readThrottled(filepath.Join(d, "cpu.stat")); ok {
 			t.byDir[d] = v
 		}
-		quotas = append(quotas, readQuota(d))
 	}
-	t.quota = strings.Join(quotas, "|")
 	return t, len(t.byDir) > 0
 }
 
@@ -111,25 +106,6 @@ func (t Throttle) Since(earlier Throttle) time.Duration {
 		}
 	}
 	return most
-}
-
-// Quota names the CPU quotas in force along the cgroup path when t was read
-// (cgroup v2's cpu.max lines, v1's cfs_quota_us and cfs_period_us), for
-// telling a quota that changed from one that stays.
-func (t Throttle) Quota() string { return t.quota }
-
-// readQuota reads the CPU quota of cgroup directory d ("" when it has none to
-// read).
-func readQuota(d string) string {
-	if b, err := os.ReadFile(filepath.Join(d, "cpu.max")); err == nil {
-		return strings.TrimSpace(string(b))
-	}
-	q, err1 := os.ReadFile(filepath.Join(d, "cpu.cfs_quota_us"))
-	p, err2 := os.ReadFile(filepath.Join(d, "cpu.cfs_period_us"))
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(q)) + " " + strings.TrimSpace(string(p))
 }
 
 // readThrottled reads a cpu.stat's throttled time: throttled_usec (cgroup v2)

@@ -17,8 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,9 +80,7 @@ type Config struct {
 	// QuietPatience is how long a run waits for other processes to leave
 	// the machine when they took more than BusyShare of its CPU during the
 	// window (such a run never counts); past it the session stops, the
-	// machine's fault. It also bounds how long a run throttled by a quota
-	// from outside is measured again (then the least throttled counts,
-	// marked). 0: 10 minutes.
+	// machine's fault. 0: 10 minutes.
 	QuietPatience time.Duration
 	// Setting, when set, spells a setting's name (start-timeout,
 	// snapshot-cache-size) as the caller's user knows it in reasons and
@@ -192,9 +190,11 @@ type Measurer struct {
 	// disturbed runs measured again (at most 3 + a quarter of the counted):
 	// every revision gets the same allowance, wherever it is in the session.
 	counted, remeasured map[string]int
-	// signs are, per revision, what its runs (every attempt) said of the machine
-	// (neighbourSign's history).
-	signs map[string][]signs
+	// signs are, per revision, what its runs' first attempts said of the
+	// machine, allSigns the same for every revision (neighbourSign's
+	// histories).
+	signs    map[string][]signs
+	allSigns []signs
 }
 
 type revision struct {
@@ -205,7 +205,7 @@ type revision struct {
 	// (build.Builder.Layouts); its runs rotate over them (runInstall) from
 	// a layout drawn at random, so that the runs of a resumed session do
 	// not begin again on the first.
-	layouts []*serverctl.Install
+	layouts     []*serverctl.Install
 	firstLayout int
 }
 
@@ -313,9 +313,6 @@ type disturbance struct {
 	// kind are neighbourSign's reading of them ("" when nothing).
 	signs     signs
 	why, kind string
-	// quotaFromOutside: a throttled run's quota changed during the window
-	// or is not the revision's usual one (quotaCameFrom).
-	quotaFromOutside bool
 }
 
 // tickSlack is what the kernel's 10 ms accounting may add to a window's
@@ -333,17 +330,6 @@ func (d disturbance) disturbed() bool {
 // DisturbedShare of the window's CPU time (and tickSlack).
 func (d disturbance) lostCPU() bool {
 	return d.capacity > 0 && float64(d.steal+d.other-tickSlack) > DisturbedShare*float64(d.capacity)
-}
-
-// throttledOnly reports whether the disturbance is only the server's cgroup
-// throttled by a quota that came from outside the revision (changed during
-// the window, or not its runs' usual one): a run of the revision cannot
-// produce that however it behaves. Under a quota that stays, how much a run
-// is throttled follows its own CPU demand, as the other neighbour signs can
-// follow its own behaviour (its background threads make its threads wait
-// for a CPU, a stall can cost its client CPU per transaction).
-func (d disturbance) throttledOnly() bool {
-	return d.kind == "throttled" && d.quotaFromOutside && !d.lostCPU()
 }
 
 // kinds names the disturbance's kinds, as the report counts them: "steal",
@@ -402,13 +388,12 @@ func (d disturbance) String() string {
 // "disturbed". A run whose window other processes took more than BusyShare
 // of is never counted nor one of the retries: it waits for the machine to
 // be quiet (waitQuiet), then is measured again; an error when they stay. A
-// run whose server's cgroup was throttled by a quota from outside
-// (throttledOnly) is not one of the retries either: it is measured again
-// until a run is not, for Config.QuietPatience, then the least disturbed
-// counts, marked; the other neighbour signs (descheduled threads, a slower
-// machine, a quota that stays) take the retries of steal. Every attempt's signs join the revision's history, so a
-// condition that stays (a container's CPU quota) becomes its level after
-// minHistory attempts.
+// run the neighbour signs found disturbed (neighbourSign: a throttled
+// cgroup, descheduled threads, a slower machine) takes the retries of
+// steal: they can follow the revision's own behaviour, and the allowance
+// bounds how many of its own runs are set aside. Each run's first attempt
+// joins the histories, so a condition that stays (a container's CPU quota)
+// becomes the level after minHistory runs.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -435,16 +420,17 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			discard(r, d)
 		}
 	}
-	var busySince time.Time      // the first run other processes kept busy
-	var neighbourSince time.Time // the first run a CPU quota throttled
-	patience := m.cfg.QuietPatience
-	if patience == 0 {
-		patience = 10 * time.Minute
-	}
+	var busySince time.Time // the first run other processes kept busy
+	sampled := false
 	for attempt := 0; ; {
 		r, d, err := m.retriedRun(ctx, commit, rev)
-		if err == nil && m.cfg.Probe == nil {
+		if err == nil && m.cfg.Probe == nil && !sampled {
+			// A run's first attempt is what the machine was like at an
+			// arbitrary moment; the attempts after it cluster where a
+			// neighbour is, and would make it look usual.
+			sampled = true
 			m.signs[commit] = append(m.signs[commit], d.signs)
+			m.allSigns = append(m.allSigns, d.signs)
 		}
 		if err != nil {
 			if !haveBest || bisect.IsUntestable(err) || ctx.Err() != nil {
@@ -472,18 +458,6 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 				return bisect.Run{}, err
 			}
 			continue
-		}
-		if d.throttledOnly() && retries >= 0 {
-			if neighbourSince.IsZero() {
-				neighbourSince = time.Now()
-			}
-			if time.Since(neighbourSince) < patience {
-				// Not one of the retries: the quota goes, or it stays
-				// and becomes the revision's level (minHistory).
-				consider(r, d)
-				m.logf("disturbed run of %s: %.1f tps (%s): measured again, not counted", m.label(commit), r.TPS, d)
-				continue
-			}
 		}
 		consider(r, d)
 		if retries < 0 || attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4 {
@@ -1282,8 +1256,7 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 		d.other = 0
 	}
 	if m.cfg.Probe == nil {
-		d.why, d.kind = neighbourSign(d.signs, m.signs[commit])
-		d.quotaFromOutside = d.kind == "throttled" && quotaCameFrom(d.signs, m.signs[commit])
+		d.why, d.kind = neighbourSign(d.signs, m.signs[commit], m.allSigns)
 		if th, c := d.signs.throttled, d.signs.capacity; d.why == "" && th > 0 && float64(th) > ThrottledShare*float64(c) && !m.quotaNoted {
 			m.quotaNoted = true
 			m.logf("note: run %s: the server's CPU cgroup is throttled in most of the revision's runs (%.2f of the %.1f CPU-seconds it could have had): a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures; lift it, or give the server fewer threads (said once)",

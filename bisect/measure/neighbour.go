@@ -20,11 +20,7 @@ type signs struct {
 	throttled time.Duration // the server's CPU cgroup's throttled time, summed over CPUs; -1 unknown
 	// capacity is the CPU time the server could have had over the window
 	// (window x the CPUs it may run on), what throttled is a share of.
-	capacity time.Duration
-	// quota names the CPU quotas over the server's cgroup at the window's
-	// end; quotaChanged says they changed during the window.
-	quota        string
-	quotaChanged bool
+	capacity     time.Duration
 	clientPerTxn float64 // µs of the client's CPU per transaction; 0 unknown
 	serverPerTxn float64 // µs of the server's CPU per transaction; 0 unknown
 }
@@ -35,8 +31,8 @@ var unknownSigns = signs{waitShare: -1, throttled: -1}
 // Neighbour rules: a run is disturbed (measured again, not counted) when
 //   - its server's cgroup was throttled for more than ThrottledShare of the
 //     CPU time it could have had (cpu.stat sums its CPUs' throttled time)
-//     and, once the revision has minHistory runs, more than twice their
-//     median share plus ThrottledShare (a quota that throttles every run is
+//     and, once the session has minHistory runs (of any revision), more
+//     than twice their median share plus ThrottledShare (a quota that throttles every run is
 //     the machine's constant, not a disturbance, however much its share
 //     varies from run to run);
 //   - its server's threads waited for a CPU a WaitShareRise larger share of
@@ -46,8 +42,9 @@ var unknownSigns = signs{waitShare: -1, throttled: -1}
 //     the client does the same work whatever the revision, so the machine
 //     itself was slower.
 //
-// The revision's runs are all its attempts, those measured again too (so a
-// condition that stays becomes its level). Each rule compares a run with
+// The runs are each run's first attempt (a sample of the machine at an
+// arbitrary moment: the attempts after it cluster where a neighbour is), so
+// a condition that stays becomes the level. Each rule compares a run with
 // its own revision's runs only: a revision's own behaviour (more CPU per
 // transaction, a stall) is in all of its runs.
 const (
@@ -112,38 +109,17 @@ func (p *schedProbe) signs(window time.Duration, clientPerTxn, serverPerTxn floa
 	}
 	if p.tOK {
 		s.throttled = p.t1.Since(p.t0)
-		s.quota, s.quotaChanged = p.t1.Quota(), p.t0.Quota() != p.t1.Quota()
 	}
 	return s
 }
 
-// quotaCameFrom reports whether the quota over s's window came from outside
-// the revision: it changed during the window, or it is not the one most of
-// the revision's runs hist had. A quota that stays is the machine's level,
-// and under it a run's throttling follows the revision's own demand.
-func quotaCameFrom(s signs, hist []signs) bool {
-	if s.quotaChanged {
-		return true
-	}
-	n := map[string]int{}
-	most := ""
-	for _, h := range hist {
-		if h.throttled < 0 {
-			continue
-		}
-		n[h.quota]++
-		if n[h.quota] > n[most] || most == "" {
-			most = h.quota
-		}
-	}
-	return most != "" && s.quota != most
-}
-
 // neighbourSign returns why s says the machine was disturbed next to the
-// revision's runs hist (the rules above), and the kind of
-// disturbance ("throttled", "descheduled", "slow machine"); "" when nothing.
-func neighbourSign(s signs, hist []signs) (why, kind string) {
-	med := func(f func(signs) float64) (float64, bool) {
+// revision's runs hist and, for throttling (a property of the machine more
+// than of a revision), every revision's runs all (the rules above), and
+// the kind of disturbance ("throttled", "descheduled", "slow machine"); ""
+// when nothing.
+func neighbourSign(s signs, hist, all []signs) (why, kind string) {
+	medOf := func(hist []signs, f func(signs) float64) (float64, bool) {
 		var xs []float64
 		for _, h := range hist {
 			if v := f(h); v >= 0 {
@@ -155,9 +131,10 @@ func neighbourSign(s signs, hist []signs) (why, kind string) {
 		}
 		return stats.Median(xs), true
 	}
+	med := func(f func(signs) float64) (float64, bool) { return medOf(hist, f) }
 	if s.throttled >= 0 && s.capacity > 0 {
 		share := float64(s.throttled) / float64(s.capacity)
-		base, ok := med(func(h signs) float64 {
+		base, ok := medOf(all, func(h signs) float64 {
 			if h.throttled < 0 || h.capacity <= 0 {
 				return -1
 			}

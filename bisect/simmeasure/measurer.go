@@ -62,10 +62,10 @@ type Measurer struct {
 	Failed   int      // runs that failed (Flaky)
 	Prepared []string // commits prepared, in order
 
-	measured map[string]int      // runs per commit (Transient)
+	measured map[string]int       // runs per commit (Transient)
 	level    map[string][]float64 // each commit's BuildEffect factors, one per layout
-	parents  map[string][]string // Commits' parents, by hash (Contains)
-	contains map[[2]string]bool  // Contains' answers
+	parents  map[string][]string  // Commits' parents, by hash (Contains)
+	contains map[[2]string]bool   // Contains' answers
 }
 
 // Prepare fails for untestable commits, like a build failure, before any run.
