@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/perfbisect/perfbisect/serverctl"
 )
 
 // ErrNoLLD is returned when Builder.Layouts asks for code layouts and LLVM's
@@ -21,9 +23,6 @@ var ErrNoLLD = errors.New("code layouts need LLVM's linker, ld.lld, which is not
 // layoutsDir is where an install entry keeps its server linked again in other
 // code layouts: layoutsDir/<seed>/<the server's path in the tree>.
 const layoutsDir = ".perfbisect-layouts"
-
-// serverPaths are where a CMake install puts the server (serverctl's order).
-var serverPaths = []string{"bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld", "libexec/mysqld"}
 
 // Layouts returns the server binaries of the install entry prefix linked in
 // other code layouts (Builder.Layouts), by seed 1, 2, ...; nil when it has
@@ -42,7 +41,7 @@ func Layouts(prefix string) []string {
 	sort.Ints(seeds)
 	var out []string
 	for _, n := range seeds {
-		for _, p := range serverPaths {
+		for _, p := range serverctl.ServerPaths {
 			bin := filepath.Join(prefix, layoutsDir, strconv.Itoa(n), p)
 			if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
 				out = append(out, bin)
@@ -85,7 +84,7 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 		return fmt.Errorf("--layouts %d: the build directory %s has no link command of mariadbd or mysqld (sql/CMakeFiles/mariadbd.dir/link.txt): code layouts need a CMake build of a server tree", b.Layouts, j.bdir)
 	}
 	rel := ""
-	for _, p := range serverPaths {
+	for _, p := range serverctl.ServerPaths {
 		if fi, err := os.Lstat(filepath.Join(j.prefix, p)); err == nil && fi.Mode().IsRegular() {
 			rel = p
 			break

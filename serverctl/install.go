@@ -58,9 +58,9 @@ func (in *Install) WithServer(server string) *Install {
 // ErrNoServer is returned (wrapped) by FindInstall when the prefix holds no server binary.
 var ErrNoServer = errors.New("no mariadbd or mysqld in the install tree")
 
-// serverCandidates are the places a CMake install puts the server, in the order
-// they are tried.
-var serverCandidates = []string{"bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld", "libexec/mysqld"}
+// ServerPaths are the places in an install tree where a CMake install puts
+// the server, in the order they are tried.
+var ServerPaths = []string{"bin/mariadbd", "bin/mysqld", "sbin/mariadbd", "sbin/mysqld", "libexec/mysqld"}
 
 // installDBCandidates are the places the datadir initialisation script is
 // installed: MariaDB 10.4+ installs scripts/mariadb-install-db, older trees
@@ -81,7 +81,7 @@ func FindInstall(ctx context.Context, prefix string) (*Install, error) {
 		return nil, fmt.Errorf("install tree %s: %w", prefix, err)
 	}
 	in := &Install{Prefix: abs}
-	for _, c := range serverCandidates {
+	for _, c := range ServerPaths {
 		p := filepath.Join(abs, c)
 		if isExecutable(p) {
 			in.Server = p
@@ -89,7 +89,7 @@ func FindInstall(ctx context.Context, prefix string) (*Install, error) {
 		}
 	}
 	if in.Server == "" {
-		return nil, fmt.Errorf("install tree %s: %w (looked for %s)", abs, ErrNoServer, strings.Join(serverCandidates, ", "))
+		return nil, fmt.Errorf("install tree %s: %w (looked for %s)", abs, ErrNoServer, strings.Join(ServerPaths, ", "))
 	}
 	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -1117,16 +1117,16 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 			}
 		}
 	}
+	cpu := w.cpu1 - w.cpu0
+	if res.Events > 0 {
+		r.CPUPerTxn = cpu / time.Duration(res.Events)
+	}
 	*d = m.windowLoad(commit, res, w, &r)
 	m.noteEmulated(rev, res, &r)
 	if w.statusErr == nil && w.status1 != nil {
 		r.Status = serverctl.StatusDelta(w.status0, w.status1)
 	} else if w.statusErr != nil {
 		m.logf("run %s: no GLOBAL STATUS for the window: %v", m.label(commit), w.statusErr)
-	}
-	cpu := w.cpu1 - w.cpu0
-	if res.Events > 0 {
-		r.CPUPerTxn = cpu / time.Duration(res.Events)
 	}
 	if no, ok := res.Kind("new_order"); ok && no.Events > 0 {
 		r.TPMC = res.TPMC
@@ -1210,7 +1210,7 @@ func (m *Measurer) noteEmulated(rev *revision, res *bench.Result, r *bisect.Run)
 // CPU per transaction, the server's threads' wait for a CPU, its cgroup's
 // throttled time), notes a busy machine, and returns the disturbance that
 // decides whether the run counts (with neighbourSign's reading of the signs,
-// against the revision's runs).
+// against the revision's runs). r.CPUPerTxn is set.
 func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bisect.Run) disturbance {
 	other, steal, loadavg, ok := w.load.other(w.cpu1 - w.cpu0)
 	if !ok {
@@ -1233,7 +1233,7 @@ func (m *Measurer) windowLoad(commit string, res *bench.Result, w *window, r *bi
 	r.Facts["loadavg_1m"] = fmt.Sprintf("%.2f", loadavg)
 	var clientPerTxn, serverPerTxn float64
 	if res.Events > 0 {
-		serverPerTxn = float64((w.cpu1-w.cpu0)/time.Duration(res.Events)) / 1e3
+		serverPerTxn = float64(r.CPUPerTxn) / 1e3
 		if clientKnown {
 			// The client's CPU per transaction does the same work whatever
 			// the revision: when it rises with the server's, the machine
