@@ -82,6 +82,10 @@ type Config struct {
 	// window (such a run never counts); past it the session stops, the
 	// machine's fault. 0: 10 minutes.
 	QuietPatience time.Duration
+	// ThrottledPause is how long a run that a passing CPU quota throttled
+	// waits, once its re-measurements are spent, before it is measured
+	// again. 0: 5 seconds.
+	ThrottledPause time.Duration
 	// Setting, when set, spells a setting's name (start-timeout,
 	// snapshot-cache-size) as the caller's user knows it in reasons and
 	// notes: the command line gives usage.Flag. Nil: the name as it is.
@@ -393,7 +397,11 @@ func (d disturbance) String() string {
 // steal: they can follow the revision's own behaviour, and the allowance
 // bounds how many of its own runs are set aside. Each run's first attempt
 // joins the histories, so a condition that stays (a container's CPU quota)
-// becomes the level after minHistory runs.
+// becomes the level. A throttled run is never counted once they are spent
+// (a quota the session's runs do not share is the machine's, whatever the
+// revision does): it waits Config.ThrottledPause and is measured again, and
+// that attempt joins the session's history too, so a quota that stays
+// becomes the level within sessionWindow of them.
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -421,7 +429,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		}
 	}
 	var busySince time.Time // the first run other processes kept busy
-	sampled := false
+	sampled, paused := false, false
 	for attempt := 0; ; {
 		r, d, err := m.retriedRun(ctx, commit, rev)
 		if err == nil && m.cfg.Probe == nil && !sampled {
@@ -431,7 +439,11 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			sampled = true
 			m.signs[commit] = append(m.signs[commit], d.signs)
 			m.allSigns = append(m.allSigns, d.signs)
+		} else if err == nil && paused {
+			// An attempt after a pause is a later moment's sample.
+			m.allSigns = append(m.allSigns, d.signs)
 		}
+		paused = false
 		if err != nil {
 			if !haveBest || bisect.IsUntestable(err) || ctx.Err() != nil {
 				return bisect.Run{}, err
@@ -460,7 +472,23 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			continue
 		}
 		consider(r, d)
-		if retries < 0 || attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4 {
+		spent := attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4
+		if spent && retries >= 0 && d.kind == "throttled" && !d.lostCPU() {
+			pause := m.cfg.ThrottledPause
+			if pause == 0 {
+				pause = 5 * time.Second
+			}
+			m.logf("throttled run of %s: %.1f tps (%s): its re-measurements are spent, and a CPU quota the session's runs do not share is the machine's: measuring it again in %s (not counted)",
+				m.label(commit), r.TPS, d, pause)
+			select {
+			case <-ctx.Done():
+				return bisect.Run{}, ctx.Err()
+			case <-time.After(pause):
+			}
+			paused = true
+			continue
+		}
+		if retries < 0 || spent {
 			best.Facts["disturbed"] = bestD.String()
 			switch {
 			case retries < 0:

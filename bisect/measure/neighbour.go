@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,10 +32,14 @@ var unknownSigns = signs{waitShare: -1, throttled: -1}
 // Neighbour rules: a run is disturbed (measured again, not counted) when
 //   - its server's cgroup was throttled for more than ThrottledShare of the
 //     CPU time it could have had (cpu.stat sums its CPUs' throttled time)
-//     and, once the session has minHistory runs (of any revision), more
-//     than twice their median share plus ThrottledShare (a quota that throttles every run is
-//     the machine's constant, not a disturbance, however much its share
-//     varies from run to run);
+//     and, once the session has sessionHistory runs (of any revision), more
+//     than twice the lower quartile of the last sessionWindow runs' shares
+//     plus ThrottledShare: a quota that throttles three in four runs is the
+//     machine's constant, not a disturbance, however much its share varies
+//     from run to run, while runs that a passing quota caught in part never
+//     make one look usual. In a window the quota throttled, this rule alone
+//     judges the run: its threads' wait and the CPU per transaction rise
+//     with the throttling;
 //   - its server's threads waited for a CPU a WaitShareRise larger share of
 //     their runnable time than the median of the revision's runs;
 //   - the client's CPU per transaction rose by SlowClientRise and the
@@ -44,9 +49,9 @@ var unknownSigns = signs{waitShare: -1, throttled: -1}
 //
 // The runs are each run's first attempt (a sample of the machine at an
 // arbitrary moment: the attempts after it cluster where a neighbour is), so
-// a condition that stays becomes the level. Each rule compares a run with
-// its own revision's runs only: a revision's own behaviour (more CPU per
-// transaction, a stall) is in all of its runs.
+// a condition that stays becomes the level. The last two rules compare a
+// run with its own revision's runs only: a revision's own behaviour (more
+// CPU per transaction, a stall) is in all of its runs.
 const (
 	// ThrottledShare is the share of its CPU time a run's server may lose
 	// to a CPU quota's throttling.
@@ -63,6 +68,14 @@ const (
 
 // minHistory is the number of runs of a revision the relative rules need.
 const minHistory = 3
+
+// sessionHistory is the number of the session's runs the throttling rule
+// needs before a quota can be the level, and sessionWindow the most recent
+// runs it looks at (a quota that appears and stays becomes the level).
+const (
+	sessionHistory = 6
+	sessionWindow  = 12
+)
 
 // schedProbe reads the server's scheduler statistics and its cgroup's
 // throttled time at the window's edges.
@@ -134,15 +147,14 @@ func neighbourSign(s signs, hist, all []signs) (why, kind string) {
 	med := func(f func(signs) float64) (float64, bool) { return medOf(hist, f) }
 	if s.throttled >= 0 && s.capacity > 0 {
 		share := float64(s.throttled) / float64(s.capacity)
-		base, ok := medOf(all, func(h signs) float64 {
-			if h.throttled < 0 || h.capacity <= 0 {
-				return -1
+		if share > ThrottledShare {
+			base, ok := throttledLevel(all)
+			if !ok || share > 2*base+ThrottledShare {
+				return fmt.Sprintf("the server's CPU cgroup was throttled for %.2f of the window's %.1f CPU-seconds (a CPU quota: cpu.max, cpu.cfs_quota_us)",
+					s.throttled.Seconds(), s.capacity.Seconds()), "throttled"
 			}
-			return float64(h.throttled) / float64(h.capacity)
-		})
-		if share > ThrottledShare && (!ok || share > 2*base+ThrottledShare) {
-			return fmt.Sprintf("the server's CPU cgroup was throttled for %.2f of the window's %.1f CPU-seconds (a CPU quota: cpu.max, cpu.cfs_quota_us)",
-				s.throttled.Seconds(), s.capacity.Seconds()), "throttled"
+			// The quota is the level; the wait and the CPU it costs are too.
+			return "", ""
 		}
 	}
 	if s.waitShare >= 0 {
@@ -160,6 +172,23 @@ func neighbourSign(s signs, hist, all []signs) (why, kind string) {
 		}
 	}
 	return "", ""
+}
+
+// throttledLevel is the lower quartile of the throttled shares of the last
+// sessionWindow runs in all that read one; false with fewer than
+// sessionHistory.
+func throttledLevel(all []signs) (float64, bool) {
+	var xs []float64
+	for i := len(all) - 1; i >= 0 && len(xs) < sessionWindow; i-- {
+		if h := all[i]; h.throttled >= 0 && h.capacity > 0 {
+			xs = append(xs, float64(h.throttled)/float64(h.capacity))
+		}
+	}
+	if len(xs) < sessionHistory {
+		return 0, false
+	}
+	sort.Float64s(xs)
+	return xs[len(xs)/4], true
 }
 
 // positive is v, or -1 (unknown) when v is not above 0.

@@ -21,6 +21,15 @@ func TestNeighbourRules(t *testing.T) {
 	quiet := signs{waitShare: 0.10, throttled: 0, capacity: 10 * time.Second, clientPerTxn: 400, serverPerTxn: 2000}
 	hist := []signs{quiet, quiet, quiet}
 	with := func(f func(*signs)) signs { s := quiet; f(&s); return s }
+	throttledFor := func(ms ...int) []signs {
+		var h []signs
+		for _, v := range ms {
+			h = append(h, with(func(s *signs) { s.throttled = time.Duration(v) * time.Millisecond }))
+		}
+		return h
+	}
+	always := throttledFor(3000, 2900, 3100, 0, 3000, 2800, 3200)
+	passing := throttledFor(0, 0, 3000, 1000, 0, 4000, 0, 1500)
 	for _, c := range []struct {
 		name string
 		s    signs
@@ -33,8 +42,16 @@ func TestNeighbourRules(t *testing.T) {
 		{"throttled, no history yet", with(func(s *signs) { s.throttled = time.Second }), nil, "throttled"},
 		{"throttled 0.1 s of 10", with(func(s *signs) { s.throttled = 100 * time.Millisecond }), hist, ""},
 		// A quota that throttles every run of the revision is its level.
-		{"throttled as always", with(func(s *signs) { s.throttled = 3 * time.Second }),
-			[]signs{with(func(s *signs) { s.throttled = 3 * time.Second }), with(func(s *signs) { s.throttled = 2900 * time.Millisecond }), with(func(s *signs) { s.throttled = 3100 * time.Millisecond })}, ""},
+		{"throttled as always", with(func(s *signs) { s.throttled = 3 * time.Second }), always, ""},
+		// In a window the quota throttled as usual, the wait and the CPU
+		// per transaction it costs are the level too.
+		{"throttled as always, waiting and dearer", with(func(s *signs) {
+			s.throttled, s.waitShare, s.clientPerTxn, s.serverPerTxn = 3*time.Second, 0.8, 600, 2900
+		}), always, ""},
+		// A passing quota caught some runs, some in part: a throttled run is
+		// not usual.
+		{"throttled 0.7 s after a passing quota", with(func(s *signs) { s.throttled = 700 * time.Millisecond }), passing, "throttled"},
+		{"throttled as always, too few runs", with(func(s *signs) { s.throttled = 3 * time.Second }), always[:5], "throttled"},
 		{"throttled unknown", with(func(s *signs) { s.throttled = -1 }), hist, ""},
 		{"waited 40%", with(func(s *signs) { s.waitShare = 0.40 }), hist, "descheduled"},
 		{"waited 20%", with(func(s *signs) { s.waitShare = 0.20 }), hist, ""},
@@ -45,7 +62,11 @@ func TestNeighbourRules(t *testing.T) {
 		{"client CPU up alone", with(func(s *signs) { s.clientPerTxn = 600 }), hist, ""},
 		{"client CPU unknown (sysbench unread)", with(func(s *signs) { s.clientPerTxn, s.serverPerTxn = 0, 3000 }), hist, ""},
 	} {
-		why, kind := neighbourSign(c.s, c.hist, c.hist)
+		all := c.hist
+		if len(all) < sessionHistory && len(all) > 0 && c.hist[0] == quiet {
+			all = append(all, hist...) // enough quiet runs in the session
+		}
+		why, kind := neighbourSign(c.s, c.hist, all)
 		if kind != c.kind || (kind == "") != (why == "") {
 			t.Errorf("%s: kind %q (%s), want %q", c.name, kind, why, c.kind)
 		}
@@ -95,7 +116,7 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 	o := bench.DefaultOptions()
 	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_read_only", 10000, 2, time.Second, 100
 	log := &quotaLog{cg: cg}
-	m, rev, _ := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: log})
+	m, rev, _ := fixtureMeasurer(t, Config{Workload: bench.OLTP{Options: o}, Log: log, ThrottledPause: time.Second})
 	quiet, err := m.Measure(context.Background(), rev, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +154,8 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 	}
 
 	// A quota that stays (a container's CPU limit) becomes the level once
-	// most of the session's runs began under it: its first runs take the
-	// allowance, the later ones count unmarked.
+	// three in four of the session's recent runs began under it: its first
+	// runs take the allowance, the later ones count unmarked.
 	log.mu.Lock()
 	log.keep = true
 	log.mu.Unlock()
@@ -142,21 +163,32 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := strings.Count(log.text.String(), "measured again, not counted")
-	runs, err = m.Measure(context.Background(), rev, 8)
+	const stays = 10
+	runs, err = m.Measure(context.Background(), rev, stays)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r = runs[len(runs)-1]
 	again := strings.Count(log.text.String(), "measured again, not counted") - before
-	t.Logf("under a quota that stays: 8 runs, %d attempts measured again; the last %.1f tps, facts %v", again, r.TPS, r.Facts)
+	t.Logf("under a quota that stays: %d runs, %d attempts measured again; the last %.1f tps, facts %v", stays, again, r.TPS, r.Facts)
 	if th, _ := strconv.ParseFloat(r.Facts["throttled_s"], 64); th < 0.5*o.Time.Seconds() || r.Facts["disturbed"] != "" {
 		t.Errorf("under a quota that stays, the last run counted: throttled_s %s, disturbed %q: want throttled and unmarked (the level)", r.Facts["throttled_s"], r.Facts["disturbed"])
+	}
+	// Its re-measurements spent, a throttled run is measured again after a
+	// pause rather than counted, until the quota is the level.
+	if !strings.Contains(log.text.String(), "measuring it again in 1s") {
+		t.Errorf("no throttled run waited to be measured again once the re-measurements were spent")
+	}
+	for i, r := range runs {
+		if strings.Contains(r.Facts[bisect.FactDisturbedKinds], "throttled") {
+			t.Errorf("run %d of %d under the quota counts, marked throttled: %v", i+1, len(runs), r.Facts)
+		}
 	}
 	if !strings.Contains(log.text.String(), "a CPU quota (cpu.max, cpu.cfs_quota_us) is part of what every run measures") {
 		t.Errorf("the quota that stays is not said")
 	}
 	// The allowance: at most 3 and a quarter of the revision's runs.
-	if again < 1 || again > 3+(4+8)/4 {
+	if again < 1 || again > 3+(4+stays)/4 {
 		t.Errorf("under a quota that stays, %d runs were measured again: want within the allowance", again)
 	}
 }
