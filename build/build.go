@@ -127,9 +127,10 @@ type Builder struct {
 	// entry cached without them is built again.
 	Layouts int
 
-	shown  map[string]bool // effective recipes already described to the user
-	tidied bool            // interrupted installs of earlier sessions removed
-	used   map[string]bool // cache entries returned by this Builder
+	shown    map[string]bool // effective recipes already described to the user
+	farmDown map[string]bool // distcc hosts (host:port) that did not answer before the last build
+	tidied   bool            // interrupted installs of earlier sessions removed
+	used     map[string]bool // cache entries returned by this Builder
 }
 
 // DefaultCacheBudget is the disk space installed builds may take in a state
@@ -386,6 +387,8 @@ func (b *Builder) newJob(r Resolved, commit, cmake, prefix string, start time.Ti
 		return nil, err
 	}
 	j.logPath = filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
+	j.ccacheLog = strings.TrimSuffix(j.logPath, ".log") + "-ccache.log"
+	j.distccLog = strings.TrimSuffix(j.logPath, ".log") + "-distcc.log"
 	logf, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -404,6 +407,9 @@ func (b *Builder) newJob(r Resolved, commit, cmake, prefix string, start time.Ti
 	j.jobs = b.Recipe.Jobs
 	if j.jobs <= 0 {
 		j.jobs = runtime.NumCPU()
+		if hosts, err := ParseDistccHosts(b.Recipe.DistccHosts); err == nil && b.Recipe.DistccHosts != "" {
+			j.jobs = max(j.jobs, FarmSlots(hosts)) // as many compiles as the farm takes at once
+		}
 	}
 	for _, d := range []string{prefix, j.tmp} {
 		if err := os.RemoveAll(d); err != nil {
@@ -438,13 +444,13 @@ func (b *Builder) configureArgs(j *job) (configure, env []string) {
 		// Paths under the state directory (source and build tree) are hashed
 		// relative to it, and the working directory is not hashed (it is in
 		// the debug info only), so another state directory's build hits.
-		env = append(env, "CCACHE_BASEDIR="+b.StateDir, "CCACHE_NOHASHDIR=true")
+		env = append(env, "CCACHE_BASEDIR="+b.StateDir, "CCACHE_NOHASHDIR=true", "CCACHE_STATSLOG="+j.ccacheLog)
 		if b.Recipe.DistccHosts != "" {
-			env = append(env, "CCACHE_PREFIX=distcc", "DISTCC_HOSTS="+b.Recipe.DistccHosts)
+			env = append(env, "CCACHE_PREFIX=distcc", "DISTCC_HOSTS="+b.Recipe.DistccHosts, "DISTCC_LOG="+j.distccLog)
 		}
 	case b.Recipe.DistccHosts != "":
 		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER=distcc", "-DCMAKE_CXX_COMPILER_LAUNCHER=distcc")
-		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts)
+		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts, "DISTCC_LOG="+j.distccLog)
 	}
 	if j.r.Preset != "" && j.r.Tree.Boost != "" {
 		// Before the user's arguments, so that their -DWITH_BOOST wins.
@@ -461,12 +467,21 @@ func (b *Builder) configureArgs(j *job) (configure, env []string) {
 // remembered. Errors: the failed step's *BuildError, others as Build's.
 func (b *Builder) compile(ctx context.Context, j *job) error {
 	var spent time.Duration // in the steps, for --build-timeout
+	if b.Recipe.DistccHosts != "" {
+		b.checkFarm(ctx, j.commit)
+	}
 	for attempt := 0; ; attempt++ {
 		in := j.stepsIn
 		in.forceFresh = attempt > 0
+		_ = os.Remove(in.ccacheLog)
+		_ = os.Remove(in.distccLog)
 		incremental, be, err := b.steps(ctx, in, &spent)
 		if err != nil {
 			return err
+		}
+		if c := readCompiles(in.ccacheLog, in.distccLog).String(); c != "" {
+			b.logf("build %.10s: %s", j.commit, c)
+			fmt.Fprintf(j.logf, "\n# %s\n", c)
 		}
 		if be == nil {
 			return nil
@@ -571,8 +586,11 @@ type stepsIn struct {
 	files          map[string]string // the checkout's manifest
 	logf           *os.File
 	logPath        string
-	start          time.Time
-	forceFresh     bool // empty the build directory whatever reuseVerdict says
+	// ccacheLog and distccLog are where the compiler launchers log each
+	// compile (CCACHE_STATSLOG, DISTCC_LOG), beside logPath; "" when unused.
+	ccacheLog, distccLog string
+	start                time.Time
+	forceFresh           bool // empty the build directory whatever reuseVerdict says
 }
 
 // steps configures (when needed), builds and installs the checkout in its

@@ -64,6 +64,7 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 		"--build-cache-size=lots": {"--build-cache-size"},
 		"--build-timeout=-3":      {"--build-timeout"},
 		"--layouts=65":            {"--layouts 65", "1 (the build's own code layout) to 64"},
+		"--distcc-hosts=build1/0": {"--distcc-hosts", `"build1/0": limit "0"`},
 	} {
 		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, flag, "good")
 		for _, w := range want {

@@ -430,6 +430,9 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 		if _, err := exec.LookPath("distcc"); err != nil {
 			return b, usageError("{distcc-hosts}: distcc is not installed (apt-get install distcc)")
 		}
+		if _, err := build.ParseDistccHosts(b.Recipe.DistccHosts); err != nil {
+			return b, usageError("{distcc-hosts}: %v", err)
+		}
 	}
 	if t := req.Timeout; t != "" {
 		if b.Timeout, err = cliflag.Seconds("build-timeout", t); err != nil {

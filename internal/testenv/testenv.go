@@ -30,6 +30,8 @@ var (
 	BuildTools = Need{"the build tools (cmake, make, cc, git)", []string{"cmake", "make", "cc", "git"}, "cmake make gcc libc6-dev git", false}
 	// Distcc is distcc, which the build tests wire into CMake's launchers.
 	Distcc = Need{"distcc", []string{"distcc"}, "distcc", false}
+	// Distccd is distcc's daemon, which the compile farm's test hosts run.
+	Distccd = Need{"distccd", []string{"distccd"}, "distcc", false}
 	// Git is the git command.
 	Git = Need{"git", []string{"git"}, "git", true}
 	// Sysbench is sysbench 1.0, the yardstick and the external driver.

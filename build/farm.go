@@ -1,0 +1,313 @@
+package build
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FarmHost is one entry of a distcc host list (DISTCC_HOSTS syntax).
+type FarmHost struct {
+	Spec string // as written: "127.0.0.2/4,lzo"
+	// Name is the host as distcc's log names it: "localhost", "127.0.0.2",
+	// "build1" (an SSH host's without its user).
+	Name string
+	// Addr is host:port of a TCP host, which a build checks it can reach;
+	// "" for localhost and SSH hosts (@host, user@host).
+	Addr string
+	// Slots is the most compiles distcc sends the host at once: the entry's
+	// /LIMIT, else distcc's default (4; 2 for localhost).
+	Slots int
+}
+
+// distccPort is distccd's default TCP port.
+const distccPort = 3632
+
+// ParseDistccHosts reads a distcc host list: entries separated by white
+// space, each localhost[/LIMIT], HOST[:PORT][/LIMIT][,OPTIONS] or
+// [USER]@HOST[/LIMIT][,OPTIONS] (SSH); options of distcc's own
+// (--randomize, --localslots=N, +zeroconf) are kept as they are and name no
+// host. Errors name the entry that is not one (an empty host, a port or a
+// limit that is not a positive number).
+func ParseDistccHosts(spec string) ([]FarmHost, error) {
+	var hosts []FarmHost
+	for _, e := range strings.Fields(spec) {
+		if strings.HasPrefix(e, "--") || strings.HasPrefix(e, "+") {
+			continue
+		}
+		h := FarmHost{Spec: e}
+		rest, _, _ := strings.Cut(e, ",") // lzo, cpp, auth
+		rest, limit, hasLimit := strings.Cut(rest, "/")
+		ssh := strings.Contains(rest, "@")
+		if ssh {
+			rest = rest[strings.LastIndex(rest, "@")+1:]
+		}
+		port := distccPort
+		if !ssh {
+			if host, p, ok := strings.Cut(rest, ":"); ok && !strings.HasPrefix(rest, "[") {
+				n, err := strconv.Atoi(p)
+				if err != nil || n < 1 || n > 65535 {
+					return nil, fmt.Errorf("distcc host %q: port %q is not a port number (HOST:PORT/LIMIT, such as build1:3632/8)", e, p)
+				}
+				rest, port = host, n
+			}
+		}
+		if rest == "" {
+			return nil, fmt.Errorf("distcc host %q names no host (HOST/LIMIT, such as build1/8 or localhost/2)", e)
+		}
+		h.Name = rest
+		h.Slots = 4
+		if rest == "localhost" {
+			h.Slots = 2
+		}
+		if hasLimit {
+			n, err := strconv.Atoi(limit)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("distcc host %q: limit %q is not a positive number of compiles (HOST/LIMIT, such as build1/8)", e, limit)
+			}
+			h.Slots = n
+		}
+		if !ssh && rest != "localhost" {
+			h.Addr = net.JoinHostPort(strings.Trim(rest, "[]"), strconv.Itoa(port))
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("distcc hosts %q name no host (such as \"localhost/2 build1/8\")", spec)
+	}
+	return hosts, nil
+}
+
+// FarmSlots is the compiles a host list takes at once: the default number
+// of parallel build jobs with a farm.
+func FarmSlots(hosts []FarmHost) int {
+	n := 0
+	for _, h := range hosts {
+		n += h.Slots
+	}
+	return n
+}
+
+// unreachable dials each TCP host of hosts (at most timeout each, all at
+// once) and returns why for each one that did not answer, by Addr.
+func unreachable(ctx context.Context, hosts []FarmHost, timeout time.Duration) map[string]string {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	down := map[string]string{}
+	for _, h := range hosts {
+		if h.Addr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(addr string) {
+			defer wg.Done()
+			d := net.Dialer{Timeout: timeout}
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				c.Close()
+				return
+			}
+			why := err.Error()
+			if oe, ok := err.(*net.OpError); ok && oe.Err != nil {
+				why = oe.Err.Error()
+			}
+			mu.Lock()
+			down[addr] = why
+			mu.Unlock()
+		}(h.Addr)
+	}
+	wg.Wait()
+	return down
+}
+
+// checkFarm says, before a build, which farm hosts do not answer and which
+// answer again: their compiles go to the other hosts or run on this
+// machine, a problem of the machine's, never the revision's.
+func (b *Builder) checkFarm(ctx context.Context, commit string) {
+	hosts, err := ParseDistccHosts(b.Recipe.DistccHosts)
+	if err != nil {
+		return // the command line checked it
+	}
+	down := unreachable(ctx, hosts, 2*time.Second)
+	if b.farmDown == nil {
+		b.farmDown = map[string]bool{}
+	}
+	for _, h := range hosts {
+		if h.Addr == "" {
+			continue
+		}
+		why, isDown := down[h.Addr]
+		switch {
+		case isDown && !b.farmDown[h.Addr]:
+			b.logf("build %.10s: distcc host %s does not answer (%s): its compiles go to the other hosts or run on this machine (the machine's problem, not the revision's)", commit, h.Addr, why)
+		case !isDown && b.farmDown[h.Addr]:
+			b.logf("build %.10s: distcc host %s answers again", commit, h.Addr)
+		}
+		b.farmDown[h.Addr] = isDown
+	}
+}
+
+// Compiles is where a build's compiles went: from ccache's statistics log
+// (CCACHE_STATSLOG) and distcc's log (DISTCC_LOG).
+type Compiles struct {
+	CacheHits, CacheMisses int // ccache's, when ccache ran
+	// Hosts counts the compiles distcc completed on each host ("localhost"
+	// is this machine, with the compiles that fell back to it).
+	Hosts map[string]int
+	// Moved counts compiles that a farm host failed (it did not answer,
+	// or it died in the middle of the compile) and that distcc sent to
+	// another host or ran here; Failures counts them by the host that
+	// failed, and Why is that host's last reason ("Connection refused").
+	Moved    int
+	Failures map[string]int
+	Why      map[string]string
+	// NoHost counts compiles distcc ran here because no farm host was
+	// available (every one backed off after failures).
+	NoHost int
+}
+
+var (
+	distccDone     = regexp.MustCompile(`^distcc\[(\d+)\] compile (.+) on (\S+) completed ok$`)
+	distccExec     = regexp.MustCompile(`^distcc\[(\d+)\] exec on ([^:\s]+):`)
+	distccNoHost   = regexp.MustCompile(`^distcc\[(\d+)\] \(dcc_build_somewhere\) Warning: failed to distribute, running locally instead`)
+	distccConnect  = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: (?:nonblocking )?connect to \S+ failed: (.+)$`)
+	distccErrorLog = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: `)
+)
+
+// hostName is a distcc host as its log names it, without /LIMIT or options.
+func hostName(h string) string {
+	h, _, _ = strings.Cut(h, ",")
+	h, _, _ = strings.Cut(h, "/")
+	return h
+}
+
+// readCompiles reads the logs a build's compiler launchers wrote (either
+// may be missing: "" or absent). Each distcc process logs as distcc[PID];
+// a compile whose host failed is executed again on another ("exec on").
+func readCompiles(ccacheLog, distccLog string) Compiles {
+	c := Compiles{Hosts: map[string]int{}, Failures: map[string]int{}, Why: map[string]string{}}
+	scan := func(path string, line func(string)) {
+		if path == "" {
+			return
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line(sc.Text())
+		}
+	}
+	scan(ccacheLog, func(l string) {
+		switch l {
+		case "direct_cache_hit", "preprocessed_cache_hit":
+			c.CacheHits++
+		case "cache_miss":
+			c.CacheMisses++
+		}
+	})
+	exec := map[string]string{} // pid → the host it last sent its compile to
+	why := map[string]string{}  // pid → its last error since then
+	moved := map[string]bool{}
+	scan(distccLog, func(l string) {
+		if m := distccDone.FindStringSubmatch(l); m != nil {
+			c.Hosts[hostName(m[3])]++
+			return
+		}
+		if m := distccExec.FindStringSubmatch(l); m != nil {
+			pid, host := m[1], hostName(m[2])
+			if prev, ok := exec[pid]; ok && prev != "localhost" {
+				c.Failures[prev]++
+				c.Why[prev] = why[pid]
+				if !moved[pid] {
+					moved[pid] = true
+					c.Moved++
+				}
+			}
+			exec[pid] = host
+			why[pid] = "lost the connection"
+			return
+		}
+		if m := distccNoHost.FindStringSubmatch(l); m != nil {
+			c.NoHost++
+			return
+		}
+		if m := distccConnect.FindStringSubmatch(l); m != nil {
+			why[m[1]] = strings.TrimSpace(m[2])
+		}
+	})
+	return c
+}
+
+// Distributed is the number of compiles distcc completed on a farm host.
+func (c Compiles) Distributed() int {
+	n := 0
+	for h, k := range c.Hosts {
+		if h != "localhost" {
+			n += k
+		}
+	}
+	return n
+}
+
+// String is the compiles in words: "compiles: 12 from ccache, 31 compiled:
+// 127.0.0.2 14, 127.0.0.3 11, this machine 6; 4 moved after a farm host
+// failed: 127.0.0.2 Connection refused x4"; "" when nothing was logged.
+func (c Compiles) String() string {
+	var parts []string
+	if c.CacheHits > 0 || c.CacheMisses > 0 {
+		parts = append(parts, fmt.Sprintf("%d from ccache", c.CacheHits))
+	}
+	if len(c.Hosts) > 0 {
+		total := 0
+		var hosts []string
+		for h := range c.Hosts {
+			total += c.Hosts[h]
+			if h != "localhost" {
+				hosts = append(hosts, h)
+			}
+		}
+		sort.Strings(hosts)
+		var each []string
+		for _, h := range hosts {
+			each = append(each, fmt.Sprintf("%s %d", h, c.Hosts[h]))
+		}
+		if n := c.Hosts["localhost"]; n > 0 {
+			each = append(each, fmt.Sprintf("this machine %d", n))
+		}
+		s := fmt.Sprintf("%d compiled: %s", total, strings.Join(each, ", "))
+		if c.Moved > 0 {
+			var hosts []string
+			for h := range c.Failures {
+				hosts = append(hosts, h)
+			}
+			sort.Strings(hosts)
+			var fails []string
+			for _, h := range hosts {
+				fails = append(fails, fmt.Sprintf("%s %s x%d", h, c.Why[h], c.Failures[h]))
+			}
+			s += fmt.Sprintf("; %d moved after a farm host failed: %s", c.Moved, strings.Join(fails, ", "))
+		}
+		if c.NoHost > 0 {
+			s += fmt.Sprintf("; %d here with no farm host available", c.NoHost)
+		}
+		parts = append(parts, s)
+	} else if c.CacheMisses > 0 {
+		parts = append(parts, fmt.Sprintf("%d compiled", c.CacheMisses))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "compiles: " + strings.Join(parts, ", ")
+}

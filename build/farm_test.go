@@ -1,0 +1,250 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testhosts"
+)
+
+func TestParseDistccHosts(t *testing.T) {
+	for spec, want := range map[string]string{
+		"localhost":                         "localhost -/2",
+		"localhost/3 127.0.0.2/2,lzo":       "localhost -/3 127.0.0.2 127.0.0.2:3632/2",
+		"build1:4000/8 --randomize":         "build1 build1:4000/8",
+		"@build2/6,lzo,cpp user@build3":     "build2 -/6 build3 -/4",
+		"--localslots=4 +zeroconf 10.0.0.5": "10.0.0.5 10.0.0.5:3632/4",
+	} {
+		hosts, err := ParseDistccHosts(spec)
+		if err != nil {
+			t.Errorf("%q: %v", spec, err)
+			continue
+		}
+		var got []string
+		for _, h := range hosts {
+			addr := h.Addr
+			if addr == "" {
+				addr = "-"
+			}
+			if h.Name == addr {
+				got = append(got, fmt.Sprintf("%s/%d", addr, h.Slots))
+			} else {
+				got = append(got, fmt.Sprintf("%s %s/%d", h.Name, addr, h.Slots))
+			}
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("%q: %s, want %s", spec, g, want)
+		}
+	}
+	for spec, want := range map[string]string{
+		"build1/0":     `limit "0"`,
+		"build1/x":     `limit "x"`,
+		"build1:99999": `port "99999"`,
+		"/4":           "names no host",
+		"--randomize":  "name no host",
+		"":             "name no host",
+	} {
+		if _, err := ParseDistccHosts(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one saying %s", spec, err, want)
+		}
+	}
+	if hosts, _ := ParseDistccHosts("localhost/2 a/8 b"); FarmSlots(hosts) != 14 {
+		t.Errorf("FarmSlots = %d, want 14", FarmSlots(hosts))
+	}
+}
+
+// readCompiles on the lines distcc 3.4 and ccache 4.7 write.
+func TestReadCompiles(t *testing.T) {
+	dir := t.TempDir()
+	dlog := filepath.Join(dir, "distcc.log")
+	os.WriteFile(dlog, []byte(`distcc[11] compile from a.c to a.o
+distcc[11] exec on 127.0.0.2/2: x86_64-linux-gnu-gcc -c a.c -o a.o
+distcc[11] cpp a.c on localhost completed ok
+distcc[11] compile a.c on 127.0.0.2/2 completed ok
+distcc[12] exec on 127.0.0.3/2,lzo: x86_64-linux-gnu-gcc -c b.c -o b.o
+distcc[12] compile b.c on 127.0.0.3/2,lzo completed ok
+distcc[16] exec on 127.0.0.2/2: x86_64-linux-gnu-gcc -c f.c -o f.o
+distcc[16] (dcc_readx) ERROR: unexpected eof on fd6
+distcc[16] (dcc_r_token_int) ERROR: read failed while waiting for token "DONE"
+distcc[16] exec on 127.0.0.3/2,lzo: x86_64-linux-gnu-gcc -c f.c -o f.o
+distcc[16] compile f.c on 127.0.0.3/2,lzo completed ok
+distcc[13] exec on 127.0.0.2/2: x86_64-linux-gnu-gcc -c c.c -o c.o
+distcc[13] ERROR: nonblocking connect to 127.0.0.2:3632 failed: Connection refused
+distcc[13] Warning: failed to distribute c.c to 127.0.0.2/2, running locally instead
+distcc[13] exec on localhost: x86_64-linux-gnu-gcc -c c.c -o c.o
+distcc[13] compile c.c on localhost completed ok
+distcc[14] (dcc_build_somewhere) Warning: failed to distribute, running locally instead
+distcc[14] exec on localhost: x86_64-linux-gnu-gcc -c d.c -o d.o
+distcc[14] compile d.c on localhost completed ok
+`), 0o644)
+	clog := filepath.Join(dir, "ccache.log")
+	os.WriteFile(clog, []byte("# a.c\ncache_miss\ndirect_cache_miss\n# f.c\ndirect_cache_hit\nlocal_storage_hit\n# g.c\npreprocessed_cache_hit\n"), 0o644)
+	c := readCompiles(clog, dlog)
+	want := "compiles: 2 from ccache, 5 compiled: 127.0.0.2 1, 127.0.0.3 2, this machine 2; 2 moved after a farm host failed: 127.0.0.2 Connection refused x2; 1 here with no farm host available"
+	if c.String() != want || c.Distributed() != 3 {
+		t.Errorf("got %q (distributed %d)\nwant %q (3)", c, c.Distributed(), want)
+	}
+	if s := readCompiles("", filepath.Join(dir, "absent")).String(); s != "" {
+		t.Errorf("no logs: %q, want nothing", s)
+	}
+	if s := readCompiles(clog, "").String(); s != "compiles: 2 from ccache, 1 compiled" {
+		t.Errorf("ccache alone: %q", s)
+	}
+}
+
+// logBuffer is a Builder.Log a test reads while the build writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A project built on a compile farm of two real distcc daemons on their own
+// loopback addresses: each host's count in the build's words is what that
+// daemon says it compiled; a host killed in the middle of the build costs
+// the build nothing (its compiles go to the other host or run here, said as
+// the machine's); with every host gone the build compiles here. Every
+// build's server computes what the one built without a farm computes.
+func TestBuildOnDistccFarm(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools, testenv.Distcc, testenv.Distccd)
+	const units = 24
+	p := newProject(t, units)
+	for i := 0; i < units; i++ {
+		// A quarter of a second to compile: the farm is busy long enough
+		// for a host to die in the middle of it.
+		var src strings.Builder
+		fmt.Fprintf(&src, "int u%d(void){ volatile int x = %d; int s = 0;\n", i, i+1)
+		for k := 0; k < 4000; k++ {
+			fmt.Fprintf(&src, " s += (x*%d) ^ (s >> 3);\n", k)
+		}
+		src.WriteString(" return s & 0xff; }\n")
+		p.write(fmt.Sprintf("u%d.c", i), src.String())
+	}
+	commit := p.commit("heavier units")
+	exitOf := func(prefix string) int {
+		err := exec.Command(filepath.Join(prefix, "bin", "mariadbd")).Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+	ref := &Builder{Repo: p.repo, StateDir: t.TempDir(), Recipe: Recipe{NoCcache: true}}
+	prefix, err := ref.Build(context.Background(), commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exitOf(prefix)
+
+	t.Setenv("DISTCC_DIR", t.TempDir()) // distcc's backoff state: this test's own
+	d2 := testhosts.StartDistccd(t, "127.0.0.2", 2)
+	d3 := testhosts.StartDistccd(t, "127.0.0.3", 2)
+	hostCount := func(log, host string) int {
+		m := regexp.MustCompile(`compiles: .*?\b` + regexp.QuoteMeta(host) + ` (\d+)`).FindStringSubmatch(log)
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	farmBuild := func(name string, during func(b *Builder)) (string, *Builder) {
+		t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile reaches distcc
+		log := &logBuffer{}
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Recipe: Recipe{DistccHosts: d2.Host + "/2 " + d3.Host + "/2"}}
+		if during != nil {
+			b.Progress = func(pr Progress) {
+				if pr.Step == "build" && pr.Percent < 0 {
+					go during(b)
+				}
+			}
+		}
+		prefix, err := b.Build(context.Background(), commit)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, log)
+		}
+		if got := exitOf(prefix); got != want {
+			t.Errorf("%s: the server built on the farm exits %d, the one built here %d", name, got, want)
+		}
+		return log.String(), b
+	}
+
+	// Both hosts up.
+	log, _ := farmBuild("both hosts", nil)
+	t.Logf("both hosts:\n%s", log)
+	n2, n3 := hostCount(log, d2.Host), hostCount(log, d3.Host)
+	if n2 == 0 || n3 == 0 || n2 != d2.Compiled() || n3 != d3.Compiled() || n2+n3 < units {
+		t.Errorf("both hosts: the build says %s %d, %s %d; the daemons compiled %d and %d; want both busy, %d units among them",
+			d2.Host, n2, d3.Host, n3, d2.Compiled(), d3.Compiled(), units)
+	}
+	if strings.Contains(log, "failed") {
+		t.Errorf("both hosts: a failure said:\n%s", log)
+	}
+
+	// 127.0.0.2 dies once it has completed a compile of this build.
+	before2, before3 := d2.Compiled(), d3.Compiled()
+	var killedAt int
+	log, _ = farmBuild("a host killed", func(b *Builder) {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if d2.Compiled() > before2 {
+				killedAt = d2.Compiled() - before2
+				d2.Kill()
+				return
+			}
+		}
+	})
+	t.Logf("a host killed after %d compiles:\n%s", killedAt, log)
+	if killedAt == 0 {
+		t.Fatalf("%s compiled nothing of the second build: the kill never came", d2.Host)
+	}
+	n2, n3 = hostCount(log, d2.Host), hostCount(log, d3.Host)
+	here := hostCount(log, "this machine")
+	if n2 != d2.Compiled()-before2 || n3 != d3.Compiled()-before3 {
+		t.Errorf("a host killed: the build says %s %d, %s %d; the daemons compiled %d and %d",
+			d2.Host, n2, d3.Host, n3, d2.Compiled()-before2, d3.Compiled()-before3)
+	}
+	if !regexp.MustCompile(`moved after a farm host failed: ` + regexp.QuoteMeta(d2.Host) + ` .* x\d`).MatchString(log) {
+		t.Errorf("a host killed: the build does not say its compiles fell back from %s", d2.Addr)
+	}
+	if n2+n3+here < units || n2 >= units {
+		t.Errorf("a host killed: %d + %d + %d here compiles, want the %d units among them and most away from the dead host", n2, n3, here, units)
+	}
+
+	// Every host gone: said before the build, compiled here.
+	d3.Kill()
+	log, _ = farmBuild("no host", nil)
+	t.Logf("no host:\n%s", log)
+	for _, d := range []*testhosts.Distccd{d2, d3} {
+		if !strings.Contains(log, "distcc host "+d.Addr+" does not answer") || !strings.Contains(log, "not the revision's") {
+			t.Errorf("no host: the build does not say %s is down as the machine's problem", d.Addr)
+		}
+	}
+	if here := hostCount(log, "this machine"); here < units || hostCount(log, d2.Host)+hostCount(log, d3.Host) != 0 {
+		t.Errorf("no host: %d compiled here, want all %d units", here, units)
+	}
+}
