@@ -67,6 +67,9 @@ type Recipe struct {
 	// (CCACHE_PREFIX) or as the compiler launcher without it. It does not
 	// change what is built, so it is not part of the recipe's hash.
 	DistccHosts string
+	// Icecc compiles on the icecream farm of this machine's iceccd (icecc
+	// behind ccache, or as the launcher without it); not part of the hash.
+	Icecc bool
 }
 
 // Hash identifies the recipe as the user gave it (preset name, configure
@@ -389,6 +392,7 @@ func (b *Builder) newJob(r Resolved, commit, cmake, prefix string, start time.Ti
 	j.logPath = filepath.Join(logDir, commit[:min(12, len(commit))]+"-"+r.Hash+"-build.log")
 	j.ccacheLog = strings.TrimSuffix(j.logPath, ".log") + "-ccache.log"
 	j.distccLog = strings.TrimSuffix(j.logPath, ".log") + "-distcc.log"
+	j.iceccLog = strings.TrimSuffix(j.logPath, ".log") + "-icecc.log"
 	logf, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -438,6 +442,17 @@ func (b *Builder) configureArgs(j *job) (configure, env []string) {
 	if b.Recipe.NoCcache {
 		ccache = ""
 	}
+	// The farm's compiler launcher (distcc or icecc), behind ccache when
+	// it runs, each logging every compile beside the build log.
+	farm := ""
+	switch {
+	case b.Recipe.DistccHosts != "":
+		farm = "distcc"
+		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts, "DISTCC_LOG="+j.distccLog)
+	case b.Recipe.Icecc:
+		farm = "icecc"
+		env = append(env, "ICECC_DEBUG=debug", "ICECC_LOGFILE="+j.iceccLog)
+	}
 	switch {
 	case ccache != "":
 		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER="+ccache, "-DCMAKE_CXX_COMPILER_LAUNCHER="+ccache)
@@ -445,12 +460,11 @@ func (b *Builder) configureArgs(j *job) (configure, env []string) {
 		// relative to it, and the working directory is not hashed (it is in
 		// the debug info only), so another state directory's build hits.
 		env = append(env, "CCACHE_BASEDIR="+b.StateDir, "CCACHE_NOHASHDIR=true", "CCACHE_STATSLOG="+j.ccacheLog)
-		if b.Recipe.DistccHosts != "" {
-			env = append(env, "CCACHE_PREFIX=distcc", "DISTCC_HOSTS="+b.Recipe.DistccHosts, "DISTCC_LOG="+j.distccLog)
+		if farm != "" {
+			env = append(env, "CCACHE_PREFIX="+farm)
 		}
-	case b.Recipe.DistccHosts != "":
-		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER=distcc", "-DCMAKE_CXX_COMPILER_LAUNCHER=distcc")
-		env = append(env, "DISTCC_HOSTS="+b.Recipe.DistccHosts, "DISTCC_LOG="+j.distccLog)
+	case farm != "":
+		configure = append(configure, "-DCMAKE_C_COMPILER_LAUNCHER="+farm, "-DCMAKE_CXX_COMPILER_LAUNCHER="+farm)
 	}
 	if j.r.Preset != "" && j.r.Tree.Boost != "" {
 		// Before the user's arguments, so that their -DWITH_BOOST wins.
@@ -467,19 +481,18 @@ func (b *Builder) configureArgs(j *job) (configure, env []string) {
 // remembered. Errors: the failed step's *BuildError, others as Build's.
 func (b *Builder) compile(ctx context.Context, j *job) error {
 	var spent time.Duration // in the steps, for --build-timeout
-	if b.Recipe.DistccHosts != "" {
-		b.checkFarm(ctx, j.commit)
-	}
+	j.env = b.checkFarm(ctx, j.commit, j.env)
 	for attempt := 0; ; attempt++ {
 		in := j.stepsIn
 		in.forceFresh = attempt > 0
 		_ = os.Remove(in.ccacheLog)
 		_ = os.Remove(in.distccLog)
+		_ = os.Remove(in.iceccLog)
 		incremental, be, err := b.steps(ctx, in, &spent)
 		if err != nil {
 			return err
 		}
-		if c := readCompiles(in.ccacheLog, in.distccLog).String(); c != "" {
+		if c := readCompiles(in.ccacheLog, in.distccLog, in.iceccLog).String(); c != "" {
 			b.logf("build %.10s: %s", j.commit, c)
 			fmt.Fprintf(j.logf, "\n# %s\n", c)
 		}
@@ -588,9 +601,9 @@ type stepsIn struct {
 	logPath        string
 	// ccacheLog and distccLog are where the compiler launchers log each
 	// compile (CCACHE_STATSLOG, DISTCC_LOG), beside logPath; "" when unused.
-	ccacheLog, distccLog string
-	start                time.Time
-	forceFresh           bool // empty the build directory whatever reuseVerdict says
+	ccacheLog, distccLog, iceccLog string
+	start                          time.Time
+	forceFresh                     bool // empty the build directory whatever reuseVerdict says
 }
 
 // steps configures (when needed), builds and installs the checkout in its

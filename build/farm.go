@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -129,17 +130,44 @@ func unreachable(ctx context.Context, hosts []FarmHost, timeout time.Duration) m
 }
 
 // checkFarm says, before a build, which farm hosts do not answer and which
-// answer again: their compiles go to the other hosts or run on this
-// machine, a problem of the machine's, never the revision's.
-func (b *Builder) checkFarm(ctx context.Context, commit string) {
-	hosts, err := ParseDistccHosts(b.Recipe.DistccHosts)
-	if err != nil {
-		return // the command line checked it
-	}
-	down := unreachable(ctx, hosts, 2*time.Second)
+// answer again (distcc), or that this machine has no iceccd to take its
+// compiles (icecc): the compiles then go to the other hosts or run on this
+// machine, a problem of the machine's, never the revision's. It returns
+// the build's environment edited for that: with no iceccd, ICECC=no (icecc
+// runs the compiler itself) and no ICECC_TEST_SOCKET (icecc fails every
+// compile when that socket is missing).
+func (b *Builder) checkFarm(ctx context.Context, commit string, env []string) []string {
 	if b.farmDown == nil {
 		b.farmDown = map[string]bool{}
 	}
+	if b.Recipe.Icecc {
+		sock := IceccSocket()
+		_, err := os.Stat(sock)
+		switch {
+		case err != nil && !b.farmDown[sock]:
+			b.logf("build %.10s: icecc: no iceccd on this machine (%s is missing): every compile runs here (start it: systemctl start iceccd; the machine's problem, not the revision's)", commit, sock)
+		case err == nil && b.farmDown[sock]:
+			b.logf("build %.10s: icecc: iceccd is back (%s)", commit, sock)
+		}
+		b.farmDown[sock] = err != nil
+		if err != nil {
+			var kept []string
+			for _, e := range env {
+				if !strings.HasPrefix(e, "ICECC_TEST_SOCKET=") && !strings.HasPrefix(e, "ICECC=") {
+					kept = append(kept, e)
+				}
+			}
+			env = append(kept, "ICECC=no")
+		}
+	}
+	if b.Recipe.DistccHosts == "" {
+		return env
+	}
+	hosts, err := ParseDistccHosts(b.Recipe.DistccHosts)
+	if err != nil {
+		return env // the command line checked it
+	}
+	down := unreachable(ctx, hosts, 2*time.Second)
 	for _, h := range hosts {
 		if h.Addr == "" {
 			continue
@@ -153,6 +181,28 @@ func (b *Builder) checkFarm(ctx context.Context, commit string) {
 		}
 		b.farmDown[h.Addr] = isDown
 	}
+	return env
+}
+
+// IceccSocket is where icecc finds this machine's iceccd, as icecc itself
+// looks: $ICECC_TEST_SOCKET (icecream's own variable for a daemon at
+// another path), /var/run/icecc/iceccd.socket for a system daemon, else
+// $HOME/.iceccd.socket (a user's own).
+func IceccSocket() string {
+	if s := os.Getenv("ICECC_TEST_SOCKET"); s != "" {
+		return s
+	}
+	const system = "/var/run/icecc/iceccd.socket"
+	if _, err := os.Stat(system); err == nil {
+		return system
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".iceccd.socket")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return system
 }
 
 // Compiles is where a build's compiles went: from ccache's statistics log
@@ -189,10 +239,19 @@ func hostName(h string) string {
 	return h
 }
 
-// readCompiles reads the logs a build's compiler launchers wrote (either
-// may be missing: "" or absent). Each distcc process logs as distcc[PID];
-// a compile whose host failed is executed again on another ("exec on").
-func readCompiles(ccacheLog, distccLog string) Compiles {
+var (
+	iceccHost      = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: Have to use host (\S+?)(?::\d+)? `)
+	iceccHere      = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: (?:building myself|<building_local>)`)
+	iceccException = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: (?:got exception|local build forced by remote exception:) Error \d+ - (.+?)(?: \(\S+\))?\s*$`)
+)
+
+// readCompiles reads the logs a build's compiler launchers wrote (any may
+// be missing: "" or absent). Each distcc process logs as distcc[PID]; a
+// compile whose host failed is executed again on another ("exec on").
+// Each icecc process logs as ICECC[PID] (ICECC_DEBUG=debug): the host the
+// scheduler gave it, or that it builds here, and the exception that sent a
+// compile from a host back here.
+func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 	c := Compiles{Hosts: map[string]int{}, Failures: map[string]int{}, Why: map[string]string{}}
 	scan := func(path string, line func(string)) {
 		if path == "" {
@@ -247,6 +306,33 @@ func readCompiles(ccacheLog, distccLog string) Compiles {
 			why[m[1]] = strings.TrimSpace(m[2])
 		}
 	})
+	place := map[string]string{} // icecc pid → where its compile is
+	var order []string
+	scan(iceccLog, func(l string) {
+		setPlace := func(pid, host string) {
+			prev, ok := place[pid]
+			if !ok {
+				order = append(order, pid)
+			}
+			if ok && prev != "localhost" && prev != host && why[pid] != "" {
+				c.Failures[prev]++
+				c.Why[prev] = why[pid]
+				c.Moved++
+			}
+			place[pid] = host
+			why[pid] = ""
+		}
+		if m := iceccHost.FindStringSubmatch(l); m != nil {
+			setPlace(m[1], m[2])
+		} else if m := iceccHere.FindStringSubmatch(l); m != nil {
+			setPlace(m[1], "localhost")
+		} else if m := iceccException.FindStringSubmatch(l); m != nil {
+			why[m[1]] = m[2]
+		}
+	})
+	for _, pid := range order {
+		c.Hosts[place[pid]]++
+	}
 	return c
 }
 

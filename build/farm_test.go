@@ -91,15 +91,15 @@ distcc[14] compile d.c on localhost completed ok
 `), 0o644)
 	clog := filepath.Join(dir, "ccache.log")
 	os.WriteFile(clog, []byte("# a.c\ncache_miss\ndirect_cache_miss\n# f.c\ndirect_cache_hit\nlocal_storage_hit\n# g.c\npreprocessed_cache_hit\n"), 0o644)
-	c := readCompiles(clog, dlog)
+	c := readCompiles(clog, dlog, "")
 	want := "compiles: 2 from ccache, 5 compiled: 127.0.0.2 1, 127.0.0.3 2, this machine 2; 2 moved after a farm host failed: 127.0.0.2 Connection refused x2; 1 here with no farm host available"
 	if c.String() != want || c.Distributed() != 3 {
 		t.Errorf("got %q (distributed %d)\nwant %q (3)", c, c.Distributed(), want)
 	}
-	if s := readCompiles("", filepath.Join(dir, "absent")).String(); s != "" {
+	if s := readCompiles("", filepath.Join(dir, "absent"), "").String(); s != "" {
 		t.Errorf("no logs: %q, want nothing", s)
 	}
-	if s := readCompiles(clog, "").String(); s != "compiles: 2 from ccache, 1 compiled" {
+	if s := readCompiles(clog, "", "").String(); s != "compiles: 2 from ccache, 1 compiled" {
 		t.Errorf("ccache alone: %q", s)
 	}
 }
@@ -122,19 +122,16 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// A project built on a compile farm of two real distcc daemons on their own
-// loopback addresses: each host's count in the build's words is what that
-// daemon says it compiled; a host killed in the middle of the build costs
-// the build nothing (its compiles go to the other host or run here, said as
-// the machine's); with every host gone the build compiles here. Every
-// build's server computes what the one built without a farm computes.
-func TestBuildOnDistccFarm(t *testing.T) {
-	testenv.Require(t, testenv.BuildTools, testenv.Distcc, testenv.Distccd)
-	const units = 24
-	p := newProject(t, units)
-	for i := 0; i < units; i++ {
-		// A quarter of a second to compile: the farm is busy long enough
-		// for a host to die in the middle of it.
+// farmUnits is the number of units of farmProject.
+const farmUnits = 24
+
+// farmProject is a project of farmUnits units that take a quarter of a
+// second each to compile (the farm is busy long enough for a host to die
+// in the middle of a build), its commit, what runs a server it built, and
+// what the server built here without a farm computes.
+func farmProject(t *testing.T) (p *project, commit string, exitOf func(prefix string) int, want int) {
+	p = newProject(t, farmUnits)
+	for i := 0; i < farmUnits; i++ {
 		var src strings.Builder
 		fmt.Fprintf(&src, "int u%d(void){ volatile int x = %d; int s = 0;\n", i, i+1)
 		for k := 0; k < 4000; k++ {
@@ -143,8 +140,8 @@ func TestBuildOnDistccFarm(t *testing.T) {
 		src.WriteString(" return s & 0xff; }\n")
 		p.write(fmt.Sprintf("u%d.c", i), src.String())
 	}
-	commit := p.commit("heavier units")
-	exitOf := func(prefix string) int {
+	commit = p.commit("heavier units")
+	exitOf = func(prefix string) int {
 		err := exec.Command(filepath.Join(prefix, "bin", "mariadbd")).Run()
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -160,19 +157,33 @@ func TestBuildOnDistccFarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := exitOf(prefix)
+	return p, commit, exitOf, exitOf(prefix)
+}
+
+// hostCount is a host's count in a build's "compiles:" line (0 when absent).
+func hostCount(log, host string) int {
+	m := regexp.MustCompile(`compiles: .*?\b` + regexp.QuoteMeta(host) + ` (\d+)`).FindStringSubmatch(log)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// A project built on a compile farm of two real distcc daemons on their own
+// loopback addresses: each host's count in the build's words is what that
+// daemon says it compiled; a host killed in the middle of the build costs
+// the build nothing (its compiles go to the other host or run here, said as
+// the machine's); with every host gone the build compiles here. Every
+// build's server computes what the one built without a farm computes.
+func TestBuildOnDistccFarm(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools, testenv.Distcc, testenv.Distccd)
+	p, commit, exitOf, want := farmProject(t)
+	const units = farmUnits
 
 	t.Setenv("DISTCC_DIR", t.TempDir()) // distcc's backoff state: this test's own
 	d2 := testhosts.StartDistccd(t, "127.0.0.2", 2)
 	d3 := testhosts.StartDistccd(t, "127.0.0.3", 2)
-	hostCount := func(log, host string) int {
-		m := regexp.MustCompile(`compiles: .*?\b` + regexp.QuoteMeta(host) + ` (\d+)`).FindStringSubmatch(log)
-		if m == nil {
-			return 0
-		}
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
 	farmBuild := func(name string, during func(b *Builder)) (string, *Builder) {
 		t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile reaches distcc
 		log := &logBuffer{}
@@ -246,5 +257,83 @@ func TestBuildOnDistccFarm(t *testing.T) {
 	}
 	if here := hostCount(log, "this machine"); here < units || hostCount(log, d2.Host)+hostCount(log, d3.Host) != 0 {
 		t.Errorf("no host: %d compiled here, want all %d units", here, units)
+	}
+}
+
+// The project built on an icecream farm of two real compile hosts, each an
+// iceccd in its own network namespace with the scheduler in a third and
+// this machine's iceccd in a fourth: each host's count in the build's words
+// is what that host's daemon says it compiled; a host killed in the middle
+// of the build costs the build nothing; with every host gone the compiles
+// run here; with no iceccd on this machine the build says so and compiles
+// here. Every server built computes what the one built without a farm
+// computes.
+func TestBuildOnIceccFarm(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools, testenv.Icecc, testenv.NetNS)
+	p, commit, exitOf, want := farmProject(t)
+	farm := testhosts.StartIcecc(t, testhosts.NewNetwork(t), 2, 2)
+	h1, h2 := farm.Hosts[0], farm.Hosts[1]
+	t.Setenv("ICECC_TEST_SOCKET", farm.Socket)
+	farmBuild := func(name string, during func()) string {
+		t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile reaches icecc
+		log := &logBuffer{}
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Recipe: Recipe{Icecc: true, Jobs: 6}}
+		if during != nil {
+			b.Progress = func(pr Progress) {
+				if pr.Step == "build" && pr.Percent < 0 {
+					go during()
+				}
+			}
+		}
+		prefix, err := b.Build(context.Background(), commit)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", name, err, log, farm.Logs())
+		}
+		if got := exitOf(prefix); got != want {
+			t.Errorf("%s: the server built on the farm exits %d, the one built here %d", name, got, want)
+		}
+		t.Logf("%s:\n%s", name, log)
+		return log.String()
+	}
+
+	log := farmBuild("both hosts", nil)
+	n1, n2 := hostCount(log, h1.IP), hostCount(log, h2.IP)
+	if n1 == 0 || n2 == 0 || n1 != h1.Compiled() || n2 != h2.Compiled() || n1+n2+hostCount(log, "this machine") < farmUnits {
+		t.Errorf("both hosts: the build says %s %d, %s %d; the daemons compiled %d and %d; want both busy, %d units in all",
+			h1.IP, n1, h2.IP, n2, h1.Compiled(), h2.Compiled(), farmUnits)
+	}
+
+	before1, before2 := h1.Compiled(), h2.Compiled()
+	var killedAt int
+	log = farmBuild("a host killed", func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if h1.Compiled() > before1 {
+				killedAt = h1.Compiled() - before1
+				h1.Kill()
+				return
+			}
+		}
+	})
+	if killedAt == 0 {
+		t.Fatalf("%s compiled nothing of the second build: the kill never came", h1.IP)
+	}
+	n1, n2 = hostCount(log, h1.IP), hostCount(log, h2.IP)
+	// A compile the dead host had not finished counts where it was moved.
+	if n1 < killedAt || n1 > killedAt+h1.Slots || n2 != h2.Compiled()-before2 || n1+n2+hostCount(log, "this machine") < farmUnits {
+		t.Errorf("a host killed after %d compiles: the build says %s %d, %s %d (its daemon %d), here %d",
+			killedAt, h1.IP, n1, h2.IP, n2, h2.Compiled()-before2, hostCount(log, "this machine"))
+	}
+
+	h2.Kill()
+	log = farmBuild("no host", nil)
+	if here := hostCount(log, "this machine"); here < farmUnits || hostCount(log, h1.IP)+hostCount(log, h2.IP) != 0 {
+		t.Errorf("no host: %d compiled here, want all %d units", here, farmUnits)
+	}
+
+	// A daemon that is gone: the socket the build was told of is missing.
+	t.Setenv("ICECC_TEST_SOCKET", filepath.Join(t.TempDir(), "no-daemon"))
+	log = farmBuild("no iceccd", nil)
+	if !strings.Contains(log, "icecc: no iceccd on this machine") || !strings.Contains(log, "not the revision's") {
+		t.Errorf("no iceccd: the build does not say so as the machine's problem")
 	}
 }

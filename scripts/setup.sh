@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
-# ccache, gcc, git, sysbench (the yardstick), distcc (the build tests wire it in), chromium (the HTML report's
+# ccache, gcc, git, sysbench (the yardstick), distcc and icecc (the compile farm tests run their daemons
+# on test hosts; iproute2 makes those hosts' network namespaces), chromium (the HTML report's
 # tests load it headless), perf (linux-perf: explain profiles the server with it) and lld
 # (scripts/variance/relink-layout.sh links a server again in another order). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
@@ -18,6 +19,8 @@ command -v git >/dev/null 2>&1 || need+=(git)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v distcc >/dev/null 2>&1 || need+=(distcc)
+command -v icecc >/dev/null 2>&1 || need+=(icecc)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 command -v perf >/dev/null 2>&1 || need+=(linux-perf)
 command -v ld.lld >/dev/null 2>&1 || need+=(lld)
 
@@ -29,8 +32,15 @@ if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
+	if printf '%s\n' "${need[@]}" | grep -qx icecc && command -v systemctl >/dev/null 2>&1; then
+		# The package starts an iceccd that looks for a scheduler on every
+		# network the machine is on; the tests start their own daemons on
+		# private test hosts. Ours, so stopped (start it to join a farm).
+		"${sudo[@]}" systemctl disable --now iceccd icecc-scheduler >/dev/null 2>&1 || true
+		echo "setup: stopped and disabled the iceccd service icecc's package started (systemctl enable --now iceccd to join a farm)"
+	fi
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, perf and lld are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, icecc, iproute2, perf and lld are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

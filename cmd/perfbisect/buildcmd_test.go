@@ -60,13 +60,15 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 	}
 	// Bad flags are usage errors naming the flag.
 	for flag, want := range map[string][]string{
-		"--preset=percona":        {"--preset", "mariadb, mysql"},
-		"--build-cache-size=lots": {"--build-cache-size"},
-		"--build-timeout=-3":      {"--build-timeout"},
-		"--layouts=65":            {"--layouts 65", "1 (the build's own code layout) to 64"},
-		"--distcc-hosts=build1/0": {"--distcc-hosts", `"build1/0": limit "0"`},
+		"--preset=percona":          {"--preset", "mariadb, mysql"},
+		"--build-cache-size=lots":   {"--build-cache-size"},
+		"--build-timeout=-3":        {"--build-timeout"},
+		"--layouts=65":              {"--layouts 65", "1 (the build's own code layout) to 64"},
+		"--distcc-hosts=build1/0":   {"--distcc-hosts", `"build1/0": limit "0"`},
+		"--distcc-hosts=b1 --icecc": {"--distcc-hosts and --icecc are two compile farms"},
 	} {
-		r := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", state, flag, "good")
+		args := append([]string{"build", "--repo", repo, "--state-dir", state}, strings.Fields(flag)...)
+		r := perfbisect(t, nil, append(args, "good")...)
 		for _, w := range want {
 			if r.code != exitUsage || !strings.Contains(r.stderr, w) {
 				t.Errorf("%s: exit %d, %q", flag, r.code, r.stderr)

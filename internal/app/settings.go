@@ -113,6 +113,7 @@ type BuildRequest struct {
 	Jobs                     int // 0: one per CPU
 	Timeout, CacheSize       string
 	DistccHosts              string
+	Icecc                    bool // compile on this machine's icecream farm
 	NoCcache, Verbose, Retry bool
 	Layouts                  int // code layouts per build (1 or 0: the build's own)
 }
@@ -414,7 +415,7 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	}
 	b.Recipe = build.Recipe{Preset: req.Preset, CMakeArgs: cmakeArgs, Jobs: req.Jobs,
 		BuildCmd: strings.TrimSpace(req.BuildCmd), InstallCmd: strings.TrimSpace(req.InstallCmd),
-		NoCcache: req.NoCcache, DistccHosts: strings.TrimSpace(req.DistccHosts)}
+		NoCcache: req.NoCcache, DistccHosts: strings.TrimSpace(req.DistccHosts), Icecc: req.Icecc}
 	if _, err := build.PresetFor(b.Recipe.Preset, build.Tree{}); err != nil {
 		return b, usageError("{preset}: %v", err)
 	}
@@ -432,6 +433,14 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 		}
 		if _, err := build.ParseDistccHosts(b.Recipe.DistccHosts); err != nil {
 			return b, usageError("{distcc-hosts}: %v", err)
+		}
+		if b.Recipe.Icecc {
+			return b, usageError("{distcc-hosts} and {icecc} are two compile farms: choose one")
+		}
+	}
+	if b.Recipe.Icecc {
+		if _, err := exec.LookPath("icecc"); err != nil {
+			return b, usageError("{icecc}: icecream is not installed (apt-get install icecc; its iceccd must join your farm's scheduler)")
 		}
 	}
 	if t := req.Timeout; t != "" {

@@ -32,6 +32,12 @@ var (
 	Distcc = Need{"distcc", []string{"distcc"}, "distcc", false}
 	// Distccd is distcc's daemon, which the compile farm's test hosts run.
 	Distccd = Need{"distccd", []string{"distccd"}, "distcc", false}
+	// Icecc is icecream: the compiler wrapper, its daemon and its
+	// scheduler, which the compile farm's test hosts run.
+	Icecc = Need{"icecream (icecc, iceccd, icecc-scheduler)", []string{"icecc", "/usr/sbin/iceccd|iceccd", "/usr/sbin/icecc-scheduler|icecc-scheduler"}, "icecc", false}
+	// NetNS is what test hosts in network namespaces need: the ip command
+	// (the tests run as root).
+	NetNS = Need{"the ip command (network namespaces)", []string{"/usr/sbin/ip|/sbin/ip|ip"}, "iproute2", false}
 	// Git is the git command.
 	Git = Need{"git", []string{"git"}, "git", true}
 	// Sysbench is sysbench 1.0, the yardstick and the external driver.
