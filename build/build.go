@@ -129,6 +129,10 @@ type Builder struct {
 	// layouts (relink; --layouts), kept in its install entry (Layouts); an
 	// entry cached without them is built again.
 	Layouts int
+	// Shared, when set, is a build cache shared with other state
+	// directories and machines (--shared-cache): a revision missing here is
+	// fetched from it before it is built, and one built here is stored in it.
+	Shared SharedCache
 
 	shown    map[string]bool // effective recipes already described to the user
 	farmDown map[string]bool // distcc hosts (host:port) that did not answer before the last build
@@ -336,6 +340,24 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 		b.logf("build %.10s: failed in an earlier session", commit)
 		return "", be
 	}
+	if b.Shared != nil {
+		unlock := func() {}
+		if b.Lock != nil {
+			if unlock, err = b.Lock(ctx, fmt.Sprintf("fetching %.10s", commit)); err != nil {
+				return "", err
+			}
+		}
+		b.tidy()
+		_ = os.RemoveAll(prefix) // incomplete, or without the layouts asked for
+		ok := b.fromShared(ctx, r, commit, prefix)
+		unlock()
+		if ok {
+			return prefix, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
 	cmake, err := exec.LookPath("cmake")
 	if err != nil && b.Recipe.BuildCmd == "" {
 		return "", ErrNoCMake
@@ -363,6 +385,9 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	}
 	if err := b.install(ctx, j); err != nil {
 		return "", err
+	}
+	if b.Shared != nil {
+		b.toShared(ctx, r, commit, prefix)
 	}
 	return prefix, nil
 }

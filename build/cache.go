@@ -164,7 +164,7 @@ func (b *Builder) tidy() {
 		if strings.HasSuffix(d, ".failed.json") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(d, completeMarker)); err == nil {
+		if _, err := os.Stat(filepath.Join(d, completeMarker)); err == nil && !strings.HasSuffix(d, ".shared") {
 			continue
 		}
 		if err := os.RemoveAll(d); err == nil {

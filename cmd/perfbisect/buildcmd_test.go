@@ -60,12 +60,13 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 	}
 	// Bad flags are usage errors naming the flag.
 	for flag, want := range map[string][]string{
-		"--preset=percona":          {"--preset", "mariadb, mysql"},
-		"--build-cache-size=lots":   {"--build-cache-size"},
-		"--build-timeout=-3":        {"--build-timeout"},
-		"--layouts=65":              {"--layouts 65", "1 (the build's own code layout) to 64"},
-		"--distcc-hosts=build1/0":   {"--distcc-hosts", `"build1/0": limit "0"`},
-		"--distcc-hosts=b1 --icecc": {"--distcc-hosts and --icecc are two compile farms"},
+		"--preset=percona":                   {"--preset", "mariadb, mysql"},
+		"--build-cache-size=lots":            {"--build-cache-size"},
+		"--build-timeout=-3":                 {"--build-timeout"},
+		"--layouts=65":                       {"--layouts 65", "1 (the build's own code layout) to 64"},
+		"--distcc-hosts=build1/0":            {"--distcc-hosts", `"build1/0": limit "0"`},
+		"--distcc-hosts=b1 --icecc":          {"--distcc-hosts and --icecc are two compile farms"},
+		"--shared-cache=/nonexistent/builds": {"--shared-cache /nonexistent/builds: not a directory"},
 	} {
 		args := append([]string{"build", "--repo", repo, "--state-dir", state}, strings.Fields(flag)...)
 		r := perfbisect(t, nil, append(args, "good")...)
@@ -73,6 +74,29 @@ func TestBuildCommandFillsTheCache(t *testing.T) {
 			if r.code != exitUsage || !strings.Contains(r.stderr, w) {
 				t.Errorf("%s: exit %d, %q", flag, r.code, r.stderr)
 			}
+		}
+	}
+}
+
+// A second machine (here a second state directory) with the same shared
+// build cache builds nothing the first one built: both revisions are
+// fetched, print the same kind of prefix, and the servers are there.
+func TestBuildCommandSharesBuilds(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	repo, _ := makeFixture(t, "--commits", "4", "--culprit-pos", "2", "--broken-pos", "0")
+	shared := t.TempDir()
+	first := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", filepath.Join(t.TempDir(), "a"), "--shared-cache", shared, "good", "bad")
+	if first.code != 0 || strings.Count(first.stderr, "stored in the shared cache "+shared) != 2 {
+		t.Fatalf("first machine: exit %d\n%s", first.code, first.stderr)
+	}
+	second := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", filepath.Join(t.TempDir(), "b"), "--shared-cache", shared, "good", "bad")
+	if second.code != 0 || strings.Count(second.stderr, "fetched from the shared cache "+shared) != 2 || strings.Contains(second.stderr, "configure") {
+		t.Errorf("second machine: exit %d, want both fetched and nothing built\n%s", second.code, second.stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(second.stdout), "\n") {
+		prefix := strings.SplitN(l, "\t", 2)[1]
+		if _, err := os.Stat(filepath.Join(prefix, "bin", "mariadbd")); err != nil {
+			t.Errorf("a fetched prefix has no server: %v", err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	humanize "github.com/dustin/go-humanize"
 	shellwords "github.com/mattn/go-shellwords"
+	"golang.org/x/sys/unix"
 
 	"github.com/perfbisect/perfbisect/bench"
 	"github.com/perfbisect/perfbisect/bench/sysbench"
@@ -113,7 +115,8 @@ type BuildRequest struct {
 	Jobs                     int // 0: one per CPU
 	Timeout, CacheSize       string
 	DistccHosts              string
-	Icecc                    bool // compile on this machine's icecream farm
+	Icecc                    bool   // compile on this machine's icecream farm
+	SharedCache              string // a shared build cache's directory
 	NoCcache, Verbose, Retry bool
 	Layouts                  int // code layouts per build (1 or 0: the build's own)
 }
@@ -437,6 +440,19 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 		if b.Recipe.Icecc {
 			return b, usageError("{distcc-hosts} and {icecc} are two compile farms: choose one")
 		}
+	}
+	if d := strings.TrimSpace(req.SharedCache); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return b, usageError("{shared-cache} %q: %v", d, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return b, usageError("{shared-cache} %s: not a directory (make it, or mount the team's build cache there)", abs)
+		}
+		if err := unix.Access(abs, unix.W_OK); err != nil {
+			return b, usageError("{shared-cache} %s: not writable (%v): builds made here could not be stored for the other machines", abs, err)
+		}
+		b.Shared = abs
 	}
 	if b.Recipe.Icecc {
 		if _, err := exec.LookPath("icecc"); err != nil {

@@ -95,7 +95,8 @@ type BuildSettings struct {
 	Budget      int64
 	Verbose     bool
 	RetryFailed bool
-	Layouts     int // code layouts per build (build.Builder.Layouts)
+	Layouts     int    // code layouts per build (build.Builder.Layouts)
+	Shared      string // the shared build cache's directory ("" none)
 }
 
 // Lock takes the state directory (stateDir, or the repository's default;
@@ -309,6 +310,9 @@ func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Wri
 		Lock: func(ctx context.Context, what string) (func(), error) {
 			return measure.MachineLock(ctx, what, stateDir, log)
 		}}
+	if b.Shared != "" {
+		bl.Shared = build.SharedDir(b.Shared)
+	}
 	switch {
 	case b.Verbose:
 		bl.Raw = log // through the bar's writer when there is one

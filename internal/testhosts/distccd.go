@@ -1,7 +1,7 @@
 // Package testhosts starts the test hosts of the multi-machine tests on this
 // machine: real daemons, each listening on its own loopback address
 // (127.0.0.2, 127.0.0.3, ...), so traffic goes to them and nowhere else.
-// They live as long as the test that started them.
+// They live as long as the test (or script, T) that started them.
 package testhosts
 
 import (
@@ -13,9 +13,17 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
+
+// T is what starting test hosts needs of a test (testing.TB has it; a
+// measuring script gives its own): a failure stops the caller, and what is
+// started is stopped by a cleanup.
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
 
 // Distccd is a distcc daemon listening on one loopback address.
 type Distccd struct {
@@ -41,7 +49,7 @@ func (d *Distccd) Write(p []byte) (int, error) {
 // clients on 127.0.0.0/8, and waits until it answers. The test fails when
 // it does not start; the daemon and its children are killed when the test
 // ends.
-func StartDistccd(t testing.TB, host string, slots int) *Distccd {
+func StartDistccd(t T, host string, slots int) *Distccd {
 	t.Helper()
 	if !strings.HasPrefix(host, "127.") {
 		t.Fatalf("test host %s: want a loopback address (127.0.0.2, ...)", host)

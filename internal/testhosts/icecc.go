@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -47,7 +46,7 @@ type daemon struct {
 // scheduler. The daemons drop root for the icecc user (Debian's icecc
 // package makes it); their files live in a directory that user can reach.
 // Everything is stopped and removed when the test ends.
-func StartIcecc(t testing.TB, n *Network, hosts, slots int) *IceccFarm {
+func StartIcecc(t T, n *Network, hosts, slots int) *IceccFarm {
 	t.Helper()
 	u, err := user.Lookup("icecc")
 	if err != nil {
@@ -57,19 +56,19 @@ func StartIcecc(t testing.TB, n *Network, hosts, slots int) *IceccFarm {
 	gid, _ := strconv.Atoi(u.Gid)
 	dir, err := os.MkdirTemp("", "perfbisect-icecc-")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	mkdir := func(name string) string {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		if err := os.Chown(p, uid, gid); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		return p
 	}
@@ -121,7 +120,7 @@ func (f *IceccFarm) hostDaemons() []*daemon {
 }
 
 // start runs name in h's namespace in its own process group, its log at log.
-func start(t testing.TB, h *NetHost, log string, env []string, name string, args ...string) *daemon {
+func start(t T, h *NetHost, log string, env []string, name string, args ...string) *daemon {
 	t.Helper()
 	if name == "icecc-scheduler" {
 		args = append(args, "-l", log)

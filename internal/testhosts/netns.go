@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"testing"
 )
 
 // Network is a private network of test hosts: a bridge on this machine
@@ -30,7 +29,7 @@ type NetHost struct {
 
 // NewNetwork makes a private network of test hosts (root and the ip command
 // needed; the test fails without them) and removes it when the test ends.
-func NewNetwork(t testing.TB) *Network {
+func NewNetwork(t T) *Network {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatalf("test hosts in network namespaces need root")
@@ -68,7 +67,7 @@ func routed(ip string) bool {
 func (n *Network) Addr() string { return n.prefix + "1" }
 
 // Host adds a test host to the network.
-func (n *Network) Host(t testing.TB) *NetHost {
+func (n *Network) Host(t T) *NetHost {
 	t.Helper()
 	n.hosts++
 	id := n.hosts + 1 // .2, .3, ...
@@ -108,7 +107,7 @@ func (n *Network) remove() {
 	_ = exec.Command("ip", "link", "del", n.bridge).Run()
 }
 
-func ipCmd(t testing.TB, args ...string) {
+func ipCmd(t T, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)

@@ -1,0 +1,366 @@
+package build
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/perfbisect/perfbisect/internal/syncfs"
+)
+
+// SharedCache is a build cache that several state directories, machines or
+// a CI fleet share: each install entry is one archive under a key (the
+// recipe's hash, the commit and the platform: Builder.sharedKey), so a
+// revision a team has built once is fetched, not built. A Put is seen
+// whole or not at all; a Get of an entry that is absent returns
+// ErrNotShared.
+type SharedCache interface {
+	// Get writes the archive stored under key to w.
+	Get(ctx context.Context, key string, w io.Writer) error
+	// Put stores the archive r yields under key, replacing any.
+	Put(ctx context.Context, key string, r io.Reader) error
+	// String names the cache for the user ("/mnt/builds").
+	String() string
+}
+
+// ErrNotShared is returned (wrapped) by SharedCache.Get for an absent key.
+var ErrNotShared = errors.New("not in the shared cache")
+
+// SharedDir is a SharedCache in a directory any machine can mount (NFS, a
+// CI runner's volume): DIR/<recipe>/<commit>-<platform>.tar.gz, written
+// under a temporary name and renamed into place.
+type SharedDir string
+
+func (d SharedDir) path(key string) string { return filepath.Join(string(d), key+".tar.gz") }
+
+// Get implements SharedCache.
+func (d SharedDir) Get(ctx context.Context, key string, w io.Writer) error {
+	f, err := os.Open(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", key, ErrNotShared)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
+}
+
+// Put implements SharedCache.
+func (d SharedDir) Put(ctx context.Context, key string, r io.Reader) error {
+	p := d.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	t, err := renameio.NewPendingFile(p, renameio.WithPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer t.Cleanup()
+	if _, err := io.Copy(t, r); err != nil {
+		return err
+	}
+	return t.CloseAtomicallyReplace()
+}
+
+func (d SharedDir) String() string { return string(d) }
+
+// sharedManifest is the last member of an entry's archive: an archive
+// without it, or whose files differ from it, is partial and never used.
+type sharedManifest struct {
+	Key      string `json:"key"`
+	Files    int    `json:"files"` // regular files before it
+	Bytes    int64  `json:"bytes"` // their sizes summed
+	Platform string `json:"platform"`
+	Built    string `json:"built"` // RFC 3339
+}
+
+const sharedManifestName = ".perfbisect-shared.json"
+
+// platform names what a built server needs of the machine it runs on
+// beyond the recipe: the OS and architecture, the distribution and its
+// release (the C library), and the compiler's version. Entries are shared
+// between machines with the same platform only.
+var platform = sync.OnceValue(func() string {
+	parts := []string{runtime.GOOS, runtime.GOARCH}
+	if data, err := os.ReadFile("/etc/os-release"); err == nil {
+		vals := map[string]string{}
+		for _, l := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				vals[k] = strings.Trim(v, `"`)
+			}
+		}
+		parts = append(parts, vals["ID"]+"-"+vals["VERSION_ID"])
+	}
+	if out, err := exec.Command("cc", "-dumpfullversion").Output(); err == nil {
+		parts = append(parts, "cc-"+strings.TrimSpace(string(out)))
+	}
+	return strings.Join(parts, " ")
+})
+
+// sharedKey is the key of commit's entry with recipe hash in a shared cache:
+// the local cache's (recipe, commit) and the platform.
+func sharedKey(hash, commit string) string {
+	return hash + "/" + commit + "-" + shortHash(platform())
+}
+
+// fromShared fetches commit's entry from the shared cache into prefix (the
+// local cache's entry, absent): extracted beside it, checked against its
+// manifest and its code layouts, then renamed into place. It returns
+// whether the entry is there now; a shared entry that is corrupt or
+// partial is said and not used (the caller builds), and so is one the
+// shared cache could not give (the machine's problem, said).
+func (b *Builder) fromShared(ctx context.Context, r Resolved, commit, prefix string) bool {
+	key := sharedKey(r.Hash, commit)
+	start := time.Now()
+	tmp := prefix + ".shared"
+	_ = os.RemoveAll(tmp)
+	pr, pw := io.Pipe()
+	got := make(chan error, 1)
+	go func() {
+		err := b.Shared.Get(ctx, key, pw)
+		pw.CloseWithError(err)
+		got <- err
+	}()
+	files, bytes, err := extractEntry(pr, tmp, key)
+	pr.CloseWithError(io.ErrClosedPipe) // the writer stops if extraction did
+	if gerr := <-got; gerr != nil && !errors.Is(gerr, io.ErrClosedPipe) {
+		err = gerr
+	}
+	if err == nil && !hasLayouts(tmp, b.Layouts) {
+		err = fmt.Errorf("it has fewer than the %d code layouts asked for", b.Layouts)
+	}
+	if err == nil {
+		err = syncfs.Dir(tmp)
+	}
+	if err == nil {
+		_ = os.MkdirAll(filepath.Dir(prefix), 0o755)
+		err = os.Rename(tmp, prefix)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		switch {
+		case errors.Is(err, ErrNotShared):
+		case errors.Is(err, errCorrupt):
+			b.logf("build %.10s: entry %s of the shared cache %s is corrupt or partial (%v): not used; building", commit, key, b.Shared, err)
+		default:
+			b.logf("build %.10s: the shared cache %s could not give %s (%v): building (the machine's problem, not the revision's)", commit, b.Shared, key, err)
+		}
+		return false
+	}
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(prefix, completeMarker), now, now)
+	b.markUsed(prefix)
+	b.logf("build %.10s: fetched from the shared cache %s in %.1fs: %d files, %s", commit, b.Shared, time.Since(start).Seconds(), files, sizeString(bytes))
+	b.evict()
+	return true
+}
+
+// toShared stores the complete entry prefix of commit in the shared cache;
+// a failure is said (the machine's problem) and costs nothing else.
+func (b *Builder) toShared(ctx context.Context, r Resolved, commit, prefix string) {
+	key := sharedKey(r.Hash, commit)
+	start := time.Now()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := archiveEntry(pw, prefix, key)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	err := b.Shared.Put(ctx, key, pr)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if aerr := <-done; aerr != nil && !errors.Is(aerr, io.ErrClosedPipe) {
+		err = aerr
+	}
+	if err != nil {
+		b.logf("build %.10s: storing it in the shared cache %s failed (%v): other machines will build it too (the machine's problem, not the revision's)", commit, b.Shared, err)
+		return
+	}
+	b.logf("build %.10s: stored in the shared cache %s in %.1fs", commit, b.Shared, time.Since(start).Seconds())
+}
+
+// errCorrupt marks an archive that is not a whole entry.
+var errCorrupt = errors.New("corrupt entry")
+
+// archiveEntry writes the entry prefix to w as a gzip'd tar (regular files,
+// directories and symlinks; hard links as files) ending with its manifest.
+func archiveEntry(w io.Writer, prefix, key string) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	zw, err := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	m := sharedManifest{Key: key, Platform: platform(), Built: time.Now().UTC().Format(time.RFC3339)}
+	err = filepath.WalkDir(prefix, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(prefix, p)
+		if rel == "." {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		link := ""
+		if d.Type()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		}
+		if !d.IsDir() && !d.Type().IsRegular() && link == "" {
+			return nil // sockets, pipes: nothing a server runs
+		}
+		h, err := tar.FileInfoHeader(info, link)
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		h.Uname, h.Gname = "", ""
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		n, err := io.Copy(tw, f)
+		m.Files++
+		m.Bytes += n
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	data, _ := json.Marshal(m)
+	if err := tw.WriteHeader(&tar.Header{Name: sharedManifestName, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg, ModTime: time.Now()}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// extractEntry extracts an archive of archiveEntry into dir (made) and
+// checks it: the gzip checksum, a manifest last, for key, whose file count
+// and bytes match what was extracted, and no path outside dir. Errors that
+// say the archive is not a whole entry wrap errCorrupt.
+func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err error) {
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
+	}
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<20))
+	if err != nil {
+		if errors.Is(err, ErrNotShared) {
+			return 0, 0, err
+		}
+		return 0, 0, corrupt("%v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	tr := tar.NewReader(zr)
+	var m *sharedManifest
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return files, bytes, corrupt("%v", err)
+		}
+		if m != nil {
+			return files, bytes, corrupt("%s after the manifest", h.Name)
+		}
+		if h.Name == sharedManifestName {
+			data, err := io.ReadAll(tr)
+			m = &sharedManifest{}
+			if err != nil || json.Unmarshal(data, m) != nil {
+				return files, bytes, corrupt("unreadable manifest")
+			}
+			continue
+		}
+		name := filepath.FromSlash(h.Name)
+		if !filepath.IsLocal(name) {
+			return files, bytes, corrupt("path %q outside the entry", h.Name)
+		}
+		p := filepath.Join(dir, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(p, fs.FileMode(h.Mode).Perm()|0o700)
+		case tar.TypeSymlink:
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			err = os.Symlink(h.Linkname, p)
+		case tar.TypeReg:
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			var f *os.File
+			f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(h.Mode).Perm())
+			if err == nil {
+				var n int64
+				n, err = io.Copy(f, tr)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				files++
+				bytes += n
+				if err != nil && !errors.Is(err, fs.ErrPermission) {
+					err = corrupt("%s: %v", h.Name, err)
+				}
+			}
+		default:
+			return files, bytes, corrupt("%s: unexpected type %c", h.Name, h.Typeflag)
+		}
+		if err != nil {
+			return files, bytes, err
+		}
+		if h.Typeflag != tar.TypeSymlink {
+			_ = os.Chtimes(p, h.ModTime, h.ModTime)
+		}
+	}
+	// Reading to the end checks the gzip trailer's CRC and length.
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		return files, bytes, corrupt("%v", err)
+	}
+	switch {
+	case m == nil:
+		return files, bytes, corrupt("no manifest: the archive is partial")
+	case m.Key != key:
+		return files, bytes, corrupt("the manifest is %s's", m.Key)
+	case m.Files != files || m.Bytes != bytes:
+		return files, bytes, corrupt("%d files, %d bytes; the manifest says %d, %d", files, bytes, m.Files, m.Bytes)
+	}
+	if _, err := os.Stat(filepath.Join(dir, completeMarker)); err != nil {
+		return files, bytes, corrupt("no %s", completeMarker)
+	}
+	return files, bytes, nil
+}

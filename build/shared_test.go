@@ -1,0 +1,166 @@
+package build
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
+)
+
+// entryFiles lists an entry's paths with their sizes (symlinks with their
+// targets), the marker files left out.
+func entryFiles(t *testing.T, prefix string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(prefix, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(prefix, p)
+		if rel == "." || rel == completeMarker {
+			return nil
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			out = append(out, rel+" -> "+l)
+		case d.IsDir():
+			out = append(out, rel+"/")
+		default:
+			info, _ := d.Info()
+			out = append(out, rel+" "+strconv.FormatInt(info.Size(), 10))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// A shared build cache in a directory: the first state directory builds the
+// revision and stores it; a second builds nothing and gets the same entry,
+// whose server runs; an archive cut short is said corrupt, not used, built
+// and stored again; a writer's pending temporary file is never read.
+func TestSharedCacheInADirectory(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	p := newProject(t, 3)
+	p.write("CMakeLists.txt", "cmake_minimum_required(VERSION 3.10)\nproject(p C)\n"+
+		"add_executable(mariadbd main.c u0.c u1.c u2.c)\ninstall(TARGETS mariadbd DESTINATION bin)\n"+
+		"install(FILES data.txt DESTINATION share)\n"+
+		"install(CODE \"file(CREATE_LINK mariadbd \\$ENV{DESTDIR}\\${CMAKE_INSTALL_PREFIX}/bin/mysqld SYMBOLIC)\")\n")
+	commit := p.commit("a server with a symlink")
+	shared := SharedDir(t.TempDir())
+	build := func(name string) (string, string) {
+		log := &logBuffer{}
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Shared: shared, Recipe: Recipe{NoCcache: true}}
+		prefix, err := b.Build(context.Background(), commit)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, log)
+		}
+		t.Logf("%s:\n%s", name, log)
+		return prefix, log.String()
+	}
+	first, log := build("first state directory")
+	if !strings.Contains(log, "configure") || !strings.Contains(log, "stored in the shared cache "+string(shared)) {
+		t.Fatalf("the first build was not built and stored")
+	}
+	archives, _ := filepath.Glob(filepath.Join(string(shared), "*", "*.tar.gz"))
+	if len(archives) != 1 {
+		t.Fatalf("the shared cache holds %v, want one archive", archives)
+	}
+
+	second, log := build("second state directory")
+	if strings.Contains(log, "configure") || !strings.Contains(log, "fetched from the shared cache") {
+		t.Errorf("the second state directory built instead of fetching")
+	}
+	if a, b := entryFiles(t, first), entryFiles(t, second); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("the fetched entry differs from the built one:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	var ee *exec.ExitError
+	if err := exec.Command(filepath.Join(second, "bin", "mysqld")).Run(); err != nil && !errors.As(err, &ee) {
+		t.Errorf("the fetched server does not run: %v", err)
+	}
+
+	// Cut short: corrupt, built, stored whole again.
+	data, _ := os.ReadFile(archives[0])
+	if err := os.WriteFile(archives[0], data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, log = build("after the archive was cut short")
+	if !strings.Contains(log, "is corrupt or partial") || !strings.Contains(log, "configure") || !strings.Contains(log, "stored in the shared cache") {
+		t.Errorf("a cut archive was not said corrupt, built and stored again")
+	}
+	_, log = build("after it was stored again")
+	if !strings.Contains(log, "fetched from the shared cache") {
+		t.Errorf("the archive stored again is not fetched")
+	}
+
+	// Only a writer's pending file (it died before the rename): not read.
+	os.Rename(archives[0], filepath.Join(filepath.Dir(archives[0]), "."+filepath.Base(archives[0])+"123456"))
+	_, log = build("with only a pending file")
+	if strings.Contains(log, "fetched") || !strings.Contains(log, "configure") {
+		t.Errorf("a pending file was used")
+	}
+}
+
+// extractEntry refuses an archive that is not a whole entry of its key.
+func TestExtractEntryRefusesPartialArchives(t *testing.T) {
+	entry := t.TempDir()
+	os.MkdirAll(filepath.Join(entry, "bin"), 0o755)
+	os.WriteFile(filepath.Join(entry, "bin", "mariadbd"), bytes.Repeat([]byte("server"), 50000), 0o755)
+	os.Symlink("mariadbd", filepath.Join(entry, "bin", "mysqld"))
+	os.WriteFile(filepath.Join(entry, completeMarker), []byte("x\n"), 0o644)
+	var whole bytes.Buffer
+	if err := archiveEntry(&whole, entry, "k/c"); err != nil {
+		t.Fatal(err)
+	}
+	if n, size, err := extractEntry(bytes.NewReader(whole.Bytes()), filepath.Join(t.TempDir(), "e"), "k/c"); err != nil || n != 2 || size != 300000+2 {
+		t.Fatalf("a whole archive: %d files, %d bytes, %v", n, size, err)
+	}
+	flipped := bytes.Clone(whole.Bytes())
+	flipped[len(flipped)/2] ^= 0xff
+	// An archive without its manifest (a writer that stopped before it).
+	var noManifest bytes.Buffer
+	zw := gzip.NewWriter(&noManifest)
+	tw := tar.NewWriter(zw)
+	tw.WriteHeader(&tar.Header{Name: completeMarker, Mode: 0o644, Size: 2, Typeflag: tar.TypeReg})
+	tw.Write([]byte("x\n"))
+	tw.Close()
+	zw.Close()
+	var escape bytes.Buffer
+	zw = gzip.NewWriter(&escape)
+	tw = tar.NewWriter(zw)
+	tw.WriteHeader(&tar.Header{Name: "../outside", Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+	tw.Write([]byte("x"))
+	tw.Close()
+	zw.Close()
+	for name, c := range map[string]struct {
+		data []byte
+		key  string
+	}{
+		"cut short":       {whole.Bytes()[:whole.Len()-20], "k/c"},
+		"a byte flipped":  {flipped, "k/c"},
+		"another's":       {whole.Bytes(), "k/other"},
+		"no manifest":     {noManifest.Bytes(), "k/c"},
+		"outside the dir": {escape.Bytes(), "k/c"},
+		"not gzip":        {[]byte("<html>404</html>"), "k/c"},
+	} {
+		_, _, err := extractEntry(bytes.NewReader(c.data), filepath.Join(t.TempDir(), "e"), c.key)
+		if !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: %v, want a corrupt entry", name, err)
+		}
+	}
+}
