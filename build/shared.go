@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -289,6 +290,13 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, 0, err
 	}
+	// Every file is made through root: a name or a symlink of the archive
+	// that leads outside dir is refused, never followed.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer root.Close()
 	tr := tar.NewReader(zr)
 	var m *sharedManifest
 	for {
@@ -314,17 +322,19 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 		if !filepath.IsLocal(name) {
 			return files, bytes, corrupt("path %q outside the entry", h.Name)
 		}
-		p := filepath.Join(dir, name)
+		parent := filepath.Dir(name)
 		switch h.Typeflag {
 		case tar.TypeDir:
-			err = os.MkdirAll(p, fs.FileMode(h.Mode).Perm()|0o700)
+			err = root.MkdirAll(name, fs.FileMode(h.Mode).Perm()|0o700)
 		case tar.TypeSymlink:
-			_ = os.MkdirAll(filepath.Dir(p), 0o755)
-			err = os.Symlink(h.Linkname, p)
+			if err = root.MkdirAll(parent, 0o755); err == nil {
+				err = root.Symlink(h.Linkname, name)
+			}
 		case tar.TypeReg:
-			_ = os.MkdirAll(filepath.Dir(p), 0o755)
 			var f *os.File
-			f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(h.Mode).Perm())
+			if err = root.MkdirAll(parent, 0o755); err == nil {
+				f, err = root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(h.Mode).Perm())
+			}
 			if err == nil {
 				var n int64
 				n, err = io.Copy(f, tr)
@@ -333,18 +343,20 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 				}
 				files++
 				bytes += n
-				if err != nil && !errors.Is(err, fs.ErrPermission) {
-					err = corrupt("%s: %v", h.Name, err)
-				}
 			}
 		default:
 			return files, bytes, corrupt("%s: unexpected type %c", h.Name, h.Typeflag)
 		}
 		if err != nil {
+			if !machineIOError(err) {
+				// A read cut short, a name outside the entry or made
+				// twice: not an archive archiveEntry wrote.
+				err = corrupt("%s: %v", h.Name, err)
+			}
 			return files, bytes, err
 		}
 		if h.Typeflag != tar.TypeSymlink {
-			_ = os.Chtimes(p, h.ModTime, h.ModTime)
+			_ = root.Chtimes(name, h.ModTime, h.ModTime)
 		}
 	}
 	// Reading to the end checks the gzip trailer's CRC and length.
@@ -363,4 +375,15 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 		return files, bytes, corrupt("no %s", completeMarker)
 	}
 	return files, bytes, nil
+}
+
+// machineIOError reports whether err is this machine's (a full disk, a
+// quota, no permission, an I/O error), not an archive's.
+func machineIOError(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS, fs.ErrPermission} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -140,6 +140,16 @@ func TestExtractEntryRefusesPartialArchives(t *testing.T) {
 	tw.Write([]byte("x\n"))
 	tw.Close()
 	zw.Close()
+	// A symlink out of the entry, then a file written through it.
+	var through bytes.Buffer
+	zw = gzip.NewWriter(&through)
+	tw = tar.NewWriter(zw)
+	outside := t.TempDir()
+	tw.WriteHeader(&tar.Header{Name: "lib", Linkname: outside, Typeflag: tar.TypeSymlink, Mode: 0o777})
+	tw.WriteHeader(&tar.Header{Name: "lib/planted", Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+	tw.Write([]byte("x"))
+	tw.Close()
+	zw.Close()
 	var escape bytes.Buffer
 	zw = gzip.NewWriter(&escape)
 	tw = tar.NewWriter(zw)
@@ -156,11 +166,15 @@ func TestExtractEntryRefusesPartialArchives(t *testing.T) {
 		"another's":       {whole.Bytes(), "k/other"},
 		"no manifest":     {noManifest.Bytes(), "k/c"},
 		"outside the dir": {escape.Bytes(), "k/c"},
+		"through a link":  {through.Bytes(), "k/c"},
 		"not gzip":        {[]byte("<html>404</html>"), "k/c"},
 	} {
 		_, _, err := extractEntry(bytes.NewReader(c.data), filepath.Join(t.TempDir(), "e"), c.key)
 		if !errors.Is(err, errCorrupt) {
 			t.Errorf("%s: %v, want a corrupt entry", name, err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Errorf("an archive wrote outside its entry through a symlink")
 	}
 }
