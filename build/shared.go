@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -386,4 +388,92 @@ func machineIOError(err error) bool {
 		}
 	}
 	return false
+}
+
+// SharedHTTP is a SharedCache on an HTTP server that stores what is PUT and
+// serves it back on GET (nginx's WebDAV module, an object store's plain
+// HTTP endpoint, a build cache server): Base/<recipe>/<commit>-<platform>.tar.gz.
+// A 404 is an absent entry.
+type SharedHTTP struct {
+	Base   *url.URL
+	Client *http.Client // nil: http.DefaultClient
+}
+
+func (h SharedHTTP) url(key string) string {
+	u := *h.Base
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/" + key + ".tar.gz"
+	return u.String()
+}
+
+func (h SharedHTTP) client() *http.Client {
+	if h.Client != nil {
+		return h.Client
+	}
+	return http.DefaultClient
+}
+
+// Get implements SharedCache.
+func (h SharedHTTP) Get(ctx context.Context, key string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url(key), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%s: %w", key, ErrNotShared)
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("GET %s: %s", h.url(key), resp.Status)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+		err = fmt.Errorf("GET %s: %d of %d bytes", h.url(key), n, resp.ContentLength)
+	}
+	return err
+}
+
+// Put implements SharedCache. The server must store the body whole or not
+// at all (nginx's WebDAV writes it to a temporary file first).
+func (h SharedHTTP) Put(ctx context.Context, key string, r io.Reader) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, h.url(key), r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/gzip")
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("PUT %s: %s", h.url(key), resp.Status)
+	}
+	return nil
+}
+
+func (h SharedHTTP) String() string { return h.Base.Redacted() }
+
+// ParseSharedCache is the shared cache at where: an http:// or https:// URL
+// (SharedHTTP) or a directory (SharedDir, made absolute; it must exist).
+func ParseSharedCache(where string) (SharedCache, error) {
+	if strings.HasPrefix(where, "http://") || strings.HasPrefix(where, "https://") {
+		u, err := url.Parse(where)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%q is not a URL (http://host/path)", where)
+		}
+		return SharedHTTP{Base: u}, nil
+	}
+	abs, err := filepath.Abs(where)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory (make it, or mount the team's build cache there)", abs)
+	}
+	return SharedDir(abs), nil
 }

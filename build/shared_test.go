@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testhosts"
 )
 
 // entryFiles lists an entry's paths with their sizes (symlinks with their
@@ -176,5 +177,53 @@ func TestExtractEntryRefusesPartialArchives(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
 		t.Errorf("an archive wrote outside its entry through a symlink")
+	}
+}
+
+// The shared build cache on a real HTTP store (nginx, WebDAV PUT): the
+// first state directory stores what it built, a second fetches it; an
+// entry cut short on the server is said corrupt, built and stored again;
+// with the server gone the build says so as the machine's problem and
+// builds.
+func TestSharedCacheOverHTTP(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools, testenv.Nginx)
+	store := testhosts.StartObjectStore(t, "127.0.0.13")
+	cache, err := ParseSharedCache(store.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, 3)
+	commit := p.git("rev-parse", "HEAD")
+	build := func(name string) string {
+		log := &logBuffer{}
+		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Shared: cache, Recipe: Recipe{NoCcache: true}}
+		if _, err := b.Build(context.Background(), commit); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, log)
+		}
+		t.Logf("%s:\n%s", name, log)
+		return log.String()
+	}
+	if log := build("first"); !strings.Contains(log, "configure") || !strings.Contains(log, "stored in the shared cache "+store.URL) {
+		t.Fatalf("the first build was not built and stored")
+	}
+	archives, _ := filepath.Glob(filepath.Join(store.Dir, "*", "*.tar.gz"))
+	if len(archives) != 1 {
+		t.Fatalf("the store holds %v, want one archive", archives)
+	}
+	if log := build("second"); strings.Contains(log, "configure") || !strings.Contains(log, "fetched from the shared cache "+store.URL) {
+		t.Errorf("the second state directory built instead of fetching")
+	}
+	data, _ := os.ReadFile(archives[0])
+	os.WriteFile(archives[0], data[:len(data)-100], 0o644)
+	if log := build("cut short"); !strings.Contains(log, "is corrupt or partial") || !strings.Contains(log, "stored in the shared cache") {
+		t.Errorf("an entry cut short on the server was not said corrupt and stored again")
+	}
+	if log := build("stored again"); !strings.Contains(log, "fetched from the shared cache") {
+		t.Errorf("the entry stored again is not fetched")
+	}
+	store.Stop()
+	log := build("server gone")
+	if !strings.Contains(log, "could not give") || !strings.Contains(log, "storing it in the shared cache") || !strings.Contains(log, "the machine's problem, not the revision's") || !strings.Contains(log, "configure") {
+		t.Errorf("with the server gone the build does not say so as the machine's and build")
 	}
 }

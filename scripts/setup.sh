@@ -2,7 +2,8 @@
 # setup.sh - install what perfbisect, its demo and its tests need, when missing:
 # Debian's mariadb-server (a real server for the fixture and the tests), cmake,
 # ccache, gcc, git, sysbench (the yardstick), distcc and icecc (the compile farm tests run their daemons
-# on test hosts; iproute2 makes those hosts' network namespaces), chromium (the HTML report's
+# on test hosts; iproute2 makes those hosts' network namespaces; nginx-light stores a shared build cache
+# over HTTP), chromium (the HTML report's
 # tests load it headless), perf (linux-perf: explain profiles the server with it) and lld
 # (scripts/variance/relink-layout.sh links a server again in another order). Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
@@ -20,6 +21,7 @@ command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v distcc >/dev/null 2>&1 || need+=(distcc)
 command -v icecc >/dev/null 2>&1 || need+=(icecc)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 command -v perf >/dev/null 2>&1 || need+=(linux-perf)
 command -v ld.lld >/dev/null 2>&1 || need+=(lld)
@@ -39,8 +41,14 @@ if [ ${#need[@]} -gt 0 ]; then
 		"${sudo[@]}" systemctl disable --now iceccd icecc-scheduler >/dev/null 2>&1 || true
 		echo "setup: stopped and disabled the iceccd service icecc's package started (systemctl enable --now iceccd to join a farm)"
 	fi
+	if printf '%s\n' "${need[@]}" | grep -qx nginx-light && command -v systemctl >/dev/null 2>&1; then
+		# The tests start their own nginx (a shared build cache over HTTP) on
+		# a loopback address; the package's server on port 80 is not ours.
+		"${sudo[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true
+		echo "setup: stopped and disabled the nginx service nginx-light's package started"
+	fi
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, icecc, iproute2, perf and lld are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, icecc, iproute2, nginx, perf and lld are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

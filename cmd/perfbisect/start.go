@@ -64,7 +64,7 @@ func buildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "build-cache-size", Value: "20GiB", Usage: "disk space installed builds may keep in the state directory (least recently used ones beyond it are deleted)"},
 		&cli.StringFlag{Name: "distcc-hosts", Usage: "compile on these distcc hosts (DISTCC_HOSTS syntax, \"localhost/2 build1/8\"); --build-jobs defaults to their slots"},
 		&cli.BoolFlag{Name: "icecc", Usage: "compile on the icecream farm this machine's iceccd belongs to; raise --build-jobs to the farm's size"},
-		&cli.StringFlag{Name: "shared-cache", Usage: "a build cache shared with other machines (a directory they all mount): revisions there are fetched, not built; builds made here are stored there"},
+		&cli.StringFlag{Name: "shared-cache", Usage: "a build cache shared with other machines (a directory they all mount, or an http:// URL that stores what is PUT): revisions there are fetched, not built; builds made here are stored there"},
 		&cli.BoolFlag{Name: "no-ccache", Usage: "do not use ccache even when installed"},
 		&cli.BoolFlag{Name: "retry-failed-builds", Usage: "build again the revisions an earlier session found broken (after fixing what was missing on the machine)"},
 		&cli.IntFlag{Name: "layouts", Value: 1, Usage: "measure each build in K code layouts: its server linked again from the same objects K times with the code sections shuffled (ld.lld), runs rotating over them, so that where the linker placed the code averages out instead of passing for a change; needs lld and a CMake server tree"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -442,17 +441,19 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 		}
 	}
 	if d := strings.TrimSpace(req.SharedCache); d != "" {
-		abs, err := filepath.Abs(d)
+		c, err := build.ParseSharedCache(d)
 		if err != nil {
-			return b, usageError("{shared-cache} %q: %v", d, err)
+			return b, usageError("{shared-cache} %v", err)
 		}
-		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return b, usageError("{shared-cache} %s: not a directory (make it, or mount the team's build cache there)", abs)
+		if dir, ok := c.(build.SharedDir); ok {
+			if err := unix.Access(string(dir), unix.W_OK); err != nil {
+				return b, usageError("{shared-cache} %s: not writable (%v): builds made here could not be stored for the other machines", dir, err)
+			}
 		}
-		if err := unix.Access(abs, unix.W_OK); err != nil {
-			return b, usageError("{shared-cache} %s: not writable (%v): builds made here could not be stored for the other machines", abs, err)
+		b.Shared = c.String()
+		if _, ok := c.(build.SharedDir); !ok {
+			b.Shared = d // the URL as given (String redacts a password)
 		}
-		b.Shared = abs
 	}
 	if b.Recipe.Icecc {
 		if _, err := exec.LookPath("icecc"); err != nil {

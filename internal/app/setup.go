@@ -96,7 +96,7 @@ type BuildSettings struct {
 	Verbose     bool
 	RetryFailed bool
 	Layouts     int    // code layouts per build (build.Builder.Layouts)
-	Shared      string // the shared build cache's directory ("" none)
+	Shared      string // the shared build cache: a directory or an http(s) URL ("" none)
 }
 
 // Lock takes the state directory (stateDir, or the repository's default;
@@ -311,7 +311,7 @@ func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Wri
 			return measure.MachineLock(ctx, what, stateDir, log)
 		}}
 	if b.Shared != "" {
-		bl.Shared = build.SharedDir(b.Shared)
+		bl.Shared, _ = build.ParseSharedCache(b.Shared) // checked by ParseBuildSettings
 	}
 	switch {
 	case b.Verbose:

@@ -38,6 +38,9 @@ var (
 	// NetNS is what test hosts in network namespaces need: the ip command
 	// (the tests run as root).
 	NetNS = Need{"the ip command (network namespaces)", []string{"/usr/sbin/ip|/sbin/ip|ip"}, "iproute2", false}
+	// Nginx is nginx, whose WebDAV PUT serves a shared build cache over
+	// HTTP in the tests.
+	Nginx = Need{"nginx", []string{"/usr/sbin/nginx|nginx"}, "nginx-light", false}
 	// Git is the git command.
 	Git = Need{"git", []string{"git"}, "git", true}
 	// Sysbench is sysbench 1.0, the yardstick and the external driver.
