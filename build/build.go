@@ -133,8 +133,12 @@ type Builder struct {
 	// directories and machines (--shared-cache): a revision missing here is
 	// fetched from it before it is built, and one built here is stored in it.
 	Shared SharedCache
+	// SharedReadOnly: builds made here are not stored in Shared (a cache
+	// this machine may only read; said once).
+	SharedReadOnly bool
 
 	shown    map[string]bool // effective recipes already described to the user
+	roNoted  bool            // SharedReadOnly said
 	farmDown map[string]bool // distcc hosts (host:port) that did not answer before the last build
 	tidied   bool            // interrupted installs of earlier sessions removed
 	used     map[string]bool // cache entries returned by this Builder
@@ -386,7 +390,11 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err := b.install(ctx, j); err != nil {
 		return "", err
 	}
-	if b.Shared != nil {
+	switch {
+	case b.Shared != nil && b.SharedReadOnly && !b.roNoted:
+		b.roNoted = true
+		b.logf("build %.10s: not stored in the shared cache %s: it is read-only here (said once)", commit, b.Shared)
+	case b.Shared != nil && !b.SharedReadOnly:
 		b.toShared(ctx, r, commit, prefix)
 	}
 	return prefix, nil

@@ -45,7 +45,14 @@ func ParseDistccHosts(spec string) ([]FarmHost, error) {
 			continue
 		}
 		h := FarmHost{Spec: e}
-		rest, _, _ := strings.Cut(e, ",") // lzo, cpp, auth
+		rest, opts, _ := strings.Cut(e, ",")
+		if opts != "" {
+			for _, o := range strings.Split(opts, ",") {
+				if o != "lzo" && o != "cpp" && o != "auth" && !strings.HasPrefix(o, "auth=") {
+					return nil, fmt.Errorf("distcc host %q: option %q is not one of distcc's (lzo, cpp, auth); distcc would drop the host", e, o)
+				}
+			}
+		}
 		rest, limit, hasLimit := strings.Cut(rest, "/")
 		ssh := strings.Contains(rest, "@")
 		if ssh {
@@ -81,7 +88,7 @@ func ParseDistccHosts(spec string) ([]FarmHost, error) {
 		}
 		hosts = append(hosts, h)
 	}
-	if len(hosts) == 0 {
+	if len(hosts) == 0 && !strings.Contains(spec, "+zeroconf") {
 		return nil, fmt.Errorf("distcc hosts %q name no host (such as \"localhost/2 build1/8\")", spec)
 	}
 	return hosts, nil
@@ -175,9 +182,9 @@ func (b *Builder) checkFarm(ctx context.Context, commit string, env []string) []
 		why, isDown := down[h.Addr]
 		switch {
 		case isDown && !b.farmDown[h.Addr]:
-			b.logf("build %.10s: distcc host %s does not answer (%s): its compiles go to the other hosts or run on this machine (the machine's problem, not the revision's)", commit, h.Addr, why)
+			b.logf("build %.10s: distcc host %s does not answer (%s): its compiles go to other hosts, or run on this machine when none answers (the machine's problem, not the revision's)", commit, h.Addr, why)
 		case !isDown && b.farmDown[h.Addr]:
-			b.logf("build %.10s: distcc host %s answers again", commit, h.Addr)
+			b.logf("build %.10s: distcc host %s answers again (distcc itself may keep its compiles here for a minute: its backoff)", commit, h.Addr)
 		}
 		b.farmDown[h.Addr] = isDown
 	}
@@ -226,9 +233,9 @@ type Compiles struct {
 
 var (
 	distccDone     = regexp.MustCompile(`^distcc\[(\d+)\] compile (.+) on (\S+) completed ok$`)
-	distccExec     = regexp.MustCompile(`^distcc\[(\d+)\] exec on ([^:\s]+):`)
+	distccExec     = regexp.MustCompile(`^distcc\[(\d+)\] exec on (\S+): `)
 	distccNoHost   = regexp.MustCompile(`^distcc\[(\d+)\] \(dcc_build_somewhere\) Warning: failed to distribute, running locally instead`)
-	distccConnect  = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: (?:nonblocking )?connect to \S+ failed: (.+)$`)
+	distccConnect  = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: (?:(?:nonblocking )?connect to \S+ failed: (.+)|failed to (resolve) host .*)$`)
 	distccErrorLog = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: `)
 )
 
@@ -304,6 +311,9 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 		}
 		if m := distccConnect.FindStringSubmatch(l); m != nil {
 			why[m[1]] = strings.TrimSpace(m[2])
+			if m[3] != "" {
+				why[m[1]] = "not found (DNS)"
+			}
 		}
 	})
 	place := map[string]string{} // icecc pid → where its compile is

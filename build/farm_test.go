@@ -25,6 +25,7 @@ func TestParseDistccHosts(t *testing.T) {
 		"localhost/3 127.0.0.2/2,lzo":       "localhost -/3 127.0.0.2 127.0.0.2:3632/2",
 		"build1:4000/8 --randomize":         "build1 build1:4000/8",
 		"@build2/6,lzo,cpp user@build3":     "build2 -/6 build3 -/4",
+		"[::1]/2,auth":                      "[::1] [::1]:3632/2",
 		"--localslots=4 +zeroconf 10.0.0.5": "10.0.0.5 10.0.0.5:3632/4",
 	} {
 		hosts, err := ParseDistccHosts(spec)
@@ -49,12 +50,13 @@ func TestParseDistccHosts(t *testing.T) {
 		}
 	}
 	for spec, want := range map[string]string{
-		"build1/0":     `limit "0"`,
-		"build1/x":     `limit "x"`,
-		"build1:99999": `port "99999"`,
-		"/4":           "names no host",
-		"--randomize":  "name no host",
-		"":             "name no host",
+		"build1/0":       `limit "0"`,
+		"build1/2,bogus": `option "bogus" is not one of distcc's`,
+		"build1/x":       `limit "x"`,
+		"build1:99999":   `port "99999"`,
+		"/4":             "names no host",
+		"--randomize":    "name no host",
+		"":               "name no host",
 	} {
 		if _, err := ParseDistccHosts(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one saying %s", spec, err, want)
@@ -88,11 +90,15 @@ distcc[13] compile c.c on localhost completed ok
 distcc[14] (dcc_build_somewhere) Warning: failed to distribute, running locally instead
 distcc[14] exec on localhost: x86_64-linux-gnu-gcc -c d.c -o d.o
 distcc[14] compile d.c on localhost completed ok
+distcc[17] exec on [::1]/2: x86_64-linux-gnu-gcc -c g.c -o g.o
+distcc[17] ERROR: failed to resolve host [::1] port 3632: Name or service not known
+distcc[17] exec on localhost: x86_64-linux-gnu-gcc -c g.c -o g.o
+distcc[17] compile g.c on localhost completed ok
 `), 0o644)
 	clog := filepath.Join(dir, "ccache.log")
 	os.WriteFile(clog, []byte("# a.c\ncache_miss\ndirect_cache_miss\n# f.c\ndirect_cache_hit\nlocal_storage_hit\n# g.c\npreprocessed_cache_hit\n"), 0o644)
 	c := readCompiles(clog, dlog, "")
-	want := "compiles: 2 from ccache, 5 compiled: 127.0.0.2 1, 127.0.0.3 2, this machine 2; 2 moved after a farm host failed: 127.0.0.2 Connection refused x2; 1 here with no farm host available"
+	want := "compiles: 2 from ccache, 6 compiled: 127.0.0.2 1, 127.0.0.3 2, this machine 3; 3 moved after a farm host failed: 127.0.0.2 Connection refused x2, [::1] not found (DNS) x1; 1 here with no farm host available"
 	if c.String() != want || c.Distributed() != 3 {
 		t.Errorf("got %q (distributed %d)\nwant %q (3)", c, c.Distributed(), want)
 	}

@@ -99,6 +99,20 @@ func TestBuildCommandSharesBuilds(t *testing.T) {
 			t.Errorf("a fetched prefix has no server: %v", err)
 		}
 	}
+	// A developer's read-only mount of the team's cache: what is there is
+	// fetched, what is built here is not stored (said once).
+	ro := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", shared, ro).CombinedOutput(); err != nil {
+		t.Fatalf("a read-only mount of the shared cache (the test runs as root): %v %s", err, out)
+	}
+	defer exec.Command("umount", ro).Run()
+	if out, err := exec.Command("mount", "-o", "remount,ro,bind", ro).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v %s", err, out)
+	}
+	third := perfbisect(t, nil, "build", "--repo", repo, "--state-dir", filepath.Join(t.TempDir(), "c"), "--shared-cache", ro, "good", "bad~1")
+	if third.code != 0 || !strings.Contains(third.stderr, "fetched from the shared cache "+ro) || !strings.Contains(third.stderr, "it is read-only here") || strings.Contains(third.stderr, "storing it") {
+		t.Errorf("read-only shared cache: exit %d, want good fetched and bad~1 built, not stored\n%s", third.code, third.stderr)
+	}
 }
 
 // A state directory inside the work tree (or around it) is refused before

@@ -446,9 +446,11 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 			return b, usageError("{shared-cache} %v", err)
 		}
 		if dir, ok := c.(build.SharedDir); ok {
-			if err := unix.Access(string(dir), unix.W_OK); err != nil {
-				return b, usageError("{shared-cache} %s: not writable (%v): builds made here could not be stored for the other machines", dir, err)
+			if err := unix.Access(string(dir), unix.R_OK|unix.X_OK); err != nil {
+				return b, usageError("{shared-cache} %s: not readable (%v)", dir, err)
 			}
+			// A team's cache that CI fills and developers mount read-only.
+			b.SharedReadOnly = unix.Access(string(dir), unix.W_OK) != nil
 		}
 		b.Shared = c.String()
 		if _, ok := c.(build.SharedDir); !ok {

@@ -97,6 +97,9 @@ type BuildSettings struct {
 	RetryFailed bool
 	Layouts     int    // code layouts per build (build.Builder.Layouts)
 	Shared      string // the shared build cache: a directory or an http(s) URL ("" none)
+	// SharedReadOnly: the shared cache's directory is not writable here
+	// (revisions are fetched from it, builds are not stored).
+	SharedReadOnly bool
 }
 
 // Lock takes the state directory (stateDir, or the repository's default;
@@ -312,6 +315,7 @@ func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Wri
 		}}
 	if b.Shared != "" {
 		bl.Shared, _ = build.ParseSharedCache(b.Shared) // checked by ParseBuildSettings
+		bl.SharedReadOnly = b.SharedReadOnly
 	}
 	switch {
 	case b.Verbose:
