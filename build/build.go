@@ -104,6 +104,11 @@ type Builder struct {
 	StateDir string
 	Recipe   Recipe
 	Log      io.Writer // progress lines ("build 3f2c1a9: configure"); may be nil
+	// Warn, when set, gets the machine's problems a build works around (a
+	// farm host that does not answer, a shared cache entry that is corrupt
+	// or cannot be read or stored) instead of Log: a quiet caller that
+	// drops the progress lines still says them.
+	Warn io.Writer
 	// Raw, when set, receives the build's raw output as it comes (-v).
 	Raw io.Writer
 	// Progress, when set, is called when a step starts and when the build
@@ -799,6 +804,16 @@ func (b *Builder) logf(format string, args ...any) {
 	if b.Log != nil {
 		fmt.Fprintf(b.Log, format+"\n", args...)
 	}
+}
+
+// warnf says a problem of the machine's the build works around, on Warn
+// when set, else on Log.
+func (b *Builder) warnf(format string, args ...any) {
+	if b.Warn != nil {
+		fmt.Fprintf(b.Warn, format+"\n", args...)
+		return
+	}
+	b.logf(format, args...)
 }
 
 // run executes a command in dir in its own process group, output to w, killed

@@ -60,12 +60,20 @@ func ParseDistccHosts(spec string) ([]FarmHost, error) {
 		}
 		port := distccPort
 		if !ssh {
-			if host, p, ok := strings.Cut(rest, ":"); ok && !strings.HasPrefix(rest, "[") {
-				n, err := strconv.Atoi(p)
-				if err != nil || n < 1 || n > 65535 {
-					return nil, fmt.Errorf("distcc host %q: port %q is not a port number (HOST:PORT/LIMIT, such as build1:3632/8)", e, p)
+			hostPart, portPart, hasPort := strings.Cut(rest, ":")
+			if strings.HasPrefix(rest, "[") { // [IPv6]:PORT
+				end := strings.Index(rest, "]")
+				if end < 0 {
+					return nil, fmt.Errorf("distcc host %q: no ] after the IPv6 address ([::1]:3632/4)", e)
 				}
-				rest, port = host, n
+				hostPart, portPart, hasPort = rest[:end+1], strings.TrimPrefix(rest[end+1:], ":"), len(rest) > end+1
+			}
+			if hasPort {
+				n, err := strconv.Atoi(portPart)
+				if err != nil || n < 1 || n > 65535 {
+					return nil, fmt.Errorf("distcc host %q: port %q is not a port number (HOST:PORT/LIMIT, such as build1:3632/8)", e, portPart)
+				}
+				rest, port = hostPart, n
 			}
 		}
 		if rest == "" {
@@ -152,7 +160,7 @@ func (b *Builder) checkFarm(ctx context.Context, commit string, env []string) []
 		_, err := os.Stat(sock)
 		switch {
 		case err != nil && !b.farmDown[sock]:
-			b.logf("build %.10s: icecc: no iceccd on this machine (%s is missing): every compile runs here (start it: systemctl start iceccd; the machine's problem, not the revision's)", commit, sock)
+			b.warnf("build %.10s: icecc: no iceccd on this machine (%s is missing): every compile runs here (start it: systemctl start iceccd; the machine's problem, not the revision's)", commit, sock)
 		case err == nil && b.farmDown[sock]:
 			b.logf("build %.10s: icecc: iceccd is back (%s)", commit, sock)
 		}
@@ -182,7 +190,7 @@ func (b *Builder) checkFarm(ctx context.Context, commit string, env []string) []
 		why, isDown := down[h.Addr]
 		switch {
 		case isDown && !b.farmDown[h.Addr]:
-			b.logf("build %.10s: distcc host %s does not answer (%s): its compiles go to other hosts, or run on this machine when none answers (the machine's problem, not the revision's)", commit, h.Addr, why)
+			b.warnf("build %.10s: distcc host %s does not answer (%s): its compiles go to other hosts, or run on this machine when none answers (the machine's problem, not the revision's)", commit, h.Addr, why)
 		case !isDown && b.farmDown[h.Addr]:
 			b.logf("build %.10s: distcc host %s answers again (distcc itself may keep its compiles here for a minute: its backoff)", commit, h.Addr)
 		}
@@ -200,8 +208,10 @@ func IceccSocket() string {
 		return s
 	}
 	const system = "/var/run/icecc/iceccd.socket"
-	if _, err := os.Stat(system); err == nil {
-		return system
+	for _, p := range []string{system, "/var/run/iceccd.socket"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
 	if home, err := os.UserHomeDir(); err == nil {
 		p := filepath.Join(home, ".iceccd.socket")
@@ -237,6 +247,9 @@ var (
 	distccNoHost   = regexp.MustCompile(`^distcc\[(\d+)\] \(dcc_build_somewhere\) Warning: failed to distribute, running locally instead`)
 	distccConnect  = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: (?:(?:nonblocking )?connect to \S+ failed: (.+)|failed to (resolve) host .*)$`)
 	distccErrorLog = regexp.MustCompile(`^distcc\[(\d+)\] (?:\(\S+\) )?ERROR: `)
+	// distccCompileFailed is the compiler's own failure on a host: distcc
+	// runs the compile here again, and the error is the revision's.
+	distccCompileFailed = regexp.MustCompile(`ERROR: compile \S+ on \S+ failed`)
 )
 
 // hostName is a distcc host as its log names it, without /LIMIT or options.
@@ -283,17 +296,22 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			c.CacheMisses++
 		}
 	})
-	exec := map[string]string{} // pid → the host it last sent its compile to
-	why := map[string]string{}  // pid → its last error since then
+	// Per pid: the host it last sent its compile to, and the host's failure
+	// since then ("" none: a compile distcc runs again here after the
+	// compiler failed on the host is the revision's, not the host's).
+	exec := map[string]string{}
+	why := map[string]string{}
 	moved := map[string]bool{}
 	scan(distccLog, func(l string) {
 		if m := distccDone.FindStringSubmatch(l); m != nil {
 			c.Hosts[hostName(m[3])]++
+			delete(exec, m[1]) // the pid may come back for another compile
+			delete(moved, m[1])
 			return
 		}
 		if m := distccExec.FindStringSubmatch(l); m != nil {
 			pid, host := m[1], hostName(m[2])
-			if prev, ok := exec[pid]; ok && prev != "localhost" {
+			if prev, ok := exec[pid]; ok && prev != "localhost" && why[pid] != "" {
 				c.Failures[prev]++
 				c.Why[prev] = why[pid]
 				if !moved[pid] {
@@ -302,7 +320,7 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 				}
 			}
 			exec[pid] = host
-			why[pid] = "lost the connection"
+			why[pid] = ""
 			return
 		}
 		if m := distccNoHost.FindStringSubmatch(l); m != nil {
@@ -314,6 +332,10 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			if m[3] != "" {
 				why[m[1]] = "not found (DNS)"
 			}
+			return
+		}
+		if m := distccErrorLog.FindStringSubmatch(l); m != nil && !distccCompileFailed.MatchString(l) && why[m[1]] == "" {
+			why[m[1]] = "lost the connection"
 		}
 	})
 	place := map[string]string{} // icecc pid → where its compile is

@@ -71,6 +71,14 @@ func (d SharedDir) Put(ctx context.Context, key string, r io.Reader) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
+	// A writer killed mid-way leaves its pending file (".NAME<random>",
+	// renameio's); one a day old is nobody's.
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".*.tar.gz*"))
+	for _, f := range old {
+		if st, err := os.Stat(f); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+			_ = os.Remove(f)
+		}
+	}
 	t, err := renameio.NewPendingFile(p, renameio.WithPermissions(0o644))
 	if err != nil {
 		return err
@@ -147,7 +155,10 @@ func (b *Builder) fromShared(ctx context.Context, r Resolved, commit, prefix str
 		err = gerr
 	}
 	if err == nil && !hasLayouts(tmp, b.Layouts) {
-		err = fmt.Errorf("it has fewer than the %d code layouts asked for", b.Layouts)
+		err = fmt.Errorf("%w: it has fewer than the %d code layouts asked for", errUnfit, b.Layouts)
+	}
+	if err == nil {
+		err = loads(ctx, tmp)
 	}
 	if err == nil {
 		err = syncfs.Dir(tmp)
@@ -160,10 +171,12 @@ func (b *Builder) fromShared(ctx context.Context, r Resolved, commit, prefix str
 		_ = os.RemoveAll(tmp)
 		switch {
 		case errors.Is(err, ErrNotShared):
+		case errors.Is(err, errUnfit):
+			b.logf("build %.10s: entry %s of the shared cache %s does not fit here (%v): building", commit, key, b.Shared, err)
 		case errors.Is(err, errCorrupt):
-			b.logf("build %.10s: entry %s of the shared cache %s is corrupt or partial (%v): not used; building", commit, key, b.Shared, err)
+			b.warnf("build %.10s: entry %s of the shared cache %s is corrupt or partial (%v): not used; building", commit, key, b.Shared, err)
 		default:
-			b.logf("build %.10s: the shared cache %s could not give %s (%v): building (the machine's problem, not the revision's)", commit, b.Shared, key, err)
+			b.warnf("build %.10s: the shared cache %s could not give %s (%v): building (the machine's problem, not the revision's)", commit, b.Shared, key, err)
 		}
 		return false
 	}
@@ -193,7 +206,7 @@ func (b *Builder) toShared(ctx context.Context, r Resolved, commit, prefix strin
 		err = aerr
 	}
 	if err != nil {
-		b.logf("build %.10s: storing it in the shared cache %s failed (%v): other machines will build it too (the machine's problem, not the revision's)", commit, b.Shared, err)
+		b.warnf("build %.10s: storing it in the shared cache %s failed (%v): other machines will build it too (the machine's problem, not the revision's)", commit, b.Shared, err)
 		return
 	}
 	b.logf("build %.10s: stored in the shared cache %s in %.1fs", commit, b.Shared, time.Since(start).Seconds())
@@ -201,6 +214,31 @@ func (b *Builder) toShared(ctx context.Context, r Resolved, commit, prefix strin
 
 // errCorrupt marks an archive that is not a whole entry.
 var errCorrupt = errors.New("corrupt entry")
+
+// errUnfit marks a whole entry this build cannot use: fewer code layouts
+// than asked, or a server that needs libraries this machine lacks.
+var errUnfit = errors.New("not for this build")
+
+// loads runs each server program of the entry prefix with --version and
+// returns errUnfit when the dynamic loader cannot start it (a library the
+// machine that built it had and this one lacks: libaio, liburing, numa),
+// which would otherwise fail every run and be blamed on the revision.
+func loads(ctx context.Context, prefix string) error {
+	for _, rel := range []string{"bin/mariadbd", "sbin/mariadbd", "bin/mysqld", "sbin/mysqld", "libexec/mysqld", "libexec/mariadbd"} {
+		p := filepath.Join(prefix, rel)
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		out, _ := exec.CommandContext(cctx, p, "--version").CombinedOutput()
+		cancel()
+		if i := strings.Index(string(out), "error while loading shared libraries"); i >= 0 {
+			line, _, _ := strings.Cut(string(out[i:]), "\n")
+			return fmt.Errorf("%w: %s: %s", errUnfit, rel, line)
+		}
+	}
+	return nil
+}
 
 // archiveEntry writes the entry prefix to w as a gzip'd tar (regular files,
 // directories and symlinks; hard links as files) ending with its manifest.
@@ -329,6 +367,10 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 		case tar.TypeDir:
 			err = root.MkdirAll(name, fs.FileMode(h.Mode).Perm()|0o700)
 		case tar.TypeSymlink:
+			// Relative, within the entry: what CMake installs.
+			if filepath.IsAbs(h.Linkname) || !filepath.IsLocal(filepath.Join(parent, filepath.FromSlash(h.Linkname))) {
+				return files, bytes, corrupt("symlink %s -> %s leads outside the entry", h.Name, h.Linkname)
+			}
 			if err = root.MkdirAll(parent, 0o755); err == nil {
 				err = root.Symlink(h.Linkname, name)
 			}
@@ -373,8 +415,8 @@ func extractEntry(r io.Reader, dir, key string) (files int, bytes int64, err err
 	case m.Files != files || m.Bytes != bytes:
 		return files, bytes, corrupt("%d files, %d bytes; the manifest says %d, %d", files, bytes, m.Files, m.Bytes)
 	}
-	if _, err := os.Stat(filepath.Join(dir, completeMarker)); err != nil {
-		return files, bytes, corrupt("no %s", completeMarker)
+	if st, err := os.Lstat(filepath.Join(dir, completeMarker)); err != nil || !st.Mode().IsRegular() {
+		return files, bytes, corrupt("no %s file", completeMarker)
 	}
 	return files, bytes, nil
 }

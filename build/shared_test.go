@@ -151,6 +151,23 @@ func TestExtractEntryRefusesPartialArchives(t *testing.T) {
 	tw.Write([]byte("x"))
 	tw.Close()
 	zw.Close()
+	// A symlink whose target leaves the entry, and a marker that is a link.
+	var linkOut, markerLink bytes.Buffer
+	for _, c := range []struct {
+		buf  *bytes.Buffer
+		hdrs []*tar.Header
+	}{
+		{&linkOut, []*tar.Header{{Name: "bin/mysqld", Linkname: "../../../bin/sh", Typeflag: tar.TypeSymlink, Mode: 0o777}}},
+		{&markerLink, []*tar.Header{{Name: completeMarker, Linkname: "bin", Typeflag: tar.TypeSymlink, Mode: 0o777}}},
+	} {
+		zw := gzip.NewWriter(c.buf)
+		tw := tar.NewWriter(zw)
+		for _, h := range c.hdrs {
+			tw.WriteHeader(h)
+		}
+		tw.Close()
+		zw.Close()
+	}
 	var escape bytes.Buffer
 	zw = gzip.NewWriter(&escape)
 	tw = tar.NewWriter(zw)
@@ -168,6 +185,8 @@ func TestExtractEntryRefusesPartialArchives(t *testing.T) {
 		"no manifest":     {noManifest.Bytes(), "k/c"},
 		"outside the dir": {escape.Bytes(), "k/c"},
 		"through a link":  {through.Bytes(), "k/c"},
+		"a link out":      {linkOut.Bytes(), "k/c"},
+		"a marker link":   {markerLink.Bytes(), "k/c"},
 		"not gzip":        {[]byte("<html>404</html>"), "k/c"},
 	} {
 		_, _, err := extractEntry(bytes.NewReader(c.data), filepath.Join(t.TempDir(), "e"), c.key)
@@ -225,5 +244,33 @@ func TestSharedCacheOverHTTP(t *testing.T) {
 	log := build("server gone")
 	if !strings.Contains(log, "could not give") || !strings.Contains(log, "storing it in the shared cache") || !strings.Contains(log, "the machine's problem, not the revision's") || !strings.Contains(log, "configure") {
 		t.Errorf("with the server gone the build does not say so as the machine's and build")
+	}
+}
+
+// A fetched server that needs a library this machine lacks is not used:
+// loads says so (the dynamic loader's own words) before any run could fail
+// and be blamed on the revision.
+func TestLoadsSaysAMissingLibrary(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	lib := filepath.Join(dir, "libpbgone.so")
+	os.WriteFile(filepath.Join(dir, "gone.c"), []byte("int gone(void){return 3;}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("int gone(void);\nint main(void){return gone()-3;}\n"), 0o644)
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-o", lib, filepath.Join(dir, "gone.c")},
+		{"-o", filepath.Join(dir, "bin", "mariadbd"), filepath.Join(dir, "main.c"), "-L" + dir, "-lpbgone", "-Wl,-rpath," + dir},
+	} {
+		if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("cc %v: %v %s", args, err, out)
+		}
+	}
+	if err := loads(context.Background(), dir); err != nil {
+		t.Fatalf("with its library the server loads: %v", err)
+	}
+	os.Remove(lib)
+	err := loads(context.Background(), dir)
+	if !errors.Is(err, errUnfit) || !strings.Contains(err.Error(), "libpbgone.so") {
+		t.Errorf("without its library: %v, want the loader's error naming libpbgone.so", err)
 	}
 }

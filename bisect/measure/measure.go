@@ -382,6 +382,10 @@ func (d disturbance) String() string {
 	return s
 }
 
+// maxThrottledPauses bounds the pauses one run waits for a passing CPU quota
+// once its re-measurements are spent.
+const maxThrottledPauses = 8
+
 // undisturbedRun measures one run of commit. A run that fails for a reason not
 // the revision's (see transient) is retried up to Config.Retries times; a run
 // whose window was disturbed (DisturbedShare) is measured again up to
@@ -401,7 +405,9 @@ func (d disturbance) String() string {
 // (a quota the session's runs do not share is the machine's, whatever the
 // revision does): it waits Config.ThrottledPause and is measured again, and
 // that attempt joins the session's history too, so a quota that stays
-// becomes the level within sessionWindow of them.
+// becomes the level; after maxThrottledPauses the least throttled attempt
+// counts, marked (a quota that only this revision's demand for CPU meets
+// costs each of its runs that much, no more).
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
@@ -429,7 +435,7 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		}
 	}
 	var busySince time.Time // the first run other processes kept busy
-	sampled, paused := false, false
+	sampled, paused, pauses := false, false, 0
 	for attempt := 0; ; {
 		r, d, err := m.retriedRun(ctx, commit, rev)
 		if err == nil && m.cfg.Probe == nil && !sampled {
@@ -473,13 +479,14 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 		}
 		consider(r, d)
 		spent := attempt >= retries || m.remeasured[commit] >= 3+m.counted[commit]/4
-		if spent && retries >= 0 && d.kind == "throttled" && !d.lostCPU() {
+		if spent && retries >= 0 && d.kind == "throttled" && !d.lostCPU() && pauses < maxThrottledPauses {
+			pauses++
 			pause := m.cfg.ThrottledPause
 			if pause == 0 {
 				pause = 5 * time.Second
 			}
-			m.logf("throttled run of %s: %.1f tps (%s): its re-measurements are spent, and a CPU quota the session's runs do not share is the machine's: measuring it again in %s (not counted)",
-				m.label(commit), r.TPS, d, pause)
+			m.logf("throttled run of %s: %.1f tps (%s): its re-measurements are spent, and the session's other runs were not throttled so: measuring it again in %s (not counted; pause %d of %d)",
+				m.label(commit), r.TPS, d, pause, pauses, maxThrottledPauses)
 			select {
 			case <-ctx.Done():
 				return bisect.Run{}, ctx.Err()

@@ -42,10 +42,10 @@ func buildAction(c *cli.Context) error {
 	}
 	// Plain progress lines (a line per quarter of each build step): the bar
 	// counts measured runs, which build has none of.
-	var log io.Writer = os.Stderr
+	var log, warn io.Writer = os.Stderr, nil
 	if c.Bool("quiet") {
-		log = io.Discard
+		log, warn = io.Discard, os.Stderr // the machine's problems are still said
 	}
 	return app.BuildRevisions(c.Context, app.BuildRevisionsRequest{Repo: c.String("repo"), Refs: c.Args().Slice(), Settings: settings,
-		StateDir: c.String("state-dir"), Out: c.App.Writer, Log: log})
+		StateDir: c.String("state-dir"), Out: c.App.Writer, Log: log, Warn: warn})
 }

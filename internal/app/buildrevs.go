@@ -15,13 +15,14 @@ import (
 // BuildRevisionsRequest is `perfbisect build`: revisions of the repository at Repo
 // (as typed) built into the build cache of the state directory (StateDir,
 // "" for the repository's default) with Settings. Out gets "COMMIT\tPREFIX"
-// (or "COMMIT\tfailed") per revision, Log the build's progress lines.
+// (or "COMMIT\tfailed") per revision, Log the build's progress lines and
+// Warn (when set) the machine's problems a build works around.
 type BuildRevisionsRequest struct {
-	Repo     string
-	Refs     []string
-	Settings BuildSettings
-	StateDir string
-	Out, Log io.Writer
+	Repo           string
+	Refs           []string
+	Settings       BuildSettings
+	StateDir       string
+	Out, Log, Warn io.Writer
 }
 
 // BuildRevisions builds each revision (a cached one is not built again).
@@ -55,6 +56,7 @@ func BuildRevisions(ctx context.Context, req BuildRevisionsRequest) error {
 	}
 	defer unlock()
 	b := req.Settings.Builder(repo, dir, req.Log, nil)
+	b.Warn = req.Warn
 	failed := 0
 	for _, commit := range commits {
 		prefix, err := b.Build(ctx, commit)
