@@ -358,7 +358,9 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			setPlace(m[1], m[2])
 		} else if m := iceccHere.FindStringSubmatch(l); m != nil {
 			setPlace(m[1], "localhost")
-		} else if m := iceccException.FindStringSubmatch(l); m != nil {
+		} else if m := iceccException.FindStringSubmatch(l); m != nil && !strings.Contains(m[2], "recompiling locally") {
+			// Not the stdout/stderr workaround: the host compiled, and icecc
+			// compiles again here for the compiler's own diagnostics.
 			why[m[1]] = m[2]
 		}
 	})

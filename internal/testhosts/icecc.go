@@ -82,7 +82,7 @@ func StartIcecc(t T, n *Network, hosts, slots int) *IceccFarm {
 			"-l", filepath.Join(logs, name+".log"), "-vv"}, extra...)
 		return start(t, h, filepath.Join(logs, name+".log"), []string{"ICECC_TEST_SOCKET=" + filepath.Join(socks, name)}, "iceccd", args...)
 	}
-	f.local = startD(n.Host(t), "local", "--no-remote", "-m", "2")
+	f.local = startD(n.Host(t), "local", "--no-remote", "-m", "0")
 	for i := 0; i < hosts; i++ {
 		h := n.Host(t)
 		f.Hosts = append(f.Hosts, &IceccHost{NetHost: h, Slots: slots, d: startD(h, fmt.Sprintf("host%d", i+1), "-m", fmt.Sprint(slots))})
