@@ -201,8 +201,8 @@ func (b *Builder) checkFarm(ctx context.Context, commit string, env []string) []
 
 // IceccSocket is where icecc finds this machine's iceccd, as icecc itself
 // looks: $ICECC_TEST_SOCKET (icecream's own variable for a daemon at
-// another path), /var/run/icecc/iceccd.socket for a system daemon, else
-// $HOME/.iceccd.socket (a user's own).
+// another path), /var/run/icecc/iceccd.socket or /var/run/iceccd.socket
+// for a system daemon, else $HOME/.iceccd.socket (a user's own).
 func IceccSocket() string {
 	if s := os.Getenv("ICECC_TEST_SOCKET"); s != "" {
 		return s
@@ -223,15 +223,15 @@ func IceccSocket() string {
 }
 
 // Compiles is where a build's compiles went: from ccache's statistics log
-// (CCACHE_STATSLOG) and distcc's log (DISTCC_LOG).
+// (CCACHE_STATSLOG) and distcc's (DISTCC_LOG) or icecc's (ICECC_LOGFILE).
 type Compiles struct {
 	CacheHits, CacheMisses int // ccache's, when ccache ran
-	// Hosts counts the compiles distcc completed on each host ("localhost"
-	// is this machine, with the compiles that fell back to it).
+	// Hosts counts the compiles each host did ("localhost" is this
+	// machine, with the compiles that fell back to it).
 	Hosts map[string]int
 	// Moved counts compiles that a farm host failed (it did not answer,
-	// or it died in the middle of the compile) and that distcc sent to
-	// another host or ran here; Failures counts them by the host that
+	// or it died in the middle of the compile) and that the launcher sent
+	// to another host or ran here; Failures counts them by the host that
 	// failed, and Why is that host's last reason ("Connection refused").
 	Moved    int
 	Failures map[string]int
@@ -260,6 +260,7 @@ func hostName(h string) string {
 }
 
 var (
+	iceccAsk       = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: asking for host to use`)
 	iceccHost      = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: Have to use host (\S+?)(?::\d+)? `)
 	iceccHere      = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: (?:building myself|<building_local>)`)
 	iceccException = regexp.MustCompile(`^ICECC\[(\d+)\] [^:]+:\d+:\d+: (?:got exception|local build forced by remote exception:) Error \d+ - (.+?)(?: \(\S+\))?\s*$`)
@@ -338,15 +339,18 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			why[m[1]] = "lost the connection"
 		}
 	})
-	place := map[string]string{} // icecc pid → where its compile is
-	var order []string
+	// Per icecc pid: where its compile is now; a pid that asks for a host
+	// again (it came back for another compile) counts the one before.
+	place := map[string]string{}
+	finish := func(pid string) {
+		if h, ok := place[pid]; ok {
+			c.Hosts[h]++
+			delete(place, pid)
+		}
+	}
 	scan(iceccLog, func(l string) {
 		setPlace := func(pid, host string) {
-			prev, ok := place[pid]
-			if !ok {
-				order = append(order, pid)
-			}
-			if ok && prev != "localhost" && prev != host && why[pid] != "" {
+			if prev, ok := place[pid]; ok && prev != "localhost" && prev != host && why[pid] != "" {
 				c.Failures[prev]++
 				c.Why[prev] = why[pid]
 				c.Moved++
@@ -354,7 +358,9 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			place[pid] = host
 			why[pid] = ""
 		}
-		if m := iceccHost.FindStringSubmatch(l); m != nil {
+		if m := iceccAsk.FindStringSubmatch(l); m != nil {
+			finish(m[1])
+		} else if m := iceccHost.FindStringSubmatch(l); m != nil {
 			setPlace(m[1], m[2])
 		} else if m := iceccHere.FindStringSubmatch(l); m != nil {
 			setPlace(m[1], "localhost")
@@ -364,13 +370,13 @@ func readCompiles(ccacheLog, distccLog, iceccLog string) Compiles {
 			why[m[1]] = m[2]
 		}
 	})
-	for _, pid := range order {
-		c.Hosts[place[pid]]++
+	for pid := range place {
+		finish(pid)
 	}
 	return c
 }
 
-// Distributed is the number of compiles distcc completed on a farm host.
+// Distributed is the number of compiles a farm host did.
 func (c Compiles) Distributed() int {
 	n := 0
 	for h, k := range c.Hosts {

@@ -110,6 +110,28 @@ distcc[17] compile g.c on localhost completed ok
 	if c.String() != want || c.Distributed() != 4 {
 		t.Errorf("got %q (distributed %d)\nwant %q (4)", c, c.Distributed(), want)
 	}
+	// icecc 1.4's debug log: a host, a host lost mid-compile, a compile the
+	// scheduler kept here, the stdout/stderr workaround, a pid that comes
+	// back for another compile.
+	ilog := filepath.Join(dir, "icecc.log")
+	os.WriteFile(ilog, []byte(`ICECC[21] 2026-12-05 05:23:04: asking for host to use
+ICECC[21] 2026-12-05 05:23:04: Have to use host 10.1.0.4:10245 - Job ID: 20 - env: x86_64 - has env: true - match j: 3
+ICECC[22] 2026-12-05 05:23:04: asking for host to use
+ICECC[22] 2026-12-05 05:23:04: Have to use host 10.1.0.4:10245 - Job ID: 21 - env: x86_64 - has env: true - match j: 3
+ICECC[22] 2026-12-05 05:23:05: got exception Error 14 - error reading message from remote (10.1.0.4) 
+ICECC[22] 2026-12-05 05:23:05: <building_local>
+ICECC[23] 2026-12-05 05:23:04: asking for host to use
+ICECC[23] 2026-12-05 05:23:04: building myself, but telling localhost
+ICECC[24] 2026-12-05 05:23:04: asking for host to use
+ICECC[24] 2026-12-05 05:23:04: Have to use host 10.1.0.5:10245 - Job ID: 22 - env: x86_64 - has env: true - match j: 1
+ICECC[24] 2026-12-05 05:23:05: local build forced by remote exception: Error 102 - command needs stdout/stderr workaround, recompiling locally
+ICECC[24] 2026-12-05 05:23:05: <building_local>
+ICECC[21] 2026-12-05 05:23:09: asking for host to use
+ICECC[21] 2026-12-05 05:23:09: Have to use host 10.1.0.5:10245 - Job ID: 30 - env: x86_64 - has env: true - match j: 1
+`), 0o644)
+	if s := readCompiles("", "", ilog).String(); s != "compiles: 5 compiled: 10.1.0.4 1, 10.1.0.5 1, this machine 3; 1 moved after a farm host failed: 10.1.0.4 error reading message from remote x1" {
+		t.Errorf("icecc: %q", s)
+	}
 	if s := readCompiles("", filepath.Join(dir, "absent"), "").String(); s != "" {
 		t.Errorf("no logs: %q, want nothing", s)
 	}
