@@ -362,7 +362,25 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n* decides; intervals at %.4g%%, \"~\": not significant at that level%s\n%s\n", 100*decisionConf(doc), noIntervalNote(doc), verdictLine(doc))
+	for _, wn := range decisionWarnings(doc) {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
 	return nil
+}
+
+// decisionWarnings are the deciding metric's comparison's warnings
+// (stats.Comparison.Warnings: samples that differ in shape but not in
+// location), each led by the metric's name.
+func decisionWarnings(doc CompareDoc) []string {
+	var out []string
+	for _, r := range doc.Rows {
+		if r.Decides && r.Compare != nil {
+			for _, wn := range r.Compare.Warnings {
+				out = append(out, r.Metric+": "+wn)
+			}
+		}
+	}
+	return out
 }
 
 // medianHeader is the medians' column title: "median [CI]" when some
@@ -431,6 +449,9 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, b, h, ch, p, n)
 	}
 	fmt.Fprintf(w, "\nIntervals at %.4g%%; **bold**: the metric that decides; `~`: not significant at that level%s.\n\n%s\n", 100*decisionConf(doc), noIntervalNote(doc), mdEscape(verdictLine(doc)))
+	for _, wn := range decisionWarnings(doc) {
+		fmt.Fprintf(w, "\n> **Warning**: %s\n", mdEscape(wn))
+	}
 	return nil
 }
 

@@ -194,3 +194,31 @@ func TestCompareSetSides(t *testing.T) {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 }
+
+// A comparison whose samples differ in shape but not in location warns, in
+// text and in markdown, under the verdict.
+func TestCompareShowsTheDecisionsWarnings(t *testing.T) {
+	var base, head []bisect.Run
+	for i := 0; i < 20; i++ {
+		base = append(base, bisect.Run{TPS: 100 + float64(i%5)*0.2})
+		v := 70.0 // half the head's runs far below, half far above: bimodal
+		if i%2 == 1 {
+			v = 130
+		}
+		head = append(head, bisect.Run{TPS: v + float64(i%3)*0.1})
+	}
+	cmp := stats.Compare(usable(base, session.TPS), usable(head, session.TPS), 0.05, 0.05)
+	if len(cmp.Warnings) == 0 {
+		t.Fatalf("no warning from stats.Compare for a bimodal head (KS p %.3g, MW p %.3g): the case does not test anything", cmp.KSP, cmp.P)
+	}
+	doc := CompareDoc{Result: CompareInconclusive, Metric: "tps", Rows: CompareRows(base, head, session.TPS, cmp)}
+	for format, want := range map[string]string{"text": "warning: tps: the two samples differ in shape", "markdown": "> **Warning**: tps: the two samples differ in shape"} {
+		var b bytes.Buffer
+		if err := WriteCompare(&b, format, doc); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s: no %q in\n%s", format, want, b.String())
+		}
+	}
+}
