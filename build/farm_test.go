@@ -271,7 +271,9 @@ func TestBuildOnDistccFarm(t *testing.T) {
 	}
 	n2, n3 = hostCount(log, d2.Host), hostCount(log, d3.Host)
 	here := hostCount(log, "this machine")
-	if n2 != d2.Compiled()-before2 || n3 != d3.Compiled()-before3 {
+	// The killed daemon may die between sending a compile's object and
+	// logging it: the build's count is where the objects came from.
+	if done2 := d2.Compiled() - before2; n2 < done2 || n2 > done2+d2.Slots || n3 != d3.Compiled()-before3 {
 		t.Errorf("a host killed: the build says %s %d, %s %d; the daemons compiled %d and %d",
 			d2.Host, n2, d3.Host, n3, d2.Compiled()-before2, d3.Compiled()-before3)
 	}
@@ -354,8 +356,9 @@ func TestBuildOnIceccFarm(t *testing.T) {
 		t.Fatalf("%s compiled nothing of the second build: the kill never came", h1.IP)
 	}
 	n1, n2 = hostCount(log, h1.IP), hostCount(log, h2.IP)
-	// A compile the dead host had not finished counts where it was moved.
-	if n1 < killedAt || n1 > killedAt+h1.Slots || n2 != h2.Compiled()-before2 || n1+n2+hostCount(log, "this machine") < farmUnits {
+	// A compile the dead host had not finished counts where it was moved,
+	// and one it finished but never sent back too (the daemon logged it).
+	if done1 := h1.Compiled() - before1; n1 < done1-h1.Slots || n1 > done1+h1.Slots || n2 != h2.Compiled()-before2 || n1+n2+hostCount(log, "this machine") < farmUnits {
 		t.Errorf("a host killed after %d compiles: the build says %s %d, %s %d (its daemon %d), here %d",
 			killedAt, h1.IP, n1, h2.IP, n2, h2.Compiled()-before2, hostCount(log, "this machine"))
 	}
