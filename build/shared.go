@@ -224,7 +224,17 @@ var errUnfit = errors.New("not for this build")
 // machine that built it had and this one lacks: libaio, liburing, numa),
 // which would otherwise fail every run and be blamed on the revision.
 func loads(ctx context.Context, prefix string) error {
-	for _, rel := range []string{"bin/mariadbd", "sbin/mariadbd", "bin/mysqld", "sbin/mysqld", "libexec/mysqld", "libexec/mariadbd"} {
+	rels := []string{"bin/mariadbd", "sbin/mariadbd", "bin/mysqld", "sbin/mysqld", "libexec/mysqld", "libexec/mariadbd"}
+	// The code layouts' servers too: their run path was made absolute
+	// where they were linked.
+	_ = filepath.WalkDir(filepath.Join(prefix, layoutsDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(prefix, p)
+			rels = append(rels, rel)
+		}
+		return nil
+	})
+	for _, rel := range rels {
 		p := filepath.Join(prefix, rel)
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
 			continue

@@ -268,9 +268,15 @@ func TestLoadsSaysAMissingLibrary(t *testing.T) {
 	if err := loads(context.Background(), dir); err != nil {
 		t.Fatalf("with its library the server loads: %v", err)
 	}
+	// A code layout's server with the same needs.
+	layout := filepath.Join(dir, layoutsDir, "7", "bin")
+	os.MkdirAll(layout, 0o755)
+	data, _ := os.ReadFile(filepath.Join(dir, "bin", "mariadbd"))
+	os.WriteFile(filepath.Join(layout, "mariadbd"), data, 0o755)
+	os.Remove(filepath.Join(dir, "bin", "mariadbd"))
 	os.Remove(lib)
 	err := loads(context.Background(), dir)
 	if !errors.Is(err, errUnfit) || !strings.Contains(err.Error(), "libpbgone.so") {
-		t.Errorf("without its library: %v, want the loader's error naming libpbgone.so", err)
+		t.Errorf("a layout's server without its library: %v, want the loader's error naming libpbgone.so", err)
 	}
 }
