@@ -28,7 +28,7 @@ import (
 
 // SharedCache is a build cache that several state directories, machines or
 // a CI fleet share: each install entry is one archive under a key (the
-// recipe's hash, the commit and the platform: Builder.sharedKey), so a
+// recipe's hash, the commit and the platform: sharedKey), so a
 // revision a team has built once is fetched, not built. A Put is seen
 // whole or not at all; a Get of an entry that is absent returns
 // ErrNotShared.
