@@ -523,9 +523,19 @@ func (b *Builder) compile(ctx context.Context, j *job) error {
 	for attempt := 0; ; attempt++ {
 		in := j.stepsIn
 		in.forceFresh = attempt > 0
-		_ = os.Remove(in.ccacheLog)
-		_ = os.Remove(in.distccLog)
-		_ = os.Remove(in.iceccLog)
+		// The launchers append to their logs: each starts empty, and the
+		// user's alone like the build log (they name the source's paths).
+		for _, l := range []struct {
+			path string
+			used bool
+		}{{in.ccacheLog, true}, {in.distccLog, b.Recipe.DistccHosts != ""}, {in.iceccLog, b.Recipe.Icecc}} {
+			_ = os.Remove(l.path)
+			if l.used {
+				if f, err := os.OpenFile(l.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+					f.Close()
+				}
+			}
+		}
 		incremental, be, err := b.steps(ctx, in, &spent)
 		if err != nil {
 			return err
