@@ -401,13 +401,13 @@ const maxThrottledPauses = 8
 // steal: they can follow the revision's own behaviour, and the allowance
 // bounds how many of its own runs are set aside. Each run's first attempt
 // joins the histories, so a condition that stays (a container's CPU quota)
-// becomes the level. A throttled run is never counted once they are spent
-// (a quota the session's runs do not share is the machine's, whatever the
-// revision does): it waits Config.ThrottledPause and is measured again, and
-// that attempt joins the session's history too, so a quota that stays
-// becomes the level; after maxThrottledPauses the least throttled attempt
-// counts, marked (a quota that only this revision's demand for CPU meets
-// costs each of its runs that much, no more).
+// becomes the level. A throttled run whose re-measurements are spent is
+// not counted yet (a quota the session's runs do not share is the
+// machine's): it waits Config.ThrottledPause and is measured again, up to
+// maxThrottledPauses times, each such attempt joining the session's history
+// too, so a quota that stays becomes the level; then the least throttled
+// attempt counts, marked (a quota that only this revision's demand for CPU
+// meets costs each of its runs that much, no more).
 func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revision) (bisect.Run, error) {
 	retries := m.cfg.DisturbedRetries
 	if retries == 0 {
