@@ -115,7 +115,7 @@ type BuildRequest struct {
 	Timeout, CacheSize       string
 	DistccHosts              string
 	Icecc                    bool   // compile on this machine's icecream farm
-	SharedCache              string // a shared build cache's directory
+	SharedCache              string // a shared build cache: a directory or an http(s) URL
 	NoCcache, Verbose, Retry bool
 	Layouts                  int // code layouts per build (1 or 0: the build's own)
 }
