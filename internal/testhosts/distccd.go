@@ -1,6 +1,7 @@
 // Package testhosts starts the test hosts of the multi-machine tests on this
-// machine: real daemons, each listening on its own loopback address
-// (127.0.0.2, 127.0.0.3, ...), so traffic goes to them and nowhere else.
+// machine: real daemons, each on its own loopback address (127.0.0.2,
+// 127.0.0.3, ...) or in its own network namespace on a private bridge, so
+// traffic goes to them and nowhere else.
 // They live as long as the test (or script, T) that started them.
 package testhosts
 
