@@ -56,11 +56,12 @@ func NewNetwork(t T) *Network {
 	return n
 }
 
-// routed reports whether the machine already routes ip anywhere but by its
-// default route (a network it is on).
+// routed reports whether the machine is already on a network that holds ip
+// (a route to it that is not through a gateway; a machine with no route to
+// it at all, not even a default one, is not).
 func routed(ip string) bool {
 	out, err := exec.Command("ip", "-o", "route", "get", ip).Output()
-	return err != nil || !strings.Contains(string(out), " via ")
+	return err == nil && !strings.Contains(string(out), " via ")
 }
 
 // Addr is this machine's address on the network (the bridge's).
