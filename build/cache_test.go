@@ -365,7 +365,7 @@ func TestDistccIsWiredIn(t *testing.T) {
 	t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile is a miss that reaches distcc
 	p := newProject(t, 2)
 	for _, noCcache := range []bool{false, true} {
-		out := &logBuffer{}
+		out := &testenv.Buffer{}
 		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: out, Recipe: Recipe{DistccHosts: "localhost", NoCcache: noCcache}}
 		commit := p.git("rev-parse", "HEAD")
 		if _, err := b.Build(context.Background(), commit); err != nil {

@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -140,24 +138,6 @@ ICECC[21] 2026-12-05 05:23:09: Have to use host 10.1.0.5:10245 - Job ID: 30 - en
 	}
 }
 
-// logBuffer is a Builder.Log a test reads while the build writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // farmUnits is the number of units of farmProject.
 const farmUnits = 24
 
@@ -222,7 +202,7 @@ func TestBuildOnDistccFarm(t *testing.T) {
 	d3 := testhosts.StartDistccd(t, "127.0.0.3", 2)
 	farmBuild := func(name string, during func(b *Builder)) (string, *Builder) {
 		t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile reaches distcc
-		log := &logBuffer{}
+		log := &testenv.Buffer{}
 		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Recipe: Recipe{DistccHosts: d2.Host + "/2 " + d3.Host + "/2"}}
 		if during != nil {
 			b.Progress = func(pr Progress) {
@@ -314,7 +294,7 @@ func TestBuildOnIceccFarm(t *testing.T) {
 	t.Setenv("ICECC_TEST_SOCKET", farm.Socket)
 	farmBuild := func(name string, during func()) string {
 		t.Setenv("CCACHE_DIR", t.TempDir()) // cold: every compile reaches icecc
-		log := &logBuffer{}
+		log := &testenv.Buffer{}
 		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Recipe: Recipe{Icecc: true, Jobs: 6}}
 		if during != nil {
 			b.Progress = func(pr Progress) {

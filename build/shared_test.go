@@ -65,7 +65,7 @@ func TestSharedCacheInADirectory(t *testing.T) {
 	commit := p.commit("a server with a symlink")
 	shared := SharedDir(t.TempDir())
 	build := func(name string) (string, string) {
-		log := &logBuffer{}
+		log := &testenv.Buffer{}
 		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Shared: shared, Recipe: Recipe{NoCcache: true}}
 		prefix, err := b.Build(context.Background(), commit)
 		if err != nil {
@@ -214,7 +214,7 @@ func TestSharedCacheOverHTTP(t *testing.T) {
 	p := newProject(t, 3)
 	commit := p.git("rev-parse", "HEAD")
 	build := func(name string) string {
-		log := &logBuffer{}
+		log := &testenv.Buffer{}
 		b := &Builder{Repo: p.repo, StateDir: t.TempDir(), Log: log, Shared: cache, Recipe: Recipe{NoCcache: true}}
 		if _, err := b.Build(context.Background(), commit); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)

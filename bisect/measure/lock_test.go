@@ -16,6 +16,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 func TestMeasurementLockExcludesOtherHolders(t *testing.T) {
@@ -71,7 +72,7 @@ func TestMachineLockTakesTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedLog{}
+	log := &testenv.Buffer{}
 	waiterHas := make(chan int, 1)
 	cycles := 0 // the holder's releases so far (read by the waiter after it has the lock)
 	var mu sync.Mutex
@@ -154,7 +155,7 @@ func TestMachineLockPastAStoppedWaiter(t *testing.T) {
 	}
 	cancel()
 	holder.Close()
-	log := &lockedLog{}
+	log := &testenv.Buffer{}
 	start := time.Now()
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -195,7 +196,7 @@ func TestMachineLockPastAStoppedWaiter(t *testing.T) {
 	}
 	q.Truncate(0)
 	q.WriteAt([]byte(fmt.Sprintf("%d\n", sleeper.Process.Pid)), 0)
-	log = &lockedLog{}
+	log = &testenv.Buffer{}
 	unlock, err = MachineLock(ctx, "measuring", "/a", log)
 	if err != nil {
 		t.Fatalf("a stopped queue holder kept the free lock: %v", err)
@@ -204,24 +205,6 @@ func TestMachineLockPastAStoppedWaiter(t *testing.T) {
 	if !strings.Contains(log.String(), fmt.Sprintf("pid %d holds its queue", sleeper.Process.Pid)) {
 		t.Errorf("the stopped queue holder is not named: %q", log.String())
 	}
-}
-
-// lockedLog is a log written by one goroutine and read by another.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestLockPathIgnoresTMPDIR: two perfbisects with different TMPDIRs share

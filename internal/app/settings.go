@@ -452,10 +452,7 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 			// A team's cache that CI fills and developers mount read-only.
 			b.SharedReadOnly = unix.Access(string(dir), unix.W_OK) != nil
 		}
-		b.Shared = c.String()
-		if _, ok := c.(build.SharedDir); !ok {
-			b.Shared = d // the URL as given (String redacts a password)
-		}
+		b.Shared = c
 	}
 	if b.Recipe.Icecc {
 		if _, err := exec.LookPath("icecc"); err != nil {

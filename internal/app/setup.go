@@ -95,8 +95,8 @@ type BuildSettings struct {
 	Budget      int64
 	Verbose     bool
 	RetryFailed bool
-	Layouts     int    // code layouts per build (build.Builder.Layouts)
-	Shared      string // the shared build cache: a directory or an http(s) URL ("" none)
+	Layouts     int               // code layouts per build (build.Builder.Layouts)
+	Shared      build.SharedCache // the shared build cache (--shared-cache; nil: none)
 	// SharedReadOnly: the shared cache's directory is not writable here
 	// (revisions are fetched from it, builds are not stored).
 	SharedReadOnly bool
@@ -310,13 +310,10 @@ func checkOptionGroups(of serverctl.OptionFile, groups []string) error {
 // --quiet).
 func (b BuildSettings) Builder(repo *git.Repository, stateDir string, log io.Writer, live Live) *build.Builder {
 	bl := &build.Builder{Repo: repo, StateDir: stateDir, Recipe: b.Recipe, Log: log, Timeout: b.Timeout, CacheBudget: b.Budget, RetryFailed: b.RetryFailed, Layouts: b.Layouts,
+		Shared: b.Shared, SharedReadOnly: b.SharedReadOnly,
 		Lock: func(ctx context.Context, what string) (func(), error) {
 			return measure.MachineLock(ctx, what, stateDir, log)
 		}}
-	if b.Shared != "" {
-		bl.Shared, _ = build.ParseSharedCache(b.Shared) // checked by ParseBuildSettings
-		bl.SharedReadOnly = b.SharedReadOnly
-	}
 	switch {
 	case b.Verbose:
 		bl.Raw = log // through the bar's writer when there is one

@@ -6,15 +6,15 @@
 package testhosts
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // T is what starting test hosts needs of a test (testing.TB has it; a
@@ -33,16 +33,8 @@ type Distccd struct {
 	Slots int    // its --jobs
 
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  bytes.Buffer
+	log  testenv.Buffer // what it logs (to its stderr)
 	done chan struct{}
-}
-
-// Write collects the daemon's log (it logs to its stderr).
-func (d *Distccd) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.log.Write(p)
 }
 
 // StartDistccd starts distccd on host (a loopback address such as
@@ -62,7 +54,7 @@ func StartDistccd(t T, host string, slots int) *Distccd {
 		args = append(args, "--user", "nobody") // distccd will not compile as root
 	}
 	d.cmd = exec.Command("distccd", args...)
-	d.cmd.Stdout, d.cmd.Stderr = d, d
+	d.cmd.Stdout, d.cmd.Stderr = &d.log, &d.log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("distccd on %s: %v", host, err)
@@ -97,11 +89,7 @@ func (d *Distccd) Kill() {
 }
 
 // Log is what the daemon logged so far.
-func (d *Distccd) Log() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.log.String()
-}
+func (d *Distccd) Log() string { return d.log.String() }
 
 // Compiled counts the compiles the daemon says it completed for a client
 // (its job summaries with COMPILE_OK).

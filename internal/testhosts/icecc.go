@@ -76,7 +76,7 @@ func StartIcecc(t T, n *Network, hosts, slots int) *IceccFarm {
 	f := &IceccFarm{dir: dir, Socket: filepath.Join(socks, "local")}
 	netname := "perfbisect" + strconv.Itoa(os.Getpid())
 	sh := n.Host(t)
-	f.scheduler = start(t, sh, filepath.Join(logs, "scheduler.log"), nil, "icecc-scheduler", "-n", netname, "-vv")
+	f.scheduler = start(t, sh, filepath.Join(logs, "scheduler.log"), nil, "icecc-scheduler", "-n", netname, "-l", filepath.Join(logs, "scheduler.log"), "-vv")
 	startD := func(h *NetHost, name string, extra ...string) *daemon {
 		args := append([]string{"-s", sh.IP, "-n", netname, "-N", name, "-b", mkdir("envs-" + name),
 			"-l", filepath.Join(logs, name+".log"), "-vv"}, extra...)
@@ -119,12 +119,10 @@ func (f *IceccFarm) hostDaemons() []*daemon {
 	return ds
 }
 
-// start runs name in h's namespace in its own process group, its log at log.
+// start runs name in h's namespace in its own process group; args make it
+// log to log.
 func start(t T, h *NetHost, log string, env []string, name string, args ...string) *daemon {
 	t.Helper()
-	if name == "icecc-scheduler" {
-		args = append(args, "-l", log)
-	}
 	d := &daemon{cmd: h.Command(name, args...), log: log, done: make(chan struct{})}
 	d.cmd.Env = append(os.Environ(), env...)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
