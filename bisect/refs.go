@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -641,3 +642,65 @@ func shallowHint(r *git.Repository, err error) error {
 	}
 	return err
 }
+
+// A Release is a commit a version tag names: a release of the tree.
+type Release struct {
+	Tag     string // as in the repository: mariadb-10.0.22
+	Version string // as the tag spells it: 10.0.22; Percona's with its release, 5.7.44-48
+}
+
+// Releases returns the version tags (versionTagPrefixes' spellings, a
+// version after the prefix) at the given commits: commit -> its release.
+// A commit with several gets the highest version. Errors: the tags cannot
+// be read.
+func Releases(r *git.Repository, commits []string) (map[string]Release, error) {
+	want := map[string]bool{}
+	for _, c := range commits {
+		want[c] = true
+	}
+	it, err := r.Tags()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Release{}
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		tag := ref.Name().Short()
+		spelled, ok := tagRelease(tag)
+		if !ok {
+			return nil
+		}
+		commit, err := peelToCommit(r, ref.Hash())
+		if err != nil || !want[commit] {
+			return nil // a tag of a tree or a blob, or outside the commits asked
+		}
+		if old, had := out[commit]; had {
+			ov, nv := tagVersion(old.Tag), tagVersion(tag)
+			if nv == nil || ov != nil && !nv.GreaterThan(ov) {
+				return nil
+			}
+		}
+		out[commit] = Release{Tag: tag, Version: spelled}
+		return nil
+	})
+	return out, err
+}
+
+// tagRelease is the version a tag spells after its prefix (mariadb-10.0.22
+// -> 10.0.22, Percona-Server-5.7.44-48 -> 5.7.44-48, v10.0.22 -> 10.0.22);
+// ok is false for a tag that names no version of three numbers.
+func tagRelease(tag string) (string, bool) {
+	for _, p := range versionTagPrefixes {
+		rest, ok := strings.CutPrefix(tag, p)
+		if !ok {
+			continue
+		}
+		if releaseSpelling.MatchString(rest) && (p == "Percona-Server-" || !strings.Contains(rest, "-")) {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
+// releaseSpelling is a release's version: three numbers, and Percona's
+// release number after a dash.
+var releaseSpelling = regexp.MustCompile(`^\d+\.\d+\.\d+(-\d+(\.\d+)?)?$`)

@@ -49,6 +49,7 @@ culprit_file=""
 second_pos=0
 second_options=""
 quiet=0
+releases=0
 dir=""
 
 usage() {
@@ -120,6 +121,13 @@ Options:
   --merge-pos K             main position of the merge commit
                             (default: about 75% of N, 30 for N=40)
   --branch-commits M        commits on the side branch (default: $branch_commits)
+  --releases K              every K-th commit of the main line is a release
+                            (GOOD_TAG's commit is 10.11.1, then 10.11.2 ...),
+                            tagged mariadb-10.11.V as MariaDB tags them; the
+                            commit after a release raises VERSION's patch,
+                            and the launcher answers --version with the
+                            tree's version (not with --merges; default: 0 =
+                            none, VERSION says 10.11.99)
   --culprit-file FILE       where to write the culprit's full sha
                             (default: DIR/.git/perfbisect-culprit)
   -q, --quiet               do not print the summary
@@ -209,7 +217,7 @@ while [[ $# -gt 0 ]]; do
 		;;
 	-n | --commits | --culprit-pos | --broken-pos | --good-tag | --bad-tag | \
 		--base-options | --culprit-options | --fork-pos | --merge-pos | \
-		--branch-commits | --culprit-file | --second-culprit-pos | --second-culprit-options)
+		--branch-commits | --culprit-file | --second-culprit-pos | --second-culprit-options | --releases)
 		need_arg "$@"
 		val=$2
 		shift 2
@@ -227,6 +235,7 @@ while [[ $# -gt 0 ]]; do
 		--culprit-file) culprit_file=$val ;;
 		--second-culprit-pos) second_pos=$val ;;
 		--second-culprit-options) second_options=$val ;;
+		--releases) releases=$val ;;
 		esac
 		;;
 	--)
@@ -253,7 +262,7 @@ fi
 }
 
 # --- validation --------------------------------------------------------------
-for v in commits broken_pos branch_commits second_pos; do
+for v in commits broken_pos branch_commits second_pos releases; do
 	is_uint "${!v}" || die "--${v//_/-} must be a non-negative integer"
 	printf -v "$v" '%d' "$((10#${!v}))" # 08 is eight, not a bad octal number
 done
@@ -330,6 +339,7 @@ if [[ $second_pos -ne 0 ]]; then
 		die "--second-culprit-options must differ from --culprit-options and --base-options"
 fi
 [[ $good_tag != "$bad_tag" ]] || die "--good-tag and --bad-tag must differ"
+[[ $releases -eq 0 || $merges -eq 0 ]] || die "--releases and --merges do not go together"
 git check-ref-format "refs/tags/$good_tag" || die "bad tag name: $good_tag"
 git check-ref-format "refs/tags/$bad_tag" || die "bad tag name: $bad_tag"
 
@@ -543,6 +553,15 @@ int main(int argc, char **argv)
   (void) misc_note_count();
   (void) storage_fixture_version();
 
+  if (FIXTURE_OWN_VERSION[0])
+    for (i = 1; i < (size_t) argc; i++)
+      if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V"))
+      {
+        printf("mariadbd  Ver %s-MariaDB-fixture for Linux on x86_64 (perfbisect fixture launcher of %s)\n",
+               FIXTURE_OWN_VERSION, FIXTURE_REAL_MARIADBD);
+        return 0;
+      }
+
   args = calloc((size_t) argc + nsupport + nserver + 1, sizeof(*args));
   if (!args)
   {
@@ -610,15 +629,29 @@ gen_storage_readme() { # $1 = number of notes
 	} >"$dir/storage/fixture/README.md"
 }
 
+gen_version() { # $1 = patch: a release fixture's VERSION, the launcher's --version
+	cat >"$dir/VERSION" <<EOF
+MYSQL_VERSION_MAJOR=10
+MYSQL_VERSION_MINOR=11
+MYSQL_VERSION_PATCH=$1
+SERVER_MATURITY=stable
+FIXTURE_OWN_VERSION=1
+EOF
+}
+
 gen_static_files() {
 	mkdir -p "$dir/sql" "$dir/Docs" "$dir/mysql-test/main" "$dir/storage/fixture" \
 		"$dir/scripts" "$dir/cmake"
-	cat >"$dir/VERSION" <<'EOF'
+	if [[ $releases -gt 0 ]]; then
+		gen_version 1
+	else
+		cat >"$dir/VERSION" <<'EOF'
 MYSQL_VERSION_MAJOR=10
 MYSQL_VERSION_MINOR=11
 MYSQL_VERSION_PATCH=99
 SERVER_MATURITY=stable
 EOF
+	fi
 	cat >"$dir/.gitignore" <<'EOF'
 /build*/
 EOF
@@ -635,6 +668,7 @@ EOF
 #define FIXTURE_CONFIG_H
 #define FIXTURE_REAL_MARIADBD "@FIXTURE_REAL_MARIADBD_C@"
 #define FIXTURE_SUPPORT_OPTIONS @FIXTURE_SUPPORT_OPTIONS_C@
+#define FIXTURE_OWN_VERSION "@FIXTURE_OWN_VERSION_C@"
 #endif
 EOF
 	cat >"$dir/scripts/mariadb-install-db.sh.in" <<'EOF'
@@ -740,6 +774,18 @@ foreach(_pair "plugin-dir=${FIXTURE_PLUGIN_DIR}"
   endif()
 endforeach()
 fixture_c_string("${FIXTURE_REAL_MARIADBD}" FIXTURE_REAL_MARIADBD_C)
+
+# A release fixture's launcher answers --version with the tree's version.
+set(FIXTURE_OWN_VERSION_C "")
+file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/VERSION" _fixture_version_lines)
+foreach(_l ${_fixture_version_lines})
+  if(_l MATCHES "^([A-Z_]+)=(.*)$")
+    set(_fv_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+  endif()
+endforeach()
+if(_fv_FIXTURE_OWN_VERSION)
+  set(FIXTURE_OWN_VERSION_C "${_fv_MYSQL_VERSION_MAJOR}.${_fv_MYSQL_VERSION_MINOR}.${_fv_MYSQL_VERSION_PATCH}")
+endif()
 
 message(STATUS "Fixture: system server ${FIXTURE_REAL_MARIADBD}")
 message(STATUS "Fixture: system mariadb-install-db ${FIXTURE_REAL_INSTALL_DB} (--basedir=${FIXTURE_SYSTEM_BASEDIR})")
@@ -892,6 +938,10 @@ gen_storage_readme 0
 commit_all "Initial import of the fixture source tree"
 g tag "$good_tag"
 good_sha=$(head_sha)
+release_patch=1
+if [[ $releases -gt 0 ]]; then
+	g tag "mariadb-10.11.$release_patch"
+fi
 
 for ((pos = 1; pos <= commits; pos++)); do
 	if [[ $merges -eq 1 && $pos -eq $merge_pos ]]; then
@@ -915,7 +965,14 @@ for ((pos = 1; pos <= commits; pos++)); do
 		merge_sha=$(head_sha)
 		continue
 	fi
+	if [[ $releases -gt 0 && $(((pos - 1) % releases)) -eq 0 ]]; then
+		release_patch=$((release_patch + 1)) # the commit after a release
+		gen_version "$release_patch"
+	fi
 	main_commit "$pos"
+	if [[ $releases -gt 0 && ($((pos % releases)) -eq 0 || $pos -eq $commits) ]]; then
+		g tag "mariadb-10.11.$release_patch"
+	fi
 	if [[ $merges -eq 1 && $pos -eq $fork_pos ]]; then
 		fork_sha=$(head_sha)
 	fi

@@ -123,15 +123,23 @@ const ProbeFact = "probe"
 const StatementsFile = "statements.json"
 
 // A Side is what one subject of a session stands for: a revision of a tree
-// (Commit, built by Builder) or a server installed outside the state
-// directory (Basedir: nothing is built), with its option file.
+// (Commit, built by Builder), a server installed outside the state
+// directory (Basedir: nothing is built) or a vendor's binary tarball of a
+// release (Tarball: unpacked, nothing is built), with its option file.
 type Side struct {
 	Name       string               // how progress lines name it ("" for the commit's short hash)
 	Commit     string               // the revision; "" for an installed server
 	Builder    *build.Builder       // its tree's (nil: Config.Builder)
 	Basedir    string               // an installed server's base directory (/usr)
 	OptionFile serverctl.OptionFile // the side's (zero: none)
+	// Tarball is the release's binary tarball (--binaries), unpacked once
+	// under the state directory; its server must report the tarball's
+	// flavor and version.
+	Tarball *build.Tarball
 }
+
+// installed reports whether the side is a server nobody builds here.
+func (s Side) installed() bool { return s.Basedir != "" || s.Tarball != nil }
 
 // side is what the subject key stands for (Config.Sides).
 func (m *Measurer) side(key string) Side {
@@ -139,7 +147,7 @@ func (m *Measurer) side(key string) Side {
 	if !ok {
 		return Side{Commit: key, Builder: m.cfg.Builder, OptionFile: m.cfg.OptionFile}
 	}
-	if s.Builder == nil && s.Basedir == "" {
+	if s.Builder == nil && !s.installed() {
 		s.Builder = m.cfg.Builder
 	}
 	return s
@@ -722,6 +730,10 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 		}
 		return in, nil, nil
 	}
+	if side.Tarball != nil {
+		in, err := m.unpack(ctx, commit, *side.Tarball)
+		return in, nil, err
+	}
 	began := time.Now()
 	b := side.Builder
 	rec := BuildRecord{Commit: side.Commit, Recipe: b.Recipe.Hash(), Cached: b.Cached(side.Commit)}
@@ -758,6 +770,35 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 		}
 	}
 	return in, layouts, nil
+}
+
+// unpack returns the server of a release's binary tarball, unpacked once
+// under the state directory. Errors (usage, naming the tarball): it does
+// not unpack, holds no server, or its server reports another flavor or
+// version than its name; the machine's (a full disk) as they are.
+func (m *Measurer) unpack(ctx context.Context, commit string, t build.Tarball) (*serverctl.Install, error) {
+	dir, took, err := t.Unpack(ctx, m.cfg.StateDir)
+	switch {
+	case errors.Is(err, build.ErrBadTarball):
+		return nil, bisect.Usagef("binary tarball %v: replace it with a whole one, or move it out of the directory to build %.10s instead", err, commit)
+	case err != nil:
+		return nil, err
+	}
+	if took > 0 {
+		m.logf("prepare %s: unpacked %s in %.1fs (nothing built)", m.label(commit), t.Name(), took.Seconds())
+	}
+	in, err := serverctl.FindInstall(ctx, dir)
+	if err != nil {
+		return nil, bisect.Usagef("binary tarball %s: %v; move it out of the directory to build %.10s instead", t.Path, err, commit)
+	}
+	want := t.Version
+	if i := strings.IndexByte(want, '-'); i > 0 {
+		want = want[:i] // Percona's release number is not in --version's number
+	}
+	if string(in.Flavor) != t.Flavor || in.Version.String() != want {
+		return nil, bisect.Usagef("binary tarball %s: its server reports %q, not %s %s as its name says; rename it or move it out of the directory", t.Path, in.VersionLine, t.Flavor, t.Version)
+	}
+	return in, nil
 }
 
 // makeSnapshot initialises the datadir of rev (an install of commit) in snap,
@@ -1018,7 +1059,7 @@ func (m *Measurer) snapshotKey(ctx context.Context, commit string, side Side, in
 	// "datadir 3": datadirs carry serverctl.DatadirMark and are settled
 	// (settle); older snapshots are not reused. An unsettled one
 	// (Config.Unsettled) is never another's.
-	if side.Basedir != "" {
+	if side.installed() {
 		fi, err := os.Stat(in.Server)
 		if err != nil {
 			return "", err

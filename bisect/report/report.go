@@ -95,6 +95,16 @@ func (t *Table) Step(st session.Step, runs map[string][]bisect.Run) {
 	}
 }
 
+// Releases is a bisection's first phase on the vendors' binary tarballs.
+type Releases struct {
+	Session  int64    `json:"session"`  // its stored session
+	Releases []string `json:"releases"` // the releases it searched (their tags), oldest first
+	Runs     int      `json:"runs"`
+	Outcome  string   `json:"outcome"`
+	Good     string   `json:"good"` // the releases it narrowed to (tags)
+	Bad      string   `json:"bad"`
+}
+
 // Final writes the answer: "first bad commit: <sha> <subject>" or the range or
 // "no regression reproduced", then why.
 func Final(w io.Writer, res *session.Result, subjects Subjects) {
@@ -163,6 +173,10 @@ type Document struct {
 	Error  string `json:"error,omitempty"`
 	Good   string `json:"good,omitempty"` // full hashes of the endpoints (old and new when looking for a speed-up)
 	Bad    string `json:"bad,omitempty"`
+	// Releases is the first phase of a bisection with --binaries, which
+	// narrowed good..bad to two releases on the vendors' binaries (nil:
+	// none); Good and Bad are then the second phase's, built from source.
+	Releases *Releases `json:"releases,omitempty"`
 	// Improvement is set when the session looked for a speed-up (--find
 	// improvement, git bisect's old/new terms): FirstBad is then the first new
 	// commit.

@@ -67,6 +67,12 @@ const (
 	KeySearch      = "search"
 	KeyMaxRuns     = "max-runs"
 	KeyDocCommits  = "doc-commits"
+	// KeyBinaries is the first phase of a start with --binaries: the
+	// tarballs' directory and the names of those its releases are measured
+	// from. KeyNarrowedFrom, in the second phase's identity, is the first
+	// phase's key (Identity.Key).
+	KeyBinaries     = "binaries"
+	KeyNarrowedFrom = "narrowed from"
 )
 
 // SameMeasurement are the keys two sessions' runs of one commit must agree

@@ -148,6 +148,7 @@ type jsonResult struct {
 	Explain            *report.ExplainDoc   `json:"explain"`
 	Disturbed          *report.DisturbedDoc `json:"disturbed"`
 	FirstBad           *string              `json:"first_bad"`
+	Releases           *report.Releases     `json:"releases"`
 	Range              []string             `json:"range"`
 	LeftOut            []struct {
 		Commit  string `json:"commit"`

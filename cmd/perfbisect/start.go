@@ -88,6 +88,7 @@ func startCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "commits placed per round (k-ary search; they share the good and bad runs); 1 is exact bisection"},
 			&cli.StringFlag{Name: "search", Value: app.SearchBayes, Usage: "bayes (probabilistic bisection: every run updates the posterior over the first bad commit; default --confidence 0.99) or classic (one sequential decision per midpoint, then the confirmation against its parent; --max-repeats applies)"},
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
+			&cli.StringFlag{Name: "binaries", Usage: "a directory of the vendors' binary tarballs (mariadb-10.0.22-linux-x86_64.tar.gz, mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz, Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz): the releases between good and bad that have one are bisected first on those binaries, nothing built, then the search goes on from source between the two releases it narrowed to"},
 			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),

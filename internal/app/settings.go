@@ -116,6 +116,7 @@ type BuildRequest struct {
 	DistccHosts              string
 	Icecc                    bool   // compile on this machine's icecream farm
 	SharedCache              string // a shared build cache: a directory or an http(s) URL
+	Binaries                 string // a directory of the vendors' binary tarballs (start)
 	NoCcache, Verbose, Retry bool
 	Layouts                  int // code layouts per build (1 or 0: the build's own)
 }
@@ -453,6 +454,11 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 			b.SharedReadOnly = unix.Access(string(dir), unix.W_OK) != nil
 		}
 		b.Shared = c
+	}
+	if d := strings.TrimSpace(req.Binaries); d != "" {
+		if b.Binaries, err = build.OpenBinaries(d); err != nil {
+			return b, usageError("{binaries} %v", err)
+		}
 	}
 	if b.Recipe.Icecc {
 		if _, err := exec.LookPath("icecc"); err != nil {

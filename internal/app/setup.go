@@ -97,6 +97,9 @@ type BuildSettings struct {
 	RetryFailed bool
 	Layouts     int               // code layouts per build (build.Builder.Layouts)
 	Shared      build.SharedCache // the shared build cache (--shared-cache; nil: none)
+	// Binaries are the vendors' binary tarballs a bisection measures its
+	// releases from first (--binaries; nil: none).
+	Binaries *build.Binaries
 	// SharedReadOnly: the shared cache's directory is not writable here
 	// (revisions are fetched from it, builds are not stored).
 	SharedReadOnly bool

@@ -73,11 +73,24 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
 	}
-	sess, identity, keepDocs, err := resumable(su, &cfg, req, good, bad)
+	var nar *narrowed
+	if su.Build.Binaries != nil {
+		if nar, err = narrowByReleases(ctx, su, req, cfg); err != nil {
+			return err
+		}
+		if nar != nil {
+			good, bad = nar.good, nar.bad
+			if all, err = bisect.Range(su.Repo, good, bad); err != nil {
+				return With(OutcomeOf(err), err)
+			}
+			cfg.Good, cfg.Bad, cfg.Commits = good, bad, all
+		}
+	}
+	sess, identity, keepDocs, err := resumable(su, &cfg, req, good, bad, nar)
 	if err != nil {
 		return err
 	}
-	b := &bisection{su: su, req: req, cfg: cfg, sess: sess, all: all, commits: all,
+	b := &bisection{su: su, req: req, cfg: cfg, sess: sess, all: all, commits: all, narrowed: nar,
 		subjects: func(h string) string { return bisect.Subject(su.Repo, h) }}
 	if !keepDocs {
 		if err := b.leaveOutDocs(); err != nil {
@@ -130,6 +143,7 @@ type bisection struct {
 	commits  []bisect.Commit
 	inert    map[string]string
 	sameAs   map[string]string // left-out commit -> the commit whose server it builds
+	narrowed *narrowed         // the releases a first phase narrowed good..bad to (--binaries), or nil
 	res      *session.Result
 	subjects func(hash string) string
 }
@@ -208,6 +222,9 @@ func (b *bisection) document(ctx context.Context, runErr error) report.Document 
 	doc.Search = cfg.Search
 	doc.Workload = b.su.Workload.Summary()
 	doc.LeftOut = leftOutDocs(b.all, b.commits, b.inert, b.res, b.subjects, cfg.FirstParent, cfg.Bad)
+	if b.narrowed != nil {
+		doc.Releases = b.narrowed.doc
+	}
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
 		if ctx.Err() != nil {
@@ -270,13 +287,14 @@ func asBegun(sess *store.Session, cfg *session.Config, policy session.Config, ch
 
 // resumable returns the unfinished start session of su's store when it is
 // this one (its events go into cfg.Replay; nil when there is none), this
-// session's identity, and whether it keeps the commits that change only
+// session's identity (with the first phase that narrowed its endpoints,
+// nar, when there was one), and whether it keeps the commits that change only
 // documentation, tests or CI files in its search. A session begun by a
 // perfbisect without the probabilistic search resumes as the classic search
 // it was, unless the request chose a search; one begun before such commits
 // were left out keeps them. Errors (usage): the unfinished session is
 // another one (resume it or reset it), or resume finds it changed.
-func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string) (*store.Session, store.Identity, bool, error) {
+func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad string, nar *narrowed) (*store.Session, store.Identity, bool, error) {
 	st := su.Store
 	sess, err := st.Current(store.KindStart)
 	if err != nil {
@@ -291,6 +309,9 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 		keepDocs, docs = true, false
 	}
 	identity := startIdentity(su, *cfg, good, bad, keepDocs, docs)
+	if nar != nil {
+		identity[store.KeyNarrowedFrom] = nar.key
+	}
 	k := identity.Key()
 	switch {
 	case sess == nil:

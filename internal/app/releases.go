@@ -1,0 +1,213 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/report"
+	"github.com/perfbisect/perfbisect/bisect/session"
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
+)
+
+// This file is a bisection's first phase with --binaries: the releases
+// between good and bad that the vendors' tarballs serve are bisected on
+// those binaries (nothing built), then the search goes on from source
+// between the two releases it narrowed to. The two phases never mix their
+// runs: a vendor's binary and a build here differ in compiler and flags, so
+// the second phase measures its endpoints again from source.
+
+// releaseRecipe is the recipe key of the first phase's runs: never the
+// same measurement as a build's (store.SameMeasurement).
+const releaseRecipe = "vendor binary tarballs"
+
+// releaseChain is the releases of good..bad (all: the range) that
+// su.Build.Binaries has tarballs of, oldest first, good first and bad last:
+// the tagged commits (bisect.Releases) on bad's first-parent line that
+// descend from good and whose tree states the tag's version, each with the
+// measure.Side that unpacks its tarball. The chain is nil when good or bad
+// has no tarball or no release between them has one; why says so.
+func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []string, sides map[string]measure.Side, why string, err error) {
+	g := bisect.NewGraph(all)
+	line := g.FirstParentLine(bad, nil)
+	rels, err := bisect.Releases(su.Repo, append([]string{good}, line...))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sides = map[string]measure.Side{}
+	tarball := func(commit string) (*build.Tarball, string) {
+		rel, ok := rels[commit]
+		if !ok {
+			return nil, fmt.Sprintf("%.10s has no version tag", commit)
+		}
+		tree, err := build.InspectTree(su.Repo, commit)
+		if err != nil || tree.Version == nil {
+			return nil, fmt.Sprintf("%s's tree states no version", rel.Tag)
+		}
+		if base, _, _ := strings.Cut(rel.Version, "-"); tree.Version.String() != base {
+			return nil, fmt.Sprintf("%s's tree says version %s", rel.Tag, tree.Version)
+		}
+		t := su.Build.Binaries.For(tree.Flavor, rel.Version)
+		if t == nil {
+			return nil, fmt.Sprintf("%s (%s %s) has no tarball in %s", rel.Tag, tree.Flavor, rel.Version, su.Build.Binaries.Dir)
+		}
+		sides[commit] = measure.Side{Name: rel.Tag, Commit: commit, Tarball: t, OptionFile: su.OptionFile}
+		return t, ""
+	}
+	if _, why := tarball(good); why != "" {
+		return nil, nil, "good " + why, nil
+	}
+	if _, why := tarball(bad); why != "" {
+		return nil, nil, "bad " + why, nil
+	}
+	chain = []string{bad}
+	for _, c := range line[1:] {
+		if _, why := tarball(c); why == "" && g.Descends(c, good) {
+			chain = append(chain, c)
+		}
+	}
+	chain = append(chain, good)
+	slices.Reverse(chain)
+	if len(chain) == 2 {
+		return nil, nil, "no release between good and bad has a tarball there", nil
+	}
+	return chain, sides, "", nil
+}
+
+// releaseIdentity is the first phase's identity: the start's, with the
+// vendors' tarballs for a recipe and their names.
+func releaseIdentity(su *Setup, cfg session.Config, chain []string, sides map[string]measure.Side) store.Identity {
+	id := startIdentity(su, cfg, cfg.Good, cfg.Bad, true, false)
+	id[store.KeyRecipe] = releaseRecipe
+	var names []string
+	for _, c := range chain {
+		names = append(names, sides[c].Tarball.Name())
+	}
+	id[store.KeyBinaries] = su.Build.Binaries.Dir + ": " + strings.Join(names, " ")
+	return id
+}
+
+// narrowed is what the first phase gives the second: the releases it
+// narrowed to (good, bad), the identity key the second phase records it
+// by, and the document's account of it.
+type narrowed struct {
+	good, bad string
+	key       string
+	doc       *report.Releases
+}
+
+// narrowByReleases runs a bisection's first phase (cfg: the search over
+// good..bad) when su.Build.Binaries serves releases between good and bad:
+// a search over the chain of releases on their tarballs, stored as a
+// session of its own (resumed, or replayed once done, by the same
+// command). It returns the releases the search goes on between from
+// source (nil: no first phase; said why), or the bisection's outcome when
+// it ends here (no regression between the releases, an error).
+func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg session.Config) (*narrowed, error) {
+	chain, sides, why, err := releaseChain(su, cfg.Good, cfg.Bad, cfg.Commits)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	if chain == nil {
+		fmt.Fprintf(su.Log, "%s: %s: building from source\n", "--binaries", why)
+		return nil, nil
+	}
+	c1 := cfg
+	c1.Commits, c1.FirstParent, c1.Replay = nil, false, nil
+	for i := len(chain) - 1; i > 0; i-- { // newest first, as a range is
+		c1.Commits = append(c1.Commits, bisect.Commit{Hash: chain[i], Subject: sides[chain[i]].Name, Parents: []string{chain[i-1]}})
+	}
+	identity := releaseIdentity(su, c1, chain, sides)
+	key := identity.Key()
+	st := su.Store
+	cur, err := st.Current(store.KindStart)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	if cur != nil && cur.Key != key && cur.Identity()[store.KeyNarrowedFrom] != key {
+		return nil, nil // another session is unfinished: resumable says so
+	}
+	prior, err := st.ByKey(store.KindStart, key)
+	if err != nil {
+		return nil, With(Failure, err)
+	}
+	if prior != nil && prior.State != store.Running && prior.State != store.Done {
+		prior = nil // failed or reset: begun again
+	}
+	if prior != nil {
+		if c1.Replay, err = st.Events(prior.ID); err != nil {
+			return nil, With(Failure, err)
+		}
+	}
+	var names []string
+	for _, c := range chain {
+		names = append(names, sides[c].Name)
+	}
+	fmt.Fprintf(su.Log, "releases first, on their binary tarballs (nothing built): %s\n", strings.Join(names, " "))
+	var sess *store.Session = prior
+	saved := su.Sides
+	su.Sides = sides
+	defer func() { su.Sides = saved }()
+	subjects := func(h string) string { return sides[h].Name }
+	table := &report.Table{W: req.Out, Subjects: subjects, Metric: c1.Metric, Color: req.Color}
+	var res *session.Result
+	su.StoreSession(&c1, func() int64 { return sess.ID }, 0, 0, func(s session.Step) { table.Step(s, res.Runs) })
+	run, err := session.New(c1, su.Measurer(func() int64 { return sess.ID }))
+	if err != nil {
+		return nil, With(Usage, err)
+	}
+	if sess == nil {
+		dir, _ := os.Getwd()
+		if sess, err = su.Begin(store.KindStart, req.Args, dir, c1.Good, c1.Bad, identity); err != nil {
+			return nil, With(Failure, err)
+		}
+	}
+	res = run.Result()
+	_, runErr := run.Run(ctx)
+	doc := report.NewDocument(res, c1.Metric, subjects)
+	doc.Place(c1.Good, c1.Bad, c1.Commits)
+	doc.Search = c1.Search
+	doc.Workload = su.Workload.Summary()
+	if runErr != nil {
+		doc.Result, doc.Error = "error", runErr.Error()
+		var ee *session.EndpointError
+		if errors.As(runErr, &ee) && ctx.Err() == nil {
+			_ = st.End(sess.ID, store.Failed, "error", doc) // resuming would only repeat it
+		}
+		return nil, SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
+	}
+	if sess.State != store.Done {
+		if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	rd := &report.Releases{Session: sess.ID, Releases: names, Runs: res.Measured, Outcome: string(res.Outcome)}
+	parent := map[string]string{}
+	for i := 1; i < len(chain); i++ {
+		parent[chain[i]] = chain[i-1]
+	}
+	var good, bad string
+	switch res.Outcome {
+	case session.Found:
+		good, bad = parent[res.FirstBad], res.FirstBad
+	case session.Ambiguous:
+		good, bad = parent[res.Range[len(res.Range)-1]], res.Range[0]
+	default:
+		report.Final(req.Out, res, subjects)
+		fmt.Fprintf(req.Out, "(measured on the vendors' binary tarballs of %s; without --binaries the releases are built from source)\n", strings.Join(names, ", "))
+		if res.Outcome == session.NoRegression {
+			return nil, Answer(NoRegression)
+		}
+		return nil, Answer(Undecided)
+	}
+	rd.Good, rd.Bad = sides[good].Name, sides[bad].Name
+	fmt.Fprintf(req.Out, "first bad release on the vendors' binaries: %s (good: %s), %s; going on from source between them\n",
+		rd.Bad, rd.Good, Counted(res.Measured, "run"))
+	return &narrowed{good: good, bad: bad, key: key, doc: rd}, nil
+}
