@@ -270,3 +270,37 @@ func TestOpenRepoBorrowedObjects(t *testing.T) {
 		}
 	}
 }
+
+func TestReleases(t *testing.T) {
+	p, at := taggedRepo(t, "mariadb-10.0.22", "v10.0.23", "Percona-Server-5.7.44-48", "mariadb-10.0.24-rc", "nightly", "mysql-8.0")
+	p.git("tag", "mariadb-10.0.25", at["mariadb-10.0.22"]) // two on one commit: the higher
+	r, err := OpenRepo(p.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commits []string
+	for _, h := range at {
+		commits = append(commits, h)
+	}
+	got, err := Releases(r, commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Release{
+		at["mariadb-10.0.22"]:          {Tag: "mariadb-10.0.25", Version: "10.0.25"},
+		at["v10.0.23"]:                 {Tag: "v10.0.23", Version: "10.0.23"},
+		at["Percona-Server-5.7.44-48"]: {Tag: "Percona-Server-5.7.44-48", Version: "5.7.44-48"},
+	}
+	if len(got) != len(want) {
+		t.Errorf("Releases = %v, want %v", got, want)
+	}
+	for c, w := range want {
+		if got[c] != w {
+			t.Errorf("Releases[%.10s] = %+v, want %+v", c, got[c], w)
+		}
+	}
+	// Only the commits asked for.
+	if got, _ := Releases(r, []string{at["v10.0.23"]}); len(got) != 1 {
+		t.Errorf("Releases of one commit = %v", got)
+	}
+}

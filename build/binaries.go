@@ -57,7 +57,7 @@ var tarballName = []struct {
 }{
 	{"MariaDB", regexp.MustCompile(`^mariadb-(\d+\.\d+\.\d+)-linux-(?:[A-Za-z0-9_.]+-)*?(x86_64|i686|aarch64|arm64|ppc64le|s390x)(?:-[a-z]+)?\.(?:tar\.gz|tgz|tar\.xz|tar\.zst|tar\.bz2)$`)},
 	{"MySQL", regexp.MustCompile(`^mysql-(\d+\.\d+\.\d+)-linux-(?:[A-Za-z0-9_.]+-)*?(x86_64|i686|aarch64|arm64|ppc64le|s390x)(?:-[a-z]+)?\.(?:tar\.gz|tgz|tar\.xz|tar\.zst|tar\.bz2)$`)},
-	{"Percona", regexp.MustCompile(`^Percona-Server-(\d+\.\d+\.\d+-\d+(?:\.\d+)?)-Linux\.(x86_64|i686|aarch64|arm64)(?:\.[A-Za-z0-9_.]+?)?\.(?:tar\.gz|tgz|tar\.xz|tar\.zst|tar\.bz2)$`)},
+	{"Percona", regexp.MustCompile(`^Percona-Server-(\d+\.\d+\.\d+-\d+(?:\.\d+)?)-Linux\.(x86_64|i686|aarch64|arm64)(?:\.[A-Za-z0-9_.-]+?)?\.(?:tar\.gz|tgz|tar\.xz|tar\.zst|tar\.bz2)$`)},
 }
 
 // ParseTarballName reads a vendor's tarball file name; ok is false for a

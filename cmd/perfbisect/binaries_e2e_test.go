@@ -52,9 +52,32 @@ func TestBisectBetweenReleasesOnBinaries(t *testing.T) {
 	repo, culprit := makeFixture(t, "--releases", "4", "-n", "12", "--culprit-pos", "7", "--broken-pos", "0")
 	bins := t.TempDir()
 	release := map[string]string{} // tag -> commit
+	tarballs := map[string]string{}
 	for _, tag := range []string{"mariadb-10.11.1", "mariadb-10.11.2", "mariadb-10.11.3", "mariadb-10.11.4"} {
-		makeBinaryTarball(t, repo, tag, bins)
+		tarballs[tag] = makeBinaryTarball(t, repo, tag, bins)
 		release[tag] = gitOut(t, repo, "rev-parse", tag+"^{commit}")
+	}
+
+	// A tarball whose server is another release than its name says: the
+	// user's file, named, before any run; no server left.
+	mislabeled := t.TempDir()
+	for from, to := range map[string]string{"mariadb-10.11.2": "mariadb-10.11.1", "mariadb-10.11.4": "mariadb-10.11.4", "mariadb-10.11.3": "mariadb-10.11.3"} {
+		b, err := os.ReadFile(tarballs[from])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mislabeled, to+"-linux-x86_64.tar.gz"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrong := t.TempDir()
+	r := perfbisect(t, nil, append([]string{"start", "--repo", repo, "--good", "10.11.1", "--bad", "10.11.4", "--binaries", mislabeled,
+		"--state-dir", wrong, "--no-explain"}, smallRun...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "mariadb-10.11.1-linux-x86_64.tar.gz: its server reports") || !strings.Contains(r.stderr, "10.11.2-MariaDB") {
+		t.Errorf("a mislabeled tarball: exit %d, want %d naming it and what its server reports", r.code, exitUsage)
+	}
+	if s := serversUnder(wrong); len(s) > 0 {
+		t.Errorf("servers left running: %v", s)
 	}
 	// Not this machine's: listed, never used.
 	if err := os.WriteFile(filepath.Join(bins, "mariadb-10.11.3-linux-systemd-aarch64.tar.gz"), []byte("not for here"), 0o644); err != nil {
@@ -84,7 +107,7 @@ func TestBisectBetweenReleasesOnBinaries(t *testing.T) {
 		t.Fatalf("the first phase did not narrow to 10.11.2..10.11.3:\n%s", tail(first.String(), 30))
 	}
 
-	r := perfbisect(t, nil, args...)
+	r = perfbisect(t, nil, args...)
 	if r.code != exitOK || !strings.Contains(r.stdout, "first bad commit: "+culprit) {
 		t.Fatalf("resumed bisection: exit %d, want 0 naming %s\n%s", r.code, culprit, r.stderr)
 	}

@@ -227,6 +227,10 @@ func SessionError(err error, interrupted bool, stateDir, repoRoot string) error 
 		return With(Interrupted, fmt.Errorf("interrupted; no server left running. Continue with: perfbisect resume %s (or the same start command); perfbisect status %s shows where it stands", where, where))
 	case errors.As(err, &ee), errors.Is(err, build.ErrNoCMake), errors.Is(err, serverctl.ErrOptionFile):
 		return With(Usage, err)
+	case errors.Is(err, usage.Err):
+		// The user's input found wanting during the session (a tarball of
+		// --binaries): fixed, the same command goes on.
+		return With(Usage, fmt.Errorf("%w (the session is kept: once that is fixed, perfbisect resume %s continues it)", err, where))
 	case errors.Is(err, sysbench.ErrScriptFailed):
 		return With(Usage, fmt.Errorf("%w: fix the script, then perfbisect resume %s: %v", sysbench.ErrScriptFailed, where, err))
 	default:
