@@ -36,7 +36,7 @@ func (m *Model) Posterior() (points []Point, lv Levels, pNone, pSplit float64) {
 		if len(rs) > 0 && delta != 0 {
 			v := make([]float64, len(rs))
 			for k, r := range rs {
-				v[k] = (r.v - st.lv.Drift(r.t) - st.lv.Good) / delta
+				v[k] = (r.v - st.lv.Drift(r.t) - st.lv.off(r.h) - st.lv.Good) / delta
 			}
 			p.Position = stats.Median(v)
 			// The median's standard error, about 1.25 sigma/sqrt(n).

@@ -111,7 +111,7 @@ func (m *Model) likelihoods(st *state) {
 func (m *Model) runsLikelihood(st *state, ll []float64, runs []obs) {
 	var rs []obs
 	for _, r := range runs {
-		if !st.lv.unknown(r.t) {
+		if !st.lv.unknownRun(r) {
 			rs = append(rs, r)
 		}
 	}
@@ -120,7 +120,7 @@ func (m *Model) runsLikelihood(st *state, ll []float64, runs []obs) {
 	}
 	var lvar float64
 	for _, r := range rs {
-		lvar += st.lv.levelVar(r.t)
+		lvar += st.lv.levelVar(r)
 	}
 	lvar /= float64(len(rs))
 	// A build's own level: the commit's offset and its reference's, each
@@ -134,7 +134,7 @@ func (m *Model) runsLikelihood(st *state, ll []float64, runs []obs) {
 	for li, f := range st.fracs {
 		var s float64
 		for _, r := range rs {
-			s += st.lv.noise.at(r.v-(st.lv.Good+st.lv.Drift(r.t)+f*delta), infl)
+			s += st.lv.noise.at(r.v-st.lv.off(r.h)-(st.lv.Good+st.lv.Drift(r.t)+f*delta), infl)
 		}
 		ll[li] = s
 	}
@@ -328,7 +328,7 @@ func (m *Model) noneLL(st *state, allGood float64) float64 {
 	}
 	delta := st.lv.Bad - st.lv.Good
 	for _, b := range m.bad {
-		lvl := st.lv.Good + st.lv.Drift(b.t)
+		lvl := st.lv.Good + st.lv.Drift(b.t) + st.lv.off(b.h)
 		allGood += st.lv.noise.at(b.v-lvl, 1) - st.lv.noise.at(b.v-(lvl+delta), 1)
 	}
 	return allGood

@@ -95,6 +95,7 @@ type Model struct {
 type obs struct {
 	t int     // sequence number of the run
 	v float64 // log of the metric
+	h int     // the host that measured it (ObserveOn); 0 on one machine
 }
 
 // New makes the model of the range of bisect.NewSearchOptions(commits, good,
@@ -158,14 +159,21 @@ func (m *Model) Candidates() []string { return slices.Clone(m.cands) }
 // the good or bad revision go to ObserveReference; a commit outside the range
 // is an error.
 func (m *Model) Observe(commit string, value float64) error {
+	return m.ObserveOn(0, commit, value)
+}
+
+// ObserveOn adds a run of candidate commit measured on host (0, 1, ...: the
+// hosts of a session, each with a level of its own estimated from the
+// references it measured; see ObserveReferenceOn). Errors as Observe's.
+func (m *Model) ObserveOn(host int, commit string, value float64) error {
 	i, ok := m.index[commit]
 	if !ok {
 		return fmt.Errorf("posterior: %.10s is not a candidate of the range", commit)
 	}
 	if i == 0 {
-		m.bad = append(m.bad, obs{m.t, value})
+		m.bad = append(m.bad, obs{m.t, value, host})
 	} else {
-		m.runs[i] = append(m.runs[i], obs{m.t, value})
+		m.runs[i] = append(m.runs[i], obs{m.t, value, host})
 	}
 	m.t++
 	m.cache = nil
@@ -175,10 +183,19 @@ func (m *Model) Observe(commit string, value float64) error {
 // ObserveReference adds a run of the good revision (bad false) or of the bad
 // one (bad true).
 func (m *Model) ObserveReference(bad bool, value float64) {
+	m.ObserveReferenceOn(0, bad, value)
+}
+
+// ObserveReferenceOn adds a run of the good revision (bad false) or of the
+// bad one (bad true) measured on host. Runs are comparable only within a
+// host: each host's level (its speed) is the median of its references'
+// deviations from their side's level, and a host's candidate runs are no
+// evidence until it has measured two references.
+func (m *Model) ObserveReferenceOn(host int, bad bool, value float64) {
 	if bad {
-		m.bad = append(m.bad, obs{m.t, value})
+		m.bad = append(m.bad, obs{m.t, value, host})
 	} else {
-		m.good = append(m.good, obs{m.t, value})
+		m.good = append(m.good, obs{m.t, value, host})
 	}
 	m.t++
 	m.cache = nil
@@ -271,6 +288,53 @@ type Levels struct {
 	gaps   [][2]int  // per step: the runs strictly between the references around it
 	drift  []float64 // by run number: the machine's change since run 0
 	weight []float64 // by run number: the references' kernel weight in the drift there (0: no smoothing)
+	// host is each host's level relative to the others (log scale; nil
+	// when one host measured every run), hostN its references, and
+	// hostShift the bad level's change from the good one on it alone (NaN
+	// without references of both sides there).
+	host      []float64
+	hostN     []int
+	hostShift []float64
+}
+
+// off is host h's level (0 on one machine).
+func (l Levels) off(h int) float64 {
+	if h < len(l.host) {
+		return l.host[h]
+	}
+	return 0
+}
+
+// Hosts is the number of hosts whose levels were estimated (0: one
+// machine, no host levels).
+func (l Levels) Hosts() int { return len(l.host) }
+
+// HostLevel is host h's level relative to the hosts' average, relative
+// (-0.1: its runs 10% lower), and its references.
+func (l Levels) HostLevel(h int) (rel float64, refs int) {
+	if h >= len(l.host) {
+		return 0, 0
+	}
+	return math.Expm1(l.host[h]), l.hostN[h]
+}
+
+// HostShift is the bad level's change from the good one measured on host h
+// alone, relative (NaN without references of both sides there): a
+// regression whose size differs by host shows here.
+func (l Levels) HostShift(h int) float64 {
+	if h >= len(l.hostShift) {
+		return math.NaN()
+	}
+	return math.Expm1(l.hostShift[h])
+}
+
+// unknownRun reports whether run r is no evidence: it fell in a step's gap,
+// or its host has fewer than two references (its level is not known).
+func (l Levels) unknownRun(r obs) bool {
+	if len(l.host) > 0 && (r.h >= len(l.hostN) || l.hostN[r.h] < 2) {
+		return true
+	}
+	return l.unknown(r.t)
 }
 
 // unknown reports whether run t fell between the references around a step:
@@ -284,13 +348,17 @@ func (l Levels) unknown(t int) bool {
 	return false
 }
 
-// levelVar is the variance of the estimated level at run t, in units of
-// Scale squared: a median of the fewer side's references (1.57/n) and, when
-// the drift is smoothed, the kernel's average at t (1/weight).
-func (l Levels) levelVar(t int) float64 {
+// levelVar is the variance of the estimated level at run r, in units of
+// Scale squared: a median of the fewer side's references (1.57/n), when
+// the drift is smoothed the kernel's average at its time (1/weight), and
+// with several hosts the median of its host's references (1.57/n).
+func (l Levels) levelVar(r obs) float64 {
 	v := 1.57 / float64(max(min(l.NGood, l.NBad), 1))
-	if t >= 0 && t < len(l.weight) && l.weight[t] > 0 {
+	if t := r.t; t >= 0 && t < len(l.weight) && l.weight[t] > 0 {
 		v += 1 / l.weight[t]
+	}
+	if len(l.host) > 0 && r.h < len(l.hostN) {
+		v += 1.57 / float64(max(l.hostN[r.h], 1))
 	}
 	return v
 }
@@ -323,15 +391,20 @@ func (m *Model) levels() Levels {
 	vals := func(xs []obs, drift []float64) []float64 {
 		out := make([]float64, len(xs))
 		for i, x := range xs {
-			out[i] = x.v - drift[x.t]
+			out[i] = x.v - drift[x.t] - l.off(x.h)
 		}
 		return out
 	}
 	refs := append(slices.Clone(m.good), m.bad...)
 	order := timeOrder(refs)
 	smooth := len(refs) >= 12
+	hosts := m.hosts()
 	for iter := 0; iter < 2; iter++ {
 		l.Good, l.Bad = stats.Median(vals(m.good, l.drift)), stats.Median(vals(m.bad, l.drift))
+		if hosts > 1 {
+			m.hostLevels(&l, hosts)
+			l.Good, l.Bad = stats.Median(vals(m.good, l.drift)), stats.Median(vals(m.bad, l.drift))
+		}
 		if !smooth {
 			break
 		}
@@ -342,7 +415,7 @@ func (m *Model) levels() Levels {
 			if i >= len(m.good) {
 				lv = l.Bad
 			}
-			res[i] = x.v - lv
+			res[i] = x.v - lv - l.off(x.h)
 		}
 		sc := diffScale(refs, res, order)
 		l.Steps, l.gaps = steps(refs, res, sc, order)
@@ -360,10 +433,10 @@ func (m *Model) levels() Levels {
 	}
 	var res []float64
 	for _, x := range m.good {
-		res = append(res, x.v-l.drift[x.t]-l.Good)
+		res = append(res, x.v-l.drift[x.t]-l.off(x.h)-l.Good)
 	}
 	for _, x := range m.bad {
-		res = append(res, x.v-l.drift[x.t]-l.Bad)
+		res = append(res, x.v-l.drift[x.t]-l.off(x.h)-l.Bad)
 	}
 	l.Scale = 1.4826 * mad(res)
 	// Few references: the MAD of a handful underestimates; never below a
@@ -373,6 +446,60 @@ func (m *Model) levels() Levels {
 	l.Scale = math.Max(l.Scale, math.Max(math.Abs(l.Bad-l.Good)/10, 0.001))
 	l.noise = noiseDensity(res, l.Scale)
 	return l
+}
+
+// hosts is the number of hosts that measured runs (the highest host + 1).
+func (m *Model) hosts() int {
+	n := 1
+	for _, xs := range [][]obs{m.good, m.bad} {
+		for _, x := range xs {
+			n = max(n, x.h+1)
+		}
+	}
+	for _, xs := range m.runs {
+		for _, x := range xs {
+			n = max(n, x.h+1)
+		}
+	}
+	return n
+}
+
+// hostLevels sets l's host levels from the references at l's side levels
+// and drift: each host's the median of its references' deviations, the
+// whole centred on the references' mean (so the side levels stay the
+// references' medians), and each host's own shift between the sides.
+func (m *Model) hostLevels(l *Levels, hosts int) {
+	dev := make([][]float64, hosts)
+	side := make([][2][]float64, hosts)
+	for k, xs := range [][]obs{m.good, m.bad} {
+		lv := []float64{l.Good, l.Bad}[k]
+		for _, x := range xs {
+			d := x.v - l.drift[x.t]
+			dev[x.h] = append(dev[x.h], d-lv)
+			side[x.h][k] = append(side[x.h][k], d)
+		}
+	}
+	l.host, l.hostN, l.hostShift = make([]float64, hosts), make([]int, hosts), make([]float64, hosts)
+	var sum float64
+	var n int
+	for h := range hosts {
+		l.hostN[h] = len(dev[h])
+		l.hostShift[h] = math.NaN()
+		if len(side[h][0]) > 0 && len(side[h][1]) > 0 {
+			l.hostShift[h] = stats.Median(side[h][1]) - stats.Median(side[h][0])
+		}
+		if len(dev[h]) == 0 {
+			continue
+		}
+		l.host[h] = stats.Median(dev[h])
+		sum += l.host[h] * float64(len(dev[h]))
+		n += len(dev[h])
+	}
+	for h := range hosts {
+		if l.hostN[h] > 0 {
+			l.host[h] -= sum / float64(n)
+		}
+	}
 }
 
 // density is a run's noise density: the references' residuals and scale,

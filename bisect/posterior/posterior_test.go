@@ -355,3 +355,63 @@ func TestBuildEffectBoundsACommitsEvidence(t *testing.T) {
 }
 
 func must(points []Point, _ Levels, _, _ float64) []Point { return points }
+
+// TestHostLevels: two hosts, the second 25% slower, the culprit -10% at 2%
+// noise. The commits below the culprit measured on the slow host are good
+// on its level; read as one machine's runs they look bad, and the answer
+// moves below the culprit.
+func TestHostLevels(t *testing.T) {
+	cs, hs := chain(10)
+	const culprit, shift, sigma, slow = 6, 0.10, 0.02, -0.25
+	run := func(hosts bool) (*Model, Answer) {
+		m, err := New(cs, hs[0], hs[10], bisect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		on := func(h int) int {
+			if hosts {
+				return h
+			}
+			return 0
+		}
+		for i := 0; i < 4; i++ {
+			for h, lvl := range []float64{0, slow} {
+				m.ObserveReferenceOn(on(h), false, lvl+r.NormFloat64()*sigma)
+				m.ObserveReferenceOn(on(h), true, lvl-shift+r.NormFloat64()*sigma)
+			}
+		}
+		for _, c := range []struct{ pos, host int }{{3, 1}, {5, 1}, {6, 0}, {8, 0}} {
+			lvl := []float64{0, slow}[c.host]
+			if c.pos >= culprit {
+				lvl -= shift
+			}
+			for k := 0; k < 3; k++ {
+				if err := m.ObserveOn(on(c.host), hs[c.pos], lvl+r.NormFloat64()*sigma); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return m, m.Answer(0.95)
+	}
+	m, a := run(true)
+	if !a.Done || len(a.Commits) != 1 || a.Commits[0] != hs[culprit] {
+		t.Errorf("with host levels: %+v, want %.6s", a, hs[culprit])
+	}
+	_, lv, _, _ := m.Posterior()
+	if lv.Hosts() != 2 {
+		t.Fatalf("%d host levels, want 2", lv.Hosts())
+	}
+	if rel, refs := lv.HostLevel(1); math.Abs(math.Log1p(rel)-slow/2) > 0.02 || refs != 8 {
+		// The levels are centred: host 1 sits half the gap below the mean.
+		t.Errorf("host 1's level %.3f over %d references, want about %.3f over 8", rel, refs, math.Expm1(slow/2))
+	}
+	for h := range 2 {
+		if s := lv.HostShift(h); math.Abs(s-math.Expm1(-shift)) > 0.03 {
+			t.Errorf("host %d's own shift %.3f, want about %.3f", h, s, math.Expm1(-shift))
+		}
+	}
+	if _, a := run(false); a.Done && len(a.Commits) == 1 && a.Commits[0] == hs[culprit] {
+		t.Errorf("read as one machine's runs, the slow host's good commits should look bad: %+v", a)
+	}
+}
