@@ -25,6 +25,8 @@ type Run struct {
 	Events         int64         `json:"transactions"` // transactions in the window
 	Window         time.Duration `json:"window"`       // length of the measured window
 	Started        time.Time     `json:"started"`
+	// Host is the runner host that measured the run ("" on this machine).
+	Host string `json:"host,omitempty"`
 	Wall           time.Duration `json:"wall"` // wall time of the whole run, start to stop
 	// Status holds SHOW GLOBAL STATUS over the measured window: deltas of
 	// serverctl.StatusCounters, end values of serverctl.StatusGauges.
@@ -81,6 +83,20 @@ type Second struct {
 // any other error for failures of the tool or the machine.
 type Measurer interface {
 	Measure(ctx context.Context, commit string, runs int) ([]Run, error)
+}
+
+// HostMeasurer is a Measurer with runner hosts (Config.Hosts of a
+// session): it takes runs of commit on host, which sets each Run's Host.
+// Runs are comparable only within a host: a session places them so that
+// every host measures its own references.
+type HostMeasurer interface {
+	MeasureOn(ctx context.Context, host, commit string, runs int) ([]Run, error)
+}
+
+// RoundEnder is told when a round of runs on every host ends: the hosts
+// wait for one another there (a simulation's clocks meet).
+type RoundEnder interface {
+	EndRound()
 }
 
 // Preparer is implemented by Measurers that can get a revision ready (build it,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -133,6 +134,17 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 			s.logf("no candidate left to measure")
 			return s.bayesEnd(model.Answer(s.posteriorLevel()), false)
 		}
+		if len(c.Hosts) > 1 {
+			if missing == "" {
+				// The single best commit first (Horstein's median), then
+				// the quantiles of a round over the hosts.
+				pts = append(pts, model.NextK(len(c.Hosts), posterior.Cost{Built: func(h string) bool { return b.prepared[h] }, BuildRuns: s.buildRuns()})...)
+			}
+			if err := s.hostRound(ctx, pts, forceRef); err != nil {
+				return err
+			}
+			continue
+		}
 		// A reference run every candidatesPerReference candidate runs (the
 		// drift), and whenever the fewer side has fewer runs than the
 		// candidate about to run: the levels' error is shared by all of a
@@ -167,6 +179,72 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 			sinceRef++
 		}
 	}
+}
+
+// hostRound gives every host of Config.Hosts one run: a reference it
+// needs (hostRef), else the next of the commits placed (pts: NextK over
+// the hosts, or the commit the answer misses), then feeds the model. The hosts' order is fixed, so a resumed
+// session asks for the same runs in the same order.
+func (s *Session) hostRound(ctx context.Context, pts []string, forceRef bool) error {
+	// Commits whose side is all but known tell little: when the posterior
+	// has narrowed, the hosts share the commits still in doubt, a commit
+	// on several hosts at once, rather than spread to settled ones.
+	bad := map[string]float64{}
+	points, _, _, _ := s.bayes.model.Posterior()
+	for _, p := range points {
+		bad[p.Commit] = p.Bad
+	}
+	doubt := slices.DeleteFunc(slices.Clone(pts[1:]), func(h string) bool { return bad[h] < 0.1 || bad[h] > 0.9 || h == pts[0] })
+	doubt = append(pts[:1:1], doubt...)
+	defer func() { s.on = 0 }()
+	next := 0
+	for i := range s.cfg.Hosts {
+		s.on = i
+		if ref := s.hostRef(i, forceRef && i == 0); ref != "" {
+			if _, err := s.measure(ctx, ref, false, referenceTries); err != nil {
+				if bisect.IsUntestable(err) {
+					return fmt.Errorf("reference %.10s failed on host %s during the search: %w", ref, s.cfg.Hosts[i], err)
+				}
+				return err
+			}
+			continue
+		}
+		for tries := 0; tries < len(doubt); tries++ {
+			h := doubt[next%len(doubt)]
+			next++
+			if s.res.Verdicts[h] == bisect.Skip.String() {
+				continue // found untestable this round
+			}
+			ok, err := s.runCandidate(ctx, h)
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+		}
+	}
+	if r, ok := s.m.(bisect.RoundEnder); ok {
+		r.EndRound()
+	}
+	s.feed()
+	return nil
+}
+
+// hostRef is the reference host i must run before its next candidate, or
+// "": two of each side before its first candidate (its level is not known
+// before), then one every candidatesPerReference candidate runs, the side
+// with fewer runs there (good on a tie); force asks for one now.
+func (s *Session) hostRef(i int, force bool) string {
+	g, b := s.hostRefs[i][0], s.hostRefs[i][1]
+	fewer := s.cfg.Good
+	if b < g {
+		fewer = s.cfg.Bad
+	}
+	if force || min(g, b) < 2 || g+b < 4+s.hostCands[i]/candidatesPerReference {
+		return fewer
+	}
+	return ""
 }
 
 // runCandidate prepares h when it is not yet, and takes one run of it. It
@@ -224,11 +302,11 @@ func (s *Session) feed() {
 		v := math.Log(r.v)
 		switch r.commit {
 		case s.cfg.Good:
-			b.model.ObserveReference(false, v)
+			b.model.ObserveReferenceOn(r.host, false, v)
 		case s.cfg.Bad:
-			b.model.ObserveReference(true, v)
+			b.model.ObserveReferenceOn(r.host, true, v)
 		default:
-			_ = b.model.Observe(r.commit, v) // only candidates are measured
+			_ = b.model.ObserveOn(r.host, r.commit, v) // only candidates are measured
 		}
 	}
 }

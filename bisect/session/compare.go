@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/stats"
@@ -101,6 +102,11 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 					ys = append(ys, v)
 				}
 			}
+			if role == RoleEndpoints && len(s.cfg.Hosts) > 1 {
+				if err := s.hostPairs(ctx, order); err != nil {
+					return cmp, err
+				}
+			}
 		}
 		cmp = stats.CompareAt(xs, ys, threshold, d.LookAlpha(look), same)
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
@@ -111,4 +117,28 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 			return cmp, nil
 		}
 	}
+}
+
+// hostPairs gives every runner host but the first (which measures the
+// endpoints' comparison) a run of each endpoint in order, alongside the
+// first's pair: each host has its own references by the time the search
+// places commits on it. Their runs are the posterior's, never the
+// comparison's (runs are comparable only within a host).
+func (s *Session) hostPairs(ctx context.Context, order []string) error {
+	defer func() { s.on = 0 }()
+	for i := 1; i < len(s.cfg.Hosts); i++ {
+		s.on = i
+		for _, h := range order {
+			if _, err := s.measure(ctx, h, false, referenceTries); err != nil {
+				if bisect.IsUntestable(err) {
+					return fmt.Errorf("reference %.10s failed on host %s: %w", h, s.cfg.Hosts[i], err)
+				}
+				return err
+			}
+		}
+	}
+	if r, ok := s.m.(bisect.RoundEnder); ok {
+		r.EndRound()
+	}
+	return nil
 }

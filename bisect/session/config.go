@@ -103,6 +103,14 @@ type Config struct {
 	// good and bad runs; 0 or 1 is exact bisection.
 	Jobs int
 
+	// Hosts are the runner hosts a probabilistic search places its runs on
+	// (bisect.HostMeasurer): each round gives every host one run, of a
+	// commit of its own (NextK over the hosts) or of a reference it needs,
+	// so that each host measures its own references and the posterior
+	// keeps a level per host. The endpoints and the head-to-head are
+	// measured on the first. Empty or one: this machine, as Jobs says.
+	Hosts []string `json:",omitempty"`
+
 	// Fixed makes every decision take --max-repeats runs per side (blocks) in
 	// one look, with no plan from the endpoints: the fixed-sample design that
 	// perfbisect simulate compares the sequential one with.

@@ -141,11 +141,12 @@ func (s *Session) headToHeadDesign(cmp stats.Comparison) (d stats.Design, effect
 }
 
 // trailOf is the usable runs' metric values of commit h from the from-th
-// entry of the trail on, in measuring order.
+// entry of the trail on, in measuring order: with runner hosts, the first
+// host's (where head-to-heads run; runs of hosts are not comparable).
 func (s *Session) trailOf(h string, from int) []float64 {
 	var out []float64
 	for _, r := range s.trail[min(from, len(s.trail)):] {
-		if r.commit == h {
+		if r.commit == h && r.host == 0 {
 			out = append(out, r.v)
 		}
 	}

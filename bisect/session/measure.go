@@ -20,7 +20,17 @@ func (s *Session) run(ctx context.Context, commit string, keepFailure bool) (bis
 		}
 		return *e.Run, nil
 	}
-	runs, err := s.m.Measure(ctx, commit, 1)
+	var runs []bisect.Run
+	var err error
+	if len(s.cfg.Hosts) > 1 {
+		host := s.cfg.Hosts[s.on]
+		runs, err = s.m.(bisect.HostMeasurer).MeasureOn(ctx, host, commit, 1)
+		for i := range runs {
+			runs[i].Host = host
+		}
+	} else {
+		runs, err = s.m.Measure(ctx, commit, 1)
+	}
 	if err != nil {
 		if e, ok := untestableEvent(EventRun, commit, err); ok && keepFailure {
 			if rerr := s.record(e); rerr != nil {
@@ -79,11 +89,22 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 	s.res.Runs[commit] = append(s.res.Runs[commit], r)
 	s.runs++
 	if v := s.cfg.Metric.Value(r); v > 0 && !math.IsInf(v, 0) {
-		s.trail = append(s.trail, trailRun{commit, v})
+		host := s.hostOf(r)
+		s.trail = append(s.trail, trailRun{commit, v, host})
 		if s.usable == nil {
 			s.usable = map[string]int{}
 		}
 		s.usable[commit]++
+		if len(s.cfg.Hosts) > 1 {
+			switch commit {
+			case s.cfg.Good:
+				s.hostRefs[host][0]++
+			case s.cfg.Bad:
+				s.hostRefs[host][1]++
+			default:
+				s.hostCands[host]++
+			}
+		}
 	}
 	s.wall += r.Wall
 	v := s.cfg.Metric.Value(r)
@@ -92,6 +113,19 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 			Err: fmt.Errorf("%s = %v in a %.1fs window", s.cfg.Metric, v, r.Window.Seconds())}
 	}
 	return v, nil
+}
+
+// hostOf is the index in Config.Hosts of the host that measured r (a
+// stored run's Host; the current host when the run names none).
+func (s *Session) hostOf(r bisect.Run) int {
+	if r.Host != "" {
+		for i, h := range s.cfg.Hosts {
+			if h == r.Host {
+				return i
+			}
+		}
+	}
+	return s.on
 }
 
 // prepare gets a revision ready before its first run when the Measurer can.

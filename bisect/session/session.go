@@ -51,6 +51,9 @@ type Session struct {
 	builds    int            // prepares timed (replayed or live), for the cost of a build
 	building  time.Duration  // their time
 	hand      handSteps      // marks given by hand
+	on        int            // the host of the runs being taken (Config.Hosts' index; 0 on one machine)
+	hostRefs  [][2]int       // per host: usable runs of good and of bad
+	hostCands []int          // per host: candidate runs taken
 	recordErr error          // storing the hand marks kept at a divergence failed
 }
 
@@ -58,6 +61,7 @@ type Session struct {
 type trailRun struct {
 	commit string
 	v      float64
+	host   int // Config.Hosts' index of the host that measured it
 }
 
 // probabilistic reports whether the session runs the probabilistic search.
@@ -73,6 +77,21 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		return nil, err
 	}
 	n := len(search.Candidates())
+	if len(cfg.Hosts) > 1 {
+		if !cfg.probabilistic() || cfg.Fixed {
+			return nil, bisect.Usagef("runner hosts (%d) need the probabilistic search (the classic one decides one midpoint at a time on one machine)", len(cfg.Hosts))
+		}
+		if _, ok := m.(bisect.HostMeasurer); !ok {
+			return nil, fmt.Errorf("session: %d runner hosts and a Measurer that cannot measure on a host", len(cfg.Hosts))
+		}
+		seen := map[string]bool{}
+		for _, h := range cfg.Hosts {
+			if h == "" || seen[h] {
+				return nil, bisect.Usagef("runner hosts: %q is empty or given twice", h)
+			}
+			seen[h] = true
+		}
+	}
 	if cfg.Jobs > n {
 		cfg.Jobs = n // more points per round than candidates would spend the budget on nothing
 	}
@@ -87,7 +106,7 @@ func New(cfg Config, m bisect.Measurer) (*Session, error) {
 		return &Session{cfg: cfg, m: m, search: search, budget: b, ends: ends, mid: ends, conf: ends, res: &Result{
 			Runs: map[string][]bisect.Run{}, Verdicts: map[string]string{}, Skipped: map[string]string{}, Budget: b,
 			Improvement: cfg.Improvement,
-		}}, nil
+		}, hostRefs: make([][2]int, len(cfg.Hosts)), hostCands: make([]int, len(cfg.Hosts))}, nil
 	}
 	b := stats.Budget{Confidence: cfg.Confidence, Steps: expectedDecisions(n, cfg.Jobs),
 		Looks: stats.Looks(cfg.Repeats, cfg.MaxRepeats, cfg.Repeats)}

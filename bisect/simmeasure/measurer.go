@@ -58,11 +58,22 @@ type Measurer struct {
 	// (the server dies once); every attempt fails independently.
 	Flaky float64
 
+	// Hosts are the speeds of the runner hosts by name (MeasureOn): a
+	// host's runs are its speed times the level, and a build there takes
+	// BuildRuns over its speed. Measure is the host "" of speed 1.
+	Hosts map[string]float64
+	// BuildRuns is a build's time in runs on a host of speed 1, for the
+	// hosts' clocks (Wall); a commit is built once, on the first host that
+	// runs it (the others fetch it from a shared build cache, free).
+	BuildRuns float64
+
 	Calls    int      // runs measured (failed ones included)
 	Failed   int      // runs that failed (Flaky)
 	Prepared []string // commits prepared, in order
 
 	measured map[string]int       // runs per commit (Transient)
+	clock    map[string]float64   // per host: its time, in runs (Wall)
+	built    map[string]bool      // commits built on some host
 	level    map[string][]float64 // each commit's BuildEffect factors, one per layout
 	parents  map[string][]string  // Commits' parents, by hash (Contains)
 	contains map[[2]string]bool   // Contains' answers
@@ -80,9 +91,32 @@ func (m *Measurer) Prepare(ctx context.Context, commit string) error {
 
 // Measure returns runs simulated runs of commit, or an *bisect.UntestableError.
 func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	return m.MeasureOn(ctx, "", commit, runs)
+}
+
+// MeasureOn is Measure on host (a name of Hosts; "" is a host of speed 1):
+// its speed scales the runs, and its clock counts the runs and the build.
+// An unknown host is an error.
+func (m *Measurer) MeasureOn(ctx context.Context, host, commit string, runs int) ([]bisect.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	speed := 1.0
+	if host != "" {
+		sp, ok := m.Hosts[host]
+		if !ok {
+			return nil, fmt.Errorf("simulated: no host %q", host)
+		}
+		speed = sp
+	}
+	if m.clock == nil {
+		m.clock, m.built = map[string]float64{}, map[string]bool{}
+	}
+	if !m.built[commit] {
+		m.built[commit] = true
+		m.clock[host] += m.BuildRuns / speed
+	}
+	m.clock[host] += float64(runs)
 	if why, ok := m.Untestable[commit]; ok {
 		return nil, &bisect.UntestableError{Commit: commit, Reason: why, Err: fmt.Errorf("simulated")}
 	}
@@ -104,7 +138,7 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		if m.StepAt > 0 && m.Calls >= m.StepAt {
 			drift *= m.StepFactor
 		}
-		tps := m.Base * f * drift * m.noise() * m.buildLevel(commit, m.measured[commit])
+		tps := m.Base * speed * f * drift * m.noise() * m.buildLevel(commit, m.measured[commit])
 		if t, ok := m.Transient[commit]; ok && m.measured[commit] < m.TransientRuns {
 			tps *= t
 		}
@@ -129,6 +163,30 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 		m.Calls++
 	}
 	return out, nil
+}
+
+// EndRound is the end of a round of runs on every host: the hosts' clocks
+// meet at the latest (the round waits for its slowest host).
+func (m *Measurer) EndRound() {
+	var latest float64
+	for _, c := range m.clock {
+		latest = max(latest, c)
+	}
+	for h := range m.clock {
+		m.clock[h] = latest
+	}
+	for h := range m.Hosts {
+		m.clock[h] = latest
+	}
+}
+
+// Wall is the session's time so far, in runs: the latest host clock.
+func (m *Measurer) Wall() float64 {
+	var latest float64
+	for _, c := range m.clock {
+		latest = max(latest, c)
+	}
+	return latest
 }
 
 // LayoutPerRun is Measurer.Layouts for a new layout in every run.

@@ -42,7 +42,16 @@ type Scenario struct {
 	// Merges makes the history one with side branches (simmeasure.Merges) instead
 	// of a line.
 	Merges bool
+	// HostSpeeds, with two or more, are runner hosts of those speeds (a
+	// host's runs are its speed times the level; a build there takes
+	// SimBuildRuns over its speed): the session places a commit per host
+	// per round (session.Config.Hosts), each host measuring its own
+	// references.
+	HostSpeeds []float64
 }
+
+// HostName is the name of the simulated runner host i (0-based).
+func HostName(i int) string { return fmt.Sprintf("host%d", i+1) }
 
 // Summary counts the outcomes of many sessions of a scenario.
 type Summary struct {
@@ -58,6 +67,11 @@ type Summary struct {
 	Second       int    // with two culprits: named the second one (counted as a wrong culprit)
 
 	MeanRuns, P95Runs   float64 // runs per session (failed runs included)
+	// MeanWall and P95Wall are a session's time in runs' time: the hosts
+	// run side by side, a round waits for its slowest host, a build takes
+	// SimBuildRuns runs on a host of speed 1 (once, on the first host that
+	// runs the commit: the others fetch it from a shared build cache).
+	MeanWall, P95Wall float64
 	MeanBuilt, P95Built float64 // distinct commits prepared (built) per session
 	// MeanCost is the mean of runs + builds x SimBuildRuns per session: what
 	// a session costs in runs when a build takes SimBuildRuns runs' time.
@@ -85,6 +99,7 @@ func (s Summary) String() string {
 	out := fmt.Sprintf("%d sessions: correct %.1f%%, wrong culprit %.1f%%, false alarm (range without a culprit) %.1f%%, missed (no regression or undecided endpoints) %.1f%%, ambiguous %.1f%% (culprit in range %d of %d), errors %d; runs per session mean %.0f, p95 %.0f; commits built mean %.1f, p95 %.0f; cost (runs + %d per build) mean %.0f",
 		s.Sessions, 100*s.Rate(s.Correct), 100*s.Rate(s.WrongCulprit), 100*s.Rate(s.FalseAlarm), 100*s.Rate(s.NoRegression),
 		100*s.Rate(s.Ambiguous), s.RangeHolds, s.Ambiguous, s.Errors, s.MeanRuns, s.P95Runs, s.MeanBuilt, s.P95Built, SimBuildRuns, s.MeanCost)
+	out += fmt.Sprintf("; wall time (in runs, builds included) mean %.0f, p95 %.0f", s.MeanWall, s.P95Wall)
 	if s.Second > 0 {
 		out += fmt.Sprintf("; named the second culprit %d times", s.Second)
 	}
@@ -110,6 +125,7 @@ type outcome struct {
 	kind               int // one of the outcome kinds below
 	second, holds      bool
 	runs, built, retry int
+	wall               float64 // the session's time in runs (simmeasure.Measurer.Wall)
 	estimated          int // the pre-flight estimate of runs (0: none)
 	estimatedHigh      int // its upper figure (0: none)
 }
@@ -148,6 +164,12 @@ func RunContext(ctx context.Context, sc Scenario, cfg session.Config, sessions i
 	cfg.Hooks = session.Hooks{}
 	if cfg.BuildRuns == 0 {
 		cfg.BuildRuns = SimBuildRuns
+	}
+	cfg.Hosts = nil
+	if len(sc.HostSpeeds) > 1 {
+		for i := range sc.HostSpeeds {
+			cfg.Hosts = append(cfg.Hosts, HostName(i))
+		}
 	}
 	h := history{sc: sc, cfg: cfg, commits: commits, hashes: hashes, seed: seed}
 	outs := make([]outcome, sessions)
@@ -204,7 +226,7 @@ func (h history) session(ctx context.Context, i int) outcome {
 	for _, p := range m.Prepared {
 		built[p] = true
 	}
-	o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried}
+	o := outcome{err: err, runs: m.Calls, built: len(built), retry: res.Retried, wall: m.Wall()}
 	if err == nil {
 		o.estimated, o.estimatedHigh = res.EstimatedRuns, res.EstimatedRunsHigh
 	}
@@ -230,7 +252,14 @@ func (h history) measurer(i int) (m *simmeasure.Measurer, culprit, second string
 	}
 	m = &simmeasure.Measurer{Commits: h.commits, Base: 1000, CV: sc.CV, Noise: sc.Noise, DriftPerRun: sc.DriftPerRun,
 		StepAt: sc.StepAt, StepFactor: sc.StepFactor, Flaky: sc.Flaky, BuildEffect: sc.BuildEffect, Layouts: sc.Layouts,
-		Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(h.seed, uint64(i)))}
+		Culprits: map[string]float64{}, Untestable: map[string]string{}, Rand: rand.New(rand.NewPCG(h.seed, uint64(i))),
+		BuildRuns: h.cfg.BuildRuns}
+	if len(sc.HostSpeeds) > 1 {
+		m.Hosts = map[string]float64{}
+		for i, sp := range sc.HostSpeeds {
+			m.Hosts[HostName(i)] = sp
+		}
+	}
 	if culprit != "" {
 		m.Culprits[culprit] = sc.Factor
 	}
@@ -285,7 +314,7 @@ func judgeAnswer(res *session.Result, err error, culprit, second string, either 
 
 func summarize(outs []outcome) Summary {
 	sum := Summary{Sessions: len(outs)}
-	var runs, built, ratios, highRatios []float64
+	var runs, walls, built, ratios, highRatios []float64
 	for _, o := range outs {
 		if o.kind == kError {
 			sum.Errors++
@@ -295,6 +324,7 @@ func summarize(outs []outcome) Summary {
 			continue
 		}
 		runs = append(runs, float64(o.runs))
+		walls = append(walls, o.wall)
 		built = append(built, float64(o.built))
 		sum.Retried += o.retry
 		if o.estimated > 0 {
@@ -332,6 +362,7 @@ func summarize(outs []outcome) Summary {
 		}
 	}
 	sum.MeanRuns, sum.P95Runs = meanP95(runs)
+	sum.MeanWall, sum.P95Wall = meanP95(walls)
 	sum.MeanBuilt, sum.P95Built = meanP95(built)
 	for i := range runs {
 		sum.MeanCost += runs[i] + SimBuildRuns*built[i]

@@ -222,3 +222,30 @@ func TestNoRegressionAtOneNoiseUnit(t *testing.T) {
 	}
 	t.Logf("no regression: %s", none)
 }
+
+// TestHostsShareTheWork: the same scenario on one host and on four of
+// different speeds (the slowest 30% below the fastest, 6 noise units):
+// as accurate, every host's runs in the posterior at its own level and
+// its own references measured (more runs in all). The wall times are
+// docs/statistics.md's table (perfbisect simulate --table --grid hosts).
+func TestHostsShareTheWork(t *testing.T) {
+	sc := Scenario{Commits: 40, CulpritPos: 1, RandomPos: true, Factor: 0.95, CV: 0.03}
+	cfg := session.Config{Repeats: 6, MaxRepeats: 30, Threshold: 0.01, Confidence: 0.99, Metric: session.TPS, Search: session.SearchBayes}
+	one, err := RunContext(context.Background(), sc, cfg, 60, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.HostSpeeds = []float64{1, 0.9, 0.8, 0.7}
+	four, err := RunContext(context.Background(), sc, cfg, 60, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1 host: %v", one)
+	t.Logf("4 hosts: %v", four)
+	if four.Errors > 0 || four.Rate(four.Correct) < one.Rate(one.Correct)-0.05 || four.Wrong() > one.Wrong()+1 {
+		t.Errorf("4 hosts: correct %.2f wrong %d, 1 host: correct %.2f wrong %d", four.Rate(four.Correct), four.Wrong(), one.Rate(one.Correct), one.Wrong())
+	}
+	if four.MeanRuns <= one.MeanRuns {
+		t.Errorf("4 hosts took %.0f runs, 1 host %.0f: each host measures its own references, so more", four.MeanRuns, one.MeanRuns)
+	}
+}

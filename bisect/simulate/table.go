@@ -201,6 +201,49 @@ func Grid(commits int) []Row {
 	return rows
 }
 
+// HostSpeeds are k hosts' speeds from 1 down to 0.7, evenly: a fleet whose
+// slowest host is 30% below its fastest.
+func HostSpeeds(k int) []float64 {
+	if k <= 1 {
+		return nil
+	}
+	out := make([]float64, k)
+	for i := range out {
+		out[i] = 1 - 0.3*float64(i)/float64(k-1)
+	}
+	return out
+}
+
+// HostRows is sc on 1, 2, 4 and 8 runner hosts (HostSpeeds), for the
+// table of docs/statistics.md.
+func HostRows(sc Scenario) []Row {
+	var rows []Row
+	for _, k := range []int{1, 2, 4, 8} {
+		r := sc
+		r.HostSpeeds = HostSpeeds(k)
+		rows = append(rows, Row{Group: "hosts", Name: fmt.Sprint(k), Scenario: r})
+	}
+	return rows
+}
+
+// HostsMarkdown renders HostRows filled: accuracy, runs, builds and wall
+// time per host count, the wall time against the first row's.
+func HostsMarkdown(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| hosts | correct | wrong | missed | range | runs mean / p95 | built mean | wall time mean / p95 (runs' time) | wall against 1 host |\n")
+	b.WriteString("|---:|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		s := r.Summary
+		rel := "–"
+		if rows[0].Summary.MeanWall > 0 {
+			rel = fmt.Sprintf("%.2fx", s.MeanWall/rows[0].Summary.MeanWall)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f / %.0f | %.1f | %.0f / %.0f | %s |\n", r.Name, pct(s.Rate(s.Correct)), pct(s.Rate(s.Wrong())),
+			pct(s.Rate(s.NoRegression)), pct(s.Rate(s.Ambiguous)), s.MeanRuns, s.P95Runs, s.MeanBuilt, s.MeanWall, s.P95Wall, rel)
+	}
+	return b.String()
+}
+
 // Fill runs sessions sessions of every row with cfg (seeded with seed, on
 // workers goroutines) and, for the rows fixed selects, finds the fixed-sample
 // design of the same accuracy. It stops with ctx's error when ctx is done.

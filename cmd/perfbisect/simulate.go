@@ -37,8 +37,10 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "layouts", Value: "1", Usage: "with --build-effect: code layouts per build, each its own level (the build's objects relinked in K random orders, runs rotating over them), or run: a new layout for every run"},
 			&cli.IntFlag{Name: "second-pos", Usage: "position of a second culprit (0: none)"},
 			&cli.Float64Flag{Name: "second-change", Value: -10, Usage: "the second culprit's change of tps, in percent"},
+			&cli.IntFlag{Name: "hosts", Value: 1, Usage: "runner hosts the probabilistic search places its runs on, side by side (each measures its own references; the summary's wall time counts a round as its slowest host)"},
+			&cli.StringFlag{Name: "host-speeds", Usage: "with --hosts: their speeds, comma-separated (1,0.85,0.7); by default evenly from 1 down to 0.7"},
 			&cli.BoolFlag{Name: "table", Usage: "run a grid of scenarios and print it as a markdown table (see --grid)"},
-			&cli.StringFlag{Name: "grid", Value: "targets", Usage: "with --table: targets (small regressions with random culprit positions, noise shapes, drift, merges, two culprits, 1000 commits; both searches side by side) or noise (effect size x noise, for --search alone)"},
+			&cli.StringFlag{Name: "grid", Value: "targets", Usage: "with --table: targets (small regressions with random culprit positions, noise shapes, drift, merges, two culprits, 1000 commits; both searches side by side), noise (effect size x noise, for --search alone) or hosts (the scenario given on 1, 2, 4 and 8 runner hosts)"},
 			&cli.BoolFlag{Name: "fixed", Usage: "with --table --grid noise --search classic: also find the fixed-sample design of equal accuracy for the 6x and 10x rows at 5% log-normal noise (slow)"},
 			&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "goroutines (results do not depend on it)"},
 		},
@@ -62,7 +64,7 @@ func simulateAction(c *cli.Context) error {
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"), Confidence: c.String("confidence"),
 		Search: c.String("search"), MaxRuns: c.Int("max-runs"), Noise: c.String("noise"), StepAt: c.Int("step-at"),
 		StepFactor: c.Float64("step-factor"), Flaky: c.Float64("flaky"), BuildEffect: c.Float64("build-effect"), BuildEffectUnknown: c.Bool("build-effect-unknown"), Layouts: c.String("layouts"), SecondPos: c.Int("second-pos"), SecondChange: c.Float64("second-change"),
-		Table: c.Bool("table"), Grid: c.String("grid"), Fixed: c.Bool("fixed"), Workers: c.Int("workers"), Set: set, Out: c.App.Writer,
+		Hosts: c.Int("hosts"), HostSpeeds: c.String("host-speeds"), Table: c.Bool("table"), Grid: c.String("grid"), Fixed: c.Bool("fixed"), Workers: c.Int("workers"), Set: set, Out: c.App.Writer,
 		Args: c.Args().Slice(),
 	})
 }

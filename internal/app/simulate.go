@@ -43,6 +43,8 @@ type SimulateRequest struct {
 	Layouts               string // layouts per build: a number from 1 to 64, or "run" (one per run)
 	SecondPos             int
 	SecondChange          float64
+	Hosts                 int    // runner hosts (1: this machine)
+	HostSpeeds            string // their speeds, "1,0.9,0.8" ("": from 1 down to 0.7)
 	Table                 bool
 	Grid                  string
 	Fixed                 bool
@@ -78,6 +80,16 @@ func Simulate(ctx context.Context, req SimulateRequest) error {
 		fmt.Fprintf(w, "%d sessions per row and design, %d commits (the culprit drawn uniformly per session unless the row places it), seed %d; --threshold %g%%; bayes at --confidence %g --max-repeats %d, classic at --confidence %g --max-repeats %d, --repeats %d; a build costs %d runs in the cost column\n\n",
 			req.Sessions, sc.Commits, req.Seed, 100*cfg.Threshold, cfg.Confidence, cfg.MaxRepeats, cl.Confidence, cl.MaxRepeats, cfg.Repeats, simulate.SimBuildRuns)
 		fmt.Fprint(w, simulate.CompareMarkdown(rows))
+		return nil
+	}
+	if req.Table && req.Grid == "hosts" {
+		rows := simulate.HostRows(sc)
+		if err := simulate.Fill(ctx, rows, cfg, req.Sessions, req.Seed, req.Workers, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d sessions per row, %d commits, culprit %s, %+g%% at %g%% log-normal noise; --threshold %g%%, --confidence %g, --repeats %d, --max-repeats %d; a build takes %d runs' time on a host of speed 1; hosts' speeds from 1 down to 0.7 (runs on a host are its speed times the level)\n\n",
+			req.Sessions, sc.Commits, req.CulpritPos, req.Change, req.CV, 100*cfg.Threshold, cfg.Confidence, cfg.Repeats, cfg.MaxRepeats, simulate.SimBuildRuns)
+		fmt.Fprint(w, simulate.HostsMarkdown(rows))
 		return nil
 	}
 	if req.Table {
@@ -153,6 +165,13 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 		CV: req.CV / 100, Noise: noise, DriftPerRun: req.Drift / 100, Broken: req.Broken,
 		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100, BuildEffect: req.BuildEffect / 100,
 		Culprit2Pos: req.SecondPos, Factor2: 1 + req.SecondChange/100}
+	if req.Hosts > 1 {
+		if sc.HostSpeeds, err = hostSpeeds(req.Hosts, req.HostSpeeds); err != nil {
+			return sc, cfg, 0, err
+		}
+	} else if req.Set["host-speeds"] {
+		return sc, cfg, 0, usageError("{host-speeds} needs {hosts} 2 or more")
+	}
 	for _, b := range sc.Broken {
 		if b < 1 || b > sc.Commits {
 			return sc, cfg, 0, usageError("{broken} %d: not a position between 1 and {commits} %d", b, sc.Commits)
@@ -197,7 +216,8 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		{"cv", req.CV, finite(req.CV) && req.CV >= 0 && req.CV <= 100, "a percentage from 0 to 100"},
 		{"drift", req.Drift, finite(req.Drift) && req.Drift > -1 && req.Drift < 1, "a percentage per run between -1 and 1"},
 		{"noise", req.Noise, noise == "" || noise == simmeasure.NoiseNormal || noise == simmeasure.NoiseT3 || noise == simmeasure.NoiseOutliers || noise == simmeasure.NoiseBimodal, "lognormal, normal, t3, outliers or bimodal"},
-		{"grid", req.Grid, req.Grid == "targets" || req.Grid == "noise", "targets or noise"},
+		{"grid", req.Grid, req.Grid == "targets" || req.Grid == "noise" || req.Grid == "hosts", "targets, noise or hosts"},
+		{"hosts", req.Hosts, req.Hosts >= 1 && req.Hosts <= 64 && (req.Hosts == 1 || req.Search == session.SearchBayes), "1 to 64 runner hosts, with the probabilistic search"},
 		{"step-at", req.StepAt, req.StepAt >= 0, "a run number, or 0 for no step"},
 		{"step-factor", req.StepFactor, finite(req.StepFactor) && req.StepFactor > 0 && req.StepFactor <= 10, "a factor above 0 and at most 10"},
 		{"flaky", req.Flaky, finite(req.Flaky) && req.Flaky >= 0 && req.Flaky <= 50, "a percentage from 0 to 50"},
@@ -212,6 +232,27 @@ func checkSimulation(req SimulateRequest, culpritPos int, random bool, noise str
 		}
 	}
 	return nil
+}
+
+// hostSpeeds reads {host-speeds} for k hosts: k factors above 0 and at
+// most 10, comma-separated, or none for simulate.HostSpeeds(k).
+func hostSpeeds(k int, v string) ([]float64, error) {
+	if strings.TrimSpace(v) == "" {
+		return simulate.HostSpeeds(k), nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != k {
+		return nil, usageError("{host-speeds} %q: want %d speeds, one per host of {hosts} %d", v, k, k)
+	}
+	out := make([]float64, k)
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(f > 0 && f <= 10) {
+			return nil, usageError("{host-speeds} %q: %q is not a speed above 0 and at most 10 (1: the reference host)", v, p)
+		}
+		out[i] = f
+	}
+	return out, nil
 }
 
 // culpritPosition reads the culprit's position: a number, or random (drawn
@@ -229,8 +270,8 @@ func culpritPosition(v string, commits int) (pos int, random bool, err error) {
 // checkTable refuses, with Table, the scenario settings the grid would
 // ignore, and a history too short for it.
 func checkTable(req SimulateRequest) error {
-	if !req.Table {
-		return nil
+	if !req.Table || req.Grid == "hosts" {
+		return nil // the hosts grid runs the scenario given
 	}
 	var set usage.Settings
 	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "build-effect", "second-pos", "second-change", "merges"} {
