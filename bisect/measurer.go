@@ -26,8 +26,8 @@ type Run struct {
 	Window         time.Duration `json:"window"`       // length of the measured window
 	Started        time.Time     `json:"started"`
 	// Host is the runner host that measured the run ("" on this machine).
-	Host string `json:"host,omitempty"`
-	Wall           time.Duration `json:"wall"` // wall time of the whole run, start to stop
+	Host string        `json:"host,omitempty"`
+	Wall time.Duration `json:"wall"` // wall time of the whole run, start to stop
 	// Status holds SHOW GLOBAL STATUS over the measured window: deltas of
 	// serverctl.StatusCounters, end values of serverctl.StatusGauges.
 	Status map[string]int64 `json:"status,omitempty"`

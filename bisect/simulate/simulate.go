@@ -66,12 +66,12 @@ type Summary struct {
 	RangeHolds   int    // ambiguous answers whose range contains a culprit (the others are wrong answers)
 	Second       int    // with two culprits: named the second one (counted as a wrong culprit)
 
-	MeanRuns, P95Runs   float64 // runs per session (failed runs included)
+	MeanRuns, P95Runs float64 // runs per session (failed runs included)
 	// MeanWall and P95Wall are a session's time in runs' time: the hosts
 	// run side by side, a round waits for its slowest host, a build takes
 	// SimBuildRuns runs on a host of speed 1 (once, on the first host that
 	// runs the commit: the others fetch it from a shared build cache).
-	MeanWall, P95Wall float64
+	MeanWall, P95Wall   float64
 	MeanBuilt, P95Built float64 // distinct commits prepared (built) per session
 	// MeanCost is the mean of runs + builds x SimBuildRuns per session: what
 	// a session costs in runs when a build takes SimBuildRuns runs' time.
@@ -126,8 +126,8 @@ type outcome struct {
 	second, holds      bool
 	runs, built, retry int
 	wall               float64 // the session's time in runs (simmeasure.Measurer.Wall)
-	estimated          int // the pre-flight estimate of runs (0: none)
-	estimatedHigh      int // its upper figure (0: none)
+	estimated          int     // the pre-flight estimate of runs (0: none)
+	estimatedHigh      int     // its upper figure (0: none)
 }
 
 // Outcome kinds.
