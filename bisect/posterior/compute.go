@@ -123,6 +123,7 @@ func (m *Model) runsLikelihood(st *state, ll []float64, runs []obs) {
 		lvar += st.lv.levelVar(r)
 	}
 	lvar /= float64(len(rs))
+	lvar += st.lv.hostVar(rs)
 	// A build's own level: the commit's offset and its reference's, each
 	// of variance buildSD^2, shared by all of its runs like the level's
 	// error.

@@ -349,16 +349,34 @@ func (l Levels) unknown(t int) bool {
 }
 
 // levelVar is the variance of the estimated level at run r, in units of
-// Scale squared: a median of the fewer side's references (1.57/n), when
-// the drift is smoothed the kernel's average at its time (1/weight), and
-// with several hosts the median of its host's references (1.57/n).
+// Scale squared: a median of the fewer side's references (1.57/n) and,
+// when the drift is smoothed, the kernel's average at its time (1/weight).
+// A host's level adds hostVar.
 func (l Levels) levelVar(r obs) float64 {
 	v := 1.57 / float64(max(min(l.NGood, l.NBad), 1))
 	if t := r.t; t >= 0 && t < len(l.weight) && l.weight[t] > 0 {
 		v += 1 / l.weight[t]
 	}
-	if len(l.host) > 0 && r.h < len(l.hostN) {
-		v += 1.57 / float64(max(l.hostN[r.h], 1))
+	return v
+}
+
+// hostVar is the variance, in units of Scale squared, that the hosts'
+// levels add to the mean of runs rs: each host's level is the median of
+// its references (1.57/n), shared by its runs and independent of the
+// other hosts', so a commit measured on several hosts averages them: the
+// sum over hosts of (its share of rs)^2 x its level's variance.
+func (l Levels) hostVar(rs []obs) float64 {
+	if len(l.host) == 0 || len(rs) == 0 {
+		return 0
+	}
+	per := map[int]int{}
+	for _, r := range rs {
+		per[r.h]++
+	}
+	var v float64
+	for h, n := range per {
+		share := float64(n) / float64(len(rs))
+		v += share * share * 1.57 / float64(max(l.hostN[min(h, len(l.hostN)-1)], 1))
 	}
 	return v
 }

@@ -95,7 +95,9 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 	est := s.bayesEstimate(cmp)
 	budget := c.MaxRuns
 	if budget == 0 {
-		budget = BudgetRuns(est)
+		// Runner hosts spend their runs side by side, each on its own
+		// references too: the limit is one host's, per host.
+		budget = BudgetRuns(est) * max(len(c.Hosts), 1)
 	}
 	s.logf("probabilistic search: %s; at most %d runs", plural(len(model.Candidates()), "candidate"), budget)
 	jobs := max(c.Jobs, 1)

@@ -2,7 +2,7 @@ package session
 
 import (
 	"context"
-	"fmt"
+	"math"
 
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/stats"
@@ -74,41 +74,54 @@ func endpointError(role Role, isBad bool, err error) error {
 }
 
 // compare measures old and new interleaved (old new, new old, ...) and decides
-// with stats.Compare at each look of design d, against threshold.
+// with stats.Compare at each look of design d, against threshold. With
+// runner hosts every host measures the pair in each turn, and the
+// comparison is of the runs scaled to their host's level (each host's
+// runs divided by the geometric mean of its pairs: runs are comparable
+// only within a host, and every host measures both sides alike).
 func (s *Session) compare(ctx context.Context, old, new string, role Role, d stats.Design, threshold float64) (stats.Comparison, error) {
 	var xs, ys []float64
+	var xh, yh []int // the host of each run
 	var cmp stats.Comparison
 	for _, h := range []string{old, new} {
 		if err := s.prepare(ctx, h); err != nil {
 			return cmp, endpointError(role, h == new, err)
 		}
 	}
+	hosts := max(len(s.cfg.Hosts), 1)
+	defer func() { s.on = 0 }()
 	same := d.SameAlpha(1) // the same at every look
 	for look := 1; ; look++ {
 		target := d.N(look)
 		for len(xs) < target {
 			order := []string{old, new}
-			if len(xs)%2 == 1 {
+			if (len(xs)/hosts)%2 == 1 {
 				order = []string{new, old}
 			}
-			for _, h := range order {
-				v, err := s.measure(ctx, h, true, referenceTries)
-				if err != nil {
-					return cmp, endpointError(role, h == new, err)
-				}
-				if h == old {
-					xs = append(xs, v)
-				} else {
-					ys = append(ys, v)
+			for i := range hosts {
+				s.on = i
+				for _, h := range order {
+					v, err := s.measure(ctx, h, true, referenceTries)
+					if err != nil {
+						return cmp, endpointError(role, h == new, err)
+					}
+					if h == old {
+						xs, xh = append(xs, v), append(xh, i)
+					} else {
+						ys, yh = append(ys, v), append(yh, i)
+					}
 				}
 			}
-			if role == RoleEndpoints && len(s.cfg.Hosts) > 1 {
-				if err := s.hostPairs(ctx, order); err != nil {
-					return cmp, err
-				}
+			if r, ok := s.m.(bisect.RoundEnder); ok && hosts > 1 {
+				r.EndRound()
 			}
 		}
-		cmp = stats.CompareAt(xs, ys, threshold, d.LookAlpha(look), same)
+		cx, cy := xs, ys
+		if hosts > 1 {
+			scale := hostLevels(xs, xh, ys, yh, hosts)
+			cx, cy = divideBy(xs, xh, scale), divideBy(ys, yh, scale)
+		}
+		cmp = stats.CompareAt(cx, cy, threshold, d.LookAlpha(look), same)
 		s.logf("%s %.10s vs %.10s, look %d: %s (%s)", role, old, new, look, cmp.Verdict, cmp.Rule)
 		if cmp.Verdict != stats.Unknown || look >= d.Looks() {
 			st := Step{Role: role, Commit: new, Against: old, Verdict: CompareVerdict(cmp.Verdict), Reason: cmp.Rule,
@@ -119,26 +132,37 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 	}
 }
 
-// hostPairs gives every runner host but the first (which measures the
-// endpoints' comparison) a run of each endpoint in order, alongside the
-// first's pair: each host has its own references by the time the search
-// places commits on it. Their runs are the posterior's, never the
-// comparison's (runs are comparable only within a host).
-func (s *Session) hostPairs(ctx context.Context, order []string) error {
-	defer func() { s.on = 0 }()
-	for i := 1; i < len(s.cfg.Hosts); i++ {
-		s.on = i
-		for _, h := range order {
-			if _, err := s.measure(ctx, h, false, referenceTries); err != nil {
-				if bisect.IsUntestable(err) {
-					return fmt.Errorf("reference %.10s failed on host %s: %w", h, s.cfg.Hosts[i], err)
-				}
-				return err
-			}
+// hostLevels is each host's level in a comparison: the geometric mean of
+// its runs of both sides (it measures them in pairs), over that of all
+// runs, so that scaled runs keep the metric's units.
+func hostLevels(xs []float64, xh []int, ys []float64, yh []int, hosts int) []float64 {
+	sum, n := make([]float64, hosts), make([]float64, hosts)
+	var all, count float64
+	for k, vs := range [][]float64{xs, ys} {
+		hs := [][]int{xh, yh}[k]
+		for i, v := range vs {
+			l := math.Log(v)
+			sum[hs[i]] += l
+			n[hs[i]]++
+			all += l
+			count++
 		}
 	}
-	if r, ok := s.m.(bisect.RoundEnder); ok {
-		r.EndRound()
+	out := make([]float64, hosts)
+	for h := range out {
+		out[h] = 1
+		if n[h] > 0 {
+			out[h] = math.Exp(sum[h]/n[h] - all/count)
+		}
 	}
-	return nil
+	return out
+}
+
+// divideBy is vs, each divided by its host's level.
+func divideBy(vs []float64, hs []int, level []float64) []float64 {
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = v / level[hs[i]]
+	}
+	return out
 }

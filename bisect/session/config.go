@@ -123,7 +123,7 @@ type Config struct {
 	// MaxRuns bounds the runs of a probabilistic search (the endpoints'
 	// included): at the limit it answers with the smallest set of commits
 	// that holds the confidence. 0 sets it from the pre-flight estimate
-	// (BudgetRuns).
+	// (BudgetRuns), times the runner hosts.
 	MaxRuns int `json:",omitempty"`
 	// BuildEffect is the spread of a build's own level (log scale, 0.01 =
 	// 1%: posterior.Model.SetBuildEffect), from an A/A calibration; 0 for
