@@ -252,3 +252,66 @@ func TestHeadToHeadRefutes(t *testing.T) {
 		t.Errorf("--max-runs 30: %d runs, %s (%s): want at most 30 runs and a range for the run limit", m.Calls, res.Outcome, res.Why)
 	}
 }
+
+// TestHostsReplayAndLevels: three runner hosts of speeds 1, 0.85 and 0.7
+// (the slowest 12 noise units below the fastest) name a -6% culprit at 3%
+// noise; every host measured references of both sides and candidates;
+// the endpoints' comparison saw the shift, not the hosts' spread; and a
+// session given every event measures nothing and reaches the same answer,
+// each run on the host that took it.
+func TestHostsReplayAndLevels(t *testing.T) {
+	cfg, hs := bayesConfig(30)
+	cfg.Hosts = []string{"a", "b", "c"}
+	var events []Event
+	cfg.Hooks.Record = func(seq int, e Event) error { events = append(events, e); return nil }
+	sim := func(seed uint64) *simmeasure.Measurer {
+		return &simmeasure.Measurer{Commits: cfg.Commits, Base: 800, Culprits: map[string]float64{hs[11]: 0.94}, CV: 0.03,
+			Hosts: map[string]float64{"a": 1, "b": 0.85, "c": 0.7}, Rand: rand.New(rand.NewPCG(seed, 3))}
+	}
+	s, err := New(cfg, sim(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Run(context.Background())
+	if err != nil || first.Outcome != Found || first.FirstBad != hs[11] {
+		t.Fatalf("%v %s %.6s: %s", err, first.Outcome, first.FirstBad, first.Why)
+	}
+	refs, cands := map[string]int{}, map[string]int{}
+	for c, runs := range first.Runs {
+		for _, r := range runs {
+			if c == cfg.Good || c == cfg.Bad {
+				refs[r.Host+" "+map[bool]string{true: "good", false: "bad"}[c == cfg.Good]]++
+			} else {
+				cands[r.Host]++
+			}
+		}
+	}
+	for _, h := range cfg.Hosts {
+		if refs[h+" good"] < 2 || refs[h+" bad"] < 2 || cands[h] == 0 {
+			t.Errorf("host %s: %d good and %d bad references, %d candidate runs", h, refs[h+" good"], refs[h+" bad"], cands[h])
+		}
+	}
+	ends := first.Steps[0]
+	if ends.Role != RoleEndpoints || ends.Compare == nil || math.Abs(ends.Compare.Shift.Est+0.06) > 0.025 {
+		t.Errorf("endpoints: %+v, want a shift near -6%%", ends.Compare)
+	}
+	cfg.Hooks.Record = nil
+	cfg.Replay = events
+	m2 := sim(99)
+	s2, _ := New(cfg, m2)
+	again, err := s2.Run(context.Background())
+	if err != nil || again.FirstBad != first.FirstBad || m2.Calls != 0 || again.Replayed != len(events) {
+		t.Fatalf("replay: %v %s, %d live runs, %d of %d replayed", err, again.FirstBad, m2.Calls, again.Replayed, len(events))
+	}
+
+	// Runner hosts need the probabilistic search and a measurer of hosts.
+	c := cfg
+	c.Replay, c.Search = nil, SearchClassic
+	if _, err := New(c, sim(1)); err == nil || !strings.Contains(err.Error(), "probabilistic") {
+		t.Errorf("classic search with hosts: %v", err)
+	}
+	c.Search, c.Hosts = SearchBayes, []string{"a", "a"}
+	if _, err := New(c, sim(1)); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a host given twice: %v", err)
+	}
+}

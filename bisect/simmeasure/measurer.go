@@ -168,6 +168,9 @@ func (m *Measurer) MeasureOn(ctx context.Context, host, commit string, runs int)
 // EndRound is the end of a round of runs on every host: the hosts' clocks
 // meet at the latest (the round waits for its slowest host).
 func (m *Measurer) EndRound() {
+	if m.clock == nil {
+		m.clock, m.built = map[string]float64{}, map[string]bool{}
+	}
 	var latest float64
 	for _, c := range m.clock {
 		latest = max(latest, c)
