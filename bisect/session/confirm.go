@@ -141,14 +141,25 @@ func (s *Session) headToHeadDesign(cmp stats.Comparison) (d stats.Design, effect
 }
 
 // trailOf is the usable runs' metric values of commit h from the from-th
-// entry of the trail on, in measuring order: with runner hosts, the first
-// host's (where head-to-heads run; runs of hosts are not comparable).
+// entry of the trail on, in measuring order; with runner hosts, each run
+// divided by its host's level (the posterior's, from the host's own
+// references): runs of hosts are comparable only so.
 func (s *Session) trailOf(h string, from int) []float64 {
+	var level func(host int) float64
+	if len(s.cfg.Hosts) > 1 && s.bayes != nil {
+		_, lv, _, _ := s.bayes.model.Posterior()
+		level = func(host int) float64 { rel, _ := lv.HostLevel(host); return 1 + rel }
+	}
 	var out []float64
 	for _, r := range s.trail[min(from, len(s.trail)):] {
-		if r.commit == h && r.host == 0 {
-			out = append(out, r.v)
+		if r.commit != h {
+			continue
 		}
+		v := r.v
+		if level != nil {
+			v /= level(r.host)
+		}
+		out = append(out, v)
 	}
 	return out
 }
