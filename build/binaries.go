@@ -35,6 +35,9 @@ type Binaries struct {
 	Tarballs []Tarball
 	// Elsewhere names the tarballs for another architecture (not used).
 	Elsewhere []string
+	// Unread names the archives in no vendor's form (not used: a renamed
+	// download, a source tarball).
+	Unread []string
 }
 
 // Tarball is one vendor's binary tarball of a release.
@@ -104,7 +107,16 @@ func OpenBinaries(dir string) (*Binaries, error) {
 	arch := machineArch()
 	for _, e := range entries {
 		t, ok := ParseTarballName(e.Name())
-		if !ok || e.IsDir() {
+		if e.IsDir() {
+			continue
+		}
+		if !ok {
+			for _, ext := range []string{".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip"} {
+				if strings.HasSuffix(e.Name(), ext) {
+					b.Unread = append(b.Unread, e.Name())
+					break
+				}
+			}
 			continue
 		}
 		t.Path = filepath.Join(abs, e.Name())

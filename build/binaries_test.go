@@ -65,7 +65,7 @@ func tarball(t *testing.T, dir, name string, files map[string]string) string {
 func TestOpenBinaries(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"mariadb-10.0.22-linux-x86_64.tar.gz", "mariadb-10.0.23-linux-systemd-x86_64.tar.gz",
-		"mariadb-10.0.23-linux-aarch64.tar.gz", "Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz", "README.txt"} {
+		"mariadb-10.0.23-linux-aarch64.tar.gz", "Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz", "README.txt", "mariadb-10.0.25-x86_64.tgz"} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +80,9 @@ func TestOpenBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Tarballs) != 3 || len(b.Elsewhere) != 1 || b.Elsewhere[0] != "mariadb-10.0.23-linux-aarch64.tar.gz" {
-		t.Fatalf("tarballs %+v, elsewhere %v", b.Tarballs, b.Elsewhere)
+	if len(b.Tarballs) != 3 || len(b.Elsewhere) != 1 || b.Elsewhere[0] != "mariadb-10.0.23-linux-aarch64.tar.gz" ||
+		len(b.Unread) != 1 || b.Unread[0] != "mariadb-10.0.25-x86_64.tgz" {
+		t.Fatalf("tarballs %+v, elsewhere %v, unread %v", b.Tarballs, b.Elsewhere, b.Unread)
 	}
 	if tb := b.For("MariaDB", "10.0.23"); tb == nil || tb.Name() != "mariadb-10.0.23-linux-systemd-x86_64.tar.gz" {
 		t.Errorf("For(MariaDB, 10.0.23) = %+v", tb)

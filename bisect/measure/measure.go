@@ -780,7 +780,7 @@ func (m *Measurer) unpack(ctx context.Context, commit string, t build.Tarball) (
 	dir, took, err := t.Unpack(ctx, m.cfg.StateDir)
 	switch {
 	case errors.Is(err, build.ErrBadTarball):
-		return nil, bisect.Usagef("binary tarball %v: replace it with a whole one, or move it out of the directory to build %.10s instead", err, commit)
+		return nil, bisect.Usagef("binary tarball %v: replace it with a whole one and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", err, commit)
 	case err != nil:
 		return nil, err
 	}
@@ -789,14 +789,14 @@ func (m *Measurer) unpack(ctx context.Context, commit string, t build.Tarball) (
 	}
 	in, err := serverctl.FindInstall(ctx, dir)
 	if err != nil {
-		return nil, bisect.Usagef("binary tarball %s: %v; move it out of the directory to build %.10s instead", t.Path, err, commit)
+		return nil, bisect.Usagef("binary tarball %s: %v; replace it with the release's own tarball and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", t.Path, err, commit)
 	}
 	want := t.Version
 	if i := strings.IndexByte(want, '-'); i > 0 {
 		want = want[:i] // Percona's release number is not in --version's number
 	}
 	if string(in.Flavor) != t.Flavor || in.Version.String() != want {
-		return nil, bisect.Usagef("binary tarball %s: its server reports %q, not %s %s as its name says; rename it or move it out of the directory", t.Path, in.VersionLine, t.Flavor, t.Version)
+		return nil, bisect.Usagef("binary tarball %s: its server reports %q, not %s %s as its name says; replace it with that release's tarball and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", t.Path, in.VersionLine, t.Flavor, t.Version, commit)
 	}
 	return in, nil
 }

@@ -41,6 +41,8 @@ func WriteBisectReport(w io.Writer, format string, p Page) error {
 	switch {
 	case d.Explain != nil:
 		WriteWhy(w, md, *d.Explain)
+	case d.Tarballs && d.Releases != nil && d.Releases.Good != "":
+		fmt.Fprintf(w, "\nwhy: these are releases; the next session bisects the commits between %s and %s from source, and explains its first bad commit\n", d.Releases.Good, d.Releases.Bad)
 	case d.FirstBad != nil && !d.Improvement:
 		fmt.Fprintf(w, "\nwhy: this session did not profile its first bad commit (--no-explain, or a perfbisect before explain): perfbisect explain %.10s~1 %.10s with the session's flags says why it is slower\n", *d.FirstBad, *d.FirstBad)
 	}
@@ -81,6 +83,13 @@ func writeBisectAnswer(w io.Writer, md bool, d *Document) {
 		fmt.Fprintf(w, "%s\n\n", esc(d.Why))
 	} else {
 		fmt.Fprintf(w, "%s\n", d.Why)
+	}
+	if line := d.ReleasesLine(); line != "" {
+		if md {
+			fmt.Fprintf(w, "%s\n\n", esc(line))
+		} else {
+			fmt.Fprintf(w, "%s\n", line)
+		}
 	}
 	if d.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", esc(d.Error))

@@ -105,6 +105,27 @@ type Releases struct {
 	Bad      string   `json:"bad"`
 }
 
+// ReleasesLine is the line that says a bisection's first phase on the
+// vendors' binary tarballs (--binaries): in the first phase's own
+// document, what it measured and what the next session does; in the
+// second's, what the first found. "" without one.
+func (d *Document) ReleasesLine() string {
+	r := d.Releases
+	if r == nil {
+		return ""
+	}
+	found := r.Good != "" && r.Bad != ""
+	if d.Tarballs {
+		line := fmt.Sprintf("releases on the vendors' binary tarballs, nothing built: %s", strings.Join(r.Releases, " "))
+		if found {
+			line += fmt.Sprintf("; the first bad release %s (good: %s) is bisected from source by the next session", r.Bad, r.Good)
+		}
+		return line
+	}
+	return fmt.Sprintf("first, the releases on the vendors' binary tarballs (session %d: %s; %d runs, nothing built): first bad release %s (good: %s); then from source between them",
+		r.Session, strings.Join(r.Releases, " "), r.Runs, r.Bad, r.Good)
+}
+
 // Final writes the answer: "first bad commit: <sha> <subject>" or the range or
 // "no regression reproduced", then why.
 func Final(w io.Writer, res *session.Result, subjects Subjects) {
@@ -177,6 +198,9 @@ type Document struct {
 	// narrowed good..bad to two releases on the vendors' binaries (nil:
 	// none); Good and Bad are then the second phase's, built from source.
 	Releases *Releases `json:"releases,omitempty"`
+	// Tarballs marks the first phase itself: its commits are releases,
+	// measured on the vendors' binary tarballs (Releases says which).
+	Tarballs bool `json:"tarballs,omitempty"`
 	// Improvement is set when the session looked for a speed-up (--find
 	// improvement, git bisect's old/new terms): FirstBad is then the first new
 	// commit.

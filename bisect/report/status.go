@@ -86,6 +86,9 @@ func WriteStatus(w io.Writer, s Status) {
 		}
 	case x.State == store.Done, x.State == store.Failed, x.State == store.Reset:
 		doc := storedDocument(x)
+		if line := doc.ReleasesLine(); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		if doc.FirstBad != nil {
 			fmt.Fprintf(w, "first bad commit: %s %s\n", *doc.FirstBad, s.Subjects(*doc.FirstBad))
 		}

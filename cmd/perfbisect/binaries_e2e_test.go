@@ -163,6 +163,16 @@ func TestBisectBetweenReleasesOnBinaries(t *testing.T) {
 	if unpacked, _ := filepath.Glob(filepath.Join(state, "binaries", "mariadb-10.11.*-linux-x86_64-*", "mariadb-10.11.*-linux-x86_64", "bin", "mariadbd")); len(unpacked) != 4 {
 		t.Errorf("unpacked tarballs: %v, want the four releases'", unpacked)
 	}
+	// status and the bug report say both phases; the first's report
+	// proposes no explain of a release against its "parent".
+	if st := perfbisect(t, nil, "status", "--state-dir", state, "--repo", repo); !strings.Contains(st.stdout, "first, the releases on the vendors' binary tarballs (session 1: mariadb-10.11.1 mariadb-10.11.2 mariadb-10.11.3 mariadb-10.11.4;") ||
+		!strings.Contains(st.stdout, "first bad release mariadb-10.11.3 (good: mariadb-10.11.2)") {
+		t.Errorf("status does not say the first phase:\n%s", st.stdout)
+	}
+	if rep := perfbisect(t, nil, "report", "1", "--state-dir", state, "--repo", repo); !strings.Contains(rep.stdout, "releases on the vendors' binary tarballs, nothing built") ||
+		strings.Contains(rep.stdout, "perfbisect explain") || !strings.Contains(rep.stdout, "the next session bisects the commits between mariadb-10.11.2 and mariadb-10.11.3") {
+		t.Errorf("the first phase's report:\n%s", rep.stdout)
+	}
 	j := readJSON(t, jsonOut)
 	if j.Releases == nil || j.Releases.Good != "mariadb-10.11.2" || j.Releases.Bad != "mariadb-10.11.3" || j.Releases.Session != 1 || len(j.Releases.Releases) != 4 {
 		t.Errorf("the JSON's first phase: %+v", j.Releases)

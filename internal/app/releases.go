@@ -60,23 +60,41 @@ func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []str
 		sides[commit] = measure.Side{Name: rel.Tag, Commit: commit, Tarball: t, OptionFile: su.OptionFile}
 		return t, ""
 	}
-	if _, why := tarball(good); why != "" {
-		return nil, nil, "good " + why, nil
-	}
-	if _, why := tarball(bad); why != "" {
-		return nil, nil, "bad " + why, nil
-	}
-	chain = []string{bad}
+	_, whyGood := tarball(good)
+	_, whyBad := tarball(bad)
+	var inside, served []string // releases between good and bad; those with a tarball
 	for _, c := range line[1:] {
-		if _, why := tarball(c); why == "" && g.Descends(c, good) {
+		if _, ok := rels[c]; !ok || !g.Descends(c, good) {
+			continue
+		}
+		inside = append(inside, rels[c].Tag)
+		if _, why := tarball(c); why == "" {
 			chain = append(chain, c)
+			served = append(served, rels[c].Tag)
 		}
 	}
-	chain = append(chain, good)
 	slices.Reverse(chain)
-	if len(chain) == 2 {
-		return nil, nil, "no release between good and bad has a tarball there", nil
+	slices.Reverse(served)
+	switch {
+	case whyGood != "" || whyBad != "":
+		var parts []string
+		if whyGood != "" {
+			parts = append(parts, "good "+whyGood)
+		}
+		if whyBad != "" {
+			parts = append(parts, "bad "+whyBad)
+		}
+		why = strings.Join(parts, "; ")
+		if len(served) > 0 {
+			why += fmt.Sprintf("; %d release(s) between them have tarballs (%s): give releases for --good and --bad to bisect those first", len(served), strings.Join(served, " "))
+		}
+		return nil, nil, why, nil
+	case len(inside) == 0:
+		return nil, nil, "no release lies between good and bad", nil
+	case len(served) == 0:
+		return nil, nil, fmt.Sprintf("none of the %d release(s) between good and bad (%s) has a tarball in %s", len(inside), strings.Join(inside, " "), su.Build.Binaries.Dir), nil
 	}
+	chain = append(append([]string{good}, chain...), bad)
 	return chain, sides, "", nil
 }
 
@@ -110,6 +128,16 @@ type narrowed struct {
 // source (nil: no first phase; said why), or the bisection's outcome when
 // it ends here (no regression between the releases, an error).
 func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg session.Config) (*narrowed, error) {
+	if bins := su.Build.Binaries; len(bins.Unread)+len(bins.Elsewhere) > 0 {
+		var left []string
+		if len(bins.Unread) > 0 {
+			left = append(left, "not in a vendor's form ("+strings.Join(bins.Unread, ", ")+")")
+		}
+		if len(bins.Elsewhere) > 0 {
+			left = append(left, "for another machine ("+strings.Join(bins.Elsewhere, ", ")+")")
+		}
+		fmt.Fprintf(su.Log, "--binaries: left alone in %s: %s; a vendor's name reads like mariadb-10.0.22-linux-x86_64.tar.gz\n", bins.Dir, strings.Join(left, "; "))
+	}
 	chain, sides, why, err := releaseChain(su, cfg.Good, cfg.Bad, cfg.Commits)
 	if err != nil {
 		return nil, With(Failure, err)
@@ -143,6 +171,10 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 	if prior != nil {
 		if c1.Replay, err = st.Events(prior.ID); err != nil {
 			return nil, With(Failure, err)
+		}
+		if prior.State == store.Done {
+			n, _ := st.RunCount(prior.ID)
+			fmt.Fprintf(su.Log, "releases: session %d did them (%s): its answer is taken from the store, nothing measured again\n", prior.ID, Counted(n, "run"))
 		}
 	}
 	var names []string
@@ -182,11 +214,6 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 		}
 		return nil, SessionError(runErr, ctx.Err() != nil, su.StateDir, su.RepoRoot)
 	}
-	if sess.State != store.Done {
-		if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
-			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
-		}
-	}
 	rd := &report.Releases{Session: sess.ID, Releases: names, Runs: res.Measured, Outcome: string(res.Outcome)}
 	parent := map[string]string{}
 	for i := 1; i < len(chain); i++ {
@@ -198,15 +225,30 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 		good, bad = parent[res.FirstBad], res.FirstBad
 	case session.Ambiguous:
 		good, bad = parent[res.Range[len(res.Range)-1]], res.Range[0]
-	default:
+	}
+	if good != "" {
+		rd.Good, rd.Bad = sides[good].Name, sides[bad].Name
+	}
+	doc.Releases, doc.Tarballs = rd, true
+	if sess.State != store.Done {
+		if err := st.End(sess.ID, store.Done, string(res.Outcome), doc); err != nil {
+			fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
+		}
+	}
+	if good == "" {
+		var measured []string
+		for _, c := range chain {
+			if len(res.Runs[c]) > 0 {
+				measured = append(measured, sides[c].Name)
+			}
+		}
 		report.Final(req.Out, res, subjects)
-		fmt.Fprintf(req.Out, "(measured on the vendors' binary tarballs of %s; without --binaries the releases are built from source)\n", strings.Join(names, ", "))
+		fmt.Fprintf(req.Out, "(measured on the vendors' binary tarballs of %s; without --binaries the releases are built from source)\n", strings.Join(measured, ", "))
 		if res.Outcome == session.NoRegression {
 			return nil, Answer(NoRegression)
 		}
 		return nil, Answer(Undecided)
 	}
-	rd.Good, rd.Bad = sides[good].Name, sides[bad].Name
 	fmt.Fprintf(req.Out, "first bad release on the vendors' binaries: %s (good: %s), %s; going on from source between them\n",
 		rd.Bad, rd.Good, Counted(res.Measured, "run"))
 	return &narrowed{good: good, bad: bad, key: key, doc: rd}, nil

@@ -457,7 +457,7 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	}
 	if d := strings.TrimSpace(req.Binaries); d != "" {
 		if b.Binaries, err = build.OpenBinaries(d); err != nil {
-			return b, usageError("{binaries} %v", err)
+			return b, usageError("{binaries}: %v", err)
 		}
 	}
 	if b.Recipe.Icecc {
