@@ -13,9 +13,11 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
+	"github.com/perfbisect/perfbisect/internal/reap"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
 )
 
@@ -165,8 +167,14 @@ func (b *Binaries) For(flavor, version string) *Tarball {
 	return nil
 }
 
-// binariesMarker is written last into an unpacked tarball's directory.
-const binariesMarker = ".perfbisect-unpacked"
+// unpackedSuffix names the marker written last beside an unpacked
+// tarball's directory (outside it, where no member of the tarball can be).
+const unpackedSuffix = ".unpacked"
+
+// Key names the tarball's content as this machine sees it: its name, size
+// and modification time (a tarball replaced under the same name has
+// another key). Errors: the tarball cannot be read.
+func (t Tarball) Key() (string, error) { return t.dirKey() }
 
 // dirKey names the tarball's unpacked directory: its name, size and
 // modification time (a tarball replaced under the same name is unpacked
@@ -191,8 +199,8 @@ func (t Tarball) Unpacked(stateDir string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = os.Stat(filepath.Join(stateDir, "binaries", key, binariesMarker))
-	return err == nil
+	fi, err := os.Lstat(filepath.Join(stateDir, "binaries", key+unpackedSuffix))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // ErrBadTarball marks a tarball that does not unpack (corrupt, truncated,
@@ -212,11 +220,13 @@ func (t Tarball) Unpack(ctx context.Context, stateDir string) (basedir string, t
 		return "", 0, err
 	}
 	dir := filepath.Join(stateDir, "binaries", key)
-	if _, err := os.Stat(filepath.Join(dir, binariesMarker)); err == nil {
+	marker := dir + unpackedSuffix
+	if t.Unpacked(stateDir) {
 		now := time.Now()
-		_ = os.Chtimes(filepath.Join(dir, binariesMarker), now, now)
+		_ = os.Chtimes(marker, now, now) // a regular file of ours: last use
 		return topDir(dir), 0, nil
 	}
+	_ = os.Remove(marker)
 	_ = os.RemoveAll(dir)
 	tmp := dir + ".unpacking"
 	_ = os.RemoveAll(tmp)
@@ -226,6 +236,8 @@ func (t Tarball) Unpack(ctx context.Context, stateDir string) (basedir string, t
 	var out strings.Builder
 	cmd := exec.CommandContext(ctx, "tar", "-xf", t.Path, "-C", tmp, "--no-same-owner", "--no-same-permissions", "--delay-directory-restore")
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = reap.Mark(nil, stateDir) // a later perfbisect ends it if this one is killed
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Run(); err != nil {
 		_ = os.RemoveAll(tmp)
 		if ctx.Err() != nil {
@@ -240,10 +252,6 @@ func (t Tarball) Unpack(ctx context.Context, stateDir string) (basedir string, t
 		}
 		return "", 0, fmt.Errorf("%s: %w: %s", t.Path, ErrBadTarball, text)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, binariesMarker), []byte(t.Path+"\n"), 0o644); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", 0, err
-	}
 	if err := syncfs.Dir(tmp); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", 0, err
@@ -252,28 +260,32 @@ func (t Tarball) Unpack(ctx context.Context, stateDir string) (basedir string, t
 		_ = os.RemoveAll(tmp)
 		return "", 0, err
 	}
+	f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		_, err = fmt.Fprintln(f, t.Path)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", 0, err
+	}
 	return topDir(dir), time.Since(start), nil
 }
 
-// topDir is the one directory an unpacked tarball holds (besides the
-// marker), or dir when it holds other entries.
+// topDir is the one directory an unpacked tarball holds, as the vendors
+// make them (mariadb-10.0.22-linux-x86_64/), or dir when it holds other
+// entries or its one directory is part of an install tree itself (a
+// tarball of bin/ alone).
 func topDir(dir string) string {
 	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
 		return dir
 	}
-	var only string
-	for _, e := range entries {
-		if e.Name() == binariesMarker {
-			continue
-		}
-		if !e.IsDir() || only != "" {
-			return dir
-		}
-		only = e.Name()
-	}
-	if only == "" {
+	switch entries[0].Name() {
+	case "bin", "sbin", "libexec", "lib", "lib64", "share", "scripts", "support-files", "include", "man", "docs", "mysql-test":
 		return dir
 	}
-	return filepath.Join(dir, only)
+	return filepath.Join(dir, entries[0].Name())
 }

@@ -162,3 +162,44 @@ func TestUnpackTarball(t *testing.T) {
 		t.Error("a member named ../../escape was written outside the unpacking directory")
 	}
 }
+
+// TestUnpackWritesNothingThroughTheTarball: the marker lives beside the
+// unpacked directory, so a member that is a symlink to a user's file (as
+// the marker's old name, inside) is never written through; a tarball of
+// an install tree without a top directory is its own base directory.
+func TestUnpackWritesNothingThroughTheTarball(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	victim := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "bin", "mysqld"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".perfbisect-unpacked", "mariadb-10.0.22-linux-x86_64.unpacked"} {
+		if err := os.Symlink(victim, filepath.Join(src, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "mariadb-10.0.22-linux-x86_64.tar.gz")
+	if out, err := exec.Command("tar", "-czf", path, "-C", src, ".").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	tb := Tarball{Path: path, Flavor: "MariaDB", Version: "10.0.22", Arch: "x86_64"}
+	for range 2 { // unpacked, then reused
+		base, _, err := tb.Unpack(context.Background(), state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(base, "bin", "mysqld")); err != nil {
+			t.Errorf("base directory %s has no bin/mysqld: a tarball without a top directory is its own", base)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("a file a member links to was written: %q", b)
+	}
+}

@@ -115,6 +115,11 @@ type Config struct {
 	Unsettled bool
 }
 
+// FactTarball is the key in a run's Facts of the binary tarball it
+// measured (build.Tarball.Key: its name, size and time), for a release
+// measured from one (Side.Tarball).
+const FactTarball = "binary tarball"
+
 // ProbeFact is the key in a run's Facts of what Config.Probe returned.
 const ProbeFact = "probe"
 
@@ -1177,6 +1182,11 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 		PeakRSS: rss, Facts: m.facts(rev.install)}
 	if layout != "" {
 		r.Facts["layout"] = layout // of the build's code layouts (--layouts)
+	}
+	if t := rev.side.Tarball; t != nil {
+		if key, err := t.Key(); err == nil {
+			r.Facts[FactTarball] = key // which content of the tarball it measured
+		}
 	}
 	for _, iv := range res.Intervals {
 		r.Series = append(r.Series, bisect.Second{At: iv.At, TPS: iv.TPS, QPS: iv.QPS, Pct: iv.P95})

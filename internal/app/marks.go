@@ -66,6 +66,8 @@ func Mark(dir string, marks []HandMark) (*MarkResult, error) {
 		return nil, bisect.Usagef("no bisection in %s (perfbisect start begins one, perfbisect replay LOG one from a git bisect log)", dir)
 	case sess.Kind == store.KindRun:
 		return nil, bisect.Usagef("the latest bisection in %s is a git bisect run session (%d): mark its commits with git bisect good, bad or skip", dir, sess.ID)
+	case sess.Identity()[store.KeyBinaries] != "":
+		return nil, bisect.Usagef("session %d in %s measures releases on the vendors' binary tarballs (--binaries): mark commits once the bisection goes on from source between the two releases it narrows to (perfbisect status says when)", sess.ID, dir)
 	case sess.State == store.Reset || sess.State == store.Failed:
 		return nil, bisect.Usagef("session %d in %s was %s: begin a new one (perfbisect start, or perfbisect replay LOG)", sess.ID, dir, sess.State)
 	case sess.State == store.Done && sess.Outcome == string(session.NoRegression):

@@ -41,6 +41,11 @@ func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []str
 		return nil, nil, "", err
 	}
 	sides = map[string]measure.Side{}
+	// A tarball stands for one commit: the newest tagged with its version
+	// (the commits are asked newest first), as a release is the last
+	// commit of its version; an older one tagged alike (v10.0.23 on the
+	// commit that raised VERSION) is not that server.
+	claim := map[string]string{}
 	tarball := func(commit string) (*build.Tarball, string) {
 		rel, ok := rels[commit]
 		if !ok {
@@ -57,10 +62,13 @@ func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []str
 		if t == nil {
 			return nil, fmt.Sprintf("%s (%s %s) has no tarball in %s", rel.Tag, tree.Flavor, rel.Version, su.Build.Binaries.Dir)
 		}
+		if newer, ok := claim[t.Path]; ok && newer != commit {
+			return nil, fmt.Sprintf("%s at %.10s names %s %s, whose tarball stands for the newer %s at %.10s", rel.Tag, commit, tree.Flavor, rel.Version, rels[newer].Tag, newer)
+		}
+		claim[t.Path] = commit
 		sides[commit] = measure.Side{Name: rel.Tag, Commit: commit, Tarball: t, OptionFile: su.OptionFile}
 		return t, ""
 	}
-	_, whyGood := tarball(good)
 	_, whyBad := tarball(bad)
 	var inside, served []string // releases between good and bad; those with a tarball
 	for _, c := range line[1:] {
@@ -73,6 +81,7 @@ func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []str
 			served = append(served, rels[c].Tag)
 		}
 	}
+	_, whyGood := tarball(good)
 	slices.Reverse(chain)
 	slices.Reverse(served)
 	switch {
@@ -109,6 +118,27 @@ func releaseIdentity(su *Setup, cfg session.Config, chain []string, sides map[st
 	}
 	id[store.KeyBinaries] = su.Build.Binaries.Dir + ": " + strings.Join(names, " ")
 	return id
+}
+
+// changedTarball is the release (its side) whose stored runs, among
+// events, were measured from another content of its tarball than the one
+// there now (replaced under the same name), or nil: read with the new
+// one's, they would mix two servers as one.
+func changedTarball(events []session.Event, sides map[string]measure.Side) (*measure.Side, error) {
+	for _, e := range events {
+		side, ok := sides[e.Commit]
+		if e.Run == nil || !ok || side.Tarball == nil {
+			continue
+		}
+		now, err := side.Tarball.Key()
+		if err != nil {
+			return nil, err
+		}
+		if was := e.Run.Facts[measure.FactTarball]; was != "" && was != now {
+			return &side, nil
+		}
+	}
+	return nil, nil
 }
 
 // narrowed is what the first phase gives the second: the releases it
@@ -159,7 +189,10 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 		return nil, With(Failure, err)
 	}
 	if cur != nil && cur.Key != key && cur.Identity()[store.KeyNarrowedFrom] != key {
-		return nil, nil // another session is unfinished: resumable says so
+		// Another session is unfinished: it goes on as it began, or
+		// resumable refuses this start.
+		fmt.Fprintf(su.Log, "--binaries: session %d is unfinished in %s and was not begun on these releases: it goes on as it began, from source, or is refused (perfbisect reset ends it; then this command bisects the releases first)\n", cur.ID, su.StateDir)
+		return nil, nil
 	}
 	prior, err := st.ByKey(store.KindStart, key)
 	if err != nil {
@@ -172,7 +205,20 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 		if c1.Replay, err = st.Events(prior.ID); err != nil {
 			return nil, With(Failure, err)
 		}
-		if prior.State == store.Done {
+		changed, err := changedTarball(c1.Replay, sides)
+		switch {
+		case err != nil:
+			return nil, With(Failure, err)
+		case changed != nil && prior.State != store.Done:
+			return nil, usageError("the runs of %s that session %d stored were measured from another %s (its size or time has changed since): put that one back and resume, or end the session with perfbisect reset and start again",
+				changed.Name, prior.ID, changed.Tarball.Path)
+		case changed != nil:
+			// Its answer is the old tarball's: the releases are measured
+			// again, in a session of their own.
+			fmt.Fprintf(su.Log, "releases: %s has changed since session %d measured it: measuring the releases again\n", changed.Tarball.Path, prior.ID)
+			prior, c1.Replay = nil, nil
+		}
+		if prior != nil && prior.State == store.Done {
 			n, _ := st.RunCount(prior.ID)
 			fmt.Fprintf(su.Log, "releases: session %d did them (%s): its answer is taken from the store, nothing measured again\n", prior.ID, Counted(n, "run"))
 		}
@@ -206,8 +252,13 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 	doc.Place(c1.Good, c1.Bad, c1.Commits)
 	doc.Search = c1.Search
 	doc.Workload = su.Workload.Summary()
+	title := "perfbisect: bisection " + req.Good + ".." + req.Bad + " (releases on binary tarballs)"
 	if runErr != nil {
 		doc.Result, doc.Error = "error", runErr.Error()
+		if ctx.Err() != nil {
+			doc.Error = "interrupted"
+		}
+		su.writeBisection(req.Output, doc, sess.ID, title)
 		var ee *session.EndpointError
 		if errors.As(runErr, &ee) && ctx.Err() == nil {
 			_ = st.End(sess.ID, store.Failed, "error", doc) // resuming would only repeat it
@@ -242,6 +293,7 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 				measured = append(measured, sides[c].Name)
 			}
 		}
+		su.writeBisection(req.Output, doc, sess.ID, title)
 		report.Final(req.Out, res, subjects)
 		fmt.Fprintf(req.Out, "(measured on the vendors' binary tarballs of %s; without --binaries the releases are built from source)\n", strings.Join(measured, ", "))
 		if res.Outcome == session.NoRegression {

@@ -252,6 +252,9 @@ func (b *bisection) end(ctx context.Context, doc report.Document, runErr error) 
 		fmt.Fprintf(os.Stderr, "perfbisect: %v\n", err)
 	}
 	report.Final(b.req.Out, res, b.subjects)
+	if nar := b.narrowed; nar != nil && res.Outcome == session.NoRegression {
+		fmt.Fprintf(b.req.Out, "the vendors' binaries of %s and %s differ, builds of them here do not: the difference is in how the vendor built them (compiler, flags, bundled libraries), not in the commits between\n", nar.doc.Good, nar.doc.Bad)
+	}
 	if doc.Explain != nil {
 		report.WriteWhy(b.req.Out, false, *doc.Explain)
 	}
