@@ -553,15 +553,21 @@ int main(int argc, char **argv)
   (void) misc_note_count();
   (void) storage_fixture_version();
 
-  if (FIXTURE_OWN_VERSION[0])
-    for (i = 1; i < (size_t) argc; i++)
-      if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V"))
-      {
-        printf("mariadbd  Ver %s-MariaDB-fixture for Linux on x86_64 (perfbisect fixture launcher of %s)\n",
-               FIXTURE_OWN_VERSION, FIXTURE_REAL_MARIADBD);
-        return 0;
-      }
+EOF
+		if [[ $releases -gt 0 ]]; then
+			# A release fixture's launcher answers --version with the tree's version.
+			cat <<'EOF'
+  for (i = 1; i < (size_t) argc; i++)
+    if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V"))
+    {
+      printf("mariadbd  Ver %s-MariaDB-fixture for Linux on x86_64 (perfbisect fixture launcher of %s)\n",
+             FIXTURE_OWN_VERSION, FIXTURE_REAL_MARIADBD);
+      return 0;
+    }
 
+EOF
+		fi
+		cat <<'EOF'
   args = calloc((size_t) argc + nsupport + nserver + 1, sizeof(*args));
   if (!args)
   {
@@ -635,7 +641,7 @@ MYSQL_VERSION_MAJOR=10
 MYSQL_VERSION_MINOR=11
 MYSQL_VERSION_PATCH=$1
 SERVER_MATURITY=stable
-FIXTURE_OWN_VERSION=1
+FIXTURE_RELEASE=1
 EOF
 }
 
@@ -668,9 +674,11 @@ EOF
 #define FIXTURE_CONFIG_H
 #define FIXTURE_REAL_MARIADBD "@FIXTURE_REAL_MARIADBD_C@"
 #define FIXTURE_SUPPORT_OPTIONS @FIXTURE_SUPPORT_OPTIONS_C@
-#define FIXTURE_OWN_VERSION "@FIXTURE_OWN_VERSION_C@"
 #endif
 EOF
+	if [[ $releases -gt 0 ]]; then
+		sed -i 's|^#endif$|#define FIXTURE_OWN_VERSION "@FIXTURE_OWN_VERSION_C@"\n#endif|' "$dir/cmake/fixture_config.h.in"
+	fi
 	cat >"$dir/scripts/mariadb-install-db.sh.in" <<'EOF'
 #!/bin/sh
 # mariadb-install-db of the fixture tree: runs the system mariadb-install-db
@@ -775,18 +783,6 @@ foreach(_pair "plugin-dir=${FIXTURE_PLUGIN_DIR}"
 endforeach()
 fixture_c_string("${FIXTURE_REAL_MARIADBD}" FIXTURE_REAL_MARIADBD_C)
 
-# A release fixture's launcher answers --version with the tree's version.
-set(FIXTURE_OWN_VERSION_C "")
-file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/VERSION" _fixture_version_lines)
-foreach(_l ${_fixture_version_lines})
-  if(_l MATCHES "^([A-Z_]+)=(.*)$")
-    set(_fv_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
-  endif()
-endforeach()
-if(_fv_FIXTURE_OWN_VERSION)
-  set(FIXTURE_OWN_VERSION_C "${_fv_MYSQL_VERSION_MAJOR}.${_fv_MYSQL_VERSION_MINOR}.${_fv_MYSQL_VERSION_PATCH}")
-endif()
-
 message(STATUS "Fixture: system server ${FIXTURE_REAL_MARIADBD}")
 message(STATUS "Fixture: system mariadb-install-db ${FIXTURE_REAL_INSTALL_DB} (--basedir=${FIXTURE_SYSTEM_BASEDIR})")
 message(STATUS "Fixture: support options ${FIXTURE_SUPPORT_OPTIONS_C}")
@@ -806,6 +802,22 @@ install(TARGETS mariadbd DESTINATION bin)
 install(PROGRAMS "${CMAKE_CURRENT_BINARY_DIR}/scripts/mariadb-install-db"
   DESTINATION bin)
 EOF
+	if [[ $releases -gt 0 ]]; then
+		# A release fixture's launcher answers --version with the tree's
+		# version (FIXTURE_OWN_VERSION); other fixtures stay byte for byte
+		# as they were (stored sessions name their commits).
+		cat >"$dir/cmake/fixture_version.cmake" <<'EOF'
+# The tree's version, for the launcher's --version (a release fixture).
+file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/VERSION" _fixture_version_lines)
+foreach(_l ${_fixture_version_lines})
+  if(_l MATCHES "^([A-Z_]+)=(.*)$")
+    set(_fv_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+  endif()
+endforeach()
+set(FIXTURE_OWN_VERSION_C "${_fv_MYSQL_VERSION_MAJOR}.${_fv_MYSQL_VERSION_MINOR}.${_fv_MYSQL_VERSION_PATCH}")
+EOF
+		sed -i '/^message(STATUS "Fixture: system server/i include(cmake/fixture_version.cmake)' "$dir/CMakeLists.txt"
+	fi
 }
 
 # --- commit kinds ----------------------------------------------------------
