@@ -85,8 +85,9 @@ func TestBisectBetweenReleasesOnBinaries(t *testing.T) {
 	}
 	state := t.TempDir()
 	jsonOut := filepath.Join(t.TempDir(), "result.json")
+	htmlOut := filepath.Join(t.TempDir(), "result.html")
 	args := append([]string{"start", "--repo", repo, "--good", "10.11.1", "--bad", "mariadb-10.11.4", "--binaries", bins,
-		"--state-dir", state, "--no-explain", "--json", jsonOut}, smallRun...)
+		"--state-dir", state, "--no-explain", "--json", jsonOut, "--html", htmlOut}, smallRun...)
 
 	// First: killed once the second phase has begun.
 	cmd := command(t, args...)
@@ -172,6 +173,9 @@ func TestBisectBetweenReleasesOnBinaries(t *testing.T) {
 	if rep := perfbisect(t, nil, "report", "1", "--state-dir", state, "--repo", repo); !strings.Contains(rep.stdout, "releases on the vendors' binary tarballs, nothing built") ||
 		strings.Contains(rep.stdout, "perfbisect explain") || !strings.Contains(rep.stdout, "the next session bisects the commits between mariadb-10.11.2 and mariadb-10.11.3") {
 		t.Errorf("the first phase's report:\n%s", rep.stdout)
+	}
+	if page, err := os.ReadFile(htmlOut); err != nil || !strings.Contains(string(page), "first, the releases on the vendors&#39; binary tarballs (session 1:") {
+		t.Errorf("the HTML page does not say the first phase (%v)", err)
 	}
 	j := readJSON(t, jsonOut)
 	if j.Releases == nil || j.Releases.Good != "mariadb-10.11.2" || j.Releases.Bad != "mariadb-10.11.3" || j.Releases.Session != 1 || len(j.Releases.Releases) != 4 {
