@@ -139,8 +139,14 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 		if len(c.Hosts) > 1 {
 			if missing == "" {
 				// The single best commit first (Horstein's median), then
-				// the quantiles of a round over the hosts.
-				pts = append(pts, model.NextK(len(c.Hosts), posterior.Cost{Built: func(h string) bool { return b.prepared[h] }, BuildRuns: s.buildRuns()})...)
+				// the quantiles of a round over the hosts (Jobs is the
+				// hosts' number here).
+				cost := posterior.Cost{Built: func(h string) bool { return b.prepared[h] }, BuildRuns: s.buildRuns()}
+				pts = append(model.NextK(1, cost), model.NextK(len(c.Hosts), cost)...)
+				if len(pts) == 0 {
+					s.logf("no candidate left to measure")
+					return s.bayesEnd(model.Answer(s.posteriorLevel()), false)
+				}
 			}
 			if err := s.hostRound(ctx, pts, forceRef); err != nil {
 				return err
@@ -184,9 +190,10 @@ func (s *Session) bayesSearch(ctx context.Context, cmp stats.Comparison) error {
 }
 
 // hostRound gives every host of Config.Hosts one run: a reference it
-// needs (hostRef), else the next of the commits placed (pts: NextK over
-// the hosts, or the commit the answer misses), then feeds the model. The hosts' order is fixed, so a resumed
-// session asks for the same runs in the same order.
+// needs (hostRef), else the next of the commits placed (pts: the best
+// commit, then NextK over the hosts; or the commit the answer misses),
+// then feeds the model. The hosts' order is fixed, so a resumed session
+// asks for the same runs in the same order.
 func (s *Session) hostRound(ctx context.Context, pts []string, forceRef bool) error {
 	// Commits whose side is all but known tell little: when the posterior
 	// has narrowed, the hosts share the commits still in doubt, a commit
