@@ -74,6 +74,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 		return err
 	}
 	var nar *narrowed
+	if su.Build.Binaries != nil && len(req.Marks) > 0 {
+		return usageError("{binaries} and marks from a git bisect log (replay) do not go together: the log's marks are of commits, the first phase measures releases; leave out one of them")
+	}
 	if su.Build.Binaries != nil {
 		if nar, err = narrowByReleases(ctx, su, req, cfg); err != nil {
 			return err
