@@ -86,7 +86,8 @@ type Measurer interface {
 }
 
 // HostMeasurer is a Measurer with runner hosts (Config.Hosts of a
-// session): it takes runs of commit on host, which sets each Run's Host.
+// session): it takes runs of commit on host (the session sets each Run's
+// Host).
 // Runs are comparable only within a host: a session places them so that
 // every host measures its own references.
 type HostMeasurer interface {

@@ -107,8 +107,9 @@ type Config struct {
 	// (bisect.HostMeasurer): each round gives every host one run, of a
 	// commit of its own (NextK over the hosts) or of a reference it needs,
 	// so that each host measures its own references and the posterior
-	// keeps a level per host. The endpoints and the head-to-head are
-	// measured on the first. Empty or one: this machine, as Jobs says.
+	// keeps a level per host. The endpoints' and the head-to-head's
+	// comparisons run a pair on every host in each turn and compare runs
+	// at their host's level. Empty or one: this machine, as Jobs says.
 	Hosts []string `json:",omitempty"`
 
 	// Fixed makes every decision take --max-repeats runs per side (blocks) in
