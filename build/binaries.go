@@ -80,6 +80,9 @@ func ParseTarballName(name string) (t Tarball, ok bool) {
 	return Tarball{}, false
 }
 
+// tarballExts are the archive endings GNU tar unpacks here.
+var tarballExts = []string{".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2"}
+
 // machineArch is this machine's architecture as the vendors' names spell it.
 func machineArch() string {
 	switch runtime.GOARCH {
@@ -113,7 +116,7 @@ func OpenBinaries(dir string) (*Binaries, error) {
 			continue
 		}
 		if !ok {
-			for _, ext := range []string{".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2", ".zip"} {
+			for _, ext := range append(tarballExts, ".zip") {
 				if strings.HasSuffix(e.Name(), ext) {
 					b.Unread = append(b.Unread, e.Name())
 					break
@@ -171,22 +174,18 @@ func (b *Binaries) For(flavor, version string) *Tarball {
 // tarball's directory (outside it, where no member of the tarball can be).
 const unpackedSuffix = ".unpacked"
 
-// Key names the tarball's content as this machine sees it: its name, size
-// and modification time (a tarball replaced under the same name has
-// another key). Errors: the tarball cannot be read.
-func (t Tarball) Key() (string, error) { return t.dirKey() }
-
-// dirKey names the tarball's unpacked directory: its name, size and
-// modification time (a tarball replaced under the same name is unpacked
-// again).
-func (t Tarball) dirKey() (string, error) {
+// Key names the tarball's content as this machine sees it, and its
+// unpacked directory: its name, size and modification time (a tarball
+// replaced under the same name has another key, and is unpacked again).
+// Errors: the tarball cannot be read.
+func (t Tarball) Key() (string, error) {
 	fi, err := os.Stat(t.Path)
 	if err != nil {
 		return "", err
 	}
 	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", t.Name(), fi.Size(), fi.ModTime().UnixNano()))
 	base := t.Name()
-	for _, ext := range []string{".tar.gz", ".tgz", ".tar.xz", ".tar.zst", ".tar.bz2"} {
+	for _, ext := range tarballExts {
 		base = strings.TrimSuffix(base, ext)
 	}
 	return base + "-" + hex.EncodeToString(h[:])[:10], nil
@@ -195,7 +194,7 @@ func (t Tarball) dirKey() (string, error) {
 // Unpacked reports whether the tarball is unpacked under stateDir already
 // (Unpack would return at once).
 func (t Tarball) Unpacked(stateDir string) bool {
-	key, err := t.dirKey()
+	key, err := t.Key()
 	if err != nil {
 		return false
 	}
@@ -215,7 +214,7 @@ var ErrBadTarball = errors.New("the tarball does not unpack")
 // with tar's words), the disk's and ctx's as they are.
 func (t Tarball) Unpack(ctx context.Context, stateDir string) (basedir string, took time.Duration, err error) {
 	start := time.Now()
-	key, err := t.dirKey()
+	key, err := t.Key()
 	if err != nil {
 		return "", 0, err
 	}

@@ -785,7 +785,7 @@ func (m *Measurer) unpack(ctx context.Context, commit string, t build.Tarball) (
 	dir, took, err := t.Unpack(ctx, m.cfg.StateDir)
 	switch {
 	case errors.Is(err, build.ErrBadTarball):
-		return nil, bisect.Usagef("binary tarball %v: replace it with a whole one and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", err, commit)
+		return nil, bisect.Usagef("binary tarball %v: replace it with a whole one and resume; %s", err, buildInstead(commit))
 	case err != nil:
 		return nil, err
 	}
@@ -794,16 +794,21 @@ func (m *Measurer) unpack(ctx context.Context, commit string, t build.Tarball) (
 	}
 	in, err := serverctl.FindInstall(ctx, dir)
 	if err != nil {
-		return nil, bisect.Usagef("binary tarball %s: %v; replace it with the release's own tarball and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", t.Path, err, commit)
+		return nil, bisect.Usagef("binary tarball %s: %v; replace it with the release's own tarball and resume; %s", t.Path, err, buildInstead(commit))
 	}
 	want := t.Version
 	if i := strings.IndexByte(want, '-'); i > 0 {
 		want = want[:i] // Percona's release number is not in --version's number
 	}
 	if string(in.Flavor) != t.Flavor || in.Version.String() != want {
-		return nil, bisect.Usagef("binary tarball %s: its server reports %q, not %s %s as its name says; replace it with that release's tarball and resume; or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", t.Path, in.VersionLine, t.Flavor, t.Version, commit)
+		return nil, bisect.Usagef("binary tarball %s: its server reports %q, not %s %s as its name says; replace it with that release's tarball and resume; %s", t.Path, in.VersionLine, t.Flavor, t.Version, buildInstead(commit))
 	}
 	return in, nil
+}
+
+// buildInstead is the other way out of a refused tarball of commit.
+func buildInstead(commit string) string {
+	return fmt.Sprintf("or move it out of the directory, perfbisect reset, and start again (%.10s is then built)", commit)
 }
 
 // makeSnapshot initialises the datadir of rev (an install of commit) in snap,

@@ -212,6 +212,10 @@ func (m *Model) SetBuildEffect(sd float64) {
 	m.cache = nil
 }
 
+// Levels is the levels the runs so far give (Posterior's, without its
+// points).
+func (m *Model) Levels() Levels { return m.compute().lv }
+
 // Untestable marks a candidate that cannot be measured (it does not build, its
 // server does not start): it is never proposed, and its posterior mass stays
 // with the commits it cannot be told apart from.
@@ -376,7 +380,7 @@ func (l Levels) hostVar(rs []obs) float64 {
 	var v float64
 	for h, n := range per {
 		share := float64(n) / float64(len(rs))
-		v += share * share * 1.57 / float64(max(l.hostN[min(h, len(l.hostN)-1)], 1))
+		v += share * share * 1.57 / float64(max(l.hostN[h], 1))
 	}
 	return v
 }

@@ -118,7 +118,7 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 		}
 		cx, cy := xs, ys
 		if hosts > 1 {
-			scale := hostLevels(xs, xh, ys, yh, hosts)
+			scale := pairLevels(xs, xh, ys, yh, hosts)
 			cx, cy = divideBy(xs, xh, scale), divideBy(ys, yh, scale)
 		}
 		cmp = stats.CompareAt(cx, cy, threshold, d.LookAlpha(look), same)
@@ -132,10 +132,10 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 	}
 }
 
-// hostLevels is each host's level in a comparison: the geometric mean of
+// pairLevels is each host's level in a comparison: the geometric mean of
 // its runs of both sides (it measures them in pairs), over that of all
 // runs, so that scaled runs keep the metric's units.
-func hostLevels(xs []float64, xh []int, ys []float64, yh []int, hosts int) []float64 {
+func pairLevels(xs []float64, xh []int, ys []float64, yh []int, hosts int) []float64 {
 	sum, n := make([]float64, hosts), make([]float64, hosts)
 	var all, count float64
 	for k, vs := range [][]float64{xs, ys} {

@@ -147,7 +147,7 @@ func (s *Session) headToHeadDesign(cmp stats.Comparison) (d stats.Design, effect
 func (s *Session) trailOf(h string, from int) []float64 {
 	var level func(host int) float64
 	if len(s.cfg.Hosts) > 1 && s.bayes != nil {
-		_, lv, _, _ := s.bayes.model.Posterior()
+		lv := s.bayes.model.Levels()
 		level = func(host int) float64 { rel, _ := lv.HostLevel(host); return 1 + rel }
 	}
 	var out []float64

@@ -245,6 +245,9 @@ func TestHostsShareTheWork(t *testing.T) {
 	if four.Errors > 0 || four.Rate(four.Correct) < one.Rate(one.Correct)-0.05 || four.Wrong() > one.Wrong()+1 {
 		t.Errorf("4 hosts: correct %.2f wrong %d, 1 host: correct %.2f wrong %d", four.Rate(four.Correct), four.Wrong(), one.Rate(one.Correct), one.Wrong())
 	}
+	if !(four.MeanWall < 0.8*one.MeanWall) {
+		t.Errorf("4 hosts took %.0f runs' time, 1 host %.0f: the hosts work side by side", four.MeanWall, one.MeanWall)
+	}
 	if four.MeanRuns <= one.MeanRuns {
 		t.Errorf("4 hosts took %.0f runs, 1 host %.0f: each host measures its own references, so more", four.MeanRuns, one.MeanRuns)
 	}

@@ -120,21 +120,63 @@ func releaseIdentity(su *Setup, cfg session.Config, chain []string, sides map[st
 	return id
 }
 
+// priorPhase is the stored first phase of key to go on with, and its
+// events: an unfinished one (resumed) or a done one (replayed, said); nil
+// when there is none, it failed or was reset, or it is done and a tarball
+// it measured has changed since (the releases are measured again, said).
+// Errors (usage): an unfinished one measured a tarball that has changed.
+func priorPhase(su *Setup, key string, sides map[string]measure.Side) (*store.Session, []session.Event, error) {
+	st := su.Store
+	prior, err := st.ByKey(store.KindStart, key)
+	switch {
+	case err != nil:
+		return nil, nil, With(Failure, err)
+	case prior == nil || prior.State != store.Running && prior.State != store.Done:
+		return nil, nil, nil // none, or failed or reset: begun again
+	}
+	events, err := st.Events(prior.ID)
+	if err != nil {
+		return nil, nil, With(Failure, err)
+	}
+	changed, err := changedTarball(events, sides)
+	switch {
+	case err != nil:
+		return nil, nil, With(Failure, err)
+	case changed != nil && prior.State != store.Done:
+		return nil, nil, usageError("the runs of %s that session %d stored were measured from another %s (its size or time has changed since): put that one back and resume, or end the session with perfbisect reset and start again",
+			changed.Name, prior.ID, changed.Tarball.Path)
+	case changed != nil:
+		// Its answer is the old tarball's: the releases are measured
+		// again, in a session of their own.
+		fmt.Fprintf(su.Log, "releases: %s has changed since session %d measured it: measuring the releases again\n", changed.Tarball.Path, prior.ID)
+		return nil, nil, nil
+	case prior.State == store.Done:
+		n, _ := st.RunCount(prior.ID)
+		fmt.Fprintf(su.Log, "releases: session %d did them (%s): its answer is taken from the store, nothing measured again\n", prior.ID, Counted(n, "run"))
+	}
+	return prior, events, nil
+}
+
 // changedTarball is the release (its side) whose stored runs, among
 // events, were measured from another content of its tarball than the one
 // there now (replaced under the same name), or nil: read with the new
 // one's, they would mix two servers as one.
 func changedTarball(events []session.Event, sides map[string]measure.Side) (*measure.Side, error) {
+	now := map[string]string{} // commit -> its tarball's key, read once
 	for _, e := range events {
 		side, ok := sides[e.Commit]
 		if e.Run == nil || !ok || side.Tarball == nil {
 			continue
 		}
-		now, err := side.Tarball.Key()
-		if err != nil {
-			return nil, err
+		key, read := now[e.Commit]
+		if !read {
+			var err error
+			if key, err = side.Tarball.Key(); err != nil {
+				return nil, err
+			}
+			now[e.Commit] = key
 		}
-		if was := e.Run.Facts[measure.FactTarball]; was != "" && was != now {
+		if was := e.Run.Facts[measure.FactTarball]; was != "" && was != key {
 			return &side, nil
 		}
 	}
@@ -194,35 +236,11 @@ func narrowByReleases(ctx context.Context, su *Setup, req StartRequest, cfg sess
 		fmt.Fprintf(su.Log, "--binaries: session %d is unfinished in %s and was not begun on these releases: it goes on as it began, from source, or is refused (perfbisect reset ends it; then this command bisects the releases first)\n", cur.ID, su.StateDir)
 		return nil, nil
 	}
-	prior, err := st.ByKey(store.KindStart, key)
+	prior, replay, err := priorPhase(su, key, sides)
 	if err != nil {
-		return nil, With(Failure, err)
+		return nil, err
 	}
-	if prior != nil && prior.State != store.Running && prior.State != store.Done {
-		prior = nil // failed or reset: begun again
-	}
-	if prior != nil {
-		if c1.Replay, err = st.Events(prior.ID); err != nil {
-			return nil, With(Failure, err)
-		}
-		changed, err := changedTarball(c1.Replay, sides)
-		switch {
-		case err != nil:
-			return nil, With(Failure, err)
-		case changed != nil && prior.State != store.Done:
-			return nil, usageError("the runs of %s that session %d stored were measured from another %s (its size or time has changed since): put that one back and resume, or end the session with perfbisect reset and start again",
-				changed.Name, prior.ID, changed.Tarball.Path)
-		case changed != nil:
-			// Its answer is the old tarball's: the releases are measured
-			// again, in a session of their own.
-			fmt.Fprintf(su.Log, "releases: %s has changed since session %d measured it: measuring the releases again\n", changed.Tarball.Path, prior.ID)
-			prior, c1.Replay = nil, nil
-		}
-		if prior != nil && prior.State == store.Done {
-			n, _ := st.RunCount(prior.ID)
-			fmt.Fprintf(su.Log, "releases: session %d did them (%s): its answer is taken from the store, nothing measured again\n", prior.ID, Counted(n, "run"))
-		}
-	}
+	c1.Replay = replay
 	var names []string
 	for _, c := range chain {
 		names = append(names, sides[c].Name)
