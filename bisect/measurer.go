@@ -94,6 +94,19 @@ type HostMeasurer interface {
 	MeasureOn(ctx context.Context, host, commit string, runs int) ([]Run, error)
 }
 
+// HostRun is one run a round places: a run of Commit on Host.
+type HostRun struct{ Host, Commit string }
+
+// RoundPlanner is a HostMeasurer told, before a round's runs are asked for
+// one by one (MeasureOn, in the hosts' order), which run each host will
+// take, so that it can take them all at once. A run asked for that was not
+// planned (the planned revision turned out untestable) is taken when
+// asked; a run a Measurer took on another host than asked (the host was
+// lost) says so in its Run.Host.
+type RoundPlanner interface {
+	PlanRound(ctx context.Context, runs []HostRun)
+}
+
 // RoundEnder is told when a round of runs on every host ends: the hosts
 // wait for one another there (a simulation's clocks meet).
 type RoundEnder interface {

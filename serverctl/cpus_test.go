@@ -146,3 +146,46 @@ func sameKeys(a, b map[string]bool) bool {
 	}
 	return true
 }
+
+// TestMachineBusyOfOwnCPUs: a process confined to some CPUs (a runner
+// host that is a share of a machine) counts their busy and steal time
+// only; unconfined, the machine's cpu line.
+func TestMachineBusyOfOwnCPUs(t *testing.T) {
+	stat := "cpu  300 0 100 5000 0 0 0 20 0 0\n" +
+		"cpu0 250 0 50 2000 0 0 0 15 0 0\n" +
+		"cpu1 50 0 50 3000 0 0 0 5 0 0\n" +
+		"intr 1 2 3\n"
+	busy, steal, err := machineBusy(stat, nil)
+	if err != nil || busy.Seconds() != 4 || steal.Milliseconds() != 200 {
+		t.Fatalf("whole machine: busy %v steal %v err %v; want 4s, 200ms", busy, steal, err)
+	}
+	busy, steal, err = machineBusy(stat, map[int]bool{1: true})
+	if err != nil || busy.Seconds() != 1 || steal.Milliseconds() != 50 {
+		t.Fatalf("CPU 1: busy %v steal %v err %v; want 1s, 50ms", busy, steal, err)
+	}
+	if _, _, err := machineBusy(stat, map[int]bool{7: true}); err == nil {
+		t.Fatal("CPU 7, absent: no error")
+	}
+	if n := onlineCPUs(stat); n != 2 {
+		t.Fatalf("online CPUs %d, want 2", n)
+	}
+	// This process, pinned to one CPU, counts one.
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	var one unix.CPUSet
+	one.Set(1)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &was)
+	if n := MachineCPUs(); n != 1 {
+		t.Fatalf("pinned to CPU 1: MachineCPUs %d, want 1", n)
+	}
+}

@@ -270,52 +270,113 @@ func FilesystemType(dir string) string {
 	return fmt.Sprintf("0x%x", st.Type)
 }
 
-// MachineBusy returns the CPU time all CPUs of the machine have spent running
-// processes since boot (user, nice and system of /proc/stat's cpu line; not
-// idle, iowait, or the kernel's irq and softirq time, which a server's own
-// I/O raises) and the time a hypervisor ran something else while they wanted
+// MachineBusy returns the CPU time the machine's CPUs have spent running
+// processes since boot (user, nice and system of /proc/stat; not idle,
+// iowait, or the kernel's irq and softirq time, which a server's own I/O
+// raises) and the time a hypervisor ran something else while they wanted
 // to run (steal), at the kernel's 10 ms resolution: the busy difference over
 // a window, less the CPU time of the server and of perfbisect, is what other
-// processes took from it. Errors: /proc/stat cannot be read or parsed.
+// processes took from it. The machine's CPUs are the ones this process may
+// run on (its affinity: a cpuset, taskset, a job engine's allocation) when
+// those are fewer than the online CPUs: a runner host that is a share of a
+// machine is disturbed by what runs on its CPUs, not by its neighbours on
+// theirs. Errors: /proc/stat cannot be read or parsed.
 func MachineBusy() (busy, steal time.Duration, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
+	return machineBusy(string(b), ownCPUs())
+}
+
+// machineBusy reads MachineBusy from a /proc/stat text: its cpu line, or
+// the sum of the lines of the CPUs in own when own is not nil.
+func machineBusy(stat string, own map[int]bool) (busy, steal time.Duration, err error) {
 	var ticks [9]int64
-	for _, i := range []int{1, 2, 3, 8} { // user nice system (idle iowait irq softirq) steal
-		if ticks[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+	found := false
+	for _, line := range strings.Split(stat, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") {
+			continue
 		}
+		if own == nil {
+			if f[0] != "cpu" {
+				continue
+			}
+		} else if n, err := strconv.Atoi(strings.TrimPrefix(f[0], "cpu")); err != nil || !own[n] {
+			continue
+		}
+		found = true
+		for _, i := range []int{1, 2, 3, 8} { // user nice system (idle iowait irq softirq) steal
+			v, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
+			}
+			ticks[i] += v
+		}
+		if own == nil {
+			break
+		}
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("/proc/stat: no cpu line for %v", own)
 	}
 	const tick = time.Second / 100 // USER_HZ is 100 on Linux
 	busy = time.Duration(ticks[1]+ticks[2]+ticks[3]) * tick
 	return busy, time.Duration(ticks[8]) * tick, nil
 }
 
-// MachineCPUs returns the number of CPUs /proc/stat counts (the machine's
-// online CPUs, whatever this process may run on), or runtime.NumCPU() when it
-// cannot be read.
+// MachineCPUs returns the number of the machine's CPUs MachineBusy counts:
+// those this process may run on when they are fewer than the online CPUs
+// /proc/stat lists, else those; runtime.NumCPU() when it cannot be read.
 func MachineCPUs() int {
+	if own := ownCPUs(); own != nil {
+		return len(own)
+	}
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return runtime.NumCPU()
 	}
-	n := 0
-	for _, l := range strings.Split(string(b), "\n") {
-		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
-			n++
-		}
-	}
+	n := onlineCPUs(string(b))
 	if n == 0 {
 		return runtime.NumCPU()
 	}
 	return n
+}
+
+// onlineCPUs counts the cpuN lines of a /proc/stat text.
+func onlineCPUs(stat string) int {
+	n := 0
+	for _, l := range strings.Split(stat, "\n") {
+		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
+			n++
+		}
+	}
+	return n
+}
+
+// ownCPUs is the set of CPUs this process may run on when it is smaller
+// than the machine's online CPUs, else nil (the whole machine).
+func ownCPUs() map[int]bool {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	online := onlineCPUs(string(b))
+	if set.Count() >= online {
+		return nil
+	}
+	own := map[int]bool{}
+	for i := 0; i < 1024 && len(own) < set.Count(); i++ {
+		if set.IsSet(i) {
+			own[i] = true
+		}
+	}
+	return own
 }
 
 // SelfCPU returns the CPU time (user and system) this process's threads have

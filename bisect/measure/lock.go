@@ -19,8 +19,18 @@ import (
 // servers, or a server and a compiler, on a small machine make each other's
 // numbers meaningless). See MachineLock. It is in the machine's lock
 // directory, never under $TMPDIR: two perfbisects with different TMPDIRs
-// must still find the same lock (lockDir).
-var LockPath = filepath.Join(lockDir(), "perfbisect-measure.lock")
+// must still find the same lock (lockDir). The environment's
+// PERFBISECT_MACHINE_LOCK names another: a host's own, where several
+// runner hosts are made on one machine (each a container or a cgroup with
+// CPUs of its own) and must not wait for one another.
+var LockPath = lockPath()
+
+func lockPath() string {
+	if p := os.Getenv("PERFBISECT_MACHINE_LOCK"); p != "" {
+		return p
+	}
+	return filepath.Join(lockDir(), "perfbisect-measure.lock")
+}
 
 // lockDir is /run/lock (the FHS directory for lock files, 1777 on Debian)
 // when every user may write there, else /tmp: root and the other users of

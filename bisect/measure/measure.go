@@ -191,6 +191,9 @@ type BuildRecord struct {
 type Measurer struct {
 	cfg  Config
 	revs map[string]*revision
+	// built are the install trees of the revisions Build built, for runs
+	// taken elsewhere.
+	built map[string]string
 	runN int
 	host map[string]string // HostFacts, read at the first run
 	// overrideNoted: the user's overridden settings have been shown once.
@@ -719,6 +722,33 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	m.revs[commit] = rev
 	m.evictSnapshots()
 	return rev, nil
+}
+
+// Build builds commit (once; the build cache keeps it) without preparing
+// a datadir, for runs taken elsewhere (runner hosts), and returns its
+// install tree and its key there (build.Builder.EntryKey). Errors as
+// Measure's: an *bisect.UntestableError for a revision that does not
+// build; a side that is not a revision of a tree is the caller's.
+func (m *Measurer) Build(ctx context.Context, commit string) (prefix, key string, err error) {
+	side := m.side(commit)
+	if side.installed() {
+		return "", "", fmt.Errorf("build %s: not a revision of a tree (an installed server or a tarball)", m.label(commit))
+	}
+	if r := m.revs[commit]; r != nil {
+		prefix = r.install.Prefix
+	} else if prefix = m.built[commit]; prefix == "" {
+		in, _, err := m.install(ctx, commit, side)
+		if err != nil {
+			return "", "", m.diskFault(ctx, err)
+		}
+		prefix = in.Prefix
+		if m.built == nil {
+			m.built = map[string]string{}
+		}
+		m.built[commit] = prefix
+	}
+	key, err = side.Builder.EntryKey(side.Commit)
+	return prefix, key, err
 }
 
 // install returns the server of side (subject commit): the installed one at

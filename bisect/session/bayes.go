@@ -206,6 +206,9 @@ func (s *Session) hostRound(ctx context.Context, pts []string, forceRef bool) er
 	doubt := slices.DeleteFunc(slices.Clone(pts[1:]), func(h string) bool { return bad[h] < 0.1 || bad[h] > 0.9 || h == pts[0] })
 	doubt = append(pts[:1:1], doubt...)
 	defer func() { s.on = 0 }()
+	if p, ok := s.m.(bisect.RoundPlanner); ok && s.replayDone() {
+		p.PlanRound(ctx, s.roundPlan(doubt, forceRef))
+	}
 	next := 0
 	for i := range s.cfg.Hosts {
 		s.on = i
@@ -238,6 +241,29 @@ func (s *Session) hostRound(ctx context.Context, pts []string, forceRef bool) er
 	}
 	s.feed()
 	return nil
+}
+
+// roundPlan is the run every host takes in hostRound's loop when every
+// candidate is testable: its reference, else the next commit in doubt
+// that is not skipped.
+func (s *Session) roundPlan(doubt []string, forceRef bool) []bisect.HostRun {
+	var out []bisect.HostRun
+	next := 0
+	for i, host := range s.cfg.Hosts {
+		if ref := s.hostRef(i, forceRef && i == 0); ref != "" {
+			out = append(out, bisect.HostRun{Host: host, Commit: ref})
+			continue
+		}
+		for tries := 0; tries < len(doubt); tries++ {
+			h := doubt[next%len(doubt)]
+			next++
+			if s.res.Verdicts[h] != bisect.Skip.String() {
+				out = append(out, bisect.HostRun{Host: host, Commit: h})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // hostRef is the reference host i must run before its next candidate, or

@@ -73,6 +73,12 @@ func (s *Session) replayed(kind, commit string) (Event, bool) {
 	return Event{}, false
 }
 
+// replayDone reports whether every stored event has been replayed: the
+// runs asked for from here on are live.
+func (s *Session) replayDone() bool {
+	return s.live || s.seq >= len(s.cfg.Replay)
+}
+
 // record hands a live event to the store (Config.Record) before it is used;
 // after a failure to store the hand marks a divergence kept (keepMarks) it
 // returns that failure.

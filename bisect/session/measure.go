@@ -26,7 +26,9 @@ func (s *Session) run(ctx context.Context, commit string, keepFailure bool) (bis
 		host := s.cfg.Hosts[s.on]
 		runs, err = s.m.(bisect.HostMeasurer).MeasureOn(ctx, host, commit, 1)
 		for i := range runs {
-			runs[i].Host = host
+			if runs[i].Host == "" {
+				runs[i].Host = host // else: it ran elsewhere (RoundPlanner)
+			}
 		}
 	} else {
 		runs, err = s.m.Measure(ctx, commit, 1)

@@ -1,0 +1,413 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/build"
+	"github.com/perfbisect/perfbisect/internal/usage"
+)
+
+// Config is what a Measurer needs besides its hosts.
+type Config struct {
+	// Build builds commit here (once; the build cache keeps it) and
+	// returns its install tree and key (build.EntryKey). Errors: an
+	// *bisect.UntestableError for the revision's fault; the machine's as
+	// they are.
+	Build func(ctx context.Context, commit string) (prefix, key string, err error)
+	// Label names a revision in progress lines (nil: its short hash).
+	Label func(commit string) string
+	// Settings are the measurement's settings as the task carries them
+	// (Task.Settings).
+	Settings json.RawMessage
+	// Version is this perfbisect's version as --version prints it.
+	Version string
+	Log     io.Writer // progress lines, the hosts' prefixed with their name; may be nil
+	// Retry is how long a lost host stays out before it is tried again
+	// (0: 5 minutes).
+	Retry time.Duration
+}
+
+// Measurer is the bisect.HostMeasurer of a session with runner hosts. A
+// round's planned runs (PlanRound) are built here one after the other,
+// then sent to their hosts at once; MeasureOn then hands them out in the
+// session's order. A run on a host that cannot be reached goes to the
+// next host that can (its Run.Host says where it ran); when none can, the
+// error is the machine's.
+type Measurer struct {
+	cfg   Config
+	hosts []*host
+	self  Identity
+
+	logMu sync.Mutex
+	// pending are the runs PlanRound sent, by host name.
+	pending map[string]*pending
+}
+
+type host struct {
+	Host
+	mu      sync.Mutex      // one task at a time
+	shipped map[string]bool // install trees it holds, by key
+	lost    error           // why it is out (nil: in)
+	lostAt  time.Time
+}
+
+type pending struct {
+	commit string
+	cancel context.CancelFunc
+	done   chan struct{}
+	runs   []bisect.Run
+	on     string // the host that took them
+	err    error
+}
+
+// New returns a Measurer for hosts (ParseHost's). Errors: no hosts, two
+// with one name; this perfbisect's own executable cannot be read.
+func New(cfg Config, hosts []Host) (*Measurer, error) {
+	if len(hosts) == 0 {
+		return nil, errors.New("runner: no hosts")
+	}
+	id, err := Self(cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Retry == 0 {
+		cfg.Retry = 5 * time.Minute
+	}
+	m := &Measurer{cfg: cfg, self: id, pending: map[string]*pending{}}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if seen[h.Name] {
+			return nil, usage.Errorf("{runner} %s given twice", h.Name)
+		}
+		seen[h.Name] = true
+		m.hosts = append(m.hosts, &host{Host: h, shipped: map[string]bool{}})
+	}
+	return m, nil
+}
+
+// Names are the hosts' names in the order given (session.Config.Hosts).
+func (m *Measurer) Names() []string {
+	var out []string
+	for _, h := range m.hosts {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// Check asks every host for its perfbisect (`perfbisect task id`) and
+// returns their identities. Errors: a host that cannot be reached (the
+// host's problem, named); a host whose perfbisect is another build than
+// this one's (usage: install the same one there).
+func (m *Measurer) Check(ctx context.Context) ([]Identity, error) {
+	var out []Identity
+	for _, h := range m.hosts {
+		var stdout bytes.Buffer
+		err := h.Engine.Task(ctx, []string{"id"}, nil, &stdout, m.hostLog(h))
+		if err != nil {
+			return nil, fmt.Errorf("runner host %s: %w", h.Name, err)
+		}
+		var id Identity
+		if err := json.Unmarshal(stdout.Bytes(), &id); err != nil {
+			return nil, fmt.Errorf("runner host %s: `perfbisect task id` said %q: not a perfbisect's identity (%v)", h.Name, excerptOf(stdout.String()), err)
+		}
+		if id.Build != m.self.Build {
+			return nil, usage.Errorf("runner host %s runs another perfbisect (%s, build %.12s) than this one (%s, build %.12s): the built-in client is part of the measurement, so every host runs the same; copy this one there (%s)",
+				h.Name, id.Version, id.Build, m.self.Version, m.self.Build, "its path after ?perfbisect= in --runner")
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// Prepare builds commit here (bisect.Preparer); the hosts prepare its
+// datadir at its first run there.
+func (m *Measurer) Prepare(ctx context.Context, commit string) error {
+	_, _, err := m.cfg.Build(ctx, commit)
+	return err
+}
+
+// Measure takes runs of commit on the first host that can (a session with
+// one runner host).
+func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bisect.Run, error) {
+	return m.MeasureOn(ctx, m.hosts[0].Name, commit, runs)
+}
+
+// MeasureOn takes runs of commit on host (bisect.HostMeasurer): the ones
+// PlanRound sent there when they are these, else now. Errors as
+// bisect.Measurer's; a host lost on the way moves the runs to another.
+func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int) ([]bisect.Run, error) {
+	if p := m.pending[name]; p != nil {
+		delete(m.pending, name)
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.cancel()
+			<-p.done
+			return nil, ctx.Err()
+		}
+		p.cancel()
+		if p.commit == commit && runs == 1 && !errors.Is(p.err, ErrUnreachable) {
+			return p.runs, p.err
+		}
+	}
+	i := m.index(name)
+	if i < 0 {
+		return nil, fmt.Errorf("runner: no host %q", name)
+	}
+	prefix, key, err := m.cfg.Build(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	return m.anywhere(ctx, i, commit, prefix, key, runs)
+}
+
+// PlanRound builds the round's revisions here, one after the other, and
+// sends each host its run at once (bisect.RoundPlanner); a revision that
+// does not build is left to MeasureOn, which says so.
+func (m *Measurer) PlanRound(ctx context.Context, runs []bisect.HostRun) {
+	for _, r := range runs {
+		i := m.index(r.Host)
+		if i < 0 || m.pending[r.Host] != nil {
+			continue
+		}
+		prefix, key, err := m.cfg.Build(ctx, r.Commit)
+		if err != nil {
+			continue
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		p := &pending{commit: r.Commit, cancel: cancel, done: make(chan struct{})}
+		m.pending[r.Host] = p
+		go func() {
+			defer close(p.done)
+			p.runs, p.err = m.on(pctx, m.hosts[i], r.Commit, prefix, key, 1)
+		}()
+	}
+}
+
+// Close ends the runs sent and not asked for (a session that ended
+// within a round) and waits for their tasks to end.
+func (m *Measurer) Close() {
+	for name, p := range m.pending {
+		p.cancel()
+		<-p.done
+		delete(m.pending, name)
+	}
+}
+
+// anywhere takes the runs on host i, or, when it is lost, on the next
+// host that is not (in the hosts' order, from i).
+func (m *Measurer) anywhere(ctx context.Context, i int, commit, prefix, key string, runs int) ([]bisect.Run, error) {
+	var lost []string
+	for k := range m.hosts {
+		h := m.hosts[(i+k)%len(m.hosts)]
+		if !m.usable(h) {
+			lost = append(lost, fmt.Sprintf("%s (%v)", h.Name, h.lost))
+			continue
+		}
+		out, err := m.on(ctx, h, commit, prefix, key, runs)
+		if !errors.Is(err, ErrUnreachable) {
+			if err == nil && k > 0 {
+				m.logf("%s: %d run(s) of %s taken on %s instead", m.hosts[i].Name, len(out), m.label(commit), h.Name)
+			}
+			return out, err
+		}
+		lost = append(lost, fmt.Sprintf("%s (%v)", h.Name, err))
+	}
+	return nil, fmt.Errorf("every runner host is lost: %s: the hosts' problem, not a revision's; when one is back, run the same command again to resume", strings.Join(lost, "; "))
+}
+
+// usable reports whether h is in, or was lost long enough ago to be tried
+// again.
+func (m *Measurer) usable(h *host) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost == nil || time.Since(h.lostAt) >= m.cfg.Retry
+}
+
+// on takes runs of commit on h: ships its install tree there once, sends
+// the task, reads the result. A host that cannot be reached is marked
+// lost (the error wraps ErrUnreachable).
+func (m *Measurer) on(ctx context.Context, h *host, commit, prefix, key string, runs int) ([]bisect.Run, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out, err := m.task(ctx, h, commit, prefix, key, runs)
+	switch {
+	case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
+		if h.lost == nil {
+			m.logf("runner host %s lost: %v; its runs go to the other hosts (tried again in %s)", h.Name, err, m.cfg.Retry)
+		}
+		h.lost, h.lostAt = err, time.Now()
+	case err == nil && h.lost != nil:
+		m.logf("runner host %s is back", h.Name)
+		h.lost = nil
+	}
+	for i := range out {
+		out[i].Host = h.Name
+	}
+	return out, err
+}
+
+// task is on's work, h held.
+func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string, runs int) ([]bisect.Run, error) {
+	if err := m.ship(ctx, h, commit, prefix, key); err != nil {
+		return nil, err
+	}
+	t := Task{Perfbisect: m.self.Build, Commit: commit, Label: m.label(commit), Entry: key, Runs: runs, Settings: m.cfg.Settings}
+	line, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	// The task stays open on the host's standard input until the result
+	// is read: when this process goes, the task ends its server.
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write(append(line, '\n'))
+	}()
+	var stdout bytes.Buffer
+	args := []string{"run"}
+	if h.Root != "" {
+		args = append(args, "--root", h.Root)
+	}
+	err = h.Engine.Task(ctx, args, pr, &stdout, m.hostLog(h))
+	pw.Close()
+	var res Result
+	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
+		if err == nil || !errors.Is(err, ErrUnreachable) {
+			err = fmt.Errorf("%w: %s: the task answered no result (%v; %s)", ErrUnreachable, h.Name, errOr(err, jerr), excerptOf(stdout.String()))
+		}
+		return nil, err
+	}
+	for i := range res.Runs {
+		if i < len(res.ServerOptions) {
+			res.Runs[i].ServerOptions = res.ServerOptions[i]
+		}
+	}
+	switch {
+	case res.Untestable != nil:
+		return res.Runs, &bisect.UntestableError{Commit: commit, Reason: res.Untestable.Reason, Err: errors.New(res.Untestable.Err)}
+	case res.Kind == KindUsage:
+		return res.Runs, usage.Errorf("runner host %s: %s", h.Name, res.Error)
+	case res.Kind == KindVersion:
+		return res.Runs, usage.Errorf("runner host %s: %s", h.Name, res.Error)
+	case res.Error != "":
+		// The host's machine failed (a full disk, a missing package):
+		// not the revision's; the run goes to another host.
+		return res.Runs, fmt.Errorf("%w: %s: its machine: %s", ErrUnreachable, h.Name, res.Error)
+	case len(res.Runs) != runs:
+		return res.Runs, fmt.Errorf("%w: %s: %d runs of %d", ErrUnreachable, h.Name, len(res.Runs), runs)
+	}
+	return res.Runs, nil
+}
+
+// ship sends the install tree prefix (key) to h unless it holds it: asked
+// once per key (`perfbisect task has`), sent once (`perfbisect task
+// receive`, which checks it whole before it is used).
+func (m *Measurer) ship(ctx context.Context, h *host, commit, prefix, key string) error {
+	if h.shipped[key] {
+		return nil
+	}
+	args := []string{"has", key}
+	if h.Root != "" {
+		args = append(args, "--root", h.Root)
+	}
+	err := h.Engine.Task(ctx, args, nil, io.Discard, m.hostLog(h))
+	var ee *ExitError
+	switch {
+	case err == nil:
+		h.shipped[key] = true
+		return nil
+	case !errors.As(err, &ee) || ee.Code != 1:
+		return err
+	}
+	began := time.Now()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(build.WriteEntry(pw, prefix, key)) }()
+	args[0] = "receive"
+	var stdout bytes.Buffer
+	err = h.Engine.Task(ctx, args, pr, &stdout, m.hostLog(h))
+	pr.CloseWithError(io.ErrClosedPipe)
+	if errors.As(err, &ee) {
+		// The host refused the tree (corrupt on the way, or a server
+		// that cannot start there): the host's, not the revision's.
+		err = fmt.Errorf("%w: %s: %s", ErrUnreachable, h.Name, ee.Error())
+	}
+	if err != nil {
+		return err
+	}
+	h.shipped[key] = true
+	m.logf("%s: build of %s shipped in %.1fs", h.Name, m.label(commit), time.Since(began).Seconds())
+	return nil
+}
+
+func (m *Measurer) index(name string) int {
+	for i, h := range m.hosts {
+		if h.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Measurer) label(commit string) string {
+	if m.cfg.Label != nil {
+		return m.cfg.Label(commit)
+	}
+	return fmt.Sprintf("%.10s", commit)
+}
+
+func (m *Measurer) logf(format string, args ...any) {
+	if m.cfg.Log == nil {
+		return
+	}
+	m.logMu.Lock()
+	defer m.logMu.Unlock()
+	fmt.Fprintf(m.cfg.Log, format+"\n", args...)
+}
+
+// hostLog is a writer of h's progress lines onto the log, each prefixed
+// with its name.
+func (m *Measurer) hostLog(h *host) io.Writer {
+	return &prefixed{m: m, prefix: "[" + h.Name + "] "}
+}
+
+type prefixed struct {
+	m      *Measurer
+	prefix string
+	part   []byte
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	p.part = append(p.part, b...)
+	for {
+		i := bytes.IndexByte(p.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		p.m.logf("%s%s", p.prefix, p.part[:i])
+		p.part = p.part[i+1:]
+	}
+}
+
+func excerptOf(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func errOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
