@@ -108,6 +108,12 @@ type Config struct {
 	// runs start with, after the user's (serverctl.Options.Settings): the
 	// probe's instruments (serverctl.WaitSettings).
 	ProbeSettings []string
+	// HistoryFile, when set, keeps what the runs said of the machine
+	// (the neighbour signs' histories) across processes: a runner host's
+	// tasks are a process each, and a CPU quota that stays is its level
+	// only once its runs are remembered. Read by New, written after
+	// every run; unreadable is empty.
+	HistoryFile string
 	// Unsettled makes snapshots as they were made before settle: the
 	// load's server stops at once, with the optimizer statistics and the
 	// undo history the load left. Only for measuring what that costs
@@ -194,8 +200,8 @@ type Measurer struct {
 	// built are the install trees of the revisions Build built, for runs
 	// taken elsewhere.
 	built map[string]string
-	runN int
-	host map[string]string // HostFacts, read at the first run
+	runN  int
+	host  map[string]string // HostFacts, read at the first run
 	// overrideNoted: the user's overridden settings have been shown once.
 	overrideNoted bool
 	// emulatedNoted: statements the server would not prepare have been named once.
@@ -252,7 +258,9 @@ func New(cfg Config) *Measurer {
 			return MachineLock(ctx, what, cfg.StateDir, cfg.Log)
 		}
 	}
-	return &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}, signs: map[string][]signs{}}
+	m := &Measurer{cfg: cfg, revs: map[string]*revision{}, counted: map[string]int{}, remeasured: map[string]int{}, signs: map[string][]signs{}}
+	m.loadHistory()
+	return m
 }
 
 // Server returns the server the subject key was prepared with (its build,
@@ -461,9 +469,11 @@ func (m *Measurer) undisturbedRun(ctx context.Context, commit string, rev *revis
 			sampled = true
 			m.signs[commit] = append(m.signs[commit], d.signs)
 			m.allSigns = append(m.allSigns, d.signs)
+			m.saveHistory()
 		} else if err == nil && paused {
 			// An attempt after a pause is a later moment's sample.
 			m.allSigns = append(m.allSigns, d.signs)
+			m.saveHistory()
 		}
 		paused = false
 		if err != nil {

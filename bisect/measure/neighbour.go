@@ -1,7 +1,10 @@
 package measure
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/google/renameio/v2"
+	"os"
 	"sort"
 	"time"
 
@@ -197,4 +200,74 @@ func positive(v float64) float64 {
 		return v
 	}
 	return -1
+}
+
+// history is Config.HistoryFile's content: the last sessionWindow signs
+// of every revision and of all runs.
+type history struct {
+	Revisions map[string][]savedSigns `json:"revisions"`
+	All       []savedSigns            `json:"all"`
+}
+
+// savedSigns are signs as a history file keeps them.
+type savedSigns struct {
+	WaitShare    float64       `json:"wait_share"`
+	Throttled    time.Duration `json:"throttled"`
+	Capacity     time.Duration `json:"capacity"`
+	ClientPerTxn float64       `json:"client_per_txn"`
+	ServerPerTxn float64       `json:"server_per_txn"`
+}
+
+func (s signs) saved() savedSigns {
+	return savedSigns{s.waitShare, s.throttled, s.capacity, s.clientPerTxn, s.serverPerTxn}
+}
+
+func (s savedSigns) signs() signs {
+	return signs{s.WaitShare, s.Throttled, s.Capacity, s.ClientPerTxn, s.ServerPerTxn}
+}
+
+// loadHistory reads Config.HistoryFile into the histories.
+func (m *Measurer) loadHistory() {
+	if m.cfg.HistoryFile == "" {
+		return
+	}
+	b, err := os.ReadFile(m.cfg.HistoryFile)
+	var h history
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return
+	}
+	for c, ss := range h.Revisions {
+		for _, s := range ss {
+			m.signs[c] = append(m.signs[c], s.signs())
+		}
+	}
+	for _, s := range h.All {
+		m.allSigns = append(m.allSigns, s.signs())
+	}
+}
+
+// saveHistory writes the histories' last sessionWindow entries to
+// Config.HistoryFile (replaced whole).
+func (m *Measurer) saveHistory() {
+	if m.cfg.HistoryFile == "" {
+		return
+	}
+	last := func(ss []signs) []savedSigns {
+		var out []savedSigns
+		for _, s := range ss[max(0, len(ss)-sessionWindow):] {
+			out = append(out, s.saved())
+		}
+		return out
+	}
+	h := history{Revisions: map[string][]savedSigns{}, All: last(m.allSigns)}
+	for c, ss := range m.signs {
+		h.Revisions[c] = last(ss)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return
+	}
+	if err := renameio.WriteFile(m.cfg.HistoryFile, b, 0o600); err != nil {
+		m.logf("note: the runs' history %s: %v", m.cfg.HistoryFile, err)
+	}
 }

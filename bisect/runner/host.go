@@ -57,7 +57,8 @@ func (e *ExitError) Error() string {
 // Host is a runner host as given (--runner): how to reach it and where
 // its perfbisect keeps install trees and datadirs.
 type Host struct {
-	Name   string // as given, for the user and the store's runs
+	Name   string // as given: the session's identity and its runs' Host
+	Label  string // how progress lines name it ("127.0.0.2", "slurm:node1")
 	Engine Engine
 	// Root is the task command's directory on the host (--root; "" for
 	// its default).
@@ -98,7 +99,10 @@ func ParseHost(s string) (Host, error) {
 	if exe == "" {
 		exe = "perfbisect"
 	}
-	h := Host{Name: s, Root: u.Path}
+	h := Host{Name: s, Label: u.Host, Root: u.Path}
+	if u.User != nil {
+		h.Label = u.User.Username() + "@" + h.Label
+	}
 	if h.Root == "/" {
 		h.Root = ""
 	}
@@ -110,6 +114,7 @@ func ParseHost(s string) (Host, error) {
 			return bad("a Slurm node takes no user or port")
 		}
 		h.Engine = &Slurm{Node: u.Hostname(), Partition: q.Get("partition"), Perfbisect: exe, name: s}
+		h.Label = "slurm:" + u.Hostname()
 	default:
 		return bad(fmt.Sprintf("unknown kind %q", u.Scheme))
 	}
@@ -200,10 +205,28 @@ func (s *Slurm) Task(ctx context.Context, args []string, stdin io.Reader, stdout
 func runCommand(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer, unreachable func(code int, tail string) error) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var tail tailBuffer
-	cmd.Stdin, cmd.Stdout = stdin, stdout
+	cmd.Stdout = stdout
 	cmd.Stderr = io.MultiWriter(stderr, &tail)
 	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	var in io.WriteCloser
+	if stdin != nil {
+		// Copied by a goroutine of ours, which Wait does not wait for:
+		// a task's input stays open until its result is read.
+		var err error
+		if in, err = cmd.StdinPipe(); err != nil {
+			return err
+		}
+	}
+	err := cmd.Start()
+	if err == nil && in != nil {
+		go func() {
+			_, _ = io.Copy(in, stdin)
+			in.Close()
+		}()
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err == nil {
 		return nil
 	}

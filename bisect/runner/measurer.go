@@ -83,13 +83,19 @@ func New(cfg Config, hosts []Host) (*Measurer, error) {
 		cfg.Retry = 5 * time.Minute
 	}
 	m := &Measurer{cfg: cfg, self: id, pending: map[string]*pending{}}
-	seen := map[string]bool{}
+	seen, labels := map[string]bool{}, map[string]int{}
 	for _, h := range hosts {
 		if seen[h.Name] {
 			return nil, usage.Errorf("{runner} %s given twice", h.Name)
 		}
 		seen[h.Name] = true
+		labels[h.Label]++
 		m.hosts = append(m.hosts, &host{Host: h, shipped: map[string]bool{}})
+	}
+	for _, h := range m.hosts {
+		if h.Label == "" || labels[h.Label] > 1 {
+			h.Label = h.Name // two hosts at one address: their roots tell them apart
+		}
 	}
 	return m, nil
 }
@@ -176,8 +182,8 @@ func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int)
 func (m *Measurer) PlanRound(ctx context.Context, runs []bisect.HostRun) {
 	for _, r := range runs {
 		i := m.index(r.Host)
-		if i < 0 || m.pending[r.Host] != nil {
-			continue
+		if i < 0 || m.pending[r.Host] != nil || !m.usable(m.hosts[i]) {
+			continue // a lost host's run is MeasureOn's to move
 		}
 		prefix, key, err := m.cfg.Build(ctx, r.Commit)
 		if err != nil {
@@ -210,17 +216,17 @@ func (m *Measurer) anywhere(ctx context.Context, i int, commit, prefix, key stri
 	for k := range m.hosts {
 		h := m.hosts[(i+k)%len(m.hosts)]
 		if !m.usable(h) {
-			lost = append(lost, fmt.Sprintf("%s (%v)", h.Name, h.lost))
+			lost = append(lost, fmt.Sprintf("%s (%v)", h.Label, h.lost))
 			continue
 		}
 		out, err := m.on(ctx, h, commit, prefix, key, runs)
 		if !errors.Is(err, ErrUnreachable) {
 			if err == nil && k > 0 {
-				m.logf("%s: %d run(s) of %s taken on %s instead", m.hosts[i].Name, len(out), m.label(commit), h.Name)
+				m.logf("%s: %d run(s) of %s taken on %s instead", m.hosts[i].Label, len(out), m.label(commit), h.Label)
 			}
 			return out, err
 		}
-		lost = append(lost, fmt.Sprintf("%s (%v)", h.Name, err))
+		lost = append(lost, fmt.Sprintf("%s (%v)", h.Label, err))
 	}
 	return nil, fmt.Errorf("every runner host is lost: %s: the hosts' problem, not a revision's; when one is back, run the same command again to resume", strings.Join(lost, "; "))
 }
@@ -243,11 +249,11 @@ func (m *Measurer) on(ctx context.Context, h *host, commit, prefix, key string, 
 	switch {
 	case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
 		if h.lost == nil {
-			m.logf("runner host %s lost: %v; its runs go to the other hosts (tried again in %s)", h.Name, err, m.cfg.Retry)
+			m.logf("runner host %s lost: %v; its runs go to the other hosts (tried again in %s)", h.Label, err, m.cfg.Retry)
 		}
 		h.lost, h.lostAt = err, time.Now()
 	case err == nil && h.lost != nil:
-		m.logf("runner host %s is back", h.Name)
+		m.logf("runner host %s is back", h.Label)
 		h.lost = nil
 	}
 	for i := range out {
@@ -268,21 +274,19 @@ func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string
 	}
 	// The task stays open on the host's standard input until the result
 	// is read: when this process goes, the task ends its server.
-	pr, pw := io.Pipe()
-	go func() {
-		_, _ = pw.Write(append(line, '\n'))
-	}()
+	held := make(chan struct{})
+	in := io.MultiReader(bytes.NewReader(append(line, '\n')), heldOpen(held))
 	var stdout bytes.Buffer
 	args := []string{"run"}
 	if h.Root != "" {
 		args = append(args, "--root", h.Root)
 	}
-	err = h.Engine.Task(ctx, args, pr, &stdout, m.hostLog(h))
-	pw.Close()
+	err = h.Engine.Task(ctx, args, in, &stdout, m.hostLog(h))
+	close(held)
 	var res Result
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
 		if err == nil || !errors.Is(err, ErrUnreachable) {
-			err = fmt.Errorf("%w: %s: the task answered no result (%v; %s)", ErrUnreachable, h.Name, errOr(err, jerr), excerptOf(stdout.String()))
+			err = fmt.Errorf("%w: %s: the task answered no result (%v; %s)", ErrUnreachable, h.Label, errOr(err, jerr), excerptOf(stdout.String()))
 		}
 		return nil, err
 	}
@@ -295,15 +299,15 @@ func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string
 	case res.Untestable != nil:
 		return res.Runs, &bisect.UntestableError{Commit: commit, Reason: res.Untestable.Reason, Err: errors.New(res.Untestable.Err)}
 	case res.Kind == KindUsage:
-		return res.Runs, usage.Errorf("runner host %s: %s", h.Name, res.Error)
+		return res.Runs, usage.Errorf("runner host %s: %s", h.Label, res.Error)
 	case res.Kind == KindVersion:
-		return res.Runs, usage.Errorf("runner host %s: %s", h.Name, res.Error)
+		return res.Runs, usage.Errorf("runner host %s: %s", h.Label, res.Error)
 	case res.Error != "":
 		// The host's machine failed (a full disk, a missing package):
 		// not the revision's; the run goes to another host.
-		return res.Runs, fmt.Errorf("%w: %s: its machine: %s", ErrUnreachable, h.Name, res.Error)
+		return res.Runs, fmt.Errorf("%w: %s: its machine: %s", ErrUnreachable, h.Label, res.Error)
 	case len(res.Runs) != runs:
-		return res.Runs, fmt.Errorf("%w: %s: %d runs of %d", ErrUnreachable, h.Name, len(res.Runs), runs)
+		return res.Runs, fmt.Errorf("%w: %s: %d runs of %d", ErrUnreachable, h.Label, len(res.Runs), runs)
 	}
 	return res.Runs, nil
 }
@@ -317,7 +321,7 @@ func (m *Measurer) ship(ctx context.Context, h *host, commit, prefix, key string
 	}
 	args := []string{"has", key}
 	if h.Root != "" {
-		args = append(args, "--root", h.Root)
+		args = []string{"has", "--root", h.Root, key}
 	}
 	err := h.Engine.Task(ctx, args, nil, io.Discard, m.hostLog(h))
 	var ee *ExitError
@@ -338,13 +342,13 @@ func (m *Measurer) ship(ctx context.Context, h *host, commit, prefix, key string
 	if errors.As(err, &ee) {
 		// The host refused the tree (corrupt on the way, or a server
 		// that cannot start there): the host's, not the revision's.
-		err = fmt.Errorf("%w: %s: %s", ErrUnreachable, h.Name, ee.Error())
+		err = fmt.Errorf("%w: %s: %s", ErrUnreachable, h.Label, ee.Error())
 	}
 	if err != nil {
 		return err
 	}
 	h.shipped[key] = true
-	m.logf("%s: build of %s shipped in %.1fs", h.Name, m.label(commit), time.Since(began).Seconds())
+	m.logf("%s: build of %s shipped in %.1fs", h.Label, m.label(commit), time.Since(began).Seconds())
 	return nil
 }
 
@@ -376,7 +380,7 @@ func (m *Measurer) logf(format string, args ...any) {
 // hostLog is a writer of h's progress lines onto the log, each prefixed
 // with its name.
 func (m *Measurer) hostLog(h *host) io.Writer {
-	return &prefixed{m: m, prefix: "[" + h.Name + "] "}
+	return &prefixed{m: m, prefix: "[" + h.Label + "] "}
 }
 
 type prefixed struct {
@@ -410,4 +414,12 @@ func errOr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// heldOpen is a reader that blocks until done is closed, then ends.
+type heldOpen chan struct{}
+
+func (h heldOpen) Read([]byte) (int, error) {
+	<-h
+	return 0, io.EOF
 }

@@ -73,11 +73,14 @@ const (
 	// phase's key (Identity.Key).
 	KeyBinaries     = "binaries"
 	KeyNarrowedFrom = "narrowed from"
+	// KeyRunners are the runner hosts a session's runs are taken on, as
+	// given, space-separated (absent: this machine).
+	KeyRunners = "runners"
 )
 
 // SameMeasurement are the keys two sessions' runs of one commit must agree
 // on to be measurements of the same thing (Store.EarlierRuns).
-var SameMeasurement = []string{KeyWorkload, KeyRecipe, KeyMyCnfContent}
+var SameMeasurement = []string{KeyWorkload, KeyRecipe, KeyMyCnfContent, KeyRunners}
 
 // Key hashes the identity: the first 16 hex digits of the SHA-256 of every
 // name and value in name order, each followed by a NUL byte. It is the key

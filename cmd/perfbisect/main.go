@@ -168,7 +168,7 @@ func newApp() *cli.App {
 		Description: "perfbisect builds revisions of a MariaDB/MySQL/Percona source tree, runs each as a private\n" +
 			"mysqld with your option file under a sysbench-compatible workload, decides with significance\n" +
 			"tests whether each behaves like the good or the bad revision, and bisects to the first bad commit.",
-		Commands: append([]*cli.Command{startCommand(), replayCommand(), runCommand(), compareCommand(), explainCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand()}, append(sessionCommands(), simulateCommand())...),
+		Commands: append([]*cli.Command{startCommand(), replayCommand(), runCommand(), compareCommand(), explainCommand(), scanCommand(), reportCommand(), benchCommand(), buildCommand(), taskCommand()}, append(sessionCommands(), simulateCommand())...),
 		Suggest:  true, // "did you mean --threads?" for a mistyped flag
 		// --my-cnf a,b.cnf is one file: a repeated flag is a list.
 		DisableSliceFlagSeparator: true,

@@ -57,6 +57,7 @@ func newTerminalSetup(quiet bool) *setup {
 // not touch the state directory; lockState does.
 func newSetup(c *cli.Context) (*setup, error) {
 	s := newTerminalSetup(c.Bool("quiet"))
+	s.Version = c.App.Version
 	err := s.Configure(c.Context, app.SetupRequest{
 		Repo: c.String("repo"), MyCnf: c.StringSlice("my-cnf"), MyCnfPerSide: c.Command.Name == "compare" || c.Command.Name == "explain",
 		Reports: map[string]string{"html": c.String("html"), "json": c.String("json"), "output": c.String("output")},
@@ -69,7 +70,7 @@ func newSetup(c *cli.Context) (*setup, error) {
 		SnapshotCacheSize: c.String("snapshot-cache-size"), FreshDatadir: c.Bool("fresh-datadir"), StartTimeout: c.String("start-timeout"),
 		Repeats: c.Int("repeats"), MaxRepeats: c.Int("max-repeats"), Threshold: c.String("threshold"),
 		Confidence: c.String("confidence"), Metric: c.String("metric"), MetricSet: c.IsSet("metric"), Find: c.String("find"),
-		Search: searchRequest(c), Build: buildRequest(c),
+		Search: searchRequest(c), Build: buildRequest(c), Runners: c.StringSlice("runner"),
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"fmt"
 	"maps"
 
@@ -43,6 +44,13 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	}
 	if !s.ClientCPUs.IsZero() {
 		id[store.KeyClientCPUs] = s.ClientCPUs.String()
+	}
+	if len(s.Runners) > 0 {
+		var names []string
+		for _, h := range s.Runners {
+			names = append(names, h.Name)
+		}
+		id[store.KeyRunners] = strings.Join(names, " ")
 	}
 	if !s.OptionFile.IsZero() {
 		// The file and every file it includes: what the server will read.

@@ -69,6 +69,9 @@ type SetupRequest struct {
 	Search *SearchRequest
 
 	Build BuildRequest
+	// Runners are the runner hosts start takes its runs on, as given
+	// (runner.ParseHost); none: this machine.
+	Runners []string
 }
 
 // SearchRequest is start's search as typed: the search (bayes or
@@ -194,6 +197,10 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	// Every command's decision settings, before anything is built; start's
 	// as its search takes them.
 	if err := s.decideSearch(req.Search); err != nil {
+		return err
+	}
+	s.req = req
+	if err := s.parseRunners(req); err != nil {
 		return err
 	}
 	s.Repo, err = bisect.OpenRepo(req.Repo)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfbisect/perfbisect/bisect/runner"
 	"io"
 	"os"
 	"runtime/debug"
@@ -78,6 +79,14 @@ type Setup struct {
 	// Stdout receives the answers written without --output, Stderr what goes
 	// wrong beside them (nil: the process's).
 	Stdout, Stderr io.Writer
+
+	// Runners are the runner hosts start takes its runs on (none: this
+	// machine).
+	Runners []runner.Host
+	// Version is this perfbisect's, as --version prints it (a runner
+	// host's is compared with it).
+	Version string
+	req     SetupRequest // as Configure was given it (the runner hosts' tasks)
 
 	StateDir string       // set by Lock
 	Store    *store.Store // set by Lock

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/bisect/runner"
 	"io"
 	"math"
 	"os"
@@ -100,12 +102,16 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 			return err
 		}
 	}
+	b.ctx = ctx
 	run, err := b.newSession(identity)
 	if err != nil {
 		return err
 	}
 	b.res = run.Result()
 	_, runErr := run.Run(ctx)
+	if b.runners != nil {
+		b.runners.Close()
+	}
 	doc := b.document(ctx, runErr)
 	su.writeBisection(req.Output, doc, b.sess.ID, "perfbisect: bisection "+req.Good+".."+req.Bad)
 	return b.end(ctx, doc, runErr)
@@ -138,6 +144,8 @@ func resolveRange(su *Setup, req StartRequest) (good, bad string, commits []bise
 // range (all) and the commits searched (commits: without the inert ones
 // unless kept, which inert names), and the result as it grows.
 type bisection struct {
+	ctx      context.Context
+	runners  *runner.Measurer // the runner hosts' (nil: runs taken here)
 	su       *Setup
 	req      StartRequest
 	cfg      session.Config
@@ -189,7 +197,18 @@ func (b *bisection) newSession(identity store.Identity) (*session.Session, error
 		}
 	}
 	// The measurer records builds under the session, known once it is stored.
-	m := su.Measurer(func() int64 { return b.sess.ID })
+	var m bisect.Measurer = su.Measurer(func() int64 { return b.sess.ID })
+	if len(su.Runners) > 0 {
+		rm, err := su.RunnerMeasurer(b.ctx, m.(*measure.Measurer), su.Version)
+		if err != nil {
+			return nil, err
+		}
+		b.runners = rm
+		m = rm
+		if len(su.Runners) > 1 {
+			cfg.Hosts = rm.Names()
+		}
+	}
 	run, err := session.New(*cfg, m)
 	if err != nil {
 		return nil, With(Usage, err) // nothing stored: the same start with other flags may follow

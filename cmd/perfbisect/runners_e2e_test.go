@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/testhosts"
+)
+
+// hostRuns returns the runs stored for the state directory's latest start
+// session, as the hosts that measured them, in order.
+func hostRuns(t *testing.T, state string) []string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(state, store.FileName)); err != nil {
+		return nil
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x, err := st.LatestOf(store.KindStart)
+	if err != nil || x == nil {
+		return nil
+	}
+	evs, err := st.Events(x.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Run != nil {
+			out = append(out, e.Run.Host)
+		}
+	}
+	return out
+}
+
+// TestBisectOnRunnerHosts: a bisection whose runs are taken on two runner
+// hosts reached over SSH (real sshd on 127.0.0.2 and 127.0.0.3, each on a
+// CPU of its own, the second under a CPU quota: slower, so each host's
+// runs have their own level), each measuring its own good and bad with
+// the install trees shipped there; the coordinator is killed with SIGKILL
+// (no server outlives it on the hosts), resumed, and a host is killed
+// during the resume (its runs go to the other): the fixture's culprit is
+// named, and the store keeps every run, from both hosts.
+func TestBisectOnRunnerHosts(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools)
+	if os.Geteuid() != 0 {
+		t.Skip("test hosts need root (sshd, cgroups)")
+	}
+	began := time.Now()
+	defer func() { t.Logf("%.0fs in all", time.Since(began).Seconds()) }()
+	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
+	h2 := testhosts.StartSSHD(t, "127.0.0.2", testhosts.SSHOptions{CPUs: "1"})
+	h3 := testhosts.StartSSHD(t, "127.0.0.3", testhosts.SSHOptions{CPUs: "0", Quota: 0.6})
+	conf := filepath.Join(t.TempDir(), "ssh_config")
+	var both []byte
+	for _, h := range []*testhosts.SSHHost{h2, h3} {
+		b, err := os.ReadFile(h.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		both = append(both, b...)
+	}
+	if err := os.WriteFile(conf, both, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PERFBISECT_SSH=ssh -F " + conf}
+	roots := t.TempDir()
+	r2 := "ssh://127.0.0.2" + filepath.Join(roots, "h2") + "?perfbisect=" + binary
+	r3 := "ssh://127.0.0.3" + filepath.Join(roots, "h3") + "?perfbisect=" + binary
+	state := t.TempDir()
+	start := func(state string, runners ...string) []string {
+		a := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--no-explain"}
+		for _, r := range runners {
+			a = append(a, "--runner", r)
+		}
+		return append(a, smallRun...)
+	}
+	args := start(state, r2, r3)
+
+	// A host that runs another perfbisect is refused, naming it.
+	other := filepath.Join(t.TempDir(), "perfbisect")
+	if b, err := os.ReadFile(binary); err != nil || os.WriteFile(other, append(b, 0), 0o755) != nil {
+		t.Fatal("copying the binary")
+	}
+	bad := perfbisect(t, env, start(t.TempDir(), r2, strings.Replace(r3, binary, other, 1))...)
+	if bad.code != exitUsage || !strings.Contains(bad.stderr, "runs another perfbisect") || !strings.Contains(bad.stderr, "127.0.0.3") {
+		t.Errorf("a host with another perfbisect: exit %d, want 2 naming it:\n%s", bad.code, bad.stderr)
+	}
+
+	// Killed after 10 runs: nothing stays running on the hosts.
+	cmd := command(t, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var first bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &first, &first
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the killed start's output:\n%s", tail(first.String(), 60))
+		}
+	})
+	waitFor(t, cmd, 5*time.Minute, "10 stored runs", func() bool { return len(hostRuns(t, state)) >= 10 })
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	t.Logf("killed at %.0fs", time.Since(began).Seconds())
+	before := hostRuns(t, state)
+	for _, h := range []*testhosts.SSHHost{h2, h3} {
+		deadline := time.Now().Add(20 * time.Second)
+		for len(h.Processes()) > 1 && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if p := h.Processes(); len(p) > 1 {
+			t.Errorf("host %s: %d processes besides sshd 20 s after the coordinator was killed", h.Host, len(p)-1)
+		}
+	}
+	if !slices.Contains(before, r2) || !slices.Contains(before, r3) {
+		t.Errorf("runs before the kill from %v, want both hosts\n%s", before, tail(first.String(), 30))
+	}
+
+	// Resumed; the slow host dies part-way: its runs go to the other.
+	res := command(t, "resume", "--state-dir", state, "--repo", repo)
+	res.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	res.Stdout, res.Stderr = &out, &errb
+	if err := res.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, res, 5*time.Minute, "6 more runs", func() bool { return len(hostRuns(t, state)) >= len(before)+6 })
+	h3.Kill()
+	t.Logf("host killed at %.0fs", time.Since(began).Seconds())
+	killedAt := len(hostRuns(t, state))
+	_ = res.Wait()
+	t.Logf("resume: exit %d\n%s\n%s", res.ProcessState.ExitCode(), out.String(), tail(errb.String(), 40))
+	if res.ProcessState.ExitCode() != exitOK || !strings.Contains(out.String(), "first bad commit: "+culprit) {
+		t.Fatalf("resume with a host killed: exit %d, want 0 naming %s", res.ProcessState.ExitCode(), culprit)
+	}
+	if !strings.Contains(errb.String(), "runner host 127.0.0.3 lost") {
+		t.Errorf("the host's death was not said")
+	}
+	after := hostRuns(t, state)
+	if len(after) < len(before) || !slices.Equal(after[:len(before)], before) {
+		t.Errorf("the runs stored before the kill changed on resume")
+	}
+	var lateOnDead int
+	for _, h := range after[killedAt:] {
+		if h == r3 {
+			lateOnDead++
+		}
+	}
+	if lateOnDead > 1 { // one may have been recorded as the host died
+		t.Errorf("%d runs recorded on the dead host after its death", lateOnDead)
+	}
+	if n := len(after) - killedAt; n < 2 {
+		t.Errorf("only %d runs after the host died: the session did not go on without it", n)
+	}
+	if s := serversUnder(roots); len(s) > 0 {
+		t.Errorf("servers left running on the hosts: %v", s)
+	}
+}

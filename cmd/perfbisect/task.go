@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/perfbisect/perfbisect/bisect/runner"
+	"github.com/perfbisect/perfbisect/internal/app"
+)
+
+// taskCommand is what a runner host runs for a coordinating perfbisect
+// (start --runner), over ssh, srun, or any job engine's step.
+func taskCommand() *cli.Command {
+	root := &cli.StringFlag{Name: "root", Usage: "where this host keeps the install trees it received, its datadir snapshots and its runs (default: the user's cache directory, perfbisect/runner)"}
+	rootOf := func(c *cli.Context) (string, error) {
+		if r := c.String("root"); r != "" {
+			return r, nil
+		}
+		return app.DefaultRunnerRoot()
+	}
+	return &cli.Command{
+		Name:  "task",
+		Usage: "a runner host's side of start --runner: measure a task a coordinating perfbisect sends",
+		UsageText: "perfbisect task id | has KEY | receive KEY | run [--root DIR]\n\n" +
+			"A coordinating perfbisect (start --runner HOST) runs these on each runner host, through ssh\n" +
+			"or a job engine (srun, a CI job): id says which perfbisect build and machine this is;\n" +
+			"has and receive keep a build's install tree under its key (a content address), sent once;\n" +
+			"run reads a task (JSON) on standard input, measures it here and writes the result (JSON) on\n" +
+			"standard output, progress on standard error. A task ends when its standard input does.\n" +
+			"PERFBISECT_MACHINE_LOCK names this host's machine lock when several hosts share a machine.",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "id",
+				Usage: "print this perfbisect's build and this machine (JSON)",
+				Action: func(c *cli.Context) error {
+					id, err := runner.Self(c.App.Version)
+					if err != nil {
+						return app.With(app.Failure, err)
+					}
+					return json.NewEncoder(os.Stdout).Encode(id)
+				},
+			},
+			{
+				Name:      "has",
+				Usage:     "exit 0 when the install tree KEY is here, 1 when not",
+				ArgsUsage: "KEY",
+				Flags:     []cli.Flag{root},
+				Action: func(c *cli.Context) error {
+					dir, err := rootOf(c)
+					if err != nil {
+						return app.With(app.Failure, err)
+					}
+					if c.NArg() != 1 {
+						return usageErr("task has takes one key")
+					}
+					if !app.HasEntry(dir, c.Args().First()) {
+						return app.With(app.Failure, nil) // exit 1, nothing said
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "receive",
+				Usage:     "keep the install tree KEY read on standard input (the archive start --runner sends)",
+				ArgsUsage: "KEY",
+				Flags:     []cli.Flag{root},
+				Action: func(c *cli.Context) error {
+					dir, err := rootOf(c)
+					if err != nil {
+						return app.With(app.Failure, err)
+					}
+					if c.NArg() != 1 {
+						return usageErr("task receive takes one key")
+					}
+					got, err := app.ReceiveEntry(c.Context, dir, c.Args().First(), os.Stdin)
+					if err != nil {
+						return app.With(app.Failure, err)
+					}
+					fmt.Println(got)
+					return nil
+				},
+			},
+			{
+				Name:  "run",
+				Usage: "measure the task read on standard input; write its result on standard output",
+				Flags: []cli.Flag{root},
+				Action: func(c *cli.Context) error {
+					dir, err := rootOf(c)
+					if err != nil {
+						return app.With(app.Failure, err)
+					}
+					if err := app.RunTask(c.Context, dir, c.App.Version, os.Stdin, os.Stdout, os.Stderr); err != nil {
+						return app.With(app.Failure, err)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
