@@ -1,9 +1,9 @@
 package app
 
 import (
-	"strings"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect/session"
 	"github.com/perfbisect/perfbisect/bisect/store"
