@@ -48,8 +48,9 @@ type Measurer struct {
 	self  Identity
 
 	logMu sync.Mutex
-	// pending are the runs PlanRound sent, by host name.
-	pending map[string]*pending
+	// pending are the runs PlanRound sent, by host name, in the order
+	// the host takes them.
+	pending map[string][]*pending
 }
 
 type host struct {
@@ -65,7 +66,6 @@ type pending struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	runs   []bisect.Run
-	on     string // the host that took them
 	err    error
 }
 
@@ -82,7 +82,7 @@ func New(cfg Config, hosts []Host) (*Measurer, error) {
 	if cfg.Retry == 0 {
 		cfg.Retry = 5 * time.Minute
 	}
-	m := &Measurer{cfg: cfg, self: id, pending: map[string]*pending{}}
+	m := &Measurer{cfg: cfg, self: id, pending: map[string][]*pending{}}
 	seen, labels := map[string]bool{}, map[string]int{}
 	for _, h := range hosts {
 		if seen[h.Name] {
@@ -147,23 +147,26 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 	return m.MeasureOn(ctx, m.hosts[0].Name, commit, runs)
 }
 
-// MeasureOn takes runs of commit on host (bisect.HostMeasurer): the ones
-// PlanRound sent there when they are these, else now. Errors as
-// bisect.Measurer's; a host lost on the way moves the runs to another.
+// MeasureOn takes runs of commit on host (bisect.HostMeasurer): the next
+// one PlanRound sent there when it is this, else now (a planned run that
+// is not asked for is dropped with the rest of its host's plan). Errors
+// as bisect.Measurer's; a host lost on the way moves the runs to another.
 func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int) ([]bisect.Run, error) {
-	if p := m.pending[name]; p != nil {
-		delete(m.pending, name)
+	if q := m.pending[name]; len(q) > 0 {
+		p := q[0]
+		m.pending[name] = q[1:]
 		select {
 		case <-p.done:
 		case <-ctx.Done():
+			m.drop(name)
 			p.cancel()
 			<-p.done
 			return nil, ctx.Err()
 		}
-		p.cancel()
 		if p.commit == commit && runs == 1 && !errors.Is(p.err, ErrUnreachable) {
 			return p.runs, p.err
 		}
+		m.drop(name)
 	}
 	i := m.index(name)
 	if i < 0 {
@@ -177,35 +180,70 @@ func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int)
 }
 
 // PlanRound builds the round's revisions here, one after the other, and
-// sends each host its run at once (bisect.RoundPlanner); a revision that
-// does not build is left to MeasureOn, which says so.
+// sends every host its runs at once, a host's in their order
+// (bisect.RoundPlanner); a revision that does not build, and what a
+// host was to run after it, are left to MeasureOn, which says so.
 func (m *Measurer) PlanRound(ctx context.Context, runs []bisect.HostRun) {
+	type planned struct {
+		commit, prefix, key string
+		p                   *pending
+	}
+	plans := map[string][]planned{}
+	var order []string
+	broken := map[string]bool{}
 	for _, r := range runs {
 		i := m.index(r.Host)
-		if i < 0 || m.pending[r.Host] != nil || !m.usable(m.hosts[i]) {
-			continue // a lost host's run is MeasureOn's to move
+		if i < 0 || len(m.pending[r.Host]) > 0 || !m.usable(m.hosts[i]) || broken[r.Host] {
+			continue // a lost host's runs are MeasureOn's to move
 		}
 		prefix, key, err := m.cfg.Build(ctx, r.Commit)
 		if err != nil {
+			broken[r.Host] = true
 			continue
 		}
-		pctx, cancel := context.WithCancel(ctx)
-		p := &pending{commit: r.Commit, cancel: cancel, done: make(chan struct{})}
-		m.pending[r.Host] = p
-		go func() {
-			defer close(p.done)
-			p.runs, p.err = m.on(pctx, m.hosts[i], r.Commit, prefix, key, 1)
-		}()
+		if plans[r.Host] == nil {
+			order = append(order, r.Host)
+		}
+		plans[r.Host] = append(plans[r.Host], planned{r.Commit, prefix, key, nil})
 	}
+	for _, name := range order {
+		h := m.hosts[m.index(name)]
+		pctx, cancel := context.WithCancel(ctx)
+		var q []*pending
+		for k := range plans[name] {
+			p := &pending{commit: plans[name][k].commit, cancel: cancel, done: make(chan struct{})}
+			plans[name][k].p = p
+			q = append(q, p)
+		}
+		m.pending[name] = q
+		go func(ps []planned) {
+			for _, pl := range ps {
+				if pctx.Err() != nil {
+					pl.p.err = pctx.Err()
+				} else {
+					pl.p.runs, pl.p.err = m.on(pctx, h, pl.commit, pl.prefix, pl.key, 1)
+				}
+				close(pl.p.done)
+			}
+		}(plans[name])
+	}
+}
+
+// drop cancels what PlanRound sent host name and has not been asked for,
+// and waits for it to end.
+func (m *Measurer) drop(name string) {
+	for _, p := range m.pending[name] {
+		p.cancel()
+		<-p.done
+	}
+	delete(m.pending, name)
 }
 
 // Close ends the runs sent and not asked for (a session that ended
 // within a round) and waits for their tasks to end.
 func (m *Measurer) Close() {
-	for name, p := range m.pending {
-		p.cancel()
-		<-p.done
-		delete(m.pending, name)
+	for name := range m.pending {
+		m.drop(name)
 	}
 }
 

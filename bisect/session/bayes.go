@@ -212,7 +212,7 @@ func (s *Session) hostRound(ctx context.Context, pts []string, forceRef bool) er
 	next := 0
 	for i := range s.cfg.Hosts {
 		s.on = i
-		if ref := s.hostRef(i, forceRef && i == 0); ref != "" {
+		if ref := s.hostRef(i, forceRef); ref != "" {
 			if _, err := s.measure(ctx, ref, false, referenceTries); err != nil {
 				if bisect.IsUntestable(err) {
 					return fmt.Errorf("reference %.10s failed on host %s during the search: %w", ref, s.cfg.Hosts[i], err)
@@ -250,7 +250,7 @@ func (s *Session) roundPlan(doubt []string, forceRef bool) []bisect.HostRun {
 	var out []bisect.HostRun
 	next := 0
 	for i, host := range s.cfg.Hosts {
-		if ref := s.hostRef(i, forceRef && i == 0); ref != "" {
+		if ref := s.hostRef(i, forceRef); ref != "" {
 			out = append(out, bisect.HostRun{Host: host, Commit: ref})
 			continue
 		}

@@ -98,6 +98,15 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 			if (len(xs)/hosts)%2 == 1 {
 				order = []string{new, old}
 			}
+			if p, ok := s.m.(bisect.RoundPlanner); ok && hosts > 1 && s.replayDone() {
+				var plan []bisect.HostRun
+				for _, host := range s.cfg.Hosts {
+					for _, h := range order {
+						plan = append(plan, bisect.HostRun{Host: host, Commit: h})
+					}
+				}
+				p.PlanRound(ctx, plan)
+			}
 			for i := range hosts {
 				s.on = i
 				for _, h := range order {
@@ -105,10 +114,13 @@ func (s *Session) compare(ctx context.Context, old, new string, role Role, d sta
 					if err != nil {
 						return cmp, endpointError(role, h == new, err)
 					}
+					// The host that took it: another when this one was
+					// lost (RoundPlanner).
+					at := s.lastHost
 					if h == old {
-						xs, xh = append(xs, v), append(xh, i)
+						xs, xh = append(xs, v), append(xh, at)
 					} else {
-						ys, yh = append(ys, v), append(yh, i)
+						ys, yh = append(ys, v), append(yh, at)
 					}
 				}
 			}

@@ -90,6 +90,7 @@ func (s *Session) measureOnce(ctx context.Context, commit string, keepFailure bo
 	}
 	s.res.Runs[commit] = append(s.res.Runs[commit], r)
 	s.runs++
+	s.lastHost = s.hostOf(r)
 	if v := s.cfg.Metric.Value(r); v > 0 && !math.IsInf(v, 0) {
 		host := s.hostOf(r)
 		s.trail = append(s.trail, trailRun{commit, v, host})

@@ -52,6 +52,7 @@ type Session struct {
 	building  time.Duration  // their time
 	hand      handSteps      // marks given by hand
 	on        int            // the host of the runs being taken (Config.Hosts' index; 0 on one machine)
+	lastHost  int            // the host that took the last run (Config.Hosts' index)
 	hostRefs  [][2]int       // per host: usable runs of good and of bad
 	hostCands []int          // per host: candidate runs taken
 	recordErr error          // storing the hand marks kept at a divergence failed
