@@ -188,12 +188,8 @@ func (s *Slurm) Task(ctx context.Context, args []string, stdin io.Reader, stdout
 	argv = append(argv, "--", s.Perfbisect, "task")
 	argv = append(argv, args...)
 	return runCommand(ctx, argv, stdin, stdout, stderr, func(code int, tail string) error {
-		// srun says why it could not run the step on its standard error;
-		// the step's own exit status is passed through otherwise.
-		for _, sign := range []string{"srun: error:", "Unable to allocate", "Node failure", "Job step aborted", "Communication connection failure"} {
-			if strings.Contains(tail, sign) {
-				return fmt.Errorf("%w: %s: %s", ErrUnreachable, s.name, tail)
-			}
+		if srunFailed(tail) {
+			return fmt.Errorf("%w: %s: %s", ErrUnreachable, s.name, tail)
 		}
 		return nil
 	})
@@ -268,4 +264,19 @@ func (t *tailBuffer) String() string {
 		lines = lines[len(lines)-3:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// srunFailed reports whether srun's last lines say it could not run the
+// step or lost it (not the step's own exit, "task 0: Exited with exit code
+// N", which srun passes through).
+func srunFailed(tail string) bool {
+	for _, line := range strings.Split(tail, " | ") {
+		switch {
+		case strings.Contains(line, "Exited with exit code"):
+		case strings.Contains(line, "srun: error:"), strings.Contains(line, "Unable to allocate"), strings.Contains(line, "Node failure"),
+			strings.Contains(line, "Job step aborted"), strings.Contains(line, "Communication connection failure"):
+			return true
+		}
+	}
+	return false
 }

@@ -217,6 +217,7 @@ func (m *Measurer) PlanRound(ctx context.Context, runs []bisect.HostRun) {
 		}
 		m.pending[name] = q
 		go func(ps []planned) {
+			defer cancel()
 			for _, pl := range ps {
 				if pctx.Err() != nil {
 					pl.p.err = pctx.Err()
@@ -259,10 +260,7 @@ func (m *Measurer) anywhere(ctx context.Context, i int, commit, prefix, key stri
 		}
 		out, err := m.on(ctx, h, commit, prefix, key, runs)
 		if !errors.Is(err, ErrUnreachable) {
-			if err == nil && k > 0 {
-				m.logf("%s: %d run(s) of %s taken on %s instead", m.hosts[i].Label, len(out), m.label(commit), h.Label)
-			}
-			return out, err
+			return out, err // its Run.Host says where it ran
 		}
 		lost = append(lost, fmt.Sprintf("%s (%v)", h.Label, err))
 	}

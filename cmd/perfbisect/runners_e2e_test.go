@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,40 +45,47 @@ func hostRuns(t *testing.T, state string) []string {
 	return out
 }
 
+// workOn lists the processes of a test host that are measurements (its
+// daemons, sshd or slurmd and slurmstepd, left out), as "pid command".
+func workOn(pids []int) []string {
+	var out []string
+	for _, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
+		if err != nil {
+			continue
+		}
+		switch c := strings.TrimSpace(string(b)); c {
+		case "sshd", "slurmd", "slurmstepd", "taskset":
+		default:
+			out = append(out, fmt.Sprintf("%d %s", p, c))
+		}
+	}
+	return out
+}
+
 // TestBisectOnRunnerHosts: a bisection whose runs are taken on two runner
-// hosts reached over SSH (real sshd on 127.0.0.2 and 127.0.0.3, each on a
-// CPU of its own, the second under a CPU quota: slower, so each host's
-// runs have their own level), each measuring its own good and bad with
-// the install trees shipped there; the coordinator is killed with SIGKILL
-// (no server outlives it on the hosts), resumed, and a host is killed
-// during the resume (its runs go to the other): the fixture's culprit is
-// named, and the store keeps every run, from both hosts.
+// hosts, one reached over SSH (a real sshd on 127.0.0.2, under a CPU quota:
+// slower, so each host's runs have their own level) and one through a real
+// Slurm cluster (slurmctld, and slurmd as node pbnode1 on 127.0.0.4), each
+// on a CPU of its own and measuring its own good and bad with the install
+// trees shipped there; the coordinator is killed with SIGKILL (nothing
+// outlives it on the hosts), resumed, and the SSH host is killed during
+// the resume (its runs go to the other): the fixture's culprit is named,
+// and the store keeps every run, from both hosts.
 func TestBisectOnRunnerHosts(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	if os.Geteuid() != 0 {
-		t.Skip("test hosts need root (sshd, cgroups)")
+		t.Skip("test hosts need root (sshd, slurmd, cgroups)")
 	}
 	began := time.Now()
 	defer func() { t.Logf("%.0fs in all", time.Since(began).Seconds()) }()
 	repo, culprit := makeFixture(t, "-n", "8", "--culprit-pos", "5", "--broken-pos", "0")
-	h2 := testhosts.StartSSHD(t, "127.0.0.2", testhosts.SSHOptions{CPUs: "1"})
-	h3 := testhosts.StartSSHD(t, "127.0.0.3", testhosts.SSHOptions{CPUs: "0", Quota: 0.6})
-	conf := filepath.Join(t.TempDir(), "ssh_config")
-	var both []byte
-	for _, h := range []*testhosts.SSHHost{h2, h3} {
-		b, err := os.ReadFile(h.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		both = append(both, b...)
-	}
-	if err := os.WriteFile(conf, both, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PERFBISECT_SSH=ssh -F " + conf}
+	ssh := testhosts.StartSSHD(t, "127.0.0.2", testhosts.SSHOptions{CPUs: "0", Quota: 0.6})
+	slurm := testhosts.StartSlurm(t, "pbnode1", "127.0.0.4", testhosts.SSHOptions{CPUs: "1"})
+	env := []string{"PERFBISECT_SSH=ssh -F " + ssh.Config, "SLURM_CONF=" + slurm.Conf}
 	roots := t.TempDir()
 	r2 := "ssh://127.0.0.2" + filepath.Join(roots, "h2") + "?perfbisect=" + binary
-	r3 := "ssh://127.0.0.3" + filepath.Join(roots, "h3") + "?perfbisect=" + binary
+	r3 := "slurm://pbnode1" + filepath.Join(roots, "h3") + "?perfbisect=" + binary
 	state := t.TempDir()
 	start := func(state string, runners ...string) []string {
 		a := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--no-explain"}
@@ -93,8 +101,8 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	if b, err := os.ReadFile(binary); err != nil || os.WriteFile(other, append(b, 0), 0o755) != nil {
 		t.Fatal("copying the binary")
 	}
-	bad := perfbisect(t, env, start(t.TempDir(), r2, strings.Replace(r3, binary, other, 1))...)
-	if bad.code != exitUsage || !strings.Contains(bad.stderr, "runs another perfbisect") || !strings.Contains(bad.stderr, "127.0.0.3") {
+	bad := perfbisect(t, env, start(t.TempDir(), strings.Replace(r2, binary, other, 1), r3)...)
+	if bad.code != exitUsage || !strings.Contains(bad.stderr, "runs another perfbisect") || !strings.Contains(bad.stderr, "127.0.0.2") {
 		t.Errorf("a host with another perfbisect: exit %d, want 2 naming it:\n%s", bad.code, bad.stderr)
 	}
 
@@ -107,27 +115,29 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		t.Logf("the killed start's output:\n%s", tail(first.String(), 200))
+		if t.Failed() {
+			t.Logf("the killed start's output:\n%s", tail(first.String(), 60))
+		}
 	})
 	waitFor(t, cmd, 5*time.Minute, "8 stored runs", func() bool { return len(hostRuns(t, state)) >= 8 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	t.Logf("killed at %.0fs", time.Since(began).Seconds())
 	before := hostRuns(t, state)
-	for _, h := range []*testhosts.SSHHost{h2, h3} {
+	for name, procs := range map[string]func() []int{"ssh": ssh.Processes, "slurm": slurm.Processes} {
 		deadline := time.Now().Add(20 * time.Second)
-		for len(h.Processes()) > 1 && time.Now().Before(deadline) {
+		for len(workOn(procs())) > 0 && time.Now().Before(deadline) {
 			time.Sleep(200 * time.Millisecond)
 		}
-		if p := h.Processes(); len(p) > 1 {
-			t.Errorf("host %s: %d processes besides sshd 20 s after the coordinator was killed", h.Host, len(p)-1)
+		if w := workOn(procs()); len(w) > 0 {
+			t.Errorf("%s host: still running 20 s after the coordinator was killed: %v", name, w)
 		}
 	}
 	if !slices.Contains(before, r2) || !slices.Contains(before, r3) {
 		t.Errorf("runs before the kill from %v, want both hosts\n%s", before, tail(first.String(), 30))
 	}
 
-	// Resumed; the slow host dies part-way: its runs go to the other.
+	// Resumed; the SSH host dies part-way: its runs go to the other.
 	res := command(t, "resume", "--state-dir", state, "--repo", repo)
 	res.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
@@ -136,7 +146,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, res, 5*time.Minute, "6 more runs", func() bool { return len(hostRuns(t, state)) >= len(before)+6 })
-	h3.Kill()
+	ssh.Kill()
 	t.Logf("host killed at %.0fs", time.Since(began).Seconds())
 	killedAt := len(hostRuns(t, state))
 	_ = res.Wait()
@@ -144,7 +154,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	if res.ProcessState.ExitCode() != exitOK || !strings.Contains(out.String(), "first bad commit: "+culprit) {
 		t.Fatalf("resume with a host killed: exit %d, want 0 naming %s", res.ProcessState.ExitCode(), culprit)
 	}
-	if !strings.Contains(errb.String(), "runner host 127.0.0.3 lost") {
+	if !strings.Contains(errb.String(), "runner host 127.0.0.2 lost") {
 		t.Errorf("the host's death was not said")
 	}
 	after := hostRuns(t, state)
@@ -153,7 +163,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	}
 	var lateOnDead int
 	for _, h := range after[killedAt:] {
-		if h == r3 {
+		if h == r2 {
 			lateOnDead++
 		}
 	}
@@ -163,7 +173,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	if n := len(after) - killedAt; n < 2 {
 		t.Errorf("only %d runs after the host died: the session did not go on without it", n)
 	}
-	if s := serversUnder(roots); len(s) > 0 {
-		t.Errorf("servers left running on the hosts: %v", s)
+	if w := workOn(slurm.Processes()); len(w) > 0 {
+		t.Errorf("left running on the Slurm host: %v", w)
 	}
 }

@@ -166,8 +166,11 @@ func (h *SSHHost) Kill() {
 }
 
 // Processes are the pids of the host's cgroup.
-func (h *SSHHost) Processes() []int {
-	b, _ := os.ReadFile(filepath.Join(h.cg.Dir(), "cgroup.procs"))
+func (h *SSHHost) Processes() []int { return cgroupProcs(h.cg.Dir()) }
+
+// cgroupProcs are the pids of the cgroup at dir.
+func cgroupProcs(dir string) []int {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
 		if p, err := strconv.Atoi(f); err == nil {
