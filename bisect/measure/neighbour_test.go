@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -190,5 +191,32 @@ func TestThrottledRunIsMeasuredAgain(t *testing.T) {
 	// The allowance: at most 3 and a quarter of the revision's runs.
 	if again < 1 || again > 3+(4+stays)/4 {
 		t.Errorf("under a quota that stays, %d runs were measured again: want within the allowance", again)
+	}
+}
+
+// TestHistoryFileKeepsTheSigns: a Measurer with a HistoryFile finds the
+// signs an earlier process's runs left (a runner host's tasks are a
+// process each), the last sessionWindow of them.
+func TestHistoryFileKeepsTheSigns(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "history.json")
+	m := New(Config{HistoryFile: file})
+	for i := range sessionWindow + 3 {
+		s := signs{waitShare: 0.1, throttled: time.Duration(i) * time.Millisecond, capacity: time.Second, clientPerTxn: 50, serverPerTxn: 500}
+		m.signs["c1"] = append(m.signs["c1"], s)
+		m.allSigns = append(m.allSigns, s)
+	}
+	m.saveHistory()
+	again := New(Config{HistoryFile: file})
+	if len(again.allSigns) != sessionWindow || len(again.signs["c1"]) != sessionWindow {
+		t.Fatalf("read back %d signs, %d of c1; want the last %d", len(again.allSigns), len(again.signs["c1"]), sessionWindow)
+	}
+	if got := again.allSigns[sessionWindow-1]; got != m.allSigns[len(m.allSigns)-1] {
+		t.Errorf("last sign %+v, want %+v", got, m.allSigns[len(m.allSigns)-1])
+	}
+	if err := os.WriteFile(file, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if broken := New(Config{HistoryFile: file}); len(broken.allSigns) != 0 {
+		t.Errorf("an unreadable history gave %d signs", len(broken.allSigns))
 	}
 }
