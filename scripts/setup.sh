@@ -4,8 +4,10 @@
 # ccache, gcc, git, sysbench (the yardstick), distcc and icecc (the compile farm tests run their daemons
 # on test hosts; iproute2 makes those hosts' network namespaces; nginx-light stores a shared build cache
 # over HTTP), chromium (the HTML report's
-# tests load it headless), perf (linux-perf: explain profiles the server with it) and lld
-# (scripts/variance/relink-layout.sh links a server again in another order). Go (1.26+) must be installed.
+# tests load it headless), perf (linux-perf: explain profiles the server with it), lld
+# (scripts/variance/relink-layout.sh links a server again in another order), and the runner
+# hosts' test daemons: openssh-server (sshd) and Slurm (slurmctld, slurmd, slurm-client, munge).
+# Go (1.26+) must be installed.
 # Safe to run again: it installs only what is missing. Prints what it did.
 set -euo pipefail
 
@@ -25,6 +27,11 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
 command -v perf >/dev/null 2>&1 || need+=(linux-perf)
 command -v ld.lld >/dev/null 2>&1 || need+=(lld)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v srun >/dev/null 2>&1 || need+=(slurm-client)
+command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slurmctld)
+command -v slurmd >/dev/null 2>&1 || [ -x /usr/sbin/slurmd ] || need+=(slurmd)
+command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
 
 if [ ${#need[@]} -gt 0 ]; then
 	mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -47,8 +54,18 @@ if [ ${#need[@]} -gt 0 ]; then
 		"${sudo[@]}" systemctl disable --now nginx >/dev/null 2>&1 || true
 		echo "setup: stopped and disabled the nginx service nginx-light's package started"
 	fi
+	if printf '%s\n' "${need[@]}" | grep -qxE 'openssh-server|slurmctld|slurmd|munge' && command -v systemctl >/dev/null 2>&1; then
+		# The runner-host tests start their own sshd, munged, slurmctld and
+		# slurmd on loopback addresses; the packages' services are not ours.
+		for svc in ssh munge slurmctld slurmd; do
+			if printf '%s\n' "${need[@]}" | grep -qx "$(case $svc in ssh) echo openssh-server ;; *) echo $svc ;; esac)"; then
+				"${sudo[@]}" systemctl disable --now "$svc" >/dev/null 2>&1 || true
+			fi
+		done
+		echo "setup: stopped and disabled the ssh, munge and Slurm services their packages started (the tests run their own)"
+	fi
 else
-	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, icecc, iproute2, nginx, perf and lld are installed"
+	echo "setup: mariadb-server, cmake, ccache, gcc, git, sysbench, chromium, distcc, icecc, iproute2, nginx, perf, lld, sshd and Slurm are installed"
 fi
 
 if ! command -v go >/dev/null 2>&1; then
