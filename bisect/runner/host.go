@@ -272,7 +272,8 @@ func (t *tailBuffer) String() string {
 func srunFailed(tail string) bool {
 	for _, line := range strings.Split(tail, " | ") {
 		switch {
-		case strings.Contains(line, "Exited with exit code"):
+		case strings.Contains(line, "Exited with exit code"), strings.Contains(line, "execve()"):
+			// The step's own end, or its program missing on the node.
 		case strings.Contains(line, "srun: error:"), strings.Contains(line, "Unable to allocate"), strings.Contains(line, "Node failure"),
 			strings.Contains(line, "Job step aborted"), strings.Contains(line, "Communication connection failure"):
 			return true

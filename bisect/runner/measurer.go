@@ -110,26 +110,43 @@ func (m *Measurer) Names() []string {
 }
 
 // Check asks every host for its perfbisect (`perfbisect task id`) and
-// returns their identities. Errors: a host that cannot be reached (the
-// host's problem, named); a host whose perfbisect is another build than
-// this one's (usage: install the same one there).
+// returns their identities, in the hosts' order; a host that cannot be
+// reached is said, taken out as a lost host is (its runs go to the
+// others), and its identity is zero. Errors: no host can be reached (the
+// hosts' problem); a host that answers without a perfbisect, or with
+// another build than this one's (usage: install the same one there).
 func (m *Measurer) Check(ctx context.Context) ([]Identity, error) {
-	var out []Identity
-	for _, h := range m.hosts {
+	out := make([]Identity, len(m.hosts))
+	var lost []string
+	for i, h := range m.hosts {
 		var stdout bytes.Buffer
 		err := h.Engine.Task(ctx, []string{"id"}, nil, &stdout, m.hostLog(h))
-		if err != nil {
+		var ee *ExitError
+		switch {
+		case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
+			m.logf("runner host %s cannot be reached (%v): its runs go to the other hosts (tried again in %s)", h.Label, err, m.cfg.Retry)
+			h.mu.Lock()
+			h.lost, h.lostAt = err, time.Now()
+			h.mu.Unlock()
+			lost = append(lost, h.Label)
+			continue
+		case errors.As(err, &ee):
+			return nil, usage.Errorf("runner host %s: `perfbisect task id` failed (%v): is perfbisect installed there? Copy this one there and name it with ?perfbisect=PATH in {runner}", h.Name, ee)
+		case err != nil:
 			return nil, fmt.Errorf("runner host %s: %w", h.Name, err)
 		}
 		var id Identity
 		if err := json.Unmarshal(stdout.Bytes(), &id); err != nil {
-			return nil, fmt.Errorf("runner host %s: `perfbisect task id` said %q: not a perfbisect's identity (%v)", h.Name, excerptOf(stdout.String()), err)
+			return nil, usage.Errorf("runner host %s: `perfbisect task id` said %q: not a perfbisect's identity (%v); name the host's perfbisect with ?perfbisect=PATH in {runner}", h.Name, excerptOf(stdout.String()), err)
 		}
 		if id.Build != m.self.Build {
-			return nil, usage.Errorf("runner host %s runs another perfbisect (%s, build %.12s) than this one (%s, build %.12s): the built-in client is part of the measurement, so every host runs the same; copy this one there (%s)",
-				h.Name, id.Version, id.Build, m.self.Version, m.self.Build, "its path after ?perfbisect= in --runner")
+			return nil, usage.Errorf("runner host %s runs another perfbisect (%s, build %.12s) than this one (%s, build %.12s): the built-in client is part of the measurement, so every host runs the same; copy this one there and name it with ?perfbisect=PATH in {runner}",
+				h.Name, id.Version, id.Build, m.self.Version, m.self.Build)
 		}
-		out = append(out, id)
+		out[i] = id
+	}
+	if len(lost) == len(m.hosts) {
+		return nil, fmt.Errorf("no runner host can be reached (%s): the hosts' problem, not a revision's; run the same command again when one answers", strings.Join(lost, ", "))
 	}
 	return out, nil
 }

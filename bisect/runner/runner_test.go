@@ -250,3 +250,25 @@ func TestAnotherPerfbisectIsRefused(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 }
+
+// TestAHostDownAtTheStartIsLost: a host that cannot be reached when the
+// session starts (or resumes) is taken out, not fatal; all of them down
+// is the hosts' problem.
+func TestAHostDownAtTheStartIsLost(t *testing.T) {
+	m, f := fakeHosts(t, "a", "b")
+	f[0].down.Store(true)
+	ids, err := m.Check(context.Background())
+	if err != nil || ids[0].Build != "" || ids[1].Host != "b" {
+		t.Fatalf("Check with a down: %+v %v", ids, err)
+	}
+	runs, err := m.MeasureOn(context.Background(), "a", "c1", 1)
+	if err != nil || runs[0].Host != "b" {
+		t.Errorf("a run for the lost a: %+v %v, want b's", runs, err)
+	}
+	m2, f2 := fakeHosts(t, "a", "b")
+	f2[0].down.Store(true)
+	f2[1].down.Store(true)
+	if _, err := m2.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "no runner host can be reached") {
+		t.Errorf("Check with both down: %v", err)
+	}
+}

@@ -113,7 +113,9 @@ func (s *Setup) RunnerMeasurer(ctx context.Context, local *measure.Measurer, ver
 		return nil, With(OutcomeOf(err), err)
 	}
 	for i, id := range ids {
-		fmt.Fprintf(s.Log, "runner host %s: %s, %d CPUs, perfbisect %s\n", s.Runners[i].Label, id.Host, id.CPUs, id.Version)
+		if id.Build != "" {
+			fmt.Fprintf(s.Log, "runner host %s: %s, %d CPUs, perfbisect %s\n", s.Runners[i].Label, id.Host, id.CPUs, id.Version)
+		}
 	}
 	return m, nil
 }
