@@ -57,7 +57,9 @@ func (e *ExitError) Error() string {
 // Host is a runner host as given (--runner): how to reach it and where
 // its perfbisect keeps install trees and datadirs.
 type Host struct {
-	Name   string // as given: the session's identity and its runs' Host
+	// Name is the host and its root (ssh://user@bench1:2222/srv/pb; not
+	// the query): the session's identity and its runs' Host.
+	Name   string
 	Label  string // how progress lines name it ("127.0.0.2", "slurm:node1")
 	Engine Engine
 	// Root is the task command's directory on the host (--root; "" for
@@ -99,21 +101,22 @@ func ParseHost(s string) (Host, error) {
 	if exe == "" {
 		exe = "perfbisect"
 	}
-	h := Host{Name: s, Label: u.Host, Root: u.Path}
+	h := Host{Name: u.Scheme + "://" + u.Host + u.Path, Label: u.Host, Root: u.Path}
 	if u.User != nil {
 		h.Label = u.User.Username() + "@" + h.Label
+		h.Name = u.Scheme + "://" + h.Label + u.Path
 	}
 	if h.Root == "/" {
 		h.Root = ""
 	}
 	switch u.Scheme {
 	case "ssh":
-		h.Engine = &SSH{Addr: u.Hostname(), Port: u.Port(), User: u.User.Username(), Perfbisect: exe, name: s}
+		h.Engine = &SSH{Addr: u.Hostname(), Port: u.Port(), User: u.User.Username(), Perfbisect: exe, name: h.Name}
 	case "slurm":
 		if u.Port() != "" || u.User != nil {
 			return bad("a Slurm node takes no user or port")
 		}
-		h.Engine = &Slurm{Node: u.Hostname(), Partition: q.Get("partition"), Perfbisect: exe, name: s}
+		h.Engine = &Slurm{Node: u.Hostname(), Partition: q.Get("partition"), Perfbisect: exe, name: h.Name}
 		h.Label = "slurm:" + u.Hostname()
 	default:
 		return bad(fmt.Sprintf("unknown kind %q", u.Scheme))

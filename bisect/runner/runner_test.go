@@ -21,11 +21,11 @@ import (
 
 func TestParseHost(t *testing.T) {
 	for _, c := range []struct {
-		in, kind, label, root, exe, err string
+		in, name, kind, label, root, exe, err string
 	}{
-		{in: "127.0.0.2", kind: "ssh", label: "127.0.0.2", exe: "perfbisect"},
-		{in: "ssh://bob@bench1:2222/srv/pb?perfbisect=/opt/pb/perfbisect", kind: "ssh", label: "bob@bench1:2222", root: "/srv/pb", exe: "/opt/pb/perfbisect"},
-		{in: "slurm://node7/scratch/pb?partition=perf", kind: "slurm", label: "slurm:node7", root: "/scratch/pb", exe: "perfbisect"},
+		{in: "127.0.0.2", name: "ssh://127.0.0.2", kind: "ssh", label: "127.0.0.2", exe: "perfbisect"},
+		{in: "ssh://bob@bench1:2222/srv/pb?perfbisect=/opt/pb/perfbisect", name: "ssh://bob@bench1:2222/srv/pb", kind: "ssh", label: "bob@bench1:2222", root: "/srv/pb", exe: "/opt/pb/perfbisect"},
+		{in: "slurm://node7/scratch/pb?partition=perf", name: "slurm://node7/scratch/pb", kind: "slurm", label: "slurm:node7", root: "/scratch/pb", exe: "perfbisect"},
 		{in: "", err: "empty"},
 		{in: "ftp://h", err: `unknown kind "ftp"`},
 		{in: "ssh://h?flavor=x", err: `unknown setting "flavor"`},
@@ -54,8 +54,8 @@ func TestParseHost(t *testing.T) {
 				t.Errorf("ParseHost(%q): node %q partition %q", c.in, e.Node, e.Partition)
 			}
 		}
-		if kind != c.kind || h.Label != c.label || h.Root != c.root || exe != c.exe || h.Name != c.in {
-			t.Errorf("ParseHost(%q) = %s %q root %q exe %q name %q; want %s %q root %q exe %q", c.in, kind, h.Label, h.Root, exe, h.Name, c.kind, c.label, c.root, c.exe)
+		if kind != c.kind || h.Label != c.label || h.Root != c.root || exe != c.exe || h.Name != c.name {
+			t.Errorf("ParseHost(%q) = %s %q root %q exe %q name %q; want %s %q root %q exe %q name %q", c.in, kind, h.Label, h.Root, exe, h.Name, c.kind, c.label, c.root, c.exe, c.name)
 		}
 	}
 }

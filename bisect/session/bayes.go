@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -495,6 +496,16 @@ func (s *Session) bayesEnd(ans posterior.Answer, done bool) error {
 	}
 	levels := fmt.Sprintf("%s; levels: %s-%s shift %+.1f%% at %.1f%% noise per run (%.1f noise units) over %d %s and %d %s runs; P(no culprit in the range) %.2g, P(split over two commits) %.2g",
 		steps, w.good, w.bad, 100*lv.Shift(), 100*lv.Scale, lv.Effect(), lv.NGood, w.good, lv.NBad, w.bad, pNone, pSplit)
+	if lv.Hosts() > 1 {
+		// A regression whose size differs by host shows here.
+		var per []string
+		for i, h := range c.Hosts {
+			if v := lv.HostShift(i); !math.IsNaN(v) {
+				per = append(per, fmt.Sprintf("%s %+.1f%%", h, 100*v))
+			}
+		}
+		levels += "; " + w.good + "-" + w.bad + " shift per host: " + strings.Join(per, ", ")
+	}
 	s.logf("%s", levels)
 	switch {
 	case done && len(ans.Commits) == 1 && s.bayes.refuted[ans.Commits[0]] != "":

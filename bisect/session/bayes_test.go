@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -289,6 +291,18 @@ func TestHostsReplayAndLevels(t *testing.T) {
 	for _, h := range cfg.Hosts {
 		if refs[h+" good"] < 2 || refs[h+" bad"] < 2 || cands[h] == 0 {
 			t.Errorf("host %s: %d good and %d bad references, %d candidate runs", h, refs[h+" good"], refs[h+" bad"], cands[h])
+		}
+	}
+	// The regression's size per host is in the answer: the same -6% on
+	// every host here, whatever its speed.
+	m := regexp.MustCompile(`shift per host: a ([-+0-9.]+)%, b ([-+0-9.]+)%, c ([-+0-9.]+)%`).FindStringSubmatch(first.Why)
+	if m == nil {
+		t.Errorf("the answer has no shift per host: %s", first.Why)
+	} else {
+		for _, v := range m[1:] {
+			if f, _ := strconv.ParseFloat(v, 64); math.Abs(f+6) > 3 {
+				t.Errorf("a host's shift %s%%, want about -6%%: %s", v, m[0])
+			}
 		}
 	}
 	ends := first.Steps[0]

@@ -84,8 +84,8 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	slurm := testhosts.StartSlurm(t, "pbnode1", "127.0.0.4", testhosts.SSHOptions{CPUs: "1"})
 	env := []string{"PERFBISECT_SSH=ssh -F " + ssh.Config, "SLURM_CONF=" + slurm.Conf}
 	roots := t.TempDir()
-	r2 := "ssh://127.0.0.2" + filepath.Join(roots, "h2") + "?perfbisect=" + binary
-	r3 := "slurm://pbnode1" + filepath.Join(roots, "h3") + "?perfbisect=" + binary
+	n2, n3 := "ssh://127.0.0.2"+filepath.Join(roots, "h2"), "slurm://pbnode1"+filepath.Join(roots, "h3") // the runs' Host
+	r2, r3 := n2+"?perfbisect="+binary, n3+"?perfbisect="+binary
 	state := t.TempDir()
 	start := func(state string, runners ...string) []string {
 		a := []string{"start", "--repo", repo, "--good", "good", "--bad", "bad", "--state-dir", state, "--no-explain"}
@@ -133,7 +133,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 			t.Errorf("%s host: still running 20 s after the coordinator was killed: %v", name, w)
 		}
 	}
-	if !slices.Contains(before, r2) || !slices.Contains(before, r3) {
+	if !slices.Contains(before, n2) || !slices.Contains(before, n3) {
 		t.Errorf("runs before the kill from %v, want both hosts\n%s", before, tail(first.String(), 30))
 	}
 
@@ -163,7 +163,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	}
 	var lateOnDead int
 	for _, h := range after[killedAt:] {
-		if h == r2 {
+		if h == n2 {
 			lateOnDead++
 		}
 	}
