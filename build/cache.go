@@ -233,7 +233,12 @@ func treeBytes(p string) int64 {
 // recipe), each with its last use and the disk bytes it holds alone (a file
 // hard-linked into several entries is charged to the most recently used one).
 func CacheEntries(stateDir string) []lru.Entry {
-	markers, _ := filepath.Glob(filepath.Join(stateDir, "installs", "*", "*", completeMarker))
+	return entriesUnder(filepath.Join(stateDir, "installs"))
+}
+
+// entriesUnder is CacheEntries of a directory of entries (RECIPE/COMMIT).
+func entriesUnder(dir string) []lru.Entry {
+	markers, _ := filepath.Glob(filepath.Join(dir, "*", "*", completeMarker))
 	var entries []lru.Entry
 	for _, m := range markers {
 		if fi, err := os.Stat(m); err == nil {

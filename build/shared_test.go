@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
 	"github.com/perfbisect/perfbisect/internal/testhosts"
@@ -278,5 +279,58 @@ func TestLoadsSaysAMissingLibrary(t *testing.T) {
 	err := loads(context.Background(), dir)
 	if !errors.Is(err, errUnfit) || !strings.Contains(err.Error(), "libpbgone.so") {
 		t.Errorf("a layout's server without its library: %v, want the loader's error naming libpbgone.so", err)
+	}
+}
+
+// TestReceiveEntryWholeOrNot: an install tree received on a runner host is
+// there whole, under its key, or not at all (a cut archive, another key's);
+// the least recently used ones go beyond the budget, never the one just
+// received.
+func TestReceiveEntryWholeOrNot(t *testing.T) {
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "bin", "tool"), bytes.Repeat([]byte("x"), 64<<10), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, completeMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	if err := WriteEntry(&archive, src, "r1/c1-p"); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "installs")
+	ctx := context.Background()
+	if _, err := ReceiveEntry(ctx, bytes.NewReader(archive.Bytes()[:archive.Len()/2]), root, "r1/c1-p"); !errors.Is(err, ErrCorruptEntry) || HasEntry(root, "r1/c1-p") {
+		t.Fatalf("half an archive: %v, entry there %v", err, HasEntry(root, "r1/c1-p"))
+	}
+	if _, err := ReceiveEntry(ctx, bytes.NewReader(archive.Bytes()), root, "r1/c2-p"); !errors.Is(err, ErrCorruptEntry) || HasEntry(root, "r1/c2-p") {
+		t.Fatalf("another key's archive: %v", err)
+	}
+	dir, err := ReceiveEntry(ctx, bytes.NewReader(archive.Bytes()), root, "r1/c1-p")
+	if err != nil || !HasEntry(root, "r1/c1-p") || dir != EntryDir(root, "r1/c1-p") {
+		t.Fatalf("whole: %s %v", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "bin", "tool")); err != nil || len(b) != 64<<10 {
+		t.Fatalf("its file: %d bytes, %v", len(b), err)
+	}
+	if d := EntryDir(root, "../../etc/x"); !strings.HasPrefix(d, root+string(filepath.Separator)) {
+		t.Errorf("a key with .. leads out of the root: %s", d)
+	}
+	// Another entry, older: over a budget of one entry, it goes.
+	var other bytes.Buffer
+	if err := WriteEntry(&other, src, "r1/c3-p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReceiveEntry(ctx, &other, root, "r1/c3-p"); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	_ = os.Chtimes(filepath.Join(EntryDir(root, "r1/c1-p"), completeMarker), old, old)
+	gone := EvictEntries(root, 100<<10, EntryDir(root, "r1/c3-p"))
+	if len(gone) != 1 || HasEntry(root, "r1/c1-p") || !HasEntry(root, "r1/c3-p") {
+		t.Errorf("evicted %v; c1 there %v, c3 there %v; want c1 gone", gone, HasEntry(root, "r1/c1-p"), HasEntry(root, "r1/c3-p"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfbisect/perfbisect/internal/lru"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
 )
 
@@ -94,7 +95,31 @@ func ReceiveEntry(ctx context.Context, r io.Reader, root, key string) (string, e
 	now := time.Now()
 	_ = os.Chtimes(filepath.Join(dir, completeMarker), now, now)
 	_ = start
+	EvictEntries(root, DefaultCacheBudget, dir)
 	return dir, nil
+}
+
+// UseEntry marks key's entry under root as used now (its marker's time),
+// for EvictEntries.
+func UseEntry(root, key string) {
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(EntryDir(root, key), completeMarker), now, now)
+}
+
+// EvictEntries deletes the least recently used entries under root (a
+// runner host's received install trees) until the rest fit budget bytes;
+// keep stays whatever its size. It returns the entries deleted.
+func EvictEntries(root string, budget int64, keep string) []string {
+	var gone []string
+	lru.Evict(entriesUnder(root), budget, func(e lru.Entry) bool { return e.Dir == keep }, func(v lru.Entry) bool {
+		if os.Remove(filepath.Join(v.Dir, completeMarker)) != nil || os.RemoveAll(v.Dir) != nil {
+			return false
+		}
+		_ = os.Remove(filepath.Dir(v.Dir))
+		gone = append(gone, v.Dir)
+		return true
+	})
+	return gone
 }
 
 // IsEntryFault reports whether err is an entry's (corrupt or unfit), as

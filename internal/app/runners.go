@@ -169,6 +169,7 @@ func runTask(ctx context.Context, root, version string, in io.Reader, log io.Wri
 	if !build.HasEntry(installs, t.Entry) {
 		return fail(runner.KindMachine, fmt.Errorf("no install tree %s under %s: it was not received (perfbisect task receive)", t.Entry, installs))
 	}
+	build.UseEntry(installs, t.Entry) // the least recently used go first
 	if err := os.MkdirAll(filepath.Join(root, "history"), 0o700); err != nil {
 		return fail(runner.KindMachine, err)
 	}
