@@ -40,9 +40,20 @@ type Engine interface {
 	String() string
 }
 
-// ErrUnreachable is wrapped by an Engine's error when the host could not
-// be reached or went away during a command.
+// ErrUnreachable is what an Engine's error is (errors.Is) when the host
+// could not be reached or went away during a command, and a Measurer's
+// when a host's machine failed: the host is out, not the revision.
 var ErrUnreachable = errors.New("runner host unreachable")
+
+// hostError is a host's failure, worded for "runner host X lost: ...";
+// errors.Is(err, ErrUnreachable).
+type hostError struct{ why string }
+
+func (e *hostError) Error() string        { return e.why }
+func (e *hostError) Is(target error) bool { return target == ErrUnreachable }
+
+// lostf is a hostError.
+func lostf(format string, args ...any) error { return &hostError{fmt.Sprintf(format, args...)} }
 
 // ExitError is a task command that ran on the host and exited non-zero.
 type ExitError struct {
@@ -82,6 +93,9 @@ func ParseHost(s string) (Host, error) {
 		return bad("empty")
 	}
 	if !strings.Contains(raw, "://") {
+		if strings.ContainsAny(raw, "/:?") {
+			return bad("a bare host name has no / : or ?: write the URL whole")
+		}
 		raw = "ssh://" + raw
 	}
 	u, err := url.Parse(raw)
@@ -165,7 +179,11 @@ func (s *SSH) Task(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	argv = append(argv, dest, "--", strings.Join(remote, " "))
 	return runCommand(ctx, argv, stdin, stdout, stderr, func(code int, tail string) error {
 		if code == sshFailed {
-			return fmt.Errorf("%w: %s: ssh: %s", ErrUnreachable, s.name, tail)
+			line := lastLine(tail) // ssh's own; the lines before are the task's
+			if !strings.HasPrefix(line, "ssh: ") {
+				line = "ssh: " + line
+			}
+			return lostf("%s", line)
 		}
 		return nil
 	})
@@ -192,7 +210,7 @@ func (s *Slurm) Task(ctx context.Context, args []string, stdin io.Reader, stdout
 	argv = append(argv, args...)
 	return runCommand(ctx, argv, stdin, stdout, stderr, func(code int, tail string) error {
 		if srunFailed(tail) {
-			return fmt.Errorf("%w: %s: %s", ErrUnreachable, s.name, tail)
+			return lostf("%s", tail)
 		}
 		return nil
 	})
@@ -244,7 +262,7 @@ func runCommand(ctx context.Context, argv []string, stdin io.Reader, stdout, std
 		return uerr
 	}
 	if code < 0 {
-		return fmt.Errorf("%w: %s killed: %v", ErrUnreachable, argv[0], err)
+		return lostf("%s killed: %v", argv[0], err)
 	}
 	return &ExitError{Code: code, Stderr: tail.String()}
 }
@@ -283,4 +301,12 @@ func srunFailed(tail string) bool {
 		}
 	}
 	return false
+}
+
+// lastLine is the last of the " | "-joined lines of a tailBuffer.
+func lastLine(tail string) string {
+	if i := strings.LastIndex(tail, " | "); i >= 0 {
+		return tail[i+3:]
+	}
+	return tail
 }

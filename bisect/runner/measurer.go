@@ -100,6 +100,29 @@ func New(cfg Config, hosts []Host) (*Measurer, error) {
 	return m, nil
 }
 
+// Summary says, per host, how many of runs (a session's, by revision)
+// it measured and whether it is lost: "127.0.0.2 23 runs (lost: ssh:
+// ...), slurm:node7 41 runs".
+func (m *Measurer) Summary(runs map[string][]bisect.Run) string {
+	n := map[string]int{}
+	for _, rs := range runs {
+		for _, r := range rs {
+			n[r.Host]++
+		}
+	}
+	var parts []string
+	for _, h := range m.hosts {
+		h.mu.Lock()
+		part := fmt.Sprintf("%s %d runs", h.Label, n[h.Name])
+		if h.lost != nil {
+			part += fmt.Sprintf(" (lost: %v)", h.lost)
+		}
+		h.mu.Unlock()
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Names are the hosts' names in the order given (session.Config.Hosts).
 func (m *Measurer) Names() []string {
 	var out []string
@@ -124,7 +147,7 @@ func (m *Measurer) Check(ctx context.Context) ([]Identity, error) {
 		var ee *ExitError
 		switch {
 		case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
-			m.logf("runner host %s cannot be reached (%v): its runs go to the other hosts (tried again in %s)", h.Label, err, m.cfg.Retry)
+			m.logf("runner host %s cannot be reached (%v): its runs go to the other hosts (it is tried again in %s); check it with $PERFBISECT_SSH, or leave out its --runner in a new session", h.Label, err, m.cfg.Retry)
 			h.mu.Lock()
 			h.lost, h.lostAt = err, time.Now()
 			h.mu.Unlock()
@@ -302,7 +325,7 @@ func (m *Measurer) on(ctx context.Context, h *host, commit, prefix, key string, 
 	switch {
 	case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
 		if h.lost == nil {
-			m.logf("runner host %s lost: %v; its runs go to the other hosts (tried again in %s)", h.Label, err, m.cfg.Retry)
+			m.logf("runner host %s lost: %v; its runs go to the hosts still in (it is tried again in %s)", h.Label, err, m.cfg.Retry)
 		}
 		h.lost, h.lostAt = err, time.Now()
 	case err == nil && h.lost != nil:
@@ -339,7 +362,7 @@ func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string
 	var res Result
 	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
 		if err == nil || !errors.Is(err, ErrUnreachable) {
-			err = fmt.Errorf("%w: %s: the task answered no result (%v; %s)", ErrUnreachable, h.Label, errOr(err, jerr), excerptOf(stdout.String()))
+			err = lostf("the task answered no result (%v; %q)", errOr(err, jerr), excerptOf(stdout.String()))
 		}
 		return nil, err
 	}
@@ -358,9 +381,9 @@ func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string
 	case res.Error != "":
 		// The host's machine failed (a full disk, a missing package):
 		// not the revision's; the run goes to another host.
-		return res.Runs, fmt.Errorf("%w: %s: its machine: %s", ErrUnreachable, h.Label, res.Error)
+		return res.Runs, lostf("its machine: %s", res.Error)
 	case len(res.Runs) != runs:
-		return res.Runs, fmt.Errorf("%w: %s: %d runs of %d", ErrUnreachable, h.Label, len(res.Runs), runs)
+		return res.Runs, lostf("the task gave %d runs of %d", len(res.Runs), runs)
 	}
 	return res.Runs, nil
 }
@@ -395,7 +418,7 @@ func (m *Measurer) ship(ctx context.Context, h *host, commit, prefix, key string
 	if errors.As(err, &ee) {
 		// The host refused the tree (corrupt on the way, or a server
 		// that cannot start there): the host's, not the revision's.
-		err = fmt.Errorf("%w: %s: %s", ErrUnreachable, h.Label, ee.Error())
+		err = lostf("it refused the build of %s: %s", m.label(commit), ee.Stderr)
 	}
 	if err != nil {
 		return err

@@ -32,6 +32,8 @@ func TestParseHost(t *testing.T) {
 		{in: "ssh://h?partition=x", err: `unknown setting "partition"`},
 		{in: "slurm://me@node1", err: "no user or port"},
 		{in: "ssh:///root", err: "no host"},
+		{in: "ssh:/bench6/srv", err: "a bare host name has no"},
+		{in: "bob@bench1", name: "ssh://bob@bench1", kind: "ssh", label: "bob@bench1", exe: "perfbisect"},
 	} {
 		h, err := ParseHost(c.in)
 		if c.err != "" {

@@ -24,12 +24,15 @@ func taskCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "task",
 		Usage: "a runner host's side of start --runner: measure a task a coordinating perfbisect sends",
-		UsageText: "perfbisect task id | has KEY | receive KEY | run [--root DIR]\n\n" +
+		UsageText: "perfbisect task id | has [--root DIR] KEY | receive [--root DIR] KEY | run [--root DIR]\n\n" +
 			"A coordinating perfbisect (start --runner HOST) runs these on each runner host, through ssh\n" +
 			"or a job engine (srun, a CI job): id says which perfbisect build and machine this is;\n" +
 			"has and receive keep a build's install tree under its key (a content address), sent once;\n" +
 			"run reads a task (JSON) on standard input, measures it here and writes the result (JSON) on\n" +
 			"standard output, progress on standard error. A task ends when its standard input does.\n" +
+			"run exits 0 when it measured the task or found the revision untestable (the result says\n" +
+			"which), 2 for a task or settings that are wrong, 1 for this host's machine; the result is\n" +
+			"written in every case. docs/runners.md describes the task and the result.\n" +
 			"PERFBISECT_MACHINE_LOCK names this host's machine lock when several hosts share a machine.",
 		Subcommands: []*cli.Command{
 			{
@@ -92,10 +95,7 @@ func taskCommand() *cli.Command {
 					if err != nil {
 						return app.With(app.Failure, err)
 					}
-					if err := app.RunTask(c.Context, dir, c.App.Version, os.Stdin, os.Stdout, os.Stderr); err != nil {
-						return app.With(app.Failure, err)
-					}
-					return nil
+					return app.RunTask(c.Context, dir, c.App.Version, os.Stdin, os.Stdout, os.Stderr)
 				},
 			},
 		},

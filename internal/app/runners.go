@@ -134,16 +134,27 @@ func DefaultRunnerRoot() (string, error) {
 // RunTask carries out the task read from in on this host (`perfbisect
 // task run`): its settings checked as the coordinator's were, the install
 // tree received before (root/installs), the runs measured under root's
-// lock, and the result written to out as JSON. The task ends early when
-// in ends (the coordinator went away). Only a result that cannot be
-// written is an error; every other failure is said in the result.
+// lock, and the result written to out as JSON, whatever happened. The
+// task ends early when in ends (the coordinator went away). It returns
+// the result's outcome for the exit code: nil when runs were measured or
+// the revision is untestable (the result says which), usage for a task or
+// settings that are wrong (or another perfbisect's), failure for this
+// host's machine or a result that cannot be written.
 func RunTask(ctx context.Context, root, version string, in io.Reader, out io.Writer, log io.Writer) error {
 	res := runTask(ctx, root, version, in, log)
 	if name, err := os.Hostname(); err == nil {
 		res.Host = name
 	}
-	enc := json.NewEncoder(out)
-	return enc.Encode(res)
+	if err := json.NewEncoder(out).Encode(res); err != nil {
+		return With(Failure, err)
+	}
+	switch res.Kind {
+	case runner.KindUsage, runner.KindVersion:
+		return With(Usage, errors.New(res.Error))
+	case runner.KindMachine:
+		return With(Failure, errors.New(res.Error))
+	}
+	return nil
 }
 
 func runTask(ctx context.Context, root, version string, in io.Reader, log io.Writer) runner.Result {

@@ -111,6 +111,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	_, runErr := run.Run(ctx)
 	if b.runners != nil {
 		b.runners.Close()
+		fmt.Fprintf(su.Log, "runner hosts: %s\n", b.runners.Summary(b.res.Runs))
 	}
 	doc := b.document(ctx, runErr)
 	su.writeBisection(req.Output, doc, b.sess.ID, "perfbisect: bisection "+req.Good+".."+req.Bad)
