@@ -11,36 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 	"github.com/perfbisect/perfbisect/internal/testhosts"
 )
 
-// hostRuns returns the runs stored for the state directory's latest start
-// session, as the hosts that measured them, in order.
+// hostRuns returns the hosts that measured the runs stored for the state
+// directory's latest start session, in order.
 func hostRuns(t *testing.T, state string) []string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(state, store.FileName)); err != nil {
-		return nil
-	}
-	st, err := store.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	x, err := st.LatestOf(store.KindStart)
-	if err != nil || x == nil {
-		return nil
-	}
-	evs, err := st.Events(x.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, runs := latestRuns(t, state)
 	var out []string
-	for _, e := range evs {
-		if e.Run != nil {
-			out = append(out, e.Run.Host)
-		}
+	for _, r := range runs {
+		out = append(out, r.Host)
 	}
 	return out
 }

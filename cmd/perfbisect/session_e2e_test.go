@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/bisect/store"
 
 	"github.com/perfbisect/perfbisect/internal/testenv"
@@ -31,6 +32,18 @@ var smallRun = []string{"--threads", "2", "--tables", "1", "--time", "0.5", "--w
 // storedRuns returns the runs stored for the state directory's latest start
 // session (tps by event), or nil when there is none yet.
 func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
+	t.Helper()
+	x, runs := latestRuns(t, state)
+	var tps []float64
+	for _, r := range runs {
+		tps = append(tps, r.TPS)
+	}
+	return x, tps
+}
+
+// latestRuns returns the state directory's latest start session and its
+// runs in stored order (nil when there is none yet).
+func latestRuns(t *testing.T, state string) (*store.Session, []*bisect.Run) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(state, store.FileName)); err != nil {
 		return nil, nil
@@ -48,13 +61,13 @@ func storedRuns(t *testing.T, state string) (*store.Session, []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tps []float64
+	var runs []*bisect.Run
 	for _, e := range evs {
 		if e.Run != nil {
-			tps = append(tps, e.Run.TPS)
+			runs = append(runs, e.Run)
 		}
 	}
-	return x, tps
+	return x, runs
 }
 
 // waitFor polls cond until it holds; when cmd exits first, or after timeout

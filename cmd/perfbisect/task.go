@@ -15,12 +15,6 @@ import (
 // (start --runner), over ssh, srun, or any job engine's step.
 func taskCommand() *cli.Command {
 	root := &cli.StringFlag{Name: "root", Usage: "where this host keeps the install trees it received, its datadir snapshots and its runs (default: the user's cache directory, perfbisect/runner)"}
-	rootOf := func(c *cli.Context) (string, error) {
-		if r := c.String("root"); r != "" {
-			return r, nil
-		}
-		return app.DefaultRunnerRoot()
-	}
 	return &cli.Command{
 		Name:  "task",
 		Usage: "a runner host's side of start --runner: measure a task a coordinating perfbisect sends",
@@ -51,47 +45,33 @@ func taskCommand() *cli.Command {
 				Usage:     "exit 0 when the install tree KEY is here, 1 when not",
 				ArgsUsage: "KEY",
 				Flags:     []cli.Flag{root},
-				Action: func(c *cli.Context) error {
-					dir, err := rootOf(c)
-					if err != nil {
-						return app.With(app.Failure, err)
-					}
-					if c.NArg() != 1 {
-						return usageErr("task has takes one key")
-					}
-					if !app.HasEntry(dir, c.Args().First()) {
+				Action: withKey("has", func(c *cli.Context, dir, key string) error {
+					if !app.HasEntry(dir, key) {
 						return app.With(app.Failure, nil) // exit 1, nothing said
 					}
 					return nil
-				},
+				}),
 			},
 			{
 				Name:      "receive",
 				Usage:     "keep the install tree KEY read on standard input (the archive start --runner sends)",
 				ArgsUsage: "KEY",
 				Flags:     []cli.Flag{root},
-				Action: func(c *cli.Context) error {
-					dir, err := rootOf(c)
-					if err != nil {
-						return app.With(app.Failure, err)
-					}
-					if c.NArg() != 1 {
-						return usageErr("task receive takes one key")
-					}
-					got, err := app.ReceiveEntry(c.Context, dir, c.Args().First(), os.Stdin)
+				Action: withKey("receive", func(c *cli.Context, dir, key string) error {
+					got, err := app.ReceiveEntry(c.Context, dir, key, os.Stdin)
 					if err != nil {
 						return app.With(app.Failure, err)
 					}
 					fmt.Println(got)
 					return nil
-				},
+				}),
 			},
 			{
 				Name:  "run",
 				Usage: "measure the task read on standard input; write its result on standard output",
 				Flags: []cli.Flag{root},
 				Action: func(c *cli.Context) error {
-					dir, err := rootOf(c)
+					dir, err := taskRoot(c)
 					if err != nil {
 						return app.With(app.Failure, err)
 					}
@@ -99,5 +79,28 @@ func taskCommand() *cli.Command {
 				},
 			},
 		},
+	}
+}
+
+// taskRoot is the task command's --root, or its default.
+func taskRoot(c *cli.Context) (string, error) {
+	if r := c.String("root"); r != "" {
+		return r, nil
+	}
+	return app.DefaultRunnerRoot()
+}
+
+// withKey is the action of a task command that takes one KEY (has,
+// receive): f gets the root and the key.
+func withKey(name string, f func(c *cli.Context, dir, key string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() != 1 {
+			return usageErr("task %s takes one key (perfbisect task %s [--root DIR] KEY)", name, name)
+		}
+		dir, err := taskRoot(c)
+		if err != nil {
+			return app.With(app.Failure, err)
+		}
+		return f(c, dir, c.Args().First())
 	}
 }

@@ -159,15 +159,8 @@ func (c *SlurmCluster) Kill() {
 	if c.slurmd != nil && c.slurmd.Process != nil {
 		_ = syscall.Kill(-c.slurmd.Process.Pid, syscall.SIGKILL)
 	}
-	for i := 0; i < 100; i++ {
-		pids := c.Processes()
-		if len(pids) == 0 {
-			return
-		}
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if c.cg != nil {
+		killCgroup(c.cg.Dir())
 	}
 }
 

@@ -152,21 +152,27 @@ func (h *SSHHost) Kill() {
 	if h.cmd.Process != nil {
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 	}
+	killCgroup(h.cg.Dir())
+	<-h.done
+}
+
+// Processes are the pids of the host's cgroup.
+func (h *SSHHost) Processes() []int { return cgroupProcs(h.cg.Dir()) }
+
+// killCgroup kills every process of the cgroup at dir until none is left
+// (or 2 s have passed): a test host that dies.
+func killCgroup(dir string) {
 	for i := 0; i < 100; i++ {
-		pids := h.Processes()
+		pids := cgroupProcs(dir)
 		if len(pids) == 0 {
-			break
+			return
 		}
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	<-h.done
 }
-
-// Processes are the pids of the host's cgroup.
-func (h *SSHHost) Processes() []int { return cgroupProcs(h.cg.Dir()) }
 
 // cgroupProcs are the pids of the cgroup at dir.
 func cgroupProcs(dir string) []int {
