@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"strings"
 	"time"
 
@@ -115,13 +116,16 @@ func ParseHost(s string) (Host, error) {
 	if exe == "" {
 		exe = "perfbisect"
 	}
+	if u.Path != "" {
+		u.Path = path.Clean(u.Path) // /srv/pb/ and /srv/pb are one root
+	}
+	if u.Path == "/" {
+		u.Path = ""
+	}
 	h := Host{Name: u.Scheme + "://" + u.Host + u.Path, Label: u.Host, Root: u.Path}
 	if u.User != nil {
 		h.Label = u.User.Username() + "@" + h.Label
 		h.Name = u.Scheme + "://" + h.Label + u.Path
-	}
-	if h.Root == "/" {
-		h.Root = ""
 	}
 	switch u.Scheme {
 	case "ssh":

@@ -86,7 +86,7 @@ func New(cfg Config, hosts []Host) (*Measurer, error) {
 	seen, labels := map[string]bool{}, map[string]int{}
 	for _, h := range hosts {
 		if seen[h.Name] {
-			return nil, usage.Errorf("{runner} %s given twice", h.Name)
+			return nil, usage.Errorf("{runner} %s given twice (two hosts with one root would wait for each other): give each host once, or another root", h.Name)
 		}
 		seen[h.Name] = true
 		labels[h.Label]++

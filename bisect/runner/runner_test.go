@@ -33,6 +33,7 @@ func TestParseHost(t *testing.T) {
 		{in: "slurm://me@node1", err: "no user or port"},
 		{in: "ssh:///root", err: "no host"},
 		{in: "ssh:/bench6/srv", err: "a bare host name has no"},
+		{in: "ssh://bench1/srv//pb/", name: "ssh://bench1/srv/pb", kind: "ssh", label: "bench1", root: "/srv/pb", exe: "perfbisect"},
 		{in: "bob@bench1", name: "ssh://bob@bench1", kind: "ssh", label: "bob@bench1", exe: "perfbisect"},
 	} {
 		h, err := ParseHost(c.in)
@@ -64,10 +65,10 @@ func TestParseHost(t *testing.T) {
 
 func TestSrunFailed(t *testing.T) {
 	for tail, want := range map[string]bool{
-		"srun: error: pbnode1: task 0: Exited with exit code 1":                            false,
+		"srun: error: pbnode1: task 0: Exited with exit code 1":                             false,
 		"progress | srun: error: Unable to allocate resources: Invalid node name specified": true,
-		"srun: error: Node failure on pbnode1 | srun: Job step aborted":                    true,
-		"a task's own last line":                                                           false,
+		"srun: error: Node failure on pbnode1 | srun: Job step aborted":                     true,
+		"a task's own last line": false,
 	} {
 		if got := srunFailed(tail); got != want {
 			t.Errorf("srunFailed(%q) = %v, want %v", tail, got, want)
