@@ -48,11 +48,16 @@ type taskFile struct {
 // parseRunners reads the runner hosts (--runner) and checks what they do
 // not go with yet. Errors: usage, naming the setting.
 func (s *Setup) parseRunners(req SetupRequest) error {
+	seen := map[string]bool{}
 	for _, r := range req.Runners {
 		h, err := runner.ParseHost(r)
 		if err != nil {
 			return With(Usage, err)
 		}
+		if seen[h.Name] {
+			return usageError("{runner} %s given twice (two hosts with one root would wait for each other): give each host once, or another root", h.Name)
+		}
+		seen[h.Name] = true
 		s.Runners = append(s.Runners, h)
 	}
 	if len(s.Runners) == 0 {
@@ -106,7 +111,7 @@ func (s *Setup) RunnerMeasurer(ctx context.Context, local *measure.Measurer, ver
 	m, err := runner.New(runner.Config{Build: local.Build, Settings: settings, Version: version, Log: s.Log,
 		Label: func(c string) string { return fmt.Sprintf("%.10s", c) }}, s.Runners)
 	if err != nil {
-		return nil, With(Failure, err)
+		return nil, With(OutcomeOf(err), err)
 	}
 	ids, err := m.Check(ctx)
 	if err != nil {
