@@ -316,6 +316,11 @@ func TestReceiveEntryWholeOrNot(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "bin", "tool")); err != nil || len(b) != 64<<10 {
 		t.Fatalf("its file: %d bytes, %v", len(b), err)
 	}
+	for _, key := range []string{".", "/", "r1", "r1/..", "a/b/c", ""} {
+		if _, err := ReceiveEntry(ctx, bytes.NewReader(archive.Bytes()), root, key); !errors.Is(err, ErrCorruptEntry) || !HasEntry(root, "r1/c1-p") {
+			t.Errorf("key %q: %v (want refused, nothing else touched)", key, err)
+		}
+	}
 	if d := EntryDir(root, "../../etc/x"); !strings.HasPrefix(d, root+string(filepath.Separator)) {
 		t.Errorf("a key with .. leads out of the root: %s", d)
 	}

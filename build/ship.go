@@ -56,7 +56,22 @@ func EntryDir(root, key string) string {
 
 // HasEntry reports whether root holds key's entry, complete.
 func HasEntry(root, key string) bool {
-	return hasFile(filepath.Join(EntryDir(root, key), completeMarker))
+	return validKey(key) && hasFile(filepath.Join(EntryDir(root, key), completeMarker))
+}
+
+// validKey reports whether key has an entry key's shape: two path
+// segments, neither empty, "." or "..", no NUL.
+func validKey(key string) bool {
+	parts := strings.Split(key, "/")
+	if len(parts) != 2 || strings.ContainsRune(key, 0) {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // ReceiveEntry reads the archive of key from r into root (EntryDir): it is
@@ -67,12 +82,12 @@ func HasEntry(root, key string) bool {
 // a whole archive of key) or ErrUnfitEntry (whole, but its server cannot
 // start here); a full disk's as it is.
 func ReceiveEntry(ctx context.Context, r io.Reader, root, key string) (string, error) {
+	if !validKey(key) {
+		return "", fmt.Errorf("%w: key %q is not RECIPE/COMMIT-PLATFORM", errCorrupt, key)
+	}
 	dir := EntryDir(root, key)
 	if HasEntry(root, key) {
 		return dir, nil
-	}
-	if key == "" || strings.ContainsAny(key, "\x00") {
-		return "", fmt.Errorf("%w: key %q", errCorrupt, key)
 	}
 	tmp := fmt.Sprintf("%s.receiving-%d", dir, os.Getpid())
 	_ = os.RemoveAll(tmp)
@@ -84,9 +99,17 @@ func ReceiveEntry(ctx context.Context, r io.Reader, root, key string) (string, e
 	if err == nil {
 		err = syncfs.Dir(tmp)
 	}
+	if err == nil && HasEntry(root, key) {
+		// Another receive of the key finished first: its tree is the same.
+		_ = os.RemoveAll(tmp)
+		return dir, nil
+	}
 	if err == nil {
 		_ = os.RemoveAll(dir) // an incomplete one: no marker
-		err = os.Rename(tmp, dir)
+		if err = os.Rename(tmp, dir); err != nil && HasEntry(root, key) {
+			_ = os.RemoveAll(tmp)
+			return dir, nil
+		}
 	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)

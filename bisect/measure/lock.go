@@ -384,6 +384,15 @@ func queueHolderStopped() string {
 // openLockFile opens (creating) a machine lock file that every user of the
 // machine shares.
 func openLockFile(p string) (*os.File, error) {
+	if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() {
+		// PERFBISECT_MACHINE_LOCK naming a directory, a device: never
+		// written, never chmod'ed.
+		return nil, fmt.Errorf("machine lock %s: not a regular file (%s): name a lock file's path (PERFBISECT_MACHINE_LOCK)", p, st.Mode().Type())
+	} else if err == nil && st.Size() > 0 {
+		if b, rerr := os.ReadFile(p); rerr == nil && !ourLock(string(b)) {
+			return nil, fmt.Errorf("machine lock %s: a file that is not a perfbisect lock (it holds %d bytes of something else): name a new path (PERFBISECT_MACHINE_LOCK)", p, st.Size())
+		}
+	}
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		// Another user's lock file that we may only read still locks.
@@ -393,4 +402,14 @@ func openLockFile(p string) (*os.File, error) {
 	}
 	_ = f.Chmod(0o666) // every user of the machine shares it (umask would narrow it)
 	return f, nil
+}
+
+// ourLock reports whether text is what a perfbisect writes into a machine
+// lock ("pid N, ...") or its queue ("N\n"), or nothing.
+func ourLock(text string) bool {
+	if text == "" || strings.HasPrefix(text, "pid ") {
+		return true
+	}
+	n := strings.TrimSpace(text)
+	return n != "" && strings.Trim(n, "0123456789") == ""
 }

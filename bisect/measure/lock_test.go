@@ -344,3 +344,34 @@ func TestLockStateDirNamesTheHolder(t *testing.T) {
 		t.Errorf(`LockStateDir("") made %s in the working directory`, StateLockFile)
 	}
 }
+
+// TestMachineLockNeverWritesAnotherFile: a machine lock path that names a
+// directory, or a file that is not a perfbisect lock, is refused and left
+// as it was (PERFBISECT_MACHINE_LOCK is the user's to give).
+func TestMachineLockNeverWritesAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes")
+	if err := os.WriteFile(file, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, file} {
+		if f, err := openLockFile(p); err == nil {
+			f.Close()
+			t.Errorf("openLockFile(%s): no error", p)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "secret" {
+		t.Errorf("the file now holds %q", b)
+	}
+	if st, _ := os.Stat(file); st.Mode().Perm() != 0o600 {
+		t.Errorf("the file's mode is %v", st.Mode())
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("the directory's mode is %v", st.Mode())
+	}
+	f, err := openLockFile(filepath.Join(dir, "new.lock"))
+	if err != nil {
+		t.Fatalf("a new lock file: %v", err)
+	}
+	f.Close()
+}

@@ -192,6 +192,7 @@ func (m *Measurer) Measure(ctx context.Context, commit string, runs int) ([]bise
 // is not asked for is dropped with the rest of its host's plan). Errors
 // as bisect.Measurer's; a host lost on the way moves the runs to another.
 func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int) ([]bisect.Run, error) {
+	var from *pending
 	if q := m.pending[name]; len(q) > 0 {
 		p := q[0]
 		m.pending[name] = q[1:]
@@ -203,10 +204,14 @@ func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int)
 			<-p.done
 			return nil, ctx.Err()
 		}
-		if p.commit == commit && runs == 1 && !errors.Is(p.err, ErrUnreachable) {
+		if p.commit == commit && runs == 1 && !errors.Is(p.err, ErrUnreachable) && !bisect.IsUntestable(p.err) {
 			return p.runs, p.err
 		}
-		m.drop(name)
+		if p.commit == commit && runs == 1 && bisect.IsUntestable(p.err) {
+			from = p // untestable there: the other hosts are asked
+		} else {
+			m.drop(name)
+		}
 	}
 	i := m.index(name)
 	if i < 0 {
@@ -216,7 +221,7 @@ func (m *Measurer) MeasureOn(ctx context.Context, name, commit string, runs int)
 	if err != nil {
 		return nil, err
 	}
-	return m.anywhere(ctx, i, commit, prefix, key, runs)
+	return m.anywhere(ctx, i, commit, prefix, key, runs, from)
 }
 
 // PlanRound builds the round's revisions here, one after the other, and
@@ -289,20 +294,44 @@ func (m *Measurer) Close() {
 }
 
 // anywhere takes the runs on host i, or, when it is lost, on the next
-// host that is not (in the hosts' order, from i).
-func (m *Measurer) anywhere(ctx context.Context, i int, commit, prefix, key string, runs int) ([]bisect.Run, error) {
+// host that is not (in the hosts' order, from i). A revision untestable
+// on one host is tried on the next that is in: a host whose server fails
+// for it alone is that host's problem, not the revision's, which is
+// untestable only when every host that answers says so. from, when not
+// nil, is host i's own answer already in hand.
+func (m *Measurer) anywhere(ctx context.Context, i int, commit, prefix, key string, runs int, from *pending) ([]bisect.Run, error) {
 	var lost []string
+	var untestable error
+	var where []string
 	for k := range m.hosts {
 		h := m.hosts[(i+k)%len(m.hosts)]
 		if !m.usable(h) {
 			lost = append(lost, fmt.Sprintf("%s (%v)", h.Label, h.lost))
 			continue
 		}
-		out, err := m.on(ctx, h, commit, prefix, key, runs)
-		if !errors.Is(err, ErrUnreachable) {
+		var out []bisect.Run
+		var err error
+		if k == 0 && from != nil {
+			out, err = from.runs, from.err
+		} else {
+			out, err = m.on(ctx, h, commit, prefix, key, runs)
+		}
+		switch {
+		case bisect.IsUntestable(err) && ctx.Err() == nil:
+			untestable = err
+			where = append(where, h.Label)
+			m.logf("%s: %s untestable there (%v); trying another host", h.Label, m.label(commit), err)
+			continue
+		case !errors.Is(err, ErrUnreachable):
+			if err == nil && untestable != nil {
+				m.logf("%s measured %s, which %s could not: their problem, not the revision's", h.Label, m.label(commit), strings.Join(where, ", "))
+			}
 			return out, err // its Run.Host says where it ran
 		}
 		lost = append(lost, fmt.Sprintf("%s (%v)", h.Label, err))
+	}
+	if untestable != nil {
+		return nil, untestable // on every host that answered
 	}
 	return nil, fmt.Errorf("every runner host is lost: %s: the hosts' problem, not a revision's; when one is back, run the same command again to resume", strings.Join(lost, "; "))
 }
@@ -321,7 +350,7 @@ func (m *Measurer) usable(h *host) bool {
 func (m *Measurer) on(ctx context.Context, h *host, commit, prefix, key string, runs int) ([]bisect.Run, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out, err := m.task(ctx, h, commit, prefix, key, runs)
+	out, err := m.task(ctx, h, commit, prefix, key, runs, false)
 	switch {
 	case errors.Is(err, ErrUnreachable) && ctx.Err() == nil:
 		if h.lost == nil {
@@ -339,7 +368,7 @@ func (m *Measurer) on(ctx context.Context, h *host, commit, prefix, key string, 
 }
 
 // task is on's work, h held.
-func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string, runs int) ([]bisect.Run, error) {
+func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string, runs int, again bool) ([]bisect.Run, error) {
 	if err := m.ship(ctx, h, commit, prefix, key); err != nil {
 		return nil, err
 	}
@@ -372,6 +401,14 @@ func (m *Measurer) task(ctx context.Context, h *host, commit, prefix, key string
 		}
 	}
 	switch {
+	case res.Kind == KindMissing:
+		// Deleted or evicted on the host since it was shipped: shipped
+		// again, once.
+		delete(h.shipped, key)
+		if !again {
+			return m.task(ctx, h, commit, prefix, key, runs, true)
+		}
+		return res.Runs, lostf("its install tree %s went again once shipped: %s", key, res.Error)
 	case res.Untestable != nil:
 		return res.Runs, &bisect.UntestableError{Commit: commit, Reason: res.Untestable.Reason, Err: errors.New(res.Untestable.Err)}
 	case res.Kind == KindUsage:

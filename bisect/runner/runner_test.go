@@ -88,6 +88,7 @@ type fakeHost struct {
 	running *atomic.Int32
 	most    *atomic.Int32
 	tps     float64
+	broken  string // a commit whose server fails here alone
 }
 
 func (f *fakeHost) String() string { return f.name }
@@ -127,7 +128,14 @@ func (f *fakeHost) Task(ctx context.Context, args []string, stdin io.Reader, std
 		f.running.Add(-1)
 		f.mu.Lock()
 		f.tasks = append(f.tasks, t.Commit)
+		have := f.entries[t.Entry]
 		f.mu.Unlock()
+		switch {
+		case !have:
+			return json.NewEncoder(stdout).Encode(Result{Error: "no install tree", Kind: KindMissing})
+		case t.Commit == f.broken:
+			return json.NewEncoder(stdout).Encode(Result{Untestable: &Untestable{Reason: "server crashed", Err: "signal 11"}})
+		}
 		return json.NewEncoder(stdout).Encode(Result{Runs: []bisect.Run{{Commit: t.Commit, TPS: f.tps}}, ServerOptions: []string{"--port=1"}})
 	}
 	return fmt.Errorf("unknown task command %v", args)
@@ -273,5 +281,33 @@ func TestAHostDownAtTheStartIsLost(t *testing.T) {
 	f2[1].down.Store(true)
 	if _, err := m2.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "no runner host can be reached") {
 		t.Errorf("Check with both down: %v", err)
+	}
+}
+
+// TestOneHostsFailureIsNotTheRevisions: a revision whose server fails on
+// one host alone is measured on another (that host's problem), and is
+// untestable only when every host says so; an install tree deleted on a
+// host is shipped again.
+func TestOneHostsFailureIsNotTheRevisions(t *testing.T) {
+	m, f := fakeHosts(t, "a", "b")
+	ctx := context.Background()
+	f[0].broken = "c1"
+	m.PlanRound(ctx, []bisect.HostRun{{Host: "a", Commit: "c1"}, {Host: "b", Commit: "c2"}})
+	runs, err := m.MeasureOn(ctx, "a", "c1", 1)
+	if err != nil || runs[0].Host != "b" {
+		t.Fatalf("c1, broken on a alone: %+v %v, want b's run", runs, err)
+	}
+	if runs, err := m.MeasureOn(ctx, "b", "c2", 1); err != nil || runs[0].Commit != "c2" {
+		t.Fatalf("b's planned run after: %+v %v", runs, err)
+	}
+	f[1].broken = "c1"
+	if _, err := m.MeasureOn(ctx, "a", "c1", 1); !bisect.IsUntestable(err) {
+		t.Errorf("c1 broken on both: %v, want untestable", err)
+	}
+	f[1].mu.Lock()
+	f[1].entries = map[string]bool{} // deleted on the host
+	f[1].mu.Unlock()
+	if runs, err := m.MeasureOn(ctx, "b", "c2", 1); err != nil || runs[0].Host != "b" || !f[1].entries["recipe/c2-plat"] {
+		t.Errorf("c2 after b lost its trees: %+v %v, shipped again %v", runs, err, f[1].entries["recipe/c2-plat"])
 	}
 }

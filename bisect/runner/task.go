@@ -47,9 +47,9 @@ type Result struct {
 	// crashes): the runs taken before it are kept.
 	Untestable *Untestable `json:"untestable,omitempty"`
 	// Error is a failure that is not the revision's: the host's machine
-	// (Kind "machine": a full disk, a missing package), the settings
-	// (Kind "usage": the same everywhere), or another perfbisect (Kind
-	// "version").
+	// (Kind "machine": a full disk, a missing package), the task (Kind
+	// "usage": unreadable), another perfbisect (Kind "version"), or its
+	// install tree missing (Kind "missing": shipped again).
 	Error string `json:"error,omitempty"`
 	Kind  string `json:"kind,omitempty"`
 }
@@ -65,6 +65,9 @@ const (
 	KindMachine = "machine"
 	KindUsage   = "usage"
 	KindVersion = "version"
+	// KindMissing: the task's install tree is not on the host (deleted,
+	// evicted): the coordinator ships it again.
+	KindMissing = "missing"
 )
 
 // Identity is what `perfbisect task id` says of the host's perfbisect and

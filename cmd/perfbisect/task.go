@@ -18,7 +18,7 @@ func taskCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "task",
 		Usage: "a runner host's side of start --runner: measure a task a coordinating perfbisect sends",
-		UsageText: "perfbisect task id | has [--root DIR] KEY | receive [--root DIR] KEY | run [--root DIR]\n\n" +
+		UsageText: "perfbisect task id | has [--root DIR] KEY | receive [--root DIR] KEY | run [--root DIR] [--task FILE]\n\n" +
 			"A coordinating perfbisect (start --runner HOST) runs these on each runner host, through ssh\n" +
 			"or a job engine (srun, a CI job): id says which perfbisect build and machine this is;\n" +
 			"has and receive keep a build's install tree under its key (a content address), sent once;\n" +
@@ -68,14 +68,24 @@ func taskCommand() *cli.Command {
 			},
 			{
 				Name:  "run",
-				Usage: "measure the task read on standard input; write its result on standard output",
-				Flags: []cli.Flag{root},
+				Usage: "measure the task read on standard input (or --task FILE); write its result on standard output",
+				Flags: []cli.Flag{root, &cli.StringFlag{Name: "task", Usage: "read the task from this file (a job engine's step) instead of standard input, which then does not end the task"}},
 				Action: func(c *cli.Context) error {
 					dir, err := taskRoot(c)
 					if err != nil {
 						return app.With(app.Failure, err)
 					}
-					return app.RunTask(c.Context, dir, c.App.Version, os.Stdin, os.Stdout, os.Stderr)
+					if f := c.String("task"); f != "" {
+						// A job engine's step: the task from a file, no
+						// coordinator holding the input.
+						in, err := os.Open(f)
+						if err != nil {
+							return usageErr("--task: %v", err)
+						}
+						defer in.Close()
+						return app.RunTask(c.Context, dir, c.App.Version, in, nil, os.Stdout, os.Stderr)
+					}
+					return app.RunTask(c.Context, dir, c.App.Version, os.Stdin, os.Stdin, os.Stdout, os.Stderr)
 				},
 			},
 		},

@@ -70,8 +70,8 @@ func (s *Setup) parseRunners(req SetupRequest) error {
 		return usageError("{runner} and {layouts} %d do not go together yet: a host receives a build's own server", s.Build.Layouts)
 	case s.Build.Binaries != nil:
 		return usageError("{runner} and {binaries} do not go together yet: the release tarballs are measured here")
-	case len(s.OptionFile.Files) > 1:
-		return usageError("{my-cnf} %s includes other files (%s): a runner host receives the option file alone; put its settings in one file", s.OptionFile.Path, strings.Join(s.OptionFile.Files[1:], ", "))
+	case includes(s.OptionFile.Path):
+		return usageError("{my-cnf} %s has !include or !includedir lines: a runner host receives the option file alone (and would read its own files there); put the settings in one file", s.OptionFile.Path)
 	case req.SysbenchPath != "":
 		return usageError("{sysbench-path} names a file of this machine: on runner hosts sysbench is the one in their PATH; leave it out")
 	}
@@ -140,13 +140,14 @@ func DefaultRunnerRoot() (string, error) {
 // task run`): its settings checked as the coordinator's were, the install
 // tree received before (root/installs), the runs measured under root's
 // lock, and the result written to out as JSON, whatever happened. The
-// task ends early when in ends (the coordinator went away). It returns
+// task ends early when hold (nil: never), the input the coordinator holds
+// open after the task, ends: the coordinator went away. It returns
 // the result's outcome for the exit code: nil when runs were measured or
 // the revision is untestable (the result says which), usage for a task or
 // settings that are wrong (or another perfbisect's), failure for this
 // host's machine or a result that cannot be written.
-func RunTask(ctx context.Context, root, version string, in io.Reader, out io.Writer, log io.Writer) error {
-	res := runTask(ctx, root, version, in, log)
+func RunTask(ctx context.Context, root, version string, in, hold io.Reader, out io.Writer, log io.Writer) error {
+	res := runTask(ctx, root, version, in, hold, log)
 	if name, err := os.Hostname(); err == nil {
 		res.Host = name
 	}
@@ -162,14 +163,17 @@ func RunTask(ctx context.Context, root, version string, in io.Reader, out io.Wri
 	return nil
 }
 
-func runTask(ctx context.Context, root, version string, in io.Reader, log io.Writer) runner.Result {
+func runTask(ctx context.Context, root, version string, in, hold io.Reader, log io.Writer) runner.Result {
 	fail := func(kind string, err error) runner.Result { return runner.Result{Error: err.Error(), Kind: kind} }
 	t, err := runner.ReadTask(in)
 	if err != nil {
 		return fail(runner.KindUsage, err)
 	}
-	ctx, cancel := runner.WatchInput(ctx, in)
-	defer cancel()
+	if hold != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = runner.WatchInput(ctx, hold)
+		defer cancel()
+	}
 	id, err := runner.Self(version)
 	if err != nil {
 		return fail(runner.KindMachine, err)
@@ -183,7 +187,7 @@ func runTask(ctx context.Context, root, version string, in io.Reader, log io.Wri
 	}
 	installs := filepath.Join(root, "installs")
 	if !build.HasEntry(installs, t.Entry) {
-		return fail(runner.KindMachine, fmt.Errorf("no install tree %s under %s: it was not received (perfbisect task receive)", t.Entry, installs))
+		return fail(runner.KindMissing, fmt.Errorf("no install tree %s under %s: it was not received, or was deleted since (perfbisect task receive)", t.Entry, installs))
 	}
 	build.UseEntry(installs, t.Entry) // the least recently used go first
 	if err := os.MkdirAll(filepath.Join(root, "history"), 0o700); err != nil {
@@ -207,12 +211,14 @@ func runTask(ctx context.Context, root, version string, in io.Reader, log io.Wri
 		}
 		w.Name = p
 	}
+	// The coordinator checked these settings; failing here, they are this
+	// host's (no sysbench, fewer CPUs): its machine's problem.
 	if su.Workload, err = workload(ctx, w, ts.Driver, "", log); err != nil {
-		return fail(runner.KindUsage, err)
+		return fail(runner.KindMachine, fmt.Errorf("this host: %s", usage.TextNamed(err, func(n string) string { return "--" + n })))
 	}
 	if err := su.placement(SetupRequest{ServerCPUs: ts.ServerCPUs, ClientCPUs: ts.ClientCPUs, SnapshotCacheSize: ts.SnapshotSize,
 		FreshDatadir: ts.FreshDatadir, StartTimeout: ts.StartTimeout}); err != nil {
-		return fail(runner.KindUsage, err)
+		return fail(runner.KindMachine, fmt.Errorf("this host: %s", usage.TextNamed(err, func(n string) string { return "--" + n })))
 	}
 	m := measure.New(measure.Config{StateDir: root, OptionFile: side.OptionFile, Sides: map[string]measure.Side{t.Commit: side},
 		Workload: su.Workload, Log: log, ServerCPUs: su.ServerCPUs, ClientCPUs: su.ClientCPUs,
@@ -322,4 +328,22 @@ func HasEntry(root, key string) bool {
 func historyFile(root string, settings []byte) string {
 	sum := sha256.Sum256(settings)
 	return filepath.Join(root, "history", hex.EncodeToString(sum[:8])+".json")
+}
+
+// includes reports whether the option file at p has an !include or
+// !includedir line.
+func includes(p string) bool {
+	if p == "" {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "!include") {
+			return true
+		}
+	}
+	return false
 }
