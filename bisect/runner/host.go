@@ -183,11 +183,11 @@ func (s *SSH) Task(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	argv = append(argv, dest, "--", strings.Join(remote, " "))
 	return runCommand(ctx, argv, stdin, stdout, stderr, func(code int, tail string) error {
 		if code == sshFailed {
-			line := lastLine(tail) // ssh's own; the lines before are the task's
-			if !strings.HasPrefix(line, "ssh: ") {
-				line = "ssh: " + line
+			line := strings.TrimPrefix(lastLine(tail), "ssh: ") // ssh's own; the lines before are the task's
+			if strings.TrimSpace(line) == "" {
+				line = "the connection ended (exit 255)"
 			}
-			return lostf("%s", line)
+			return lostf("ssh: %s", line)
 		}
 		return nil
 	})
