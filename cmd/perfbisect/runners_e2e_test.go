@@ -88,7 +88,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 		t.Errorf("a host with another perfbisect: exit %d, want 2 naming it:\n%s", bad.code, bad.stderr)
 	}
 
-	// Killed after 8 runs: nothing stays running on the hosts.
+	// Killed after 6 runs: nothing stays running on the hosts.
 	cmd := command(t, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var first bytes.Buffer
@@ -101,7 +101,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 			t.Logf("the killed start's output:\n%s", tail(first.String(), 60))
 		}
 	})
-	waitFor(t, cmd, 5*time.Minute, "8 stored runs", func() bool { return len(hostRuns(t, state)) >= 8 })
+	waitFor(t, cmd, 5*time.Minute, "6 stored runs", func() bool { return len(hostRuns(t, state)) >= 6 })
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	t.Logf("killed at %.0fs", time.Since(began).Seconds())
@@ -127,7 +127,7 @@ func TestBisectOnRunnerHosts(t *testing.T) {
 	if err := res.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, res, 5*time.Minute, "6 more runs", func() bool { return len(hostRuns(t, state)) >= len(before)+6 })
+	waitFor(t, res, 5*time.Minute, "4 more runs", func() bool { return len(hostRuns(t, state)) >= len(before)+4 })
 	ssh.Kill()
 	t.Logf("host killed at %.0fs", time.Since(began).Seconds())
 	killedAt := len(hostRuns(t, state))
