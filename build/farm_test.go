@@ -193,6 +193,7 @@ func hostCount(log, host string) int {
 // the machine's); with every host gone the build compiles here. Every
 // build's server computes what the one built without a farm computes.
 func TestBuildOnDistccFarm(t *testing.T) {
+	testenv.Machine(t)
 	testenv.Require(t, testenv.BuildTools, testenv.Distcc, testenv.Distccd)
 	p, commit, exitOf, want := farmProject(t)
 	const units = farmUnits
@@ -287,6 +288,7 @@ func TestBuildOnDistccFarm(t *testing.T) {
 // here. Every server built computes what the one built without a farm
 // computes.
 func TestBuildOnIceccFarm(t *testing.T) {
+	testenv.Machine(t)
 	testenv.Require(t, testenv.BuildTools, testenv.Icecc, testenv.NetNS)
 	p, commit, exitOf, want := farmProject(t)
 	farm := testhosts.StartIcecc(t, testhosts.NewNetwork(t), 2, 2)

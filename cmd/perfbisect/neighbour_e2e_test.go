@@ -26,6 +26,7 @@ import (
 // and counted in the answer by kind, and no counted run was throttled
 // without saying so.
 func TestBisectWithNeighbours(t *testing.T) {
+	testenv.Machine(t)
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	throttled, err := neighbour.New(fmt.Sprintf("perfbisect-e2e-%d", os.Getpid()))
 	if err != nil {

@@ -55,6 +55,7 @@ func workOn(pids []int) []string {
 // the resume (its runs go to the other): the fixture's culprit is named,
 // and the store keeps every run, from both hosts.
 func TestBisectOnRunnerHosts(t *testing.T) {
+	testenv.Machine(t)
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	if os.Geteuid() != 0 {
 		t.Skip("test hosts need root (sshd, slurmd, cgroups)")

@@ -94,6 +94,25 @@ func (n Need) missing() string {
 	return ""
 }
 
+// MachineTestsEnv is the environment variable scripts/test-machine.sh sets
+// to run the machine tests (Machine).
+const MachineTestsEnv = "PERFBISECT_MACHINE_TESTS"
+
+// Machine skips t unless MachineTestsEnv is 1: a test that makes other
+// machines on this one (runner hosts' sshd and Slurm, compile farms'
+// distccd and iceccd) or neighbours of a bisection (a CPU quota and a
+// memory hog coming and going at random). They take minutes, so they run
+// in scripts/test-machine.sh, not in the suite CI runs (scripts/test.sh),
+// which stays within its time; run it after touching runner hosts, farms
+// or the neighbour rules. Under it a missing prerequisite fails as in
+// Require.
+func Machine(t testing.TB) {
+	t.Helper()
+	if os.Getenv(MachineTestsEnv) != "1" {
+		t.Skipf("a machine test (test hosts or neighbours on this machine): scripts/test-machine.sh runs it (%s=1)", MachineTestsEnv)
+	}
+}
+
 // Tmpfs mounts a tmpfs of size (as mount takes it: "64m") on a new temporary
 // directory and returns it; it is unmounted when the test ends. Without root
 // (or in a container without CAP_SYS_ADMIN) the test is skipped, saying so:
