@@ -148,7 +148,7 @@ func run(ctx context.Context, dsn string, o Options, prog program, h Hooks) (*Re
 	r.mu.Unlock()
 	if r.timeStatements {
 		res.Statements = statementTimes(r.clocks)
-		explainAll(ctx, r.connector, res.Statements)
+		ExplainSamples(ctx, r.connector, res.Statements)
 	}
 	return res, nil
 }

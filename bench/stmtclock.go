@@ -30,6 +30,11 @@ type StatementTime struct {
 	// there is none when EXPLAIN failed.
 	Plan      []PlanRow `json:"plan,omitempty"`
 	PlanError string    `json:"plan_error,omitempty"`
+	// Digest is performance_schema's digest of the statement when its
+	// times are the server's from events_statements_summary_by_digest
+	// (a workload sysbench runs), not the client's; SQL is then the
+	// digest's text.
+	Digest string `json:"digest,omitempty"`
 }
 
 // PlanRow is one row of EXPLAIN's classic output, by column name (the
@@ -139,10 +144,12 @@ func explainable(q string) bool {
 	return false
 }
 
-// explainAll puts the server's plan of each statement's sample into sts,
-// over one connection of its own. A statement EXPLAIN takes but the
-// server refused, or could not be asked (no connection), gets a PlanError.
-func explainAll(ctx context.Context, connector driver.Connector, sts []StatementTime) {
+// ExplainSamples puts the server's plan of each statement's sample into
+// sts (Plan), over one connection of its own from connector. A statement
+// EXPLAIN takes but the server refused, or could not be asked (no
+// connection), gets a PlanError; one it does not take (BEGIN) gets
+// neither.
+func ExplainSamples(ctx context.Context, connector driver.Connector, sts []StatementTime) {
 	conn, cerr := connector.Connect(ctx)
 	if cerr == nil {
 		defer conn.Close()

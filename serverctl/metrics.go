@@ -484,6 +484,106 @@ var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-sc
 	"loose-performance-schema-instrument=wait/io/file/%=ON", "loose-performance-schema-instrument=wait/lock/%=ON",
 	"loose-performance-schema-consumer-statements-digest=OFF"}
 
+// DigestSettings are the option lines added after WaitSettings for a
+// workload that cannot time its own statements (one run by sysbench): the
+// statement instruments, their digests and the long history of
+// statements (where StatementDigests finds a sample of each) on.
+var DigestSettings = []string{"loose-performance-schema-instrument=statement/%=ON",
+	"loose-performance-schema-consumer-statements-digest=ON", "loose-performance-schema-consumer-events-statements-current=ON",
+	"loose-performance-schema-consumer-events-statements-history-long=ON"}
+
+// Digest is one statement digest's totals so far in performance_schema
+// (events_statements_summary_by_digest): the schema it ran in, the digest
+// and its normalised text (? for the literals), how often it ran and the
+// time it took in the server (picoseconds), with one execution's text
+// from the long history of statements ("" when none is there).
+type Digest struct {
+	Schema, Digest, Text string
+	Count, Time          int64
+	Sample               string
+}
+
+// StatementDigests reads performance_schema's statement digests that ran
+// (COUNT_STAR > 0), each with a sample from
+// events_statements_history_long where it holds one. It is empty when
+// performance_schema is off or missing, or the server has no digests (a
+// MySQL 5.5). Statements the server ran as prepared ones (COM_STMT_EXECUTE)
+// have no digest on MariaDB. Errors: the server could not be read.
+func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if on, err := performanceSchemaOn(ctx, db); err != nil || !on {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT IFNULL(SCHEMA_NAME, ''), DIGEST, DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT
+		FROM performance_schema.events_statements_summary_by_digest WHERE COUNT_STAR > 0 AND DIGEST IS NOT NULL`)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == erNoSuchTable {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Digest
+	at := map[string]int{}
+	for rows.Next() {
+		var d Digest
+		var text sql.NullString
+		if err := rows.Scan(&d.Schema, &d.Digest, &text, &d.Count, &d.Time); err != nil {
+			return nil, err
+		}
+		d.Text = text.String
+		at[d.Digest] = len(out)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The history is a ring: the newest execution of each digest it holds.
+	hist, err := db.QueryContext(ctx, `SELECT DIGEST, SQL_TEXT FROM performance_schema.events_statements_history_long
+		WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL ORDER BY EVENT_ID`)
+	if errors.As(err, &me) && me.Number == erNoSuchTable {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer hist.Close()
+	for hist.Next() {
+		var digest, text string
+		if err := hist.Scan(&digest, &text); err != nil {
+			return nil, err
+		}
+		if i, ok := at[digest]; ok {
+			out[i].Sample = text
+		}
+	}
+	return out, hist.Err()
+}
+
+// erNoSuchTable is the server's error for a table it does not have:
+// ER_NO_SUCH_TABLE, 1146.
+const erNoSuchTable = 1146
+
+// performanceSchemaOn says whether the server has performance_schema and
+// it is on.
+func performanceSchemaOn(ctx context.Context, db *sql.DB) (bool, error) {
+	var on string
+	err := db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on)
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == erUnknownSystemVariable:
+		return false, nil // a server without performance_schema
+	case err != nil:
+		return false, err
+	}
+	return on == "1" || strings.EqualFold(on, "ON"), nil
+}
+
 // WaitSummary reads performance_schema's time waited so far per wait event
 // (events_waits_summary_global_by_event_name, SUM_TIMER_WAIT in
 // picoseconds) of the events that occurred, leaving out the client's
@@ -498,15 +598,9 @@ func (s *Server) WaitSummary(ctx context.Context) (map[string]int64, error) {
 		return nil, err
 	}
 	defer db.Close()
-	var on string
-	err = db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on)
-	var me *mysql.MySQLError
-	switch {
-	case errors.As(err, &me) && me.Number == erUnknownSystemVariable:
-		return map[string]int64{}, nil // a server without performance_schema
-	case err != nil:
+	if on, err := performanceSchemaOn(ctx, db); err != nil {
 		return nil, err
-	case on != "1" && !strings.EqualFold(on, "ON"):
+	} else if !on {
 		return map[string]int64{}, nil
 	}
 	rows, err := db.QueryContext(ctx, "SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -498,12 +499,22 @@ func TestWaitSummary(t *testing.T) {
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	o.Settings = WaitSettings
+	o.Settings = append(slices.Clone(WaitSettings), DigestSettings...)
 	s, db := startWithDB(ctx, t, o)
-	for _, q := range []string{"CREATE DATABASE w", "CREATE TABLE w.t (a INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO w.t VALUES (1), (2), (3)", "SELECT * FROM w.t"} {
+	for _, q := range []string{"CREATE DATABASE w", "CREATE TABLE w.t (a INT PRIMARY KEY) ENGINE=InnoDB", "INSERT INTO w.t VALUES (1), (2), (3)", "SELECT * FROM w.t",
+		"SELECT a FROM w.t WHERE a = 1", "SELECT a FROM w.t WHERE a = 2", "SELECT a FROM w.t WHERE a = 3"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+	}
+	// The three point selects are one digest, with the last as its sample.
+	ds, err := s.StatementDigests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ds, func(d Digest) bool { return strings.Contains(d.Text, "WHERE `a` = ?") })
+	if i < 0 || ds[i].Count != 3 || ds[i].Time <= 0 || ds[i].Schema != "" || ds[i].Sample != "SELECT a FROM w.t WHERE a = 3" {
+		t.Errorf("digests %+v: want the point select's, run 3 times, with the last as its sample", ds)
 	}
 	if w, err = s.WaitSummary(ctx); err != nil {
 		t.Fatal(err)

@@ -79,8 +79,11 @@ type Explanation struct {
 	// transaction changed (none where performance_schema is missing).
 	Waits []WaitChange `json:"waits,omitempty"`
 	// Statements are the workload's statements whose latency or plan
-	// changed (the workload's own timing; none under sysbench).
-	Statements []StatementChange `json:"statements,omitempty"`
+	// changed: the workload's own timing (the client's latency), or under
+	// sysbench performance_schema's statement digests (the server's time:
+	// StatementsFromDigests).
+	Statements            []StatementChange `json:"statements,omitempty"`
+	StatementsFromDigests bool              `json:"statements_from_digests,omitempty"`
 	Settings   []SettingChange   `json:"settings,omitempty"`
 	// OnlyBase and OnlyHead are the variables only one server has, when
 	// there are more than a few (two flavors, two series; Settings lists
@@ -189,7 +192,11 @@ func Explain(baseName, headName string, base, head []Run, o Options) Explanation
 			o.TopStatements = 15
 		}
 		e.Statements = statements(base, head, o.TopStatements)
-		e.Sources = append(e.Sources, "the workload's own latency per statement (the client's: round trip included) and EXPLAIN of a sample of each")
+		if e.StatementsFromDigests = base[0].Statements[0].Digest != ""; e.StatementsFromDigests {
+			e.Sources = append(e.Sources, "performance_schema's statement digests (the server's time per statement, no round trip; statements sent as text only) and EXPLAIN of a sample of each")
+		} else {
+			e.Sources = append(e.Sources, "the workload's own latency per statement (the client's: round trip included) and EXPLAIN of a sample of each")
+		}
 	}
 	if hasWaits(base) && hasWaits(head) {
 		e.Waits = waits(base, head, o.TopCounters)

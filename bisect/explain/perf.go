@@ -65,6 +65,10 @@ type Profiler struct {
 	CallGraph string // a CallGraphs mode; "" is dwarf
 	Freq      int    // samples per second per CPU; 0 is 499
 	NoPerf    bool   // read the status and variables only (perf cannot run here)
+	// Digests has each run's statement times read from performance_schema's
+	// statement digests (serverctl.DigestSettings on), for a workload that
+	// cannot time its own (sysbench).
+	Digests bool
 	// Names name the runs' directories by the subject's key ("base":
 	// base-1, base-2, ...); a key not in it is named profile-N.
 	Names map[string]string
@@ -108,11 +112,15 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 		return nil, err
 	}
 	if p.NoPerf {
+		digests, err := p.digests(ctx, srv)
+		if err != nil {
+			return nil, err
+		}
 		before, err := counts(ctx, srv)
 		if err != nil {
 			return nil, err
 		}
-		return p.end(ctx, srv, dir, before, nil, nil), nil
+		return p.end(ctx, srv, dir, before, digests, nil, nil), nil
 	}
 	mode := p.CallGraph
 	if mode == "" {
@@ -141,18 +149,32 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 			break
 		}
 	}
-	before, err := counts(ctx, srv)
+	digests, err := p.digests(ctx, srv)
+	var before map[string]int64
+	if err == nil {
+		before, err = counts(ctx, srv)
+	}
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		return nil, err
 	}
-	return p.end(ctx, srv, dir, before, cmd, &stderr), nil
+	return p.end(ctx, srv, dir, before, digests, cmd, &stderr), nil
+}
+
+// digests reads the server's statement digests at the window's start
+// (Digests); nil without.
+func (p *Profiler) digests(ctx context.Context, srv *serverctl.Server) ([]serverctl.Digest, error) {
+	if !p.Digests {
+		return nil, nil
+	}
+	return srv.StatementDigests(ctx)
 }
 
 // end is Probe's end: perf (when cmd is not nil) stopped, the status
-// deltas and the variables written into dir.
-func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, before map[string]int64, cmd *exec.Cmd, stderr *strings.Builder) func() (string, error) {
+// deltas and the variables (and with Digests the statement times) written
+// into dir.
+func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, before map[string]int64, digests []serverctl.Digest, cmd *exec.Cmd, stderr *strings.Builder) func() (string, error) {
 	return func() (string, error) {
 		after, err := counts(ctx, srv)
 		if cmd != nil {
@@ -184,6 +206,11 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 		vars, err := srv.GlobalVariables(ctx)
 		if err != nil {
 			return "", err
+		}
+		if p.Digests {
+			if err := writeDigests(ctx, srv, dir, digests); err != nil {
+				return "", err
+			}
 		}
 		if err := writeJSON(filepath.Join(dir, statusFile), delta); err != nil {
 			return "", err

@@ -12,7 +12,8 @@ import (
 // every run is first, with its time per transaction and share; one whose
 // latency did not change but whose plan did is listed as such; one that
 // changed in neither way is not listed. Row estimates alone are no change
-// of plan. Runs without statement times (sysbench) give no table.
+// of plan. Times from performance_schema's digests are said to be. Runs
+// without statement times give no table.
 func TestStatements(t *testing.T) {
 	ref := []bench.PlanRow{{ID: "1", SelectType: "SIMPLE", Table: "t1", Type: "ref", Key: "k", Rows: "10", Extra: "Using join buffer (flat, BNLH join)"}}
 	bnl := []bench.PlanRow{{ID: "1", SelectType: "SIMPLE", Table: "t1", Type: "ALL", Key: "", Rows: "10", Extra: "Using join buffer (flat, BNL join)"}}
@@ -40,8 +41,20 @@ func TestStatements(t *testing.T) {
 		t.Errorf("second: %+v; want the join, its plan changed", j)
 	}
 	e := Explain("a", "b", base, head, Options{})
-	if len(e.Statements) != 2 || !strings.Contains(strings.Join(e.Sources, ";"), "latency per statement") {
-		t.Errorf("Explain: %d statements, sources %q", len(e.Statements), e.Sources)
+	if len(e.Statements) != 2 || !strings.Contains(strings.Join(e.Sources, ";"), "latency per statement") || e.StatementsFromDigests {
+		t.Errorf("Explain: %d statements, sources %q, from digests %v", len(e.Statements), e.Sources, e.StatementsFromDigests)
+	}
+	// The same times from performance_schema's digests (sysbench): said so.
+	for _, rs := range [][]Run{base, head} {
+		for _, r := range rs {
+			for i := range r.Statements {
+				r.Statements[i].Digest = "d" + r.Statements[i].Name
+			}
+		}
+	}
+	if e := Explain("a", "b", base, head, Options{}); len(e.Statements) != 2 || !e.StatementsFromDigests ||
+		!strings.Contains(strings.Join(e.Sources, ";"), "statement digests") {
+		t.Errorf("from digests: %d statements, sources %q, from digests %v", len(e.Statements), e.Sources, e.StatementsFromDigests)
 	}
 	head[1].Statements = nil
 	if e := Explain("a", "b", base, head, Options{}); e.Statements != nil {

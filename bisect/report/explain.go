@@ -134,7 +134,7 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		}
 		table(w, md, []string{"file", "self change µs/txn", "functions"}, rows)
 	}
-	writeStatements(w, md, e.Statements, top)
+	writeStatements(w, md, e.Statements, e.StatementsFromDigests, top)
 	if len(e.Waits) > 0 {
 		fmt.Fprintf(w, "\nwhere the server waited, per transaction (performance_schema's wait events; µs of a transaction):\n\n")
 		var rows [][]string
@@ -214,11 +214,15 @@ func writePinned(w io.Writer, p *PinnedDoc) {
 
 // writeStatements writes the statements whose latency changed (at most
 // top), then the plans of those whose plan differs.
-func writeStatements(w io.Writer, md bool, sts []explain.StatementChange, top int) {
+func writeStatements(w io.Writer, md bool, sts []explain.StatementChange, digests bool, top int) {
 	if len(sts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nstatements whose latency changed (the client's latency, round trip included; time: µs of a transaction):\n\n")
+	clock := "the client's latency, round trip included"
+	if digests {
+		clock = "the server's time, performance_schema's statement digests"
+	}
+	fmt.Fprintf(w, "\nstatements whose latency changed (%s; time: µs of a transaction):\n\n", clock)
 	var rows [][]string
 	for _, s := range sts[:min(top, len(sts))] {
 		plan := "same plan"

@@ -59,8 +59,8 @@ func explainDoc(t *testing.T, out string) report.ExplainDoc {
 // is told by its counters (the buffer pool's misses per transaction), its
 // statements (slower, same plans) and where it waits (performance_schema:
 // InnoDB's waits). One build under two join_cache_level settings, with a
-// SQL workload file's join: the join's latency rose and its plan changed,
-// shown from both servers.
+// sysbench Lua script's join: the join's time (performance_schema's
+// digests) rose and its plan changed, shown from both servers.
 func TestExplain(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools)
 	if err := explain.Check(); err != nil {
@@ -185,19 +185,25 @@ func TestExplain(t *testing.T) {
 	}
 
 	// A plan that changed: the hash join (join_cache_level=4) against the
-	// block nested loop (2) of one build, on a join the file runs.
+	// block nested loop (2) of one build, on the join a sysbench Lua script
+	// sends as text: its time from performance_schema's digests, its plan
+	// from EXPLAIN of the digest's sample on each server.
 	hash := writeCnf(t, "hash.cnf", "join_cache_level=4")
 	bnl := writeCnf(t, "bnl.cnf", "join_cache_level=2")
 	r = perfbisect(t, nil, "explain", "good", "good", "--my-cnf", hash, "--my-cnf", bnl, "--runs", "2", "--out", filepath.Join(t.TempDir(), "join"),
-		"--repo", repo, "--state-dir", state, "--workload", filepath.Join(repoRoot(t), "docs", "workloads", "join.sql"), "--table-size", "2000",
-		"--threads", "2", "--time", "1", "--warmup", "0.5", "--quiet")
+		"--repo", repo, "--state-dir", state, "--workload", filepath.Join(repoRoot(t), "cmd", "perfbisect", "testdata", "lua", "join.lua"),
+		"--workload-options", "--customers=2000 --span=100", "--threads", "2", "--time", "1", "--warmup", "1", "--quiet")
 	if r.code != 0 {
 		t.Fatalf("explain of two join_cache_level settings: exit %d\n%s", r.code, tail(r.stderr, 20))
 	}
-	for _, want := range []string{"statements whose latency changed", "plan changed", "the plan of SELECT COUNT(*), SUM(o.amount)", "BNLH join", "BNL join"} {
+	for _, want := range []string{"statements whose latency changed (the server's time, performance_schema's statement digests", "plan changed",
+		"the plan of SELECT COUNT ( * ) , SUM ( `o` . `amount` )", "BNLH join", "BNL join", "performance_schema's statement digests (the server's time"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("explain's text lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	if strings.Contains(r.stdout, "FROM `performance_schema`") || strings.Contains(r.stdout, "SELECT @@`") {
+		t.Errorf("perfbisect's own readings are among the workload's statements:\n%s", r.stdout)
 	}
 	if left := serversUnder(state); len(left) > 0 {
 		t.Errorf("servers left running: %q", left)

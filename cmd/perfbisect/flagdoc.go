@@ -30,7 +30,7 @@ var flagDocs = cliflag.DocTable(map[string][2]string{
 	"repeats": {catDecisions, "N"}, "max-repeats": {catDecisions, "N"}, "threshold": {catDecisions, "PCT"},
 	"confidence": {catDecisions, "P"}, "metric": {catDecisions, "METRIC"}, "find": {catDecisions, "regression|improvement"},
 	"search": {catDecisions, "bayes|classic"}, "max-runs": {catDecisions, "N"}, "jobs": {catDecisions, "K"},
-	"no-confirm": {catDecisions, ""}, "no-explain": {catOutput, ""}, "runs": {catDecisions, "N"}, "call-graph": {catDecisions, "dwarf|fp"},
+	"no-confirm": {catDecisions, ""}, "no-explain": {catOutput, ""}, "explain-runs": {catOutput, "N"}, "runs": {catDecisions, "N"}, "call-graph": {catDecisions, "dwarf|fp"},
 
 	"preset": {catBuild, "NAME"}, "cmake-args": {catBuild, "\"ARGS\""}, "build-cmd": {catBuild, "\"COMMAND\""},
 	"install-cmd": {catBuild, "\"COMMAND\""}, "build-jobs": {catBuild, "N"}, "build-timeout": {catBuild, "DURATION"},

@@ -121,7 +121,14 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 		}
 		return nil
 	})
-	su.Probe, su.Statements, su.ProbeSettings = prof.Probe, true, serverctl.WaitSettings
+	probeSettings := serverctl.WaitSettings
+	if !su.Workload.ClientInProcess() {
+		// sysbench cannot time its statements: the server's digests can,
+		// those it is sent as text.
+		prof.Digests = true
+		probeSettings = append(slices.Clone(probeSettings), serverctl.DigestSettings...)
+	}
+	su.Probe, su.Statements, su.ProbeSettings = prof.Probe, true, probeSettings
 	defer func() { su.Probe, su.Statements, su.ProbeSettings = nil, false, nil }()
 	m := su.Measurer(func() int64 { return 0 })
 	var measured [2][]bisect.Run
@@ -256,7 +263,7 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 	}
 	parent := c.ParentHashes[0].String()
 	side := func(name, h string) Side {
-		return Side{Arg: name, Key: h, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
+		return Side{Arg: name, Key: h, Repo: su.Repo, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
 	}
 	doc := explainAfter(ctx, su, side("parent", parent), side("first bad commit", res.FirstBad), runs, res.Measured,
 		explainCommandLine(args, parent[:10], res.FirstBad[:10], 0))
@@ -271,7 +278,8 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 // answer's runs, allows, at most 3), in the state directory's
 // explain/BASE-HEAD. With room for fewer than 2 a side, or on a failure,
 // the document is a note with cmd, the command that explains it; the
-// answer stands either way.
+// answer stands either way. When the two servers' settings differ, the
+// head is measured again with the base's values pinned (pinSettings).
 func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent int, cmd string) *report.ExplainDoc {
 	if runs == 0 {
 		runs = min(3, spent/20)
@@ -295,6 +303,14 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 	case err != nil:
 		fmt.Fprintf(su.Log, "note: why: %v\n", err)
 		return &report.ExplainDoc{Note: fmt.Sprintf("the profiled runs failed (%v); run: %s", err, cmd)}
+	}
+	// A default the head's server changed is the cheapest cause to
+	// confirm: the same pinning as explain's (runs more of each of three).
+	if err := pinSettings(ctx, su, base, head, runs, out, doc); err != nil {
+		doc.Pinned = &report.PinnedDoc{Error: err.Error()}
+		if ctx.Err() != nil {
+			doc.Pinned.Error = "interrupted; run: " + cmd
+		}
 	}
 	return doc
 }

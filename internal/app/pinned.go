@@ -76,6 +76,9 @@ func pinSettings(ctx context.Context, su *Setup, base, head Side, runs int, out 
 	pinned.Spec.OptionFile = of
 	pinned.Key = sideKey(pinned, true)
 	pinned.Spec.Name = pinned.Arg
+	if su.Sides == nil { // start's sides are plain commits
+		su.Sides = map[string]measure.Side{}
+	}
 	su.Sides[pinned.Key] = pinned.Spec
 	fmt.Fprintf(su.Log, "explain: the servers differ in %s: measuring %s, the base and the head, %s each, interleaved\n",
 		Counted(len(doc.Settings), "setting"), pinned.Arg, Counted(runs, "run"))

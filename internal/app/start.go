@@ -34,7 +34,8 @@ type StartRequest struct {
 	Args           []string // the command as typed, stored for resume
 	// ExplainRuns is how many profiled runs of the first bad commit and
 	// its parent explain it once named: 0 as many as a tenth of the
-	// session's runs allows (at most 3 a side), negative none.
+	// session's runs allows (at most 3 a side), negative none, else 2 or
+	// more (start --explain-runs).
 	ExplainRuns int
 	// Resuming: the request is a stored session's command run again by
 	// resume, which must not differ from what is stored.
@@ -64,6 +65,9 @@ type StartRequest struct {
 func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if su.SearchPolicy.Jobs < 1 {
 		return With(Failure, errors.New("app.Start: the setup has no search settings (SetupRequest.Search)"))
+	}
+	if req.ExplainRuns == 1 {
+		return usageError("{explain-runs} 1: at least 2 profiled runs a side are needed for an interval (or {no-explain})")
 	}
 	good, bad, all, err := resolveRange(su, req)
 	if err != nil {

@@ -1,0 +1,89 @@
+package explain
+
+import (
+	"cmp"
+	"context"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect/measure"
+	"github.com/perfbisect/perfbisect/serverctl"
+)
+
+// digestKey names a digest across a run's two readings.
+func digestKey(d serverctl.Digest) string { return d.Schema + "\x00" + d.Digest }
+
+// digestTimes are the statements of performance_schema's digests that ran
+// between the readings before and after (the counts' and times'
+// differences) in a database (the workload's; the probe's own statements
+// use none), as the workload's statement times with the server's time
+// (bench.StatementTime.Digest set), the dearest first.
+func digestTimes(before, after []serverctl.Digest) []bench.StatementTime {
+	was := map[string]serverctl.Digest{}
+	for _, d := range before {
+		was[digestKey(d)] = d
+	}
+	var out []bench.StatementTime
+	for _, d := range after {
+		b := was[digestKey(d)]
+		n, ps := d.Count-b.Count, d.Time-b.Time
+		if n <= 0 || d.Text == "" || d.Schema == "" {
+			continue // perfbisect's own readings run without a default database; a workload's never
+		}
+		out = append(out, bench.StatementTime{Name: "digest " + d.Digest[:min(8, len(d.Digest))], SQL: d.Text, Count: n,
+			Time: time.Duration(ps / 1000), Sample: d.Sample, Digest: d.Digest})
+	}
+	slices.SortFunc(out, func(x, y bench.StatementTime) int {
+		if c := cmp.Compare(y.Time, x.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.SQL, y.SQL)
+	})
+	return out
+}
+
+// writeDigests writes the window's digests (digestTimes) into dir as the
+// run's statement times, each sample EXPLAINed in its own schema. Nothing
+// is written when no digest ran (performance_schema off, or every
+// statement a prepared one).
+func writeDigests(ctx context.Context, srv *serverctl.Server, dir string, before []serverctl.Digest) error {
+	after, err := srv.StatementDigests(ctx)
+	if err != nil {
+		return err
+	}
+	sts := digestTimes(before, after)
+	if len(sts) == 0 {
+		return nil
+	}
+	schema := map[string]string{}
+	for _, d := range after {
+		schema[d.Digest] = d.Schema
+	}
+	bySchema := map[string][]int{}
+	for i, st := range sts {
+		bySchema[schema[st.Digest]] = append(bySchema[schema[st.Digest]], i)
+	}
+	for db, idx := range bySchema {
+		cfg, err := mysql.ParseDSN(srv.DSN(db))
+		if err != nil {
+			return err
+		}
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return err
+		}
+		some := make([]bench.StatementTime, len(idx))
+		for j, i := range idx {
+			some[j] = sts[i]
+		}
+		bench.ExplainSamples(ctx, conn, some)
+		for j, i := range idx {
+			sts[i] = some[j]
+		}
+	}
+	return writeJSON(filepath.Join(dir, measure.StatementsFile), sts)
+}
