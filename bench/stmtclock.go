@@ -33,8 +33,9 @@ type StatementTime struct {
 	// Digest is performance_schema's digest of the statement when its
 	// times are the server's from events_statements_summary_by_digest
 	// (a workload sysbench runs), not the client's; SQL is then the
-	// digest's text.
+	// digest's text, and Schema the database it ran in.
 	Digest string `json:"digest,omitempty"`
+	Schema string `json:"schema,omitempty"`
 }
 
 // PlanRow is one row of EXPLAIN's classic output, by column name (the

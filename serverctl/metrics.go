@@ -543,9 +543,10 @@ func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// The history is a ring: the newest execution of each digest it holds.
+	// The history is a ring of the latest statements of every thread: one
+	// execution of each digest it holds is the sample.
 	hist, err := db.QueryContext(ctx, `SELECT DIGEST, SQL_TEXT FROM performance_schema.events_statements_history_long
-		WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL ORDER BY EVENT_ID`)
+		WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL`)
 	if errors.As(err, &me) && me.Number == erNoSuchTable {
 		return out, nil
 	}

@@ -507,14 +507,14 @@ func TestWaitSummary(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	// The three point selects are one digest, with the last as its sample.
+	// The three point selects are one digest, with one of them as its sample.
 	ds, err := s.StatementDigests(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(ds, func(d Digest) bool { return strings.Contains(d.Text, "WHERE `a` = ?") })
-	if i < 0 || ds[i].Count != 3 || ds[i].Time <= 0 || ds[i].Schema != "" || ds[i].Sample != "SELECT a FROM w.t WHERE a = 3" {
-		t.Errorf("digests %+v: want the point select's, run 3 times, with the last as its sample", ds)
+	if i < 0 || ds[i].Count != 3 || ds[i].Time <= 0 || ds[i].Schema != "" || !strings.HasPrefix(ds[i].Sample, "SELECT a FROM w.t WHERE a = ") {
+		t.Errorf("digests %+v: want the point select's, run 3 times, with one of them as its sample", ds)
 	}
 	if w, err = s.WaitSummary(ctx); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func digestTimes(before, after []serverctl.Digest) []bench.StatementTime {
 			continue // perfbisect's own readings run without a default database; a workload's never
 		}
 		out = append(out, bench.StatementTime{Name: "digest " + d.Digest[:min(8, len(d.Digest))], SQL: d.Text, Count: n,
-			Time: time.Duration(ps / 1000), Sample: d.Sample, Digest: d.Digest})
+			Time: time.Duration(ps / 1000), Sample: d.Sample, Digest: d.Digest, Schema: d.Schema})
 	}
 	slices.SortFunc(out, func(x, y bench.StatementTime) int {
 		if c := cmp.Compare(y.Time, x.Time); c != 0 {
@@ -59,13 +59,9 @@ func writeDigests(ctx context.Context, srv *serverctl.Server, dir string, before
 	if len(sts) == 0 {
 		return nil
 	}
-	schema := map[string]string{}
-	for _, d := range after {
-		schema[d.Digest] = d.Schema
-	}
 	bySchema := map[string][]int{}
 	for i, st := range sts {
-		bySchema[schema[st.Digest]] = append(bySchema[schema[st.Digest]], i)
+		bySchema[st.Schema] = append(bySchema[st.Schema], i)
 	}
 	for db, idx := range bySchema {
 		cfg, err := mysql.ParseDSN(srv.DSN(db))

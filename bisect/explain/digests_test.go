@@ -30,7 +30,7 @@ func TestDigestTimes(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d statements %+v, want the two that ran in the window with a text", len(got), got)
 	}
-	if got[0].Digest != "dddd" || got[0].Count != 20 || got[0].Time != 30*time.Millisecond {
+	if got[0].Digest != "dddd" || got[0].Schema != "sbtest" || got[0].Count != 20 || got[0].Time != 30*time.Millisecond {
 		t.Errorf("first %+v: want the sum, new in the window, 20 runs in 30ms", got[0])
 	}
 	if p := got[1]; p.Name != "digest aaaa1111" || p.Count != 200 || p.Time != 10*time.Millisecond || p.Sample != "SELECT c FROM sbtest1 WHERE id = 42" {
