@@ -3,7 +3,8 @@
 // git), sysbench or a browser (chromium). With go test -short such a test is
 // skipped, naming what it needs; without -short a missing prerequisite fails
 // the test, naming the package to install, and is never skipped: the full
-// suite (scripts/test.sh, which installs them) runs everything.
+// suite (scripts/test.sh, which installs them) runs everything but the
+// machine tests (Machine), which scripts/test-machine.sh runs.
 package testenv
 
 import (
