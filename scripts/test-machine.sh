@@ -18,8 +18,9 @@ while IFS=' ' read -r file name; do
 	tests+=("$name")
 	pkgs+=("$(dirname "$file")")
 done < <(find . -name '*_test.go' -not -path './.git/*' -print0 | xargs -0 awk '
+	/^func / { name = "" }
 	/^func Test[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
-	/^\ttestenv\.Machine\(t\)/ { print FILENAME, name }' | sort -u)
+	/^\ttestenv\.Machine\(/ && name != "" { print FILENAME, name }' | sort -u)
 [ ${#tests[@]} -gt 0 ] || { echo "test-machine: no test calls testenv.Machine" >&2; exit 1; }
 mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
 scripts/setup.sh

@@ -478,8 +478,9 @@ const erUnknownSystemVariable = 1193
 // performance_schema on with only its file I/O and lock wait instruments
 // enabled and timed, for WaitSummary; loose, so a server without
 // performance_schema starts. Every other instrument is off: timing every
-// latch, or every statement and its digest, costs more than the changes it
-// would explain.
+// latch costs more than the changes it would explain; statements and
+// their digests are on (DigestSettings) only where the workload cannot
+// time its statements itself.
 var WaitSettings = []string{"loose-performance-schema=ON", "loose-performance-schema-instrument=%=OFF",
 	"loose-performance-schema-instrument=wait/io/file/%=ON", "loose-performance-schema-instrument=wait/lock/%=ON",
 	"loose-performance-schema-consumer-statements-digest=OFF"}
@@ -504,12 +505,14 @@ type Digest struct {
 }
 
 // StatementDigests reads performance_schema's statement digests that ran
-// (COUNT_STAR > 0), each with a sample from
-// events_statements_history_long where it holds one. It is empty when
+// (COUNT_STAR > 0), with samples each with a sample from
+// events_statements_history_long where it holds one of the same schema
+// and digest. It is empty when
 // performance_schema is off or missing, or the server has no digests (a
 // MySQL 5.5). Statements the server ran as prepared ones (COM_STMT_EXECUTE)
-// have no digest on MariaDB. Errors: the server could not be read.
-func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
+// have no digest on MariaDB. A table or column an older server lacks
+// gives none. Errors: the server could not be read.
+func (s *Server) StatementDigests(ctx context.Context, samples bool) ([]Digest, error) {
 	db, err := sql.Open("mysql", s.DSN(""))
 	if err != nil {
 		return nil, err
@@ -520,8 +523,7 @@ func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
 	}
 	rows, err := db.QueryContext(ctx, `SELECT IFNULL(SCHEMA_NAME, ''), DIGEST, DIGEST_TEXT, COUNT_STAR, SUM_TIMER_WAIT
 		FROM performance_schema.events_statements_summary_by_digest WHERE COUNT_STAR > 0 AND DIGEST IS NOT NULL`)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == erNoSuchTable {
+	if noSuchTable(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -537,17 +539,17 @@ func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
 			return nil, err
 		}
 		d.Text = text.String
-		at[d.Digest] = len(out)
+		at[d.Schema+"\x00"+d.Digest] = len(out)
 		out = append(out, d)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if err := rows.Err(); err != nil || !samples {
+		return out, err
 	}
 	// The history is a ring of the latest statements of every thread: one
 	// execution of each digest it holds is the sample.
-	hist, err := db.QueryContext(ctx, `SELECT DIGEST, SQL_TEXT FROM performance_schema.events_statements_history_long
+	hist, err := db.QueryContext(ctx, `SELECT IFNULL(CURRENT_SCHEMA, ''), DIGEST, SQL_TEXT FROM performance_schema.events_statements_history_long
 		WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL`)
-	if errors.As(err, &me) && me.Number == erNoSuchTable {
+	if noSuchTable(err) {
 		return out, nil
 	}
 	if err != nil {
@@ -555,20 +557,24 @@ func (s *Server) StatementDigests(ctx context.Context) ([]Digest, error) {
 	}
 	defer hist.Close()
 	for hist.Next() {
-		var digest, text string
-		if err := hist.Scan(&digest, &text); err != nil {
+		var schema, digest, text string
+		if err := hist.Scan(&schema, &digest, &text); err != nil {
 			return nil, err
 		}
-		if i, ok := at[digest]; ok {
+		if i, ok := at[schema+"\x00"+digest]; ok {
 			out[i].Sample = text
 		}
 	}
 	return out, hist.Err()
 }
 
-// erNoSuchTable is the server's error for a table it does not have:
-// ER_NO_SUCH_TABLE, 1146.
-const erNoSuchTable = 1146
+// noSuchTable says err is the server's for a table or a column it does
+// not have (ER_NO_SUCH_TABLE 1146, ER_BAD_FIELD_ERROR 1054): an older
+// performance_schema.
+func noSuchTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1054)
+}
 
 // performanceSchemaOn says whether the server has performance_schema and
 // it is on.

@@ -508,7 +508,7 @@ func TestWaitSummary(t *testing.T) {
 		}
 	}
 	// The three point selects are one digest, with one of them as its sample.
-	ds, err := s.StatementDigests(ctx)
+	ds, err := s.StatementDigests(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,9 +57,11 @@ func Check() error {
 var CallGraphs = []string{"dwarf", "fp"}
 
 // Profiler profiles a server through a run's window (measure.Config.Probe):
-// perf record of cpu-clock samples with call graphs, and SHOW GLOBAL STATUS
-// and VARIABLES at both ends. Each run's files go into a directory of its
-// own under Dir (profile-N), which Probe's end returns.
+// perf record of cpu-clock samples with call graphs, SHOW GLOBAL STATUS,
+// INNODB_METRICS and performance_schema's waits at both ends, the
+// variables at the end and, with Digests, the statement digests at both
+// ends. Each run's files go into a directory of its own under Dir
+// (profile-N), which Probe's end returns.
 type Profiler struct {
 	Dir       string // where the runs' directories go (made as needed)
 	CallGraph string // a CallGraphs mode; "" is dwarf
@@ -85,8 +87,10 @@ const (
 )
 
 // Probe turns INNODB_METRICS on, starts perf on srv's process and then
-// reads the counters; the function it returns reads them again, stops perf
-// and writes the run's directory, which it returns. A run that fails before
+// reads the digests (Digests) and the counters; the function it returns
+// reads the counters again, stops perf and writes the run's directory
+// (with the window's statement digests, their samples EXPLAINed), which it
+// returns. A run that fails before
 // its window closes leaves perf to end with the server it watched. Errors: perf could not start or stop, or
 // the server could not be read (the machine's or the server's, never a
 // verdict).
@@ -112,10 +116,7 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 		return nil, err
 	}
 	if p.NoPerf {
-		digests, err := p.digests(ctx, srv)
-		if err != nil {
-			return nil, err
-		}
+		digests := p.digests(ctx, srv)
 		before, err := counts(ctx, srv)
 		if err != nil {
 			return nil, err
@@ -149,11 +150,8 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 			break
 		}
 	}
-	digests, err := p.digests(ctx, srv)
-	var before map[string]int64
-	if err == nil {
-		before, err = counts(ctx, srv)
-	}
+	digests := p.digests(ctx, srv)
+	before, err := counts(ctx, srv)
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -163,18 +161,24 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 }
 
 // digests reads the server's statement digests at the window's start
-// (Digests); nil without.
-func (p *Profiler) digests(ctx context.Context, srv *serverctl.Server) ([]serverctl.Digest, error) {
+// (Digests), without samples; nil without Digests or when they cannot be
+// read (the run then has no statement times: the rest of the explanation
+// stands).
+func (p *Profiler) digests(ctx context.Context, srv *serverctl.Server) *[]serverctl.Digest {
 	if !p.Digests {
-		return nil, nil
+		return nil
 	}
-	return srv.StatementDigests(ctx)
+	ds, err := srv.StatementDigests(ctx, false)
+	if err != nil {
+		return nil
+	}
+	return &ds
 }
 
 // end is Probe's end: perf (when cmd is not nil) stopped, the status
 // deltas and the variables (and with Digests the statement times) written
 // into dir.
-func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, before map[string]int64, digests []serverctl.Digest, cmd *exec.Cmd, stderr *strings.Builder) func() (string, error) {
+func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, before map[string]int64, digests *[]serverctl.Digest, cmd *exec.Cmd, stderr *strings.Builder) func() (string, error) {
 	return func() (string, error) {
 		after, err := counts(ctx, srv)
 		if cmd != nil {
@@ -207,10 +211,8 @@ func (p *Profiler) end(ctx context.Context, srv *serverctl.Server, dir string, b
 		if err != nil {
 			return "", err
 		}
-		if p.Digests {
-			if err := writeDigests(ctx, srv, dir, digests); err != nil {
-				return "", err
-			}
+		if digests != nil {
+			writeDigests(ctx, srv, dir, *digests)
 		}
 		if err := writeJSON(filepath.Join(dir, statusFile), delta); err != nil {
 			return "", err

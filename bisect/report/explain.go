@@ -206,7 +206,7 @@ func writePinned(w io.Writer, p *PinnedDoc) {
 		PinnedAll:       "the settings carry the regression: with the base's values at most a quarter of the head's fall remains",
 		PinnedPart:      "the settings carry part of the regression",
 		PinnedNone:      "not the settings: with the base's values the head is as slow",
-		PinnedUndecided: "these runs do not tell how much of the fall the settings carry (more runs: --runs)",
+		PinnedUndecided: "these runs do not tell how much of the fall the settings carry (more runs would: perfbisect explain --runs N)",
 	}[p.Verdict]
 	fmt.Fprintf(w, "\nwith the base's %s pinned in its option file, the head measures %+.1f%% [%+.1f%%, %+.1f%%] against the base, %+.1f%% without them (%.0f and %.0f against %.0f tps; %d runs each, interleaved, not profiled; interval %.0f%%): %s\n",
 		strings.Join(p.Settings, " "), 100*p.Change, 100*p.Lo, 100*p.Hi, 100*p.HeadChange, p.PinnedTPS, p.HeadTPS, p.BaseTPS, p.Runs, 100*p.Coverage, says)

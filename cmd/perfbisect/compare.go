@@ -27,7 +27,7 @@ func compareCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Usage: "write the report to this file (written atomically) instead of standard output"},
 			htmlFlag(),
 			&cli.BoolFlag{Name: "which-setting", Usage: "for one side under two option files: find which of the settings they differ in carries the regression (delta debugging; each test a comparison)"},
-			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first side found slower (by default up to 3 runs of it and the base, a tenth of the comparison's runs, say why: perfbisect explain; where their settings differ, as many again of each with the base's values pinned)"},
+			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first side found slower (by default up to 3 runs of it and the base, a tenth of the comparison's runs, say why: perfbisect explain; where their servers' settings differ, as many again of the base, the side with the base's values pinned and the side)"},
 			&cli.StringFlag{Name: "thread-list", Usage: "compare at each of these client thread counts (1,2,4,8), one row each, like the tables of bug reports; the worst row sets the exit code"},
 		}, cliflag.SetUsage(measurementFlags(), map[string]string{
 			"max-repeats": "run limit per side (per thread count with --thread-list); still undecided then, the answer is inconclusive (exit 4)",

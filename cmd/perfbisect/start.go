@@ -90,8 +90,8 @@ func startCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-runs", DefaultText: "6x the pre-flight estimate, 400 to 4000", Usage: "bayes: the most runs the session may take (the endpoints' included); then it answers with the smallest range that holds the confidence"},
 			&cli.StringFlag{Name: "binaries", Usage: "a directory of the vendors' binary tarballs (mariadb-10.0.22-linux-x86_64.tar.gz, mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz, Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz): the releases between good and bad that have one are bisected first on those binaries, nothing built, then the search goes on from source between the two releases it narrowed to"},
 			&cli.StringSliceFlag{Name: "runner", Usage: "take the runs on this runner host instead of here (repeat for several: --search bayes places a run on each at once, each measuring its own good and bad): ssh://[user@]host[:port][/root] or a host name (ssh, its config and keys), or slurm://node[/root] (srun); ?perfbisect=PATH names the host's perfbisect, which must be this one's build; PERFBISECT_SSH=\"ssh -F FILE\" replaces ssh. Builds are made here and shipped once per host (docs/runners.md)"},
-			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain; where their settings differ, as many again of each with the parent's values pinned)"},
-			&cli.UintFlag{Name: "explain-runs", DefaultText: "a tenth of the session's runs, at most 3", Usage: "profiled runs each of the first bad commit and its parent that say why it is slower, once it is named (2 or more)"},
+			&cli.BoolFlag{Name: "no-explain", Usage: "do not profile the first bad commit and its parent once it is named (by default up to 3 runs each, a tenth of the session's runs, say why it is slower: perfbisect explain; where their servers' settings differ, as many again of the parent, the culprit with the parent's values pinned and the culprit)"},
+			&cli.IntFlag{Name: "explain-runs", DefaultText: "a tenth of the session's runs, at most 3", Usage: "profiled runs each of the first bad commit and its parent that say why it is slower, once it is named (2 or more; --no-explain wins)"},
 			&cli.StringFlag{Name: "json", Usage: "write the result as JSON to this file"},
 			htmlFlag(),
 		}, measurementFlags()...),
@@ -149,8 +149,8 @@ func bisectFrom(c *cli.Context, good, bad string, firstParent bool, marks []app.
 	return app.Start(c.Context, su.Setup, app.StartRequest{
 		Good: good, Bad: bad, Marks: marks,
 		NoConfirm: c.Bool("no-confirm"), FirstParent: firstParent, KeepDocCommits: c.Bool("keep-doc-commits"),
-		ExplainRuns: map[bool]int{true: -1, false: int(min(c.Uint("explain-runs"), 1000))}[c.Bool("no-explain")],
-		StateDir:    c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
+		ExplainRuns: c.Int("explain-runs"), NoExplain: c.Bool("no-explain"),
+		StateDir: c.String("state-dir"), Args: args, Resuming: c.App.Metadata[resumingKey] == true,
 		Out: su.Stdout, Color: su.color(), Output: out,
 	})
 }

@@ -281,8 +281,9 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 // answer stands either way. When the two servers' settings differ, the
 // head is measured again with the base's values pinned (pinSettings).
 func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent int, cmd string) *report.ExplainDoc {
+	why := "as many as --explain-runs says"
 	if runs == 0 {
-		runs = min(3, spent/20)
+		runs, why = min(3, spent/20), "a tenth of the runs"
 	}
 	if runs < 2 {
 		return &report.ExplainDoc{Note: "a tenth of the runs leaves no room for 2 profiled runs a side; for why it is slower, run: " + cmd}
@@ -294,8 +295,8 @@ func explainAfter(ctx context.Context, su *Setup, base, head Side, runs, spent i
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return &report.ExplainDoc{Note: err.Error()}
 	}
-	fmt.Fprintf(su.Log, "why: %d profiled runs each of %s and %s (a tenth of the runs; they decide nothing; --no-explain skips them)\n",
-		runs, head.Describe(), base.Describe())
+	fmt.Fprintf(su.Log, "why: %d profiled runs each of %s and %s (%s; they decide nothing; --no-explain skips them)\n",
+		runs, head.Describe(), base.Describe(), why)
 	doc, err := profiled(ctx, su, [2]Side{base, head}, runs, "", out)
 	switch {
 	case ctx.Err() != nil:
@@ -375,7 +376,13 @@ func explainCommandLine(args []string, base, head string, threads int) string {
 		if !strings.HasPrefix(a, "-") {
 			continue // a side of compare
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "explain-runs" { // start's: explain's own --runs
+			a = "--runs"
+			if hasValue {
+				a += "=" + value
+			}
+		}
 		takesValue := !hasValue && !slices.Contains(boolFlags, name)
 		keep := !slices.Contains(notForExplain, name) || name == "threads" && threads == 0
 		if keep {

@@ -17,6 +17,9 @@ func TestExplainCommandLine(t *testing.T) {
 			"perfbisect explain 0123456789 abcdefabcd --repo '/src/my tree' --my-cnf b.cnf --threads 4 --time 5 --quiet"},
 		{[]string{"compare", "HEAD~1", "HEAD", "/usr", "--thread-list", "1,8", "--workload", "oltp_point_select", "--format", "junit", "--no-explain"},
 			"HEAD~1", "/usr", 8, "perfbisect explain HEAD~1 /usr --workload oltp_point_select --threads 8"},
+		// start's --explain-runs is explain's --runs.
+		{[]string{"start", "--good", "a", "--bad", "b", "--explain-runs", "5", "--time=3"}, "a", "b", 0, "perfbisect explain a b --runs 5 --time=3"},
+		{[]string{"start", "--explain-runs=4", "--good", "a"}, "a", "b", 0, "perfbisect explain a b --runs=4"},
 	} {
 		if got := explainCommandLine(c.args, c.base, c.head, c.threads); got != c.want {
 			t.Errorf("%q:\n got %s\nwant %s", c.args, got, c.want)

@@ -33,10 +33,12 @@ type StartRequest struct {
 	StateDir       string   // "" for the repository's default
 	Args           []string // the command as typed, stored for resume
 	// ExplainRuns is how many profiled runs of the first bad commit and
-	// its parent explain it once named: 0 as many as a tenth of the
-	// session's runs allows (at most 3 a side), negative none, else 2 or
-	// more (start --explain-runs).
+	// its parent explain it once named (start --explain-runs: 2 or more):
+	// 0 as many as a tenth of the session's runs allows (at most 3 a
+	// side). NoExplain leaves the step out, whatever ExplainRuns says
+	// (resume --no-explain of a session started with --explain-runs).
 	ExplainRuns int
+	NoExplain   bool
 	// Resuming: the request is a stored session's command run again by
 	// resume, which must not differ from what is stored.
 	Resuming bool
@@ -66,8 +68,8 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if su.SearchPolicy.Jobs < 1 {
 		return With(Failure, errors.New("app.Start: the setup has no search settings (SetupRequest.Search)"))
 	}
-	if req.ExplainRuns == 1 {
-		return usageError("{explain-runs} 1: at least 2 profiled runs a side are needed for an interval (or {no-explain})")
+	if req.ExplainRuns < 0 || req.ExplainRuns == 1 {
+		return usageError("{explain-runs} %d: at least 2 profiled runs a side are needed for an interval ({no-explain} leaves the step out)", req.ExplainRuns)
 	}
 	good, bad, all, err := resolveRange(su, req)
 	if err != nil {
@@ -258,7 +260,11 @@ func (b *bisection) document(ctx context.Context, runErr error) report.Document 
 			doc.Error = "interrupted"
 		}
 	} else {
-		doc.Explain = explainCulprit(ctx, b.su, b.res, b.req.ExplainRuns, b.req.Args)
+		runs := b.req.ExplainRuns
+		if b.req.NoExplain {
+			runs = -1
+		}
+		doc.Explain = explainCulprit(ctx, b.su, b.res, runs, b.req.Args)
 	}
 	return doc
 }
