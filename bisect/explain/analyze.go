@@ -112,6 +112,11 @@ type FunctionChange struct {
 	Lo        float64 `json:"self_change_lo_us"`
 	Hi        float64 `json:"self_change_hi_us"`
 	Share     float64 `json:"share"` // of the change in the server's CPU per transaction
+	// Caller is the function whose calls carry most of the self change
+	// (the caller's own change of this function's self time, the same
+	// way): for a generic function (a sleep, a latch's spin, a copy),
+	// where the change came from. "" for none (a thread's first frame).
+	Caller string `json:"caller,omitempty"`
 }
 
 // CounterChange is one SHOW GLOBAL STATUS counter per transaction on both
@@ -306,10 +311,11 @@ func helper(name, file string) bool {
 var helperNames = regexp.MustCompile(`^(String::|Binary_string::|Static_binary_string::|my_(malloc|realloc|free|vsnprintf|snprintf|strnxfrm|hash_sort|memdup|strdup)|alloc_root|memdup_root|strmake_root|mem_heap_|ut_allocator|ut_malloc|std::|operator new|operator delete|__)`)
 
 // perTxn is a run's CPU per transaction by function (microseconds): self
-// (a library frame's samples go to its nearest caller in the server) and
-// inclusive (once per sample however deep the recursion).
-func perTxn(r Run) (self, total map[string]float64, files map[string]string) {
-	self, total, files = map[string]float64{}, map[string]float64{}, map[string]string{}
+// (a library frame's samples go to its nearest caller in the server),
+// inclusive (once per sample however deep the recursion), and self by
+// the function's caller (callers[function][caller]).
+func perTxn(r Run) (self, total map[string]float64, files map[string]string, callers map[string]map[string]float64) {
+	self, total, files, callers = map[string]float64{}, map[string]float64{}, map[string]string{}, map[string]map[string]float64{}
 	events := float64(max(r.Events, 1))
 	for _, s := range r.Profile.Sample {
 		us := float64(s.Value[1]) / 1e3 / events
@@ -328,6 +334,12 @@ func perTxn(r Run) (self, total map[string]float64, files map[string]string) {
 			f := l.Line[0].Function
 			if i == owner {
 				self[f.Name] += us
+				if i+1 < len(s.Location) {
+					if callers[f.Name] == nil {
+						callers[f.Name] = map[string]float64{}
+					}
+					callers[f.Name][s.Location[i+1].Line[0].Function.Name] += us
+				}
 			}
 			if !seen[f.Name] {
 				seen[f.Name] = true
@@ -336,24 +348,30 @@ func perTxn(r Run) (self, total map[string]float64, files map[string]string) {
 			}
 		}
 	}
-	return self, total, files
+	return self, total, files, callers
 }
 
 func functions(base, head []Run, cpuChange float64, top int) []FunctionChange {
-	type series struct{ self, total []float64 }
+	type series struct {
+		self, total []float64
+		callers     map[string]float64 // self by caller, the runs' mean
+	}
 	files := map[string]string{}
 	side := func(rs []Run) map[string]*series {
 		out := map[string]*series{}
 		for i, r := range rs {
-			self, total, fs := perTxn(r)
+			self, total, fs, callers := perTxn(r)
 			for name := range total {
 				s := out[name]
 				if s == nil {
-					s = &series{self: make([]float64, len(rs)), total: make([]float64, len(rs))}
+					s = &series{self: make([]float64, len(rs)), total: make([]float64, len(rs)), callers: map[string]float64{}}
 					out[name] = s
 				}
 				s.self[i], s.total[i] = self[name], total[name]
 				files[name] = fs[name]
+				for c, us := range callers[name] {
+					s.callers[c] += us / float64(len(rs))
+				}
 			}
 		}
 		return out
@@ -379,6 +397,7 @@ func functions(base, head []Run, cpuChange float64, top int) []FunctionChange {
 		if cpuChange != 0 {
 			fc.Share = fc.Change / cpuChange
 		}
+		fc.Caller = topCaller(bs.callers, hs.callers, fc.Change)
 		out = append(out, fc)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -388,6 +407,20 @@ func functions(base, head []Run, cpuChange float64, top int) []FunctionChange {
 		return out[i].Name < out[j].Name
 	})
 	return out[:min(len(out), top)]
+}
+
+// topCaller is the caller whose share of a function's self time changed
+// most in the direction of change (base and head: self by caller), "" when
+// none changed that way.
+func topCaller(base, head map[string]float64, change float64) string {
+	best, most := "", 0.0
+	for c := range mergeKeys(base, head) {
+		d := head[c] - base[c]
+		if d*change > 0 && (math.Abs(d) > most || math.Abs(d) == most && c < best) {
+			best, most = c, math.Abs(d)
+		}
+	}
+	return best
 }
 
 func mergeKeys[V any](a, b map[string]V) map[string]bool {

@@ -84,6 +84,26 @@ func run(events int64, tps, cpu float64, status map[string]int64, stacks map[str
 		"datadir": fmt.Sprintf("/state/runs/r%v/data/", tps), "aria_log_dir_path": fmt.Sprintf("/state/runs/r%v/data/", tps)}}
 }
 
+// A sleep that grew is listed with the caller its growth came through
+// (threads waiting for a free page), not the one whose sleeps stayed the
+// same (a background thread's).
+func TestFunctionCaller(t *testing.T) {
+	base := []Run{
+		run(1000, 100, 500, nil, map[string]int{"work;main": 480, "sleep;idle;bg": 20, "sleep;get_free;main": 5}),
+		run(1000, 101, 505, nil, map[string]int{"work;main": 482, "sleep;idle;bg": 21, "sleep;get_free;main": 4}),
+		run(1000, 99, 502, nil, map[string]int{"work;main": 479, "sleep;idle;bg": 19, "sleep;get_free;main": 6}),
+	}
+	head := []Run{
+		run(1000, 30, 560, nil, map[string]int{"work;main": 481, "sleep;idle;bg": 20, "sleep;get_free;main": 60}),
+		run(1000, 31, 565, nil, map[string]int{"work;main": 480, "sleep;idle;bg": 22, "sleep;get_free;main": 63}),
+		run(1000, 29, 562, nil, map[string]int{"work;main": 482, "sleep;idle;bg": 19, "sleep;get_free;main": 61}),
+	}
+	e := Explain("good", "bad", base, head, Options{})
+	if len(e.Functions) == 0 || e.Functions[0].Name != "sleep" || e.Functions[0].Caller != "get_free" {
+		t.Fatalf("functions %+v: want sleep first, mostly from get_free", e.Functions)
+	}
+}
+
 // The head's extra CPU is in one function, partly through memcpy it calls:
 // that function is first, its library time counted as its own; a function
 // whose time did not change is not listed; a counter that rose in every

@@ -115,10 +115,10 @@ func writeExplain(w io.Writer, md bool, doc ExplainDoc, top int) {
 		fmt.Fprintf(w, "\nwhere the CPU per transaction changed (µs per transaction; self includes the library and helper functions it called: memcpy, malloc, String):\n\n")
 		var rows [][]string
 		for _, f := range e.Functions[:min(top, len(e.Functions))] {
-			rows = append(rows, []string{f.Name, fileName(f.File), fmt.Sprintf("%.1f", f.BaseSelf), fmt.Sprintf("%.1f", f.HeadSelf),
+			rows = append(rows, []string{f.Name, fileName(f.File), cut(f.Caller), fmt.Sprintf("%.1f", f.BaseSelf), fmt.Sprintf("%.1f", f.HeadSelf),
 				fmt.Sprintf("%+.1f [%+.1f, %+.1f]", f.Change, f.Lo, f.Hi), share(f.Share), fmt.Sprintf("%.1f -> %.1f", f.BaseTotal, f.HeadTotal)})
 		}
-		table(w, md, []string{"function", "in", "base self", "head self", "change [interval]", "share of the CPU change", "inclusive"}, rows)
+		table(w, md, []string{"function", "in", "mostly from", "base self", "head self", "change [interval]", "share of the CPU change", "inclusive"}, rows)
 		for _, f := range e.Functions {
 			if f.Name == "[unknown]" {
 				fmt.Fprintf(w, "[unknown]: samples in %s without a symbol (a stripped binary): its debug symbols (Debian's -dbgsym packages) or a build with them name those functions\n", f.File)
