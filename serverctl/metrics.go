@@ -505,13 +505,13 @@ type Digest struct {
 }
 
 // StatementDigests reads performance_schema's statement digests that ran
-// (COUNT_STAR > 0), with samples each with a sample from
-// events_statements_history_long where it holds one of the same schema
-// and digest. It is empty when
-// performance_schema is off or missing, or the server has no digests (a
-// MySQL 5.5). Statements the server ran as prepared ones (COM_STMT_EXECUTE)
-// have no digest on MariaDB. A table or column an older server lacks
-// gives none. Errors: the server could not be read.
+// (COUNT_STAR > 0); with samples, each gets one execution of the same
+// schema and digest from events_statements_history_long where it holds
+// one. It is empty when performance_schema is off or missing, or the
+// server has no digests (a MySQL 5.5); a table or column an older server
+// lacks gives none. Statements the server ran as prepared ones
+// (COM_STMT_EXECUTE) have no digest on MariaDB. Errors: the server could
+// not be read.
 func (s *Server) StatementDigests(ctx context.Context, samples bool) ([]Digest, error) {
 	db, err := sql.Open("mysql", s.DSN(""))
 	if err != nil {
