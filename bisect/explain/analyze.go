@@ -84,7 +84,7 @@ type Explanation struct {
 	// StatementsFromDigests).
 	Statements            []StatementChange `json:"statements,omitempty"`
 	StatementsFromDigests bool              `json:"statements_from_digests,omitempty"`
-	Settings   []SettingChange   `json:"settings,omitempty"`
+	Settings              []SettingChange   `json:"settings,omitempty"`
 	// OnlyBase and OnlyHead are the variables only one server has, when
 	// there are more than a few (two flavors, two series; Settings lists
 	// a few one by one, NoValue on the side without).
@@ -450,6 +450,25 @@ func statusPerTxn(rs []Run, name string) []float64 {
 	return collect(rs, func(r Run) float64 { return float64(r.Status[name]) / float64(max(r.Events, 1)) })
 }
 
+// sameEveryWindow says whether counter name moved by the same nonzero
+// count in every run's window of both sides: a count that does not follow
+// the work done (perfbisect's own connections and readings of the status
+// tables, a fixed number per window), which per transaction would only
+// mirror the throughput's change.
+func sameEveryWindow(base, head []Run, name string) bool {
+	all := append(slices.Clone(base), head...)
+	first := all[0].Status[name]
+	if first == 0 {
+		return false
+	}
+	for _, r := range all[1:] {
+		if r.Status[name] != first {
+			return false
+		}
+	}
+	return true
+}
+
 func counters(base, head []Run, top int) []CounterChange {
 	per := statusPerTxn
 	names := map[string]bool{}
@@ -466,6 +485,9 @@ func counters(base, head []Run, top int) []CounterChange {
 		bv, hv := per(base, name), per(head, name)
 		if slices.ContainsFunc(bv, neg) || slices.ContainsFunc(hv, neg) {
 			continue // fell during a run: a level this tool does not know, or a reset
+		}
+		if sameEveryWindow(base, head, name) {
+			continue // the same count in every window whatever the throughput: the probe's own readings (Connections, Select_scan)
 		}
 		bm, hm := stats.Median(bv), stats.Median(hv)
 		if math.Max(bm, hm) < 0.01 || bm == 0 && hm == 0 {

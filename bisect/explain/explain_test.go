@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,6 +83,29 @@ func run(events int64, tps, cpu float64, status map[string]int64, stacks map[str
 	}
 	return Run{Profile: p, Events: events, TPS: tps, CPUPerTxn: cpu, Status: status, Variables: map[string]string{"port": fmt.Sprint(tps),
 		"datadir": fmt.Sprintf("/state/runs/r%v/data/", tps), "aria_log_dir_path": fmt.Sprintf("/state/runs/r%v/data/", tps)}}
+}
+
+// A count that is the same in every window whatever the throughput
+// (perfbisect's own connections and readings) is not a counter that
+// changed, though per transaction it follows the throughput; the work's
+// own counters are.
+func TestProbeCountsAreLeftOut(t *testing.T) {
+	var base, head []Run
+	for i := range 3 {
+		base = append(base, run(1000, 200, 500, map[string]int64{"Connections": 3, "Select_scan": 2, "Handler_read_next": 100000 + int64(i)*500}, nil))
+		head = append(head, run(200, 40, 520, map[string]int64{"Connections": 3, "Select_scan": 2, "Handler_read_next": 20000 + int64(i)*100}, nil))
+	}
+	e := Explain("good", "bad", base, head, Options{})
+	for _, c := range e.Counters {
+		if c.Name == "Connections" || c.Name == "Select_scan" {
+			t.Errorf("counter %s %+v listed: the same count in every window is the probe's", c.Name, c)
+		}
+	}
+	base[1].Status["Select_scan"] = 3 // one window's differs: the work's, listed
+	e = Explain("good", "bad", base, head, Options{})
+	if !slices.ContainsFunc(e.Counters, func(c CounterChange) bool { return c.Name == "Select_scan" }) {
+		t.Errorf("counters %+v: want Select_scan, which did not stay the same", e.Counters)
+	}
 }
 
 // A sleep that grew is listed with the caller its growth came through

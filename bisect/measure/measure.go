@@ -108,6 +108,9 @@ type Config struct {
 	// runs start with, after the user's (serverctl.Options.Settings): the
 	// probe's instruments (serverctl.WaitSettings).
 	ProbeSettings []string
+	// ProbeLabel begins the log line of a probed run ("" is "profiled
+	// run"; explain's pinned-settings runs read counters, no profile).
+	ProbeLabel string
 	// HistoryFile, when set, keeps what the runs said of the machine
 	// (the neighbour signs' histories) across processes: a runner host's
 	// tasks are a process each, and a CPU quota that stays is its level
@@ -1479,11 +1482,14 @@ func workloadConn(srv *serverctl.Server) bench.Connection {
 }
 
 // logRun prints the line of a counted run (one per run the session gets:
-// tests and users count them). A profiled run's line begins "profiled run":
-// it is not one of the session's runs.
+// tests and users count them). A probed run's line begins "profiled run"
+// (or Config.ProbeLabel): it is not one of the session's runs.
 func (m *Measurer) logRun(commit string, r bisect.Run) {
 	what := "run"
-	if m.cfg.Probe != nil {
+	switch {
+	case m.cfg.Probe != nil && m.cfg.ProbeLabel != "":
+		what = m.cfg.ProbeLabel
+	case m.cfg.Probe != nil:
 		what = "profiled run"
 	}
 	tpmc := ""

@@ -251,8 +251,9 @@ func writeProfile(path string, ps []*profile.Profile) (string, error) {
 	return path, f.Close()
 }
 
-// explainCulprit explains a named first bad commit against its first
-// parent (explainAfter); nil when nothing is to be explained.
+// explainCulprit explains a named first bad commit against the parent it
+// was confirmed against (its first parent, or the commit before it that
+// the search measured: explainAfter); nil when nothing is to be explained.
 func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs int, args []string) *report.ExplainDoc {
 	if runs < 0 || res.Outcome != session.Found || res.Improvement {
 		return nil
@@ -262,6 +263,14 @@ func explainCulprit(ctx context.Context, su *Setup, res *session.Result, runs in
 		return nil
 	}
 	parent := c.ParentHashes[0].String()
+	for _, st := range res.Steps {
+		// The commit the answer put it head to head with, which it calls
+		// its parent: the first parent, or the commit before it the search
+		// measured (the documentation-only ones between left out).
+		if st.Role == session.RoleConfirm && st.Commit == res.FirstBad && st.Against != "" {
+			parent = st.Against
+		}
+	}
 	side := func(name, h string) Side {
 		return Side{Arg: name, Key: h, Repo: su.Repo, Spec: measure.Side{Commit: h, OptionFile: su.OptionFile}}
 	}

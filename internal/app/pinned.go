@@ -85,8 +85,8 @@ func pinSettings(ctx context.Context, su *Setup, base, head Side, runs int, out 
 	// The counters and variables only (no perf): what the pinned server
 	// runs with is checked after its first run.
 	prof := &explain.Profiler{Dir: filepath.Join(out, "pinned"), NoPerf: true, Names: map[string]string{base.Key: "base", pinned.Key: "pinned", head.Key: "head"}}
-	su.Probe = prof.Probe
-	defer func() { su.Probe = nil }()
+	su.Probe, su.ProbeLabel = prof.Probe, "pinned-settings run"
+	defer func() { su.Probe, su.ProbeLabel = nil, "" }()
 	m := su.Measurer(func() int64 { return 0 })
 	var tps [3][]float64 // base, pinned, head
 	for n := range runs {

@@ -62,8 +62,10 @@ type Setup struct {
 	// plans into the probe's directories (measure.Config.Statements).
 	Statements bool
 	// ProbeSettings, with Probe, are the probed servers' own option lines
-	// (measure.Config.ProbeSettings).
+	// (measure.Config.ProbeSettings); ProbeLabel begins their log lines
+	// (measure.Config.ProbeLabel).
 	ProbeSettings []string
+	ProbeLabel    string
 	Build         BuildSettings
 	// Policy is the decision settings, without endpoints and commits.
 	Policy session.Config
@@ -164,7 +166,7 @@ func (s *Setup) Measurer(id func() int64) *measure.Measurer {
 	m := measure.New(measure.Config{Builder: builder, StateDir: s.StateDir, OptionFile: s.OptionFile, Sides: s.Sides, Workload: s.Workload, Log: s.Log, OnBuild: onBuild,
 		ServerCPUs: s.ServerCPUs, ClientCPUs: s.ClientCPUs,
 		SnapshotBudget: s.SnapshotBudget, FreshDatadir: s.FreshDatadir, StartTimeout: s.StartTimeout, Setting: usage.Flag,
-		Probe: s.Probe, Statements: s.Statements, ProbeSettings: s.ProbeSettings})
+		Probe: s.Probe, Statements: s.Statements, ProbeSettings: s.ProbeSettings, ProbeLabel: s.ProbeLabel})
 	m.Tidy()
 	return m
 }

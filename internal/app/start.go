@@ -68,7 +68,7 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if su.SearchPolicy.Jobs < 1 {
 		return With(Failure, errors.New("app.Start: the setup has no search settings (SetupRequest.Search)"))
 	}
-	if req.ExplainRuns < 0 || req.ExplainRuns == 1 {
+	if !req.NoExplain && (req.ExplainRuns < 0 || req.ExplainRuns == 1) {
 		return usageError("{explain-runs} %d: at least 2 profiled runs a side are needed for an interval ({no-explain} leaves the step out)", req.ExplainRuns)
 	}
 	good, bad, all, err := resolveRange(su, req)
