@@ -7,9 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bench/dial"
 	"github.com/perfbisect/perfbisect/bisect/measure"
 	"github.com/perfbisect/perfbisect/serverctl"
 )
@@ -21,7 +20,7 @@ func digestKey(d serverctl.Digest) string { return d.Schema + "\x00" + d.Digest 
 // between the readings before and after (the counts' and times'
 // differences) in a database (the workload's; the probe's own statements
 // use none), as the workload's statement times with the server's time
-// (bench.StatementTime.Digest set), the dearest first.
+// (bench.StatementTime.Digest set), by schema, the dearest first in each.
 func digestTimes(before, after []serverctl.Digest) []bench.StatementTime {
 	was := map[string]serverctl.Digest{}
 	for _, d := range before {
@@ -38,10 +37,7 @@ func digestTimes(before, after []serverctl.Digest) []bench.StatementTime {
 			Time: time.Duration(ps / 1000), Sample: d.Sample, Digest: d.Digest, Schema: d.Schema})
 	}
 	slices.SortFunc(out, func(x, y bench.StatementTime) int {
-		if c := cmp.Compare(y.Time, x.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.SQL, y.SQL)
+		return cmp.Or(cmp.Compare(x.Schema, y.Schema), cmp.Compare(y.Time, x.Time), cmp.Compare(x.SQL, y.SQL))
 	})
 	return out
 }
@@ -60,27 +56,18 @@ func writeDigests(ctx context.Context, srv *serverctl.Server, dir string, before
 	if len(sts) == 0 {
 		return
 	}
-	bySchema := map[string][]int{}
-	for i, st := range sts {
-		bySchema[st.Schema] = append(bySchema[st.Schema], i)
-	}
-	for db, idx := range bySchema {
-		cfg, err := mysql.ParseDSN(srv.DSN(db))
+	// Each schema's statements are EXPLAINed over a connection in it.
+	for rest := sts; len(rest) > 0; {
+		n := 1
+		for n < len(rest) && rest[n].Schema == rest[0].Schema {
+			n++
+		}
+		conn, _, err := dial.Connector(srv.DSN(rest[0].Schema), nil)
 		if err != nil {
 			return
 		}
-		conn, err := mysql.NewConnector(cfg)
-		if err != nil {
-			return
-		}
-		some := make([]bench.StatementTime, len(idx))
-		for j, i := range idx {
-			some[j] = sts[i]
-		}
-		bench.ExplainSamples(ctx, conn, some)
-		for j, i := range idx {
-			sts[i] = some[j]
-		}
+		bench.ExplainSamples(ctx, conn, rest[:n])
+		rest = rest[n:]
 	}
 	_ = writeJSON(filepath.Join(dir, measure.StatementsFile), sts)
 }
