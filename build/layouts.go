@@ -131,7 +131,8 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 // the others would work on the build's own binary), writing out instead of
 // the target (-o mysqld, -o ../runtime_output_directory/mysqld), with the
 // run path options rpath instead of the build tree's, by LLVM's linker with
-// the code sections shuffled by seed.
+// the code sections shuffled by seed and without the debug sections (they
+// are not loaded, so the layout is the same; the symbols stay for perf).
 func relinkCommand(linkTxt, target, out, rpath string, seed int) (string, error) {
 	outRE := regexp.MustCompile(`(\s-o\s+)(\S*/)?` + regexp.QuoteMeta(target) + `(\s|$)`)
 	line := ""
@@ -145,7 +146,7 @@ func relinkCommand(linkTxt, target, out, rpath string, seed int) (string, error)
 	}
 	line = rpathRE.ReplaceAllString(line, "")
 	return outRE.ReplaceAllLiteralString(line, " -o "+shellQuote(out)+" ") + rpath +
-		fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d'", seed), nil
+		fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d' -Wl,--strip-debug", seed), nil
 }
 
 // rpathRE matches a run path option of a link command (not -rpath-link).

@@ -11,7 +11,7 @@ func TestRelinkCommand(t *testing.T) {
 		want, not             []string
 	}{
 		{"the fixture's: -o at the end", "/usr/bin/cc -O2 -g CMakeFiles/mariadbd.dir/a.c.o -o mariadbd \n", "mariadbd",
-			[]string{"-o '/e/1/bin/mariadbd' ", "-fuse-ld=lld '-Wl,--shuffle-sections=.text*=3'", "a.c.o"}, []string{"-o mariadbd"}},
+			[]string{"-o '/e/1/bin/mariadbd' ", "-fuse-ld=lld '-Wl,--shuffle-sections=.text*=3' -Wl,--strip-debug", "a.c.o"}, []string{"-o mariadbd"}},
 		{"MySQL 8's output directory, and the build tree's run path", "/usr/bin/c++ -O2 x.o -o ../runtime_output_directory/mysqld  -Wl,-rpath,/b/library_output_directory: -Wl,-rpath-link,/b/lib -lz",
 			"mysqld", []string{"-o '/e/1/bin/mariadbd' ", "-Wl,-rpath-link,/b/lib", " -lz '-Wl,--enable-new-dtags,-rpath,/e/lib'"}, []string{"runtime_output_directory/mysqld", "-Wl,-rpath,/b"}},
 		{"several commands: only the link runs again", "cmake -E echo pre\n/usr/bin/c++ x.o -o mysqld\nobjcopy --only-keep-debug mysqld mysqld.debug", "mysqld",

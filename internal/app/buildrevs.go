@@ -55,6 +55,11 @@ func BuildRevisions(ctx context.Context, req BuildRevisionsRequest) error {
 		return err
 	}
 	defer unlock()
+	warn := req.Warn
+	if warn == nil {
+		warn = req.Log
+	}
+	req.Settings.ResolveLayouts(repo, false, warn)
 	b := req.Settings.Builder(repo, dir, req.Log, nil)
 	b.Warn = req.Warn
 	failed := 0

@@ -121,7 +121,7 @@ type BuildRequest struct {
 	SharedCache              string // a shared build cache: a directory or an http(s) URL
 	Binaries                 string // a directory of the vendors' binary tarballs (start)
 	NoCcache, Verbose, Retry bool
-	Layouts                  int // code layouts per build (1 or 0: the build's own)
+	Layouts                  int // code layouts per build (1: the build's own; 0: not given, ResolveLayouts decides)
 }
 
 // Configure checks every setting of req (a bad one is a usage error naming
@@ -206,11 +206,13 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	s.Repo, err = bisect.OpenRepo(req.Repo)
 	if err != nil && req.MyCnfPerSide {
 		s.repoErr = With(Usage, err) // compare's installed servers need no tree: said when a revision does
+		s.Build.ResolveLayouts(nil, false, s.Log)
 		return nil
 	}
 	if err != nil {
 		return With(Usage, err)
 	}
+	s.Build.ResolveLayouts(s.Repo, len(s.Runners) > 0, s.Log)
 	s.RepoRoot, _ = filepath.Abs(req.Repo)
 	if wt, err := s.Repo.Worktree(); err == nil {
 		s.RepoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory Repo names
@@ -487,8 +489,9 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	b.Budget = int64(size)
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
-	if req.Layouts == 0 {
-		req.Layouts = 1 // not given
+	if req.Layouts == 0 { // not given: ResolveLayouts decides once the tree is known
+		b.LayoutsAuto = true
+		return b, nil
 	}
 	if req.Layouts < 1 || req.Layouts > 64 {
 		return b, usageError("{layouts} %d: want 1 (the build's own code layout) to 64", req.Layouts)

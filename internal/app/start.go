@@ -338,6 +338,7 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	}
 	if sess != nil {
 		asBegun(sess, cfg, su.Policy, su.SearchChosen)
+		su.layoutsAsBegun(sess.Identity())
 	}
 	keepDocs, docs := req.KeepDocCommits, true
 	if sess != nil && !sess.Identity().HasDocCommits() {

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+
+	git "github.com/go-git/go-git/v5"
+
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/usage"
+)
+
+// DefaultLayouts is how many code layouts a build of a server tree gets when
+// --layouts is not given (ResolveLayouts): enough that a commit's runs
+// rarely outnumber them in a session of a few hundred runs
+// (docs/statistics.md, per-build levels).
+const DefaultLayouts = 16
+
+// ResolveLayouts decides the code layouts per build when --layouts was not
+// given (LayoutsAuto): DefaultLayouts when repo is a server tree that links
+// its server from its own objects (sql/CMakeLists.txt at HEAD, as MariaDB's,
+// MySQL's and Percona's trees have), built by CMake (no --build-cmd), with
+// ld.lld installed and no runner hosts; else 1, the build's own layout. When
+// a server tree goes without, log says why (lld missing is the machine's).
+// Settings given explicitly are left as they are.
+func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log io.Writer) {
+	if !b.LayoutsAuto {
+		return
+	}
+	b.Layouts = 1
+	if repo == nil || b.Recipe.BuildCmd != "" || !linksItsServer(repo) {
+		return
+	}
+	why := ""
+	switch _, err := exec.LookPath("ld.lld"); {
+	case err != nil:
+		why = "LLVM's linker, ld.lld, is not installed here (Debian: apt-get install lld)"
+	case runners:
+		why = fmt.Sprintf("%s hosts receive a build's own server", usage.Flag("runner"))
+	}
+	if why != "" {
+		fmt.Fprintf(log, "perfbisect: note: code layouts off: %s. A build's code layout alone moves a server by a few percent, which a small %s can take for a regression (docs/statistics.md)\n", why, usage.Flag("threshold"))
+		return
+	}
+	b.Layouts = DefaultLayouts
+}
+
+// linksItsServer reports whether the tree at repo's HEAD builds its server
+// from its own objects by CMake: it has sql/CMakeLists.txt.
+func linksItsServer(repo *git.Repository) bool {
+	head, err := repo.Head()
+	if err != nil {
+		return false
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return false
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return false
+	}
+	_, err = tree.File("sql/CMakeLists.txt")
+	return err == nil
+}
+
+// layoutsAsBegun keeps the build's own layout for a stored session begun
+// before code layouts were the default (its identity has none) when
+// --layouts is not given now, and says so.
+func (s *Setup) layoutsAsBegun(begun store.Identity) {
+	if !s.Build.LayoutsAuto || s.Build.Layouts < 2 || begun[store.KeyLayouts] != "" {
+		return
+	}
+	s.Build.Layouts = 1
+	fmt.Fprintf(s.Log, "the stored session began with each build's own code layout: it goes on so (%s K measures builds in K layouts in a new session)\n", usage.Flag("layouts"))
+}

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/internal/testenv"
+)
+
+// TestLayoutsByDefault: without --layouts a server tree (sql/CMakeLists.txt)
+// built by CMake gets DefaultLayouts, part of the session's identity; a
+// tree that does not link its server, a --build-cmd recipe or a given
+// --layouts keep what they say; without ld.lld, or with runner hosts, the
+// server tree gets one layout and the log says why; a stored session begun
+// with one layout goes on so.
+func TestLayoutsByDefault(t *testing.T) {
+	testenv.Require(t, testenv.LLD)
+	server, _, g := gitRepo(t, 1)
+	if err := os.MkdirAll(filepath.Join(server, "sql"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(server, "sql", "CMakeLists.txt"), []byte("ADD_EXECUTABLE(mysqld main.cc)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g("add", "sql")
+	g("commit", "-q", "-m", "server")
+	other, _, _ := gitRepo(t, 1)
+
+	configure := func(repo string, b BuildRequest) (*Setup, string) {
+		t.Helper()
+		var log strings.Builder
+		b.CacheSize = "1GiB"
+		if b.Preset == "" {
+			b.Preset = "auto"
+		}
+		req := SetupRequest{Repo: repo, Workload: WorkloadRequest{Name: "oltp_read_only", Threads: 1, Tables: 1, TableSize: 100,
+			Time: "1", Warmup: "0", RangeSize: 10, RandType: "uniform", RandSeed: 1},
+			Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 3, MaxRepeats: 18, Threshold: "5",
+			Confidence: "0.95", Metric: "tps", Find: "regression", Build: b}
+		s := &Setup{Log: &log}
+		if err := s.Configure(context.Background(), req); err != nil {
+			t.Fatalf("%s %+v: %v", repo, b, err)
+		}
+		return s, log.String()
+	}
+	for _, c := range []struct {
+		name string
+		repo string
+		b    BuildRequest
+		want int
+	}{
+		{"a server tree", server, BuildRequest{}, DefaultLayouts},
+		{"--layouts given", server, BuildRequest{Layouts: 4}, 4},
+		{"--layouts 1 given", server, BuildRequest{Layouts: 1}, 1},
+		{"--build-cmd", server, BuildRequest{Preset: "none", BuildCmd: "true"}, 1},
+		{"not a server tree", other, BuildRequest{}, 1},
+	} {
+		s, log := configure(c.repo, c.b)
+		if s.Build.Layouts != c.want || log != "" {
+			t.Errorf("%s: %d layouts, log %q; want %d, nothing said", c.name, s.Build.Layouts, log, c.want)
+		}
+		id := s.Identity("a", "b", nil)
+		want := ""
+		if c.want > 1 {
+			want = fmt.Sprint(c.want)
+		}
+		if got := id[store.KeyLayouts]; got != want {
+			t.Errorf("%s: identity's layouts %q, want %q", c.name, got, want)
+		}
+	}
+
+	// Runner hosts receive a build's own server.
+	s, _ := configure(server, BuildRequest{})
+	s.Build.LayoutsAuto, s.Build.Layouts = true, 0
+	var log strings.Builder
+	s.Build.ResolveLayouts(s.Repo, true, &log)
+	if s.Build.Layouts != 1 || !strings.Contains(log.String(), "code layouts off: --runner hosts") {
+		t.Errorf("with runner hosts: %d layouts, log %q; want 1, said", s.Build.Layouts, log.String())
+	}
+	// Without lld: the machine's, said.
+	t.Setenv("PATH", t.TempDir())
+	log.Reset()
+	s.Build.LayoutsAuto, s.Build.Layouts = true, 0
+	s.Build.ResolveLayouts(s.Repo, false, &log)
+	if s.Build.Layouts != 1 || !strings.Contains(log.String(), "ld.lld, is not installed here (Debian: apt-get install lld)") {
+		t.Errorf("without lld: %d layouts, log %q; want 1, said", s.Build.Layouts, log.String())
+	}
+
+	// A stored session begun with the build's own layout.
+	for _, c := range []struct {
+		begun store.Identity
+		want  int
+	}{{store.Identity{}, 1}, {store.Identity{store.KeyLayouts: "16"}, 16}} {
+		s := &Setup{Log: io.Discard, Build: BuildSettings{Layouts: DefaultLayouts, LayoutsAuto: true}}
+		s.layoutsAsBegun(c.begun)
+		if s.Build.Layouts != c.want {
+			t.Errorf("begun with %v: %d layouts, want %d", c.begun, s.Build.Layouts, c.want)
+		}
+	}
+	s = &Setup{Log: io.Discard, Build: BuildSettings{Layouts: 8}}
+	if s.layoutsAsBegun(store.Identity{}); s.Build.Layouts != 8 {
+		t.Errorf("--layouts 8 given, begun with one: %d layouts, want 8 (the identity then tells them apart)", s.Build.Layouts)
+	}
+}
