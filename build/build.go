@@ -131,8 +131,9 @@ type Builder struct {
 	// function that releases it, or ctx's error.
 	Lock func(ctx context.Context, what string) (unlock func(), err error)
 	// Layouts, from 2 on, links each build's server again in that many code
-	// layouts (relink; --layouts), kept in its install entry (Layouts); an
-	// entry cached without them is built again.
+	// layouts (relink; --layouts), kept in its install entry (Layouts);
+	// LayoutPerRun keeps the server's link inputs instead (LinkLayout). An
+	// entry cached without what it asks for is built again.
 	Layouts int
 	// Shared, when set, is a build cache shared with other state
 	// directories and machines (--shared-cache): a revision missing here is
@@ -333,7 +334,7 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	if err == nil && !hasLayouts(prefix, b.Layouts) {
 		// Layouts are linked from the build's objects, which the build
 		// directory holds only right after the build.
-		b.logf("build %.10s: cached without %d code layouts: building it again to link them", commit, b.Layouts)
+		b.logf("build %.10s: cached without %s: building it again to keep them", commit, layoutsText(b.Layouts))
 	}
 	if err == nil && hasLayouts(prefix, b.Layouts) {
 		now := time.Now()

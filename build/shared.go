@@ -155,7 +155,7 @@ func (b *Builder) fromShared(ctx context.Context, r Resolved, commit, prefix str
 		err = gerr
 	}
 	if err == nil && !hasLayouts(tmp, b.Layouts) {
-		err = fmt.Errorf("%w: it has fewer than the %d code layouts asked for", errUnfit, b.Layouts)
+		err = fmt.Errorf("%w: it lacks the %s asked for", errUnfit, layoutsText(b.Layouts))
 	}
 	if err == nil {
 		err = loads(ctx, tmp)

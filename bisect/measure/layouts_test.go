@@ -3,7 +3,10 @@ package measure
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +74,73 @@ func TestRunsRotateOverLayouts(t *testing.T) {
 	}
 	if n := len(build.Layouts(prefix)); n != 4 || !strings.Contains(log.String(), "cached without 4 code layouts") {
 		t.Errorf("after a build wanting 4: %d layouts; log:\n%s", n, log.String())
+	}
+}
+
+// TestEveryRunHasItsLayout: with build.LayoutPerRun the fixture's build keeps
+// its server's link inputs in its entry (debug sections left out) instead of
+// layouts; every run links a layout of its own from them (its fact names
+// the seed, seeds differ) and removes it after the run; an entry with
+// layouts but no inputs is not cached for it; inputs that cannot link fail
+// the run as the machine's problem, naming the entry.
+func TestEveryRunHasItsLayout(t *testing.T) {
+	testenv.Require(t, testenv.Server, testenv.BuildTools, testenv.LLD)
+	repo, rev := fixtureGood(t)
+	state := t.TempDir()
+	var log strings.Builder
+	b := &build.Builder{Repo: repo, StateDir: state, Layouts: build.LayoutPerRun, Log: &log}
+	o := bench.DefaultOptions()
+	o.Workload, o.TableSize, o.Threads, o.Time, o.RangeSize = "oltp_point_select", 1000, 1, 500*time.Millisecond, 100
+	m := New(Config{Workload: bench.OLTP{Options: o}, Builder: b, StateDir: state, Log: &log})
+	runs, err := m.Measure(context.Background(), rev, 3)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	prefix, _ := b.InstallDir(rev)
+	t.Logf("%s", log.String())
+	if !build.HasLinkKit(prefix) || len(build.Layouts(prefix)) != 0 {
+		t.Fatalf("entry %s: link inputs %v, %d layouts; want inputs, no layouts", prefix, build.HasLinkKit(prefix), len(build.Layouts(prefix)))
+	}
+	if !strings.Contains(log.String(), "link inputs of mariadbd kept") {
+		t.Errorf("the build did not say it kept the link inputs")
+	}
+	seeds := map[string]bool{}
+	for i, r := range runs {
+		if !strings.HasPrefix(r.Facts["layout"], "seed ") || seeds[r.Facts["layout"]] {
+			t.Errorf("run %d: layout %q, want a seed of its own", i+1, r.Facts["layout"])
+		}
+		seeds[r.Facts["layout"]] = true
+	}
+	if left, _ := os.ReadDir(filepath.Join(state, "layouts")); len(left) != 0 {
+		t.Errorf("%d layouts left in %s after the runs", len(left), filepath.Join(state, "layouts"))
+	}
+	// A layout linked from the inputs runs.
+	bin, err := build.LinkLayout(context.Background(), prefix, 42, t.TempDir(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "Ver") {
+		t.Errorf("%s --version: %v %s", bin, err, out)
+	}
+	// K layouts are not the inputs.
+	if (&build.Builder{Repo: repo, StateDir: state, Layouts: 3}).Cached(rev) {
+		t.Errorf("an entry with link inputs is cached for a builder that wants 3 layouts")
+	}
+	// Inputs that no longer link: the run fails, naming --layouts run.
+	objs, _ := filepath.Glob(filepath.Join(prefix, ".perfbisect-link", "CMakeFiles", "mariadbd.dir", "*", "*.o"))
+	if len(objs) == 0 {
+		objs, _ = filepath.Glob(filepath.Join(prefix, ".perfbisect-link", "CMakeFiles", "mariadbd.dir", "*.o"))
+	}
+	if len(objs) == 0 {
+		t.Fatalf("no object among the link inputs of %s", prefix)
+	}
+	for _, f := range objs {
+		if err := os.WriteFile(f, []byte("not an object"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m2 := New(Config{Workload: bench.OLTP{Options: o}, Builder: b, StateDir: state, Log: io.Discard})
+	if _, err := m2.Measure(context.Background(), rev, 1); err == nil || !strings.Contains(err.Error(), "--layouts run") {
+		t.Errorf("a run from inputs that do not link: %v, want the link's failure", err)
 	}
 }

@@ -9,6 +9,7 @@
 package measure
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -31,6 +32,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
+	"github.com/perfbisect/perfbisect/internal/excerpt"
 	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/lru"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
@@ -236,6 +238,9 @@ type revision struct {
 	// not begin again on the first.
 	layouts     []*serverctl.Install
 	firstLayout int
+	// kit is the install entry whose link inputs give every run a code
+	// layout of its own (build.LayoutPerRun: runLayout); "" without.
+	kit string
 }
 
 // runInstall is the server of the revision's run n (0-based, counted runs in
@@ -247,6 +252,28 @@ func (r *revision) runInstall(n int) (in *serverctl.Install, layout string) {
 	}
 	i := (r.firstLayout + n) % len(r.layouts)
 	return r.layouts[i], fmt.Sprintf("%d of %d", i+1, len(r.layouts))
+}
+
+// runLayout links the server of the install entry prefix in a code layout
+// of its own for one run (build.LinkLayout, a seed drawn at random) under
+// the state directory's layouts/, and returns the binary (its directory
+// removed by the caller) and the seed. A link that fails is the machine's:
+// the entry's kit linked when it was built.
+func (m *Measurer) runLayout(ctx context.Context, prefix string) (string, int, error) {
+	dir := filepath.Join(m.cfg.StateDir, "layouts")
+	if m.cfg.StateDir == "" {
+		dir = filepath.Join(os.TempDir(), "perfbisect-layouts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	seed := 1 + rand.IntN(1<<31-2) // lld's seed: 0 and -1 mean other orders
+	var out bytes.Buffer
+	bin, err := build.LinkLayout(ctx, prefix, uint64(seed), dir, &out)
+	if err != nil {
+		return "", 0, fmt.Errorf("--layouts run: %w: %s", err, strings.Join(excerpt.Lines(out.String(), nil, 0, 10), " | "))
+	}
+	return bin, seed, nil
 }
 
 // New returns a Measurer for cfg.
@@ -694,8 +721,12 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 	if len(layouts) > 0 {
 		first = rand.IntN(len(layouts))
 	}
+	kit := ""
+	if side.Builder != nil && side.Builder.Layouts == build.LayoutPerRun && side.Basedir == "" && side.Tarball == nil {
+		kit = in.Prefix
+	}
 	if m.cfg.FreshDatadir {
-		rev := &revision{side: side, install: in, layouts: layouts, firstLayout: first}
+		rev := &revision{side: side, install: in, layouts: layouts, firstLayout: first, kit: kit}
 		m.revs[commit] = rev
 		return rev, nil
 	}
@@ -704,7 +735,7 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return nil, err
 	}
 	snap := filepath.Join(m.cfg.StateDir, "datadirs", key)
-	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data"), layouts: layouts, firstLayout: first}
+	rev := &revision{side: side, install: in, snapshot: filepath.Join(snap, "data"), layouts: layouts, firstLayout: first, kit: kit}
 	if _, err := os.Stat(filepath.Join(snap, "complete")); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(snap, "complete"), now, now) // last used, for eviction
@@ -808,6 +839,9 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
 	report(nil)
 	var layouts []*serverctl.Install
+	if b.Layouts == build.LayoutPerRun && !build.HasLinkKit(prefix) {
+		return nil, nil, fmt.Errorf("build %.10s: no link inputs in %s for --layouts run", side.Commit, prefix)
+	}
 	if b.Layouts >= 2 {
 		bins := build.Layouts(prefix)
 		if len(bins) < b.Layouts {
@@ -1186,6 +1220,14 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 	m.runN++
 	began := time.Now()
 	in, layout := rev.runInstall(m.counted[commit])
+	if rev.kit != "" {
+		bin, seed, err := m.runLayout(ctx, rev.kit)
+		if err != nil {
+			return bisect.Run{}, err
+		}
+		defer os.RemoveAll(filepath.Dir(bin))
+		in, layout = rev.install.WithServer(bin), fmt.Sprintf("seed %d", seed)
+	}
 	o, err := m.freshRunDir(commit, rev, in)
 	if err != nil {
 		return bisect.Run{}, err

@@ -41,7 +41,7 @@ const (
 	// also keyed as "workload NAME" (bench.IdentityOf writes both).
 	KeyWorkload     = "workload"
 	KeyFreshDatadir = "fresh-datadir" // "true" when every run starts from a fresh datadir (absent otherwise)
-	KeyLayouts      = "layouts"       // code layouts per build, from 2 (absent for the build's own)
+	KeyLayouts      = "layouts"       // code layouts: "run", or per build from 2 (absent for the build's own)
 	KeyServerCPUs   = "server-cpus"   // the server's CPU list when pinned (absent otherwise)
 	KeyClientCPUs   = "client-cpus"   // the client's CPU list when pinned (absent otherwise)
 	KeyRepo         = "repo"          // the repository's work tree

@@ -35,7 +35,7 @@ var flagDocs = cliflag.DocTable(map[string][2]string{
 	"preset": {catBuild, "NAME"}, "cmake-args": {catBuild, "\"ARGS\""}, "build-cmd": {catBuild, "\"COMMAND\""},
 	"install-cmd": {catBuild, "\"COMMAND\""}, "build-jobs": {catBuild, "N"}, "build-timeout": {catBuild, "DURATION"},
 	"build-cache-size": {catBuild, "SIZE"}, "distcc-hosts": {catBuild, "\"HOSTS\""}, "icecc": {catBuild, ""}, "shared-cache": {catBuild, "DIR|URL"}, "binaries": {catBuild, "DIR"}, "no-ccache": {catBuild, ""},
-	"retry-failed-builds": {catBuild, ""}, "layouts": {catBuild, "K"},
+	"retry-failed-builds": {catBuild, ""}, "layouts": {catBuild, "run|K"},
 
 	"reason":    {catRevisions, "TEXT"},
 	"state-dir": {catOutput, "DIR"}, "json": {catOutput, "FILE"}, "html": {catOutput, "FILE"}, "output": {catOutput, "FILE"},

@@ -93,5 +93,5 @@ func buildRequest(c *cli.Context) app.BuildRequest {
 	return app.BuildRequest{Preset: c.String("preset"), PresetSet: c.IsSet("preset"), CMakeArgs: c.String("cmake-args"),
 		BuildCmd: c.String("build-cmd"), InstallCmd: c.String("install-cmd"), Jobs: c.Int("build-jobs"),
 		Timeout: c.String("build-timeout"), CacheSize: c.String("build-cache-size"), DistccHosts: c.String("distcc-hosts"), Icecc: c.Bool("icecc"), SharedCache: c.String("shared-cache"), Binaries: c.String("binaries"),
-		NoCcache: c.Bool("no-ccache"), Verbose: c.Bool("verbose"), Retry: c.Bool("retry-failed-builds"), Layouts: c.Int("layouts")}
+		NoCcache: c.Bool("no-ccache"), Verbose: c.Bool("verbose"), Retry: c.Bool("retry-failed-builds"), Layouts: c.String("layouts")}
 }

@@ -35,8 +35,8 @@ func (s *Setup) Identity(good, bad string, extra map[string]string) store.Identi
 	if s.FreshDatadir {
 		id[store.KeyFreshDatadir] = "true"
 	}
-	if s.Build.Layouts > 1 {
-		id[store.KeyLayouts] = fmt.Sprint(s.Build.Layouts)
+	if s.Build.Layouts != 1 {
+		id[store.KeyLayouts] = s.Build.layoutsText()
 	}
 	// Placement changes the numbers: runs with another one are not reused.
 	if !s.ServerCPUs.IsZero() {

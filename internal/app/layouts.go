@@ -4,25 +4,23 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 
 	git "github.com/go-git/go-git/v5"
 
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
-// DefaultLayouts is how many code layouts a build of a server tree gets when
-// --layouts is not given (ResolveLayouts): enough that a commit's runs
-// rarely outnumber them in a session of a few hundred runs
-// (docs/statistics.md, per-build levels).
-const DefaultLayouts = 16
-
 // ResolveLayouts decides the code layouts per build when --layouts was not
-// given (LayoutsAuto): DefaultLayouts when repo is a server tree that links
-// its server from its own objects (sql/CMakeLists.txt at HEAD, as MariaDB's,
-// MySQL's and Percona's trees have), built by CMake (no --build-cmd), with
-// ld.lld installed and no runner hosts; else 1, the build's own layout. When
-// a server tree goes without, log says why (lld missing is the machine's).
+// given (LayoutsAuto): a layout of its own for every run
+// (build.LayoutPerRun) when repo is a server tree that links its server
+// from its own objects (sql/CMakeLists.txt at HEAD, as MariaDB's, MySQL's
+// and Percona's trees have), built by CMake (no --build-cmd), with ld.lld
+// installed and no runner hosts, said on log; else 1, the build's own
+// layout. When a server tree goes without, log says why (lld missing is the
+// machine's).
 // Settings given explicitly are left as they are.
 func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log io.Writer) {
 	if !b.LayoutsAuto {
@@ -43,7 +41,17 @@ func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log i
 		fmt.Fprintf(log, "perfbisect: note: code layouts off: %s. A build's code layout alone moves a server by a few percent, which a small %s can take for a regression (docs/statistics.md)\n", why, usage.Flag("threshold"))
 		return
 	}
-	b.Layouts = DefaultLayouts
+	b.Layouts = build.LayoutPerRun
+	fmt.Fprintf(log, "code layouts: each run's server is linked again from its build's objects with the code sections shuffled (ld.lld), so that where the linker placed the code is run noise, not a change (%s 1 measures each build's own binary)\n", usage.Flag("layouts"))
+}
+
+// layoutsText is the code layouts per build as --layouts takes them: "run"
+// or K.
+func (b BuildSettings) layoutsText() string {
+	if b.Layouts == build.LayoutPerRun {
+		return "run"
+	}
+	return strconv.Itoa(b.Layouts)
 }
 
 // linksItsServer reports whether the tree at repo's HEAD builds its server
@@ -69,9 +77,9 @@ func linksItsServer(repo *git.Repository) bool {
 // before code layouts were the default (its identity has none) when
 // --layouts is not given now, and says so.
 func (s *Setup) layoutsAsBegun(begun store.Identity) {
-	if !s.Build.LayoutsAuto || s.Build.Layouts < 2 || begun[store.KeyLayouts] != "" {
+	if !s.Build.LayoutsAuto || s.Build.Layouts == 1 || begun[store.KeyLayouts] != "" {
 		return
 	}
 	s.Build.Layouts = 1
-	fmt.Fprintf(s.Log, "the stored session began with each build's own code layout: it goes on so (%s K measures builds in K layouts in a new session)\n", usage.Flag("layouts"))
+	fmt.Fprintf(s.Log, "the stored session began with each build's own code layout: it goes on so (%s run or K measures builds in other layouts in a new session)\n", usage.Flag("layouts"))
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/perfbisect/perfbisect/bisect/store"
+	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
 
 // TestLayoutsByDefault: without --layouts a server tree (sql/CMakeLists.txt)
-// built by CMake gets DefaultLayouts, part of the session's identity; a
+// built by CMake gets a code layout per run, part of the session's identity; a
 // tree that does not link its server, a --build-cmd recipe or a given
 // --layouts keep what they say; without ld.lld, or with runner hosts, the
 // server tree gets one layout and the log says why; a stored session begun
@@ -55,21 +55,20 @@ func TestLayoutsByDefault(t *testing.T) {
 		b    BuildRequest
 		want int
 	}{
-		{"a server tree", server, BuildRequest{}, DefaultLayouts},
-		{"--layouts given", server, BuildRequest{Layouts: 4}, 4},
-		{"--layouts 1 given", server, BuildRequest{Layouts: 1}, 1},
+		{"a server tree", server, BuildRequest{}, build.LayoutPerRun},
+		{"--layouts given", server, BuildRequest{Layouts: "4"}, 4},
+		{"--layouts 1 given", server, BuildRequest{Layouts: "1"}, 1},
+		{"--layouts run given", other, BuildRequest{Layouts: "run"}, build.LayoutPerRun},
 		{"--build-cmd", server, BuildRequest{Preset: "none", BuildCmd: "true"}, 1},
 		{"not a server tree", other, BuildRequest{}, 1},
 	} {
 		s, log := configure(c.repo, c.b)
-		if s.Build.Layouts != c.want || log != "" {
-			t.Errorf("%s: %d layouts, log %q; want %d, nothing said", c.name, s.Build.Layouts, log, c.want)
+		said := strings.Contains(log, "code layouts: each run's server is linked again")
+		if s.Build.Layouts != c.want || said != (c.name == "a server tree") {
+			t.Errorf("%s: %d layouts, log %q; want %d, said only by default", c.name, s.Build.Layouts, log, c.want)
 		}
 		id := s.Identity("a", "b", nil)
-		want := ""
-		if c.want > 1 {
-			want = fmt.Sprint(c.want)
-		}
+		want := map[int]string{1: "", 4: "4", build.LayoutPerRun: "run"}[c.want]
 		if got := id[store.KeyLayouts]; got != want {
 			t.Errorf("%s: identity's layouts %q, want %q", c.name, got, want)
 		}
@@ -96,8 +95,8 @@ func TestLayoutsByDefault(t *testing.T) {
 	for _, c := range []struct {
 		begun store.Identity
 		want  int
-	}{{store.Identity{}, 1}, {store.Identity{store.KeyLayouts: "16"}, 16}} {
-		s := &Setup{Log: io.Discard, Build: BuildSettings{Layouts: DefaultLayouts, LayoutsAuto: true}}
+	}{{store.Identity{}, 1}, {store.Identity{store.KeyLayouts: "run"}, build.LayoutPerRun}} {
+		s := &Setup{Log: io.Discard, Build: BuildSettings{Layouts: build.LayoutPerRun, LayoutsAuto: true}}
 		s.layoutsAsBegun(c.begun)
 		if s.Build.Layouts != c.want {
 			t.Errorf("begun with %v: %d layouts, want %d", c.begun, s.Build.Layouts, c.want)

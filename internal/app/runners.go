@@ -66,8 +66,8 @@ func (s *Setup) parseRunners(req SetupRequest) error {
 	switch {
 	case req.Search == nil:
 		return usageError("{runner}: only start takes its runs on runner hosts so far")
-	case s.Build.Layouts > 1:
-		return usageError("{runner} and {layouts} %d do not go together yet: a host receives a build's own server", s.Build.Layouts)
+	case !s.Build.LayoutsAuto && s.Build.Layouts != 1:
+		return usageError("{runner} and {layouts} %s do not go together yet: a host receives a build's own server", s.Build.layoutsText())
 	case s.Build.Binaries != nil:
 		return usageError("{runner} and {binaries} do not go together yet: the release tarballs are measured here")
 	case includes(s.OptionFile.Path):

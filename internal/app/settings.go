@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,7 +122,7 @@ type BuildRequest struct {
 	SharedCache              string // a shared build cache: a directory or an http(s) URL
 	Binaries                 string // a directory of the vendors' binary tarballs (start)
 	NoCcache, Verbose, Retry bool
-	Layouts                  int // code layouts per build (1: the build's own; 0: not given, ResolveLayouts decides)
+	Layouts                  string // code layouts per build: "run", or 1 (the build's own) to 64; "" or "0": not given, ResolveLayouts decides
 }
 
 // Configure checks every setting of req (a bad one is a usage error naming
@@ -489,14 +490,18 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	b.Budget = int64(size)
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
-	if req.Layouts == 0 { // not given: ResolveLayouts decides once the tree is known
+	switch l := strings.TrimSpace(req.Layouts); l {
+	case "", "0": // not given: ResolveLayouts decides once the tree is known
 		b.LayoutsAuto = true
 		return b, nil
+	case "run":
+		b.Layouts = build.LayoutPerRun
+	default:
+		if b.Layouts, err = strconv.Atoi(l); err != nil || b.Layouts < 1 || b.Layouts > 64 {
+			return b, usageError("{layouts} %q: want run (a code layout of its own for every run), or 1 (the build's own) to 64 layouts kept per build", req.Layouts)
+		}
 	}
-	if req.Layouts < 1 || req.Layouts > 64 {
-		return b, usageError("{layouts} %d: want 1 (the build's own code layout) to 64", req.Layouts)
-	}
-	if req.Layouts > 1 {
+	if b.Layouts != 1 {
 		if b.Recipe.BuildCmd != "" {
 			return b, usageError("{layouts} links the server again with CMake's own link command: leave out {build-cmd}")
 		}
@@ -504,7 +509,6 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 			return b, With(Usage, build.ErrNoLLD)
 		}
 	}
-	b.Layouts = req.Layouts
 	return b, nil
 }
 

@@ -106,7 +106,7 @@ type BuildSettings struct {
 	Budget      int64
 	Verbose     bool
 	RetryFailed bool
-	Layouts     int               // code layouts per build (build.Builder.Layouts); 0 until ResolveLayouts
+	Layouts     int               // code layouts per build (build.Builder.Layouts: K, or build.LayoutPerRun); 0 until ResolveLayouts
 	LayoutsAuto bool              // --layouts not given: ResolveLayouts chose Layouts
 	Shared      build.SharedCache // the shared build cache (--shared-cache; nil: none)
 	// Binaries are the vendors' binary tarballs a bisection measures its
