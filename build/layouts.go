@@ -122,7 +122,7 @@ func (b *Builder) relink(ctx context.Context, j *job) error {
 // relinkError is a relink's failure: the machine's, with the build's log.
 func relinkError(j *job, err error) error {
 	return &BuildError{Commit: j.commit, Step: "relink", Log: j.logPath, Err: err, Machine: true,
-		Hint: "the build linked, but ld.lld could not link the same objects again; measure with --layouts 1, or fix what the log says"}
+		Hint: "the build linked, but ld.lld could not link the same objects again; fix what the log says (or measure each build's own binary: perfbisect reset, then start with --layouts 1)"}
 }
 
 // link is how a build linked its server: the link command's directory, the
@@ -169,12 +169,12 @@ func (b *Builder) serverLink(j *job) (link, error) {
 	return l, err
 }
 
-// layoutsFlag is --layouts as this builder was given it, for messages.
+// layoutsFlag names this builder's code layouts setting, for messages.
 func (b *Builder) layoutsFlag() string {
 	if b.Layouts == LayoutPerRun {
-		return "--layouts run"
+		return "code layouts (--layouts run, a server tree's default)"
 	}
-	return fmt.Sprintf("--layouts %d", b.Layouts)
+	return fmt.Sprintf("code layouts (--layouts %d)", b.Layouts)
 }
 
 // relinkCommand returns the command of CMake's link.txt text that links
@@ -183,7 +183,8 @@ func (b *Builder) layoutsFlag() string {
 // the target (-o mysqld, -o ../runtime_output_directory/mysqld), with the
 // run path options rpath instead of the build tree's, by LLVM's linker with
 // the code sections shuffled by seed and without the debug sections (they
-// are not loaded, so the layout is the same; the symbols stay for perf).
+// are not loaded, so the layout is the same; the symbols stay for perf, and
+// a build-id, by which perf finds a layout deleted after its run).
 func relinkCommand(linkTxt, target, out, rpath string, seed uint64) (string, error) {
 	line, err := linkLine(linkTxt, target)
 	if err != nil {
@@ -191,7 +192,7 @@ func relinkCommand(linkTxt, target, out, rpath string, seed uint64) (string, err
 	}
 	line = rpathRE.ReplaceAllString(line, "")
 	return outputRE(target).ReplaceAllLiteralString(line, " -o "+shellQuote(out)+" ") + rpath +
-		fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d' -Wl,--strip-debug", seed), nil
+		fmt.Sprintf(" -fuse-ld=lld '-Wl,--shuffle-sections=.text*=%d' -Wl,--strip-debug -Wl,--build-id", seed), nil
 }
 
 // linkLine returns the command of CMake's link.txt text that links target

@@ -133,7 +133,8 @@ func sharedKey(hash, commit string) string {
 
 // fromShared fetches commit's entry from the shared cache into prefix (the
 // local cache's entry, absent): extracted beside it, checked against its
-// manifest and its code layouts, then renamed into place. It returns
+// manifest and its code layouts (its link inputs by linking a layout from
+// them), then renamed into place. It returns
 // whether the entry is there now; a shared entry that is corrupt or
 // partial is said and not used (the caller builds), and so is one the
 // shared cache could not give (the machine's problem, said).
@@ -156,6 +157,11 @@ func (b *Builder) fromShared(ctx context.Context, r Resolved, commit, prefix str
 	}
 	if err == nil && !hasLayouts(tmp, b.Layouts) {
 		err = fmt.Errorf("%w: it lacks the %s asked for", errUnfit, layoutsText(b.Layouts))
+	}
+	if err == nil && b.Layouts == LayoutPerRun {
+		if cerr := checkKit(ctx, tmp, io.Discard); cerr != nil {
+			err = fmt.Errorf("%w: its server does not link here from the inputs it keeps (%v)", errUnfit, cerr)
+		}
 	}
 	if err == nil {
 		err = loads(ctx, tmp)

@@ -80,9 +80,9 @@ func TestRunsRotateOverLayouts(t *testing.T) {
 // TestEveryRunHasItsLayout: with build.LayoutPerRun the fixture's build keeps
 // its server's link inputs in its entry (debug sections left out) instead of
 // layouts; every run links a layout of its own from them (its fact names
-// the seed, seeds differ) and removes it after the run; an entry with
-// layouts but no inputs is not cached for it; inputs that cannot link fail
-// the run as the machine's problem, naming the entry.
+// the seed, seeds differ) and removes it after the run; the entry is not
+// cached for a builder that wants kept layouts; inputs that no longer link
+// fail the run, naming the setting, the seed and the entry.
 func TestEveryRunHasItsLayout(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools, testenv.LLD)
 	repo, rev := fixtureGood(t)
@@ -140,7 +140,7 @@ func TestEveryRunHasItsLayout(t *testing.T) {
 		}
 	}
 	m2 := New(Config{Workload: bench.OLTP{Options: o}, Builder: b, StateDir: state, Log: io.Discard})
-	if _, err := m2.Measure(context.Background(), rev, 1); err == nil || !strings.Contains(err.Error(), "--layouts run") {
+	if _, err := m2.Measure(context.Background(), rev, 1); err == nil || !strings.Contains(err.Error(), "code layouts (--layouts run): link a code layout (seed ") || !strings.Contains(err.Error(), prefix) {
 		t.Errorf("a run from inputs that do not link: %v, want the link's failure", err)
 	}
 }

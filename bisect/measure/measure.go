@@ -9,7 +9,6 @@
 package measure
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -32,7 +31,6 @@ import (
 	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/diskfault"
-	"github.com/perfbisect/perfbisect/internal/excerpt"
 	"github.com/perfbisect/perfbisect/internal/faultpoint"
 	"github.com/perfbisect/perfbisect/internal/lru"
 	"github.com/perfbisect/perfbisect/internal/syncfs"
@@ -256,22 +254,24 @@ func (r *revision) runInstall(n int) (in *serverctl.Install, layout string) {
 
 // runLayout links the server of the install entry prefix in a code layout
 // of its own for one run (build.LinkLayout, a seed drawn at random) under
-// the state directory's layouts/, and returns the binary (its directory
-// removed by the caller) and the seed. A link that fails is the machine's:
-// the entry's kit linked when it was built.
+// the state directory's layouts/ (the temporary directory without one),
+// and returns the binary (its directory removed by the caller) and the
+// seed. Layouts a killed process left there go first: every run holds the
+// machine lock. A link that fails is the machine's: the entry's kit linked
+// when it was built.
 func (m *Measurer) runLayout(ctx context.Context, prefix string) (string, int, error) {
-	dir := filepath.Join(m.cfg.StateDir, "layouts")
-	if m.cfg.StateDir == "" {
-		dir = filepath.Join(os.TempDir(), "perfbisect-layouts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, err
+	dir := os.TempDir()
+	if m.cfg.StateDir != "" {
+		dir = filepath.Join(m.cfg.StateDir, "layouts")
+		_ = os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", 0, err
+		}
 	}
 	seed := 1 + rand.IntN(1<<31-2) // lld's seed: 0 and -1 mean other orders
-	var out bytes.Buffer
-	bin, err := build.LinkLayout(ctx, prefix, uint64(seed), dir, &out)
+	bin, err := build.LinkLayout(ctx, prefix, uint64(seed), dir, io.Discard)
 	if err != nil {
-		return "", 0, fmt.Errorf("--layouts run: %w: %s", err, strings.Join(excerpt.Lines(out.String(), nil, 0, 10), " | "))
+		return "", 0, fmt.Errorf("code layouts (--layouts run): %w", err)
 	}
 	return bin, seed, nil
 }

@@ -67,7 +67,7 @@ func buildFlags() []cli.Flag {
 		&cli.StringFlag{Name: "shared-cache", Usage: "a build cache shared with other machines (a directory they all mount, or an http:// URL that stores what is PUT): revisions there are fetched, not built; builds made here are stored there"},
 		&cli.BoolFlag{Name: "no-ccache", Usage: "do not use ccache even when installed"},
 		&cli.BoolFlag{Name: "retry-failed-builds", Usage: "build again the revisions an earlier session found broken (after fixing what was missing on the machine)"},
-		&cli.StringFlag{Name: "layouts", DefaultText: "run for a server tree built by CMake with lld installed, else 1", Usage: "code layouts: run links each run's server again from the build's objects with the code sections shuffled (ld.lld), K keeps K such layouts per build and rotates the runs over them, so that where the linker placed the code averages out instead of passing for a change (run and K need lld and a CMake server tree); 1 measures the build's own binary alone"},
+		&cli.StringFlag{Name: "layouts", DefaultText: "run for a server tree built by CMake's Makefile generator with lld installed and no --runner, else 1", Usage: "code layouts: run links each run's server again from the build's objects with the code sections shuffled (ld.lld), K keeps K such layouts per build and rotates the runs over them, so that where the linker placed the code averages out instead of passing for a change (run and K need lld and a CMake server tree); 1 measures the build's own binary alone"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show the build tools' raw output on stderr"},
 	}
 }

@@ -137,6 +137,17 @@ type placeState struct {
 func runSessionOf(su *Setup, cfg *session.Config, good, bad string, args []string) (placeState, error) {
 	var ps placeState
 	st := su.Store
+	if su.Build.LayoutsAuto && su.Build.Layouts != 1 {
+		// A session begun before code layouts were the default has the
+		// build's own layout in its identity.
+		chosen := su.Build.Layouts
+		su.Build.Layouts = 1
+		old, err := st.ByKey(store.KindRun, runIdentity(su, good, bad).Key())
+		su.Build.Layouts = chosen
+		if err == nil && old != nil && old.State == store.Running {
+			su.layoutsAsBegun(old.Identity())
+		}
+	}
 	identity := runIdentity(su, good, bad)
 	k := identity.Key()
 	sess, err := st.ByKey(store.KindRun, k)

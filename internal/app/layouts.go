@@ -3,8 +3,10 @@ package app
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	git "github.com/go-git/go-git/v5"
 
@@ -32,6 +34,8 @@ func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log i
 	}
 	why := ""
 	switch _, err := exec.LookPath("ld.lld"); {
+	case generator(b.Recipe) != "":
+		why = fmt.Sprintf("the build uses CMake's %s generator, and a layout is linked with the link command the Makefile generator writes", generator(b.Recipe))
 	case err != nil:
 		why = "LLVM's linker, ld.lld, is not installed here (Debian: apt-get install lld)"
 	case runners:
@@ -52,6 +56,26 @@ func (b BuildSettings) layoutsText() string {
 		return "run"
 	}
 	return strconv.Itoa(b.Layouts)
+}
+
+// generator is the CMake generator recipe r builds with when it is not the
+// Makefile one ("Unix Makefiles", CMake's default on Linux): -G in its
+// CMake arguments, else the CMAKE_GENERATOR environment variable; "" for
+// the Makefile generator.
+func generator(r build.Recipe) string {
+	g := os.Getenv("CMAKE_GENERATOR")
+	for i, a := range r.CMakeArgs {
+		switch {
+		case a == "-G" && i+1 < len(r.CMakeArgs):
+			g = r.CMakeArgs[i+1]
+		case strings.HasPrefix(a, "-G") && len(a) > 2:
+			g = a[2:]
+		}
+	}
+	if g == "" || g == "Unix Makefiles" {
+		return ""
+	}
+	return g
 }
 
 // linksItsServer reports whether the tree at repo's HEAD builds its server

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/perfbisect/perfbisect/bisect/store"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/testenv"
+	"github.com/perfbisect/perfbisect/internal/usage"
 )
 
 // TestLayoutsByDefault: without --layouts a server tree (sql/CMakeLists.txt)
@@ -18,9 +20,17 @@ import (
 // tree that does not link its server, a --build-cmd recipe or a given
 // --layouts keep what they say; without ld.lld, or with runner hosts, the
 // server tree gets one layout and the log says why; a stored session begun
-// with one layout goes on so.
+// with one layout goes on so. A build by CMake's Ninja generator gets one
+// layout (said), and --layouts run with it is refused; so is --layouts 0.
 func TestLayoutsByDefault(t *testing.T) {
-	testenv.Require(t, testenv.LLD)
+	testenv.Require(t, testenv.BuildTools)
+	// ResolveLayouts asks whether ld.lld is installed; this one is not run.
+	lld := t.TempDir()
+	if err := os.WriteFile(filepath.Join(lld, "ld.lld"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", lld+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("CMAKE_GENERATOR", "")
 	server, _, g := gitRepo(t, 1)
 	if err := os.MkdirAll(filepath.Join(server, "sql"), 0o755); err != nil {
 		t.Fatal(err)
@@ -32,8 +42,7 @@ func TestLayoutsByDefault(t *testing.T) {
 	g("commit", "-q", "-m", "server")
 	other, _, _ := gitRepo(t, 1)
 
-	configure := func(repo string, b BuildRequest) (*Setup, string) {
-		t.Helper()
+	try := func(repo string, b BuildRequest) (*Setup, string, error) {
 		var log strings.Builder
 		b.CacheSize = "1GiB"
 		if b.Preset == "" {
@@ -44,10 +53,16 @@ func TestLayoutsByDefault(t *testing.T) {
 			Driver: "builtin", SnapshotCacheSize: "1GiB", StartTimeout: "3m", Repeats: 3, MaxRepeats: 18, Threshold: "5",
 			Confidence: "0.95", Metric: "tps", Find: "regression", Build: b}
 		s := &Setup{Log: &log}
-		if err := s.Configure(context.Background(), req); err != nil {
+		err := s.Configure(context.Background(), req)
+		return s, log.String(), err
+	}
+	configure := func(repo string, b BuildRequest) (*Setup, string) {
+		t.Helper()
+		s, log, err := try(repo, b)
+		if err != nil {
 			t.Fatalf("%s %+v: %v", repo, b, err)
 		}
-		return s, log.String()
+		return s, log
 	}
 	for _, c := range []struct {
 		name string
@@ -74,21 +89,35 @@ func TestLayoutsByDefault(t *testing.T) {
 		}
 	}
 
+	// CMake's Ninja generator writes no link.txt.
+	s, log := configure(server, BuildRequest{CMakeArgs: "-G Ninja"})
+	if s.Build.Layouts != 1 || !strings.Contains(log, "code layouts off: the build uses CMake's Ninja generator") {
+		t.Errorf("-G Ninja: %d layouts, log %q; want 1, said", s.Build.Layouts, log)
+	}
+	for _, b := range []BuildRequest{{CMakeArgs: "-GNinja", Layouts: "run"}, {Layouts: "0"}} {
+		if _, _, err := try(server, b); OutcomeOf(err) != Usage || !strings.Contains(usage.TextNamed(err, func(n string) string { return "--" + n }), "--layouts") {
+			t.Errorf("%+v: %v, want a usage error naming --layouts", b, err)
+		}
+	}
+
 	// Runner hosts receive a build's own server.
-	s, _ := configure(server, BuildRequest{})
+	s, _ = configure(server, BuildRequest{})
 	s.Build.LayoutsAuto, s.Build.Layouts = true, 0
-	var log strings.Builder
-	s.Build.ResolveLayouts(s.Repo, true, &log)
-	if s.Build.Layouts != 1 || !strings.Contains(log.String(), "code layouts off: --runner hosts") {
-		t.Errorf("with runner hosts: %d layouts, log %q; want 1, said", s.Build.Layouts, log.String())
+	var runners strings.Builder
+	s.Build.ResolveLayouts(s.Repo, true, &runners)
+	if s.Build.Layouts != 1 || !strings.Contains(runners.String(), "code layouts off: --runner hosts") {
+		t.Errorf("with runner hosts: %d layouts, log %q; want 1, said", s.Build.Layouts, runners.String())
 	}
 	// Without lld: the machine's, said.
-	t.Setenv("PATH", t.TempDir())
-	log.Reset()
-	s.Build.LayoutsAuto, s.Build.Layouts = true, 0
-	s.Build.ResolveLayouts(s.Repo, false, &log)
-	if s.Build.Layouts != 1 || !strings.Contains(log.String(), "ld.lld, is not installed here (Debian: apt-get install lld)") {
-		t.Errorf("without lld: %d layouts, log %q; want 1, said", s.Build.Layouts, log.String())
+	nolld := t.TempDir()
+	cmake, _ := exec.LookPath("cmake")
+	if err := os.Symlink(cmake, filepath.Join(nolld, "cmake")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", nolld)
+	s, log = configure(server, BuildRequest{})
+	if s.Build.Layouts != 1 || !strings.Contains(log, "ld.lld, is not installed here (Debian: apt-get install lld)") {
+		t.Errorf("without lld: %d layouts, log %q; want 1, said", s.Build.Layouts, log)
 	}
 
 	// A stored session begun with the build's own layout.

@@ -112,6 +112,7 @@ func releaseChain(su *Setup, good, bad string, all []bisect.Commit) (chain []str
 func releaseIdentity(su *Setup, cfg session.Config, chain []string, sides map[string]measure.Side) store.Identity {
 	id := startIdentity(su, cfg, cfg.Good, cfg.Bad, true, false)
 	id[store.KeyRecipe] = releaseRecipe
+	delete(id, store.KeyLayouts) // tarballs are measured in their own layout
 	var names []string
 	for _, c := range chain {
 		names = append(names, sides[c].Tarball.Name())

@@ -491,7 +491,7 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	b.Verbose = req.Verbose
 	b.RetryFailed = req.Retry
 	switch l := strings.TrimSpace(req.Layouts); l {
-	case "", "0": // not given: ResolveLayouts decides once the tree is known
+	case "": // not given: ResolveLayouts decides once the tree is known
 		b.LayoutsAuto = true
 		return b, nil
 	case "run":
@@ -504,6 +504,9 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	if b.Layouts != 1 {
 		if b.Recipe.BuildCmd != "" {
 			return b, usageError("{layouts} links the server again with CMake's own link command: leave out {build-cmd}")
+		}
+		if g := generator(b.Recipe); g != "" {
+			return b, usageError("{layouts} %s reads the link command CMake's Makefile generator writes; the build uses %s: leave out -G, or give {layouts} 1", req.Layouts, g)
 		}
 		if _, err := exec.LookPath("ld.lld"); err != nil {
 			return b, With(Usage, build.ErrNoLLD)

@@ -81,6 +81,9 @@ func Start(ctx context.Context, su *Setup, req StartRequest) error {
 	if err := su.Lock(req.StateDir); err != nil {
 		return err
 	}
+	if cur, err := su.Store.Current(store.KindStart); err == nil && cur != nil {
+		su.layoutsAsBegun(cur.Identity())
+	}
 	var nar *narrowed
 	if su.Build.Binaries != nil && len(req.Marks) > 0 {
 		return usageError("{binaries} and marks from a git bisect log (replay) do not go together: the log's marks are of commits, the first phase measures releases; leave out one of them")
@@ -338,7 +341,6 @@ func resumable(su *Setup, cfg *session.Config, req StartRequest, good, bad strin
 	}
 	if sess != nil {
 		asBegun(sess, cfg, su.Policy, su.SearchChosen)
-		su.layoutsAsBegun(sess.Identity())
 	}
 	keepDocs, docs := req.KeepDocCommits, true
 	if sess != nil && !sess.Identity().HasDocCommits() {
