@@ -122,7 +122,7 @@ type BuildRequest struct {
 	SharedCache              string // a shared build cache: a directory or an http(s) URL
 	Binaries                 string // a directory of the vendors' binary tarballs (start)
 	NoCcache, Verbose, Retry bool
-	Layouts                  string // code layouts per build: "run", or 1 (the build's own) to 64; "" or "0": not given, ResolveLayouts decides
+	Layouts                  string // code layouts per build: "run", or 1 (the build's own) to 64; "": not given, ResolveLayouts decides
 }
 
 // Configure checks every setting of req (a bad one is a usage error naming
