@@ -331,6 +331,12 @@ func (b *Builder) Build(ctx context.Context, commit string) (string, error) {
 	}
 	prefix := b.installDir(r, commit)
 	_, err = os.Stat(filepath.Join(prefix, completeMarker))
+	if err == nil && b.Layouts >= 2 && !hasLayouts(prefix, b.Layouts) && HasLinkKit(prefix) {
+		// The entry keeps its link inputs: its layouts link from them.
+		if lerr := b.layoutsFromKit(ctx, commit, prefix); lerr != nil {
+			b.logf("build %.10s: %d code layouts from its link inputs: %v", commit, b.Layouts, lerr)
+		}
+	}
 	if err == nil && !hasLayouts(prefix, b.Layouts) {
 		// Layouts are linked from the build's objects, which the build
 		// directory holds only right after the build.

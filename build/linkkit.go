@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	shellwords "github.com/mattn/go-shellwords"
@@ -100,6 +101,66 @@ func (b *Builder) saveKit(ctx context.Context, j *job, l link) error {
 	}
 	b.logf("build %.10s: link inputs of %s kept (%d MiB), a code layout linked from them for every run", j.commit, l.target, size>>20)
 	return nil
+}
+
+// layoutsFromKit links b.Layouts code layouts of the install entry prefix
+// (seeds 1..K, as relink does) from the link inputs it keeps, so that a
+// cached entry of --layouts run serves --layouts K without a build.
+func (b *Builder) layoutsFromKit(ctx context.Context, commit, prefix string) error {
+	dir := filepath.Join(prefix, layoutsDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(prefix, ".perfbisect-layouts-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for seed := 1; seed <= b.Layouts; seed++ {
+		out, err := os.MkdirTemp(tmp, "link-")
+		if err != nil {
+			return err
+		}
+		bin, err := linkLayout(ctx, prefix, uint64(seed), out, io.Discard)
+		if err != nil {
+			return err
+		}
+		rel, err := kitServer(prefix)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(tmp, strconv.Itoa(seed), rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(bin, dst); err != nil {
+			return err
+		}
+		b.logf("build %.10s: code layout %d of %d linked from its kept link inputs", commit, seed, b.Layouts)
+	}
+	for seed := 1; seed <= b.Layouts; seed++ {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(tmp, strconv.Itoa(seed)), filepath.Join(dir, strconv.Itoa(seed))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kitServer is the server's path in the install entry prefix, as its kit
+// says.
+func kitServer(prefix string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(prefix, kitDir, kitFile))
+	if err != nil {
+		return "", err
+	}
+	var k linkKit
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return "", err
+	}
+	return k.Server, nil
 }
 
 // checkKit links one layout of the entry prefix from its kit into a

@@ -80,8 +80,8 @@ func TestRunsRotateOverLayouts(t *testing.T) {
 // TestEveryRunHasItsLayout: with build.LayoutPerRun the fixture's build keeps
 // its server's link inputs in its entry (debug sections left out) instead of
 // layouts; every run links a layout of its own from them (its fact names
-// the seed, seeds differ) and removes it after the run; the entry is not
-// cached for a builder that wants kept layouts; inputs that no longer link
+// the seed, seeds differ) and removes it after the run; a builder that wants
+// kept layouts links them from the inputs, not building; inputs that no longer link
 // fail the run, naming the setting, the seed and the entry.
 func TestEveryRunHasItsLayout(t *testing.T) {
 	testenv.Require(t, testenv.Server, testenv.BuildTools, testenv.LLD)
@@ -122,9 +122,19 @@ func TestEveryRunHasItsLayout(t *testing.T) {
 	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "Ver") {
 		t.Errorf("%s --version: %v %s", bin, err, out)
 	}
-	// K layouts are not the inputs.
-	if (&build.Builder{Repo: repo, StateDir: state, Layouts: 3}).Cached(rev) {
+	// K layouts are not the inputs, but link from them: no build.
+	b3 := &build.Builder{Repo: repo, StateDir: state, Layouts: 3}
+	if b3.Cached(rev) {
 		t.Errorf("an entry with link inputs is cached for a builder that wants 3 layouts")
+	}
+	var log3 strings.Builder
+	b3.Log = &log3
+	if _, err := b3.Build(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(build.Layouts(prefix)); n != 3 || !build.HasLinkKit(prefix) || strings.Contains(log3.String(), "building it again") ||
+		!strings.Contains(log3.String(), "code layout 3 of 3 linked from its kept link inputs") {
+		t.Errorf("3 layouts wanted of an entry with link inputs: %d layouts, inputs kept %v; log:\n%s", n, build.HasLinkKit(prefix), log3.String())
 	}
 	// Inputs that no longer link: the run fails, naming --layouts run.
 	objs, _ := filepath.Glob(filepath.Join(prefix, ".perfbisect-link", "CMakeFiles", "mariadbd.dir", "*", "*.o"))

@@ -59,7 +59,7 @@ func BuildRevisions(ctx context.Context, req BuildRevisionsRequest) error {
 	if warn == nil {
 		warn = req.Log
 	}
-	req.Settings.ResolveLayouts(repo, false, warn)
+	req.Settings.ResolveLayouts(repo, false, req.Log, warn)
 	b := req.Settings.Builder(repo, dir, req.Log, nil)
 	b.Warn = req.Warn
 	failed := 0

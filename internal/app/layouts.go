@@ -21,10 +21,10 @@ import (
 // from its own objects (sql/CMakeLists.txt at HEAD, as MariaDB's, MySQL's
 // and Percona's trees have), built by CMake (no --build-cmd), with ld.lld
 // installed and no runner hosts, said on log; else 1, the build's own
-// layout. When a server tree goes without, log says why (lld missing is the
-// machine's).
+// layout. When a server tree goes without, note says why (lld missing is
+// the machine's).
 // Settings given explicitly are left as they are.
-func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log io.Writer) {
+func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log, note io.Writer) {
 	if !b.LayoutsAuto {
 		return
 	}
@@ -42,7 +42,7 @@ func (b *BuildSettings) ResolveLayouts(repo *git.Repository, runners bool, log i
 		why = fmt.Sprintf("%s hosts receive a build's own server", usage.Flag("runner"))
 	}
 	if why != "" {
-		fmt.Fprintf(log, "perfbisect: note: code layouts off: %s. A build's code layout alone moves a server by a few percent, which a small %s can take for a regression (docs/statistics.md)\n", why, usage.Flag("threshold"))
+		fmt.Fprintf(note, "perfbisect: note: code layouts off: %s. A build's code layout alone moves a server by a few percent, which a search with a small %s can take for a regression (docs/statistics.md)\n", why, usage.Flag("threshold"))
 		return
 	}
 	b.Layouts = build.LayoutPerRun

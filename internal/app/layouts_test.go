@@ -104,7 +104,7 @@ func TestLayoutsByDefault(t *testing.T) {
 	s, _ = configure(server, BuildRequest{})
 	s.Build.LayoutsAuto, s.Build.Layouts = true, 0
 	var runners strings.Builder
-	s.Build.ResolveLayouts(s.Repo, true, &runners)
+	s.Build.ResolveLayouts(s.Repo, true, io.Discard, &runners)
 	if s.Build.Layouts != 1 || !strings.Contains(runners.String(), "code layouts off: --runner hosts") {
 		t.Errorf("with runner hosts: %d layouts, log %q; want 1, said", s.Build.Layouts, runners.String())
 	}

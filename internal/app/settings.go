@@ -207,13 +207,13 @@ func (s *Setup) Configure(ctx context.Context, req SetupRequest) error {
 	s.Repo, err = bisect.OpenRepo(req.Repo)
 	if err != nil && req.MyCnfPerSide {
 		s.repoErr = With(Usage, err) // compare's installed servers need no tree: said when a revision does
-		s.Build.ResolveLayouts(nil, false, s.Log)
+		s.Build.ResolveLayouts(nil, false, s.Log, s.Log)
 		return nil
 	}
 	if err != nil {
 		return With(Usage, err)
 	}
-	s.Build.ResolveLayouts(s.Repo, len(s.Runners) > 0, s.Log)
+	s.Build.ResolveLayouts(s.Repo, len(s.Runners) > 0, s.Log, s.Log)
 	s.RepoRoot, _ = filepath.Abs(req.Repo)
 	if wt, err := s.Repo.Worktree(); err == nil {
 		s.RepoRoot = wt.Filesystem.Root() // one state dir per repository, whichever subdirectory Repo names
@@ -503,13 +503,14 @@ func ParseBuildSettings(req BuildRequest) (BuildSettings, error) {
 	}
 	if b.Layouts != 1 {
 		if b.Recipe.BuildCmd != "" {
-			return b, usageError("{layouts} links the server again with CMake's own link command: leave out {build-cmd}")
+			return b, usageError("{layouts} %s links the server again with CMake's own link command: leave out {build-cmd}, or give {layouts} 1", req.Layouts)
 		}
 		if g := generator(b.Recipe); g != "" {
 			return b, usageError("{layouts} %s reads the link command CMake's Makefile generator writes; the build uses %s: leave out -G, or give {layouts} 1", req.Layouts, g)
 		}
 		if _, err := exec.LookPath("ld.lld"); err != nil {
-			return b, With(Usage, build.ErrNoLLD)
+			// A missing package is the machine's.
+			return b, With(Failure, usage.Errorf("{layouts} %s: %v; or give {layouts} 1", req.Layouts, build.ErrNoLLD))
 		}
 	}
 	return b, nil
