@@ -16,6 +16,7 @@ import (
 	shellwords "github.com/mattn/go-shellwords"
 
 	"github.com/perfbisect/perfbisect/internal/excerpt"
+	"github.com/perfbisect/perfbisect/serverctl"
 )
 
 // kitDir is where an install entry keeps its server's link inputs
@@ -73,7 +74,8 @@ func (b *Builder) saveKit(ctx context.Context, j *job, l link) error {
 			return err
 		}
 		if exec.CommandContext(ctx, "objcopy", "--strip-debug", in.path, dst).Run() != nil {
-			if err := copyFile(in.path, dst); err != nil {
+			_ = os.Remove(dst) // what objcopy left
+			if err := serverctl.CopyFile(in.path, dst, 0o644); err != nil {
 				return err
 			}
 		}
@@ -105,10 +107,11 @@ func (b *Builder) saveKit(ctx context.Context, j *job, l link) error {
 
 // layoutsFromKit links b.Layouts code layouts of the install entry prefix
 // (seeds 1..K, as relink does) from the link inputs it keeps, so that a
-// cached entry of --layouts run serves --layouts K without a build.
+// cached entry of --layouts run serves --layouts K without a build: into a
+// temporary directory of the entry, renamed into place when all linked.
 func (b *Builder) layoutsFromKit(ctx context.Context, commit, prefix string) error {
-	dir := filepath.Join(prefix, layoutsDir)
-	if err := os.RemoveAll(dir); err != nil {
+	k, err := readKit(prefix)
+	if err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(prefix, ".perfbisect-layouts-")
@@ -117,50 +120,33 @@ func (b *Builder) layoutsFromKit(ctx context.Context, commit, prefix string) err
 	}
 	defer os.RemoveAll(tmp)
 	for seed := 1; seed <= b.Layouts; seed++ {
-		out, err := os.MkdirTemp(tmp, "link-")
-		if err != nil {
+		dir := filepath.Join(tmp, strconv.Itoa(seed), filepath.Dir(k.Server))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		bin, err := linkLayout(ctx, prefix, uint64(seed), out, io.Discard)
-		if err != nil {
-			return err
-		}
-		rel, err := kitServer(prefix)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(tmp, strconv.Itoa(seed), rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.Rename(bin, dst); err != nil {
+		if _, err := linkLayout(ctx, prefix, uint64(seed), dir, io.Discard); err != nil {
 			return err
 		}
 		b.logf("build %.10s: code layout %d of %d linked from its kept link inputs", commit, seed, b.Layouts)
 	}
-	for seed := 1; seed <= b.Layouts; seed++ {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.Rename(filepath.Join(tmp, strconv.Itoa(seed)), filepath.Join(dir, strconv.Itoa(seed))); err != nil {
-			return err
-		}
+	dir := filepath.Join(prefix, layoutsDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
 	}
-	return nil
+	return os.Rename(tmp, dir)
 }
 
-// kitServer is the server's path in the install entry prefix, as its kit
-// says.
-func kitServer(prefix string) (string, error) {
+// readKit reads the kit of the install entry prefix.
+func readKit(prefix string) (linkKit, error) {
+	var k linkKit
 	raw, err := os.ReadFile(filepath.Join(prefix, kitDir, kitFile))
 	if err != nil {
-		return "", err
+		return k, fmt.Errorf("%s keeps no link inputs for a code layout per run (%w)", prefix, err)
 	}
-	var k linkKit
 	if err := json.Unmarshal(raw, &k); err != nil {
-		return "", err
+		return k, fmt.Errorf("%s: %w", filepath.Join(prefix, kitDir, kitFile), err)
 	}
-	return k.Server, nil
+	return k, nil
 }
 
 // checkKit links one layout of the entry prefix from its kit into a
@@ -303,13 +289,9 @@ func LinkLayout(ctx context.Context, prefix string, seed uint64, dir string, log
 // linkLayout links the entry's server from its kit in layout seed into dir.
 func linkLayout(ctx context.Context, prefix string, seed uint64, dir string, log io.Writer) (string, error) {
 	kit := filepath.Join(prefix, kitDir)
-	raw, err := os.ReadFile(filepath.Join(kit, kitFile))
+	k, err := readKit(prefix)
 	if err != nil {
-		return "", fmt.Errorf("%s keeps no link inputs for a code layout per run (%w)", prefix, err)
-	}
-	var k linkKit
-	if err := json.Unmarshal(raw, &k); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(kit, kitFile), err)
+		return "", err
 	}
 	rpath, err := installedRunPath(filepath.Join(prefix, k.Server))
 	if err != nil {
@@ -341,27 +323,4 @@ func linkLayout(ctx context.Context, prefix string, seed uint64, dir string, log
 		f.Close()
 	}
 	return bin, nil
-}
-
-// copyFile copies the regular file src to dst (created, mode 0644 but for
-// the executable bits of src).
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644|fi.Mode()&0o111)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -79,7 +79,7 @@ func CopyDatadir(src, dst string) error {
 		case rel == DatadirMark:
 			return nil // written first
 		case info.Mode().IsRegular():
-			return copyFile(p, target, info.Mode().Perm())
+			return CopyFile(p, target, info.Mode().Perm())
 		case info.Mode()&os.ModeSymlink != 0:
 			l, err := os.Readlink(p)
 			if err != nil {
@@ -92,7 +92,10 @@ func CopyDatadir(src, dst string) error {
 	})
 }
 
-func copyFile(src, dst string, perm os.FileMode) error {
+// CopyFile copies the regular file src to dst, a new file of mode perm (an
+// existing dst is an error): by a reflink where the filesystem has them,
+// else by the kernel's copy.
+func CopyFile(src, dst string, perm os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

@@ -241,6 +241,14 @@ type revision struct {
 	kit string
 }
 
+// codeLayouts are a build's servers in other code layouts
+// (build.Builder.Layouts): K kept ones, or the entry whose link inputs link
+// one for every run.
+type codeLayouts struct {
+	layouts []*serverctl.Install
+	kit     string
+}
+
 // runInstall is the server of the revision's run n (0-based, counted runs in
 // this process): its layout firstLayout+n mod K when it has K, else its
 // build's.
@@ -713,17 +721,14 @@ func (m *Measurer) prepare(ctx context.Context, commit string) (*revision, error
 		return r, nil
 	}
 	side := m.side(commit)
-	in, layouts, err := m.install(ctx, commit, side)
+	in, lay, err := m.install(ctx, commit, side)
 	if err != nil {
 		return nil, err
 	}
+	layouts, kit := lay.layouts, lay.kit
 	first := 0
 	if len(layouts) > 0 {
 		first = rand.IntN(len(layouts))
-	}
-	kit := ""
-	if side.Builder != nil && side.Builder.Layouts == build.LayoutPerRun && side.Basedir == "" && side.Tarball == nil {
-		kit = in.Prefix
 	}
 	if m.cfg.FreshDatadir {
 		rev := &revision{side: side, install: in, layouts: layouts, firstLayout: first, kit: kit}
@@ -797,21 +802,22 @@ func (m *Measurer) Build(ctx context.Context, commit string) (prefix, key string
 
 // install returns the server of side (subject commit): the installed one at
 // its Basedir, or its revision built (once; the build cache keeps it), with
-// the build's code layouts when its Builder makes them (Layouts).
+// the build's code layouts, or the entry keeping its link inputs, when its
+// Builder makes them (Layouts).
 // Errors: an *bisect.UntestableError for a revision that does not build or
 // whose build holds no usable server; an installed server that is not one
 // is the user's (bisect.ErrUsage); the machine's as they are.
-func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serverctl.Install, []*serverctl.Install, error) {
+func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serverctl.Install, codeLayouts, error) {
 	if side.Basedir != "" {
 		in, err := serverctl.FindInstall(ctx, side.Basedir)
 		if err != nil {
-			return nil, nil, bisect.Usagef("installed server %s: %v", side.Basedir, err)
+			return nil, codeLayouts{}, bisect.Usagef("installed server %s: %v", side.Basedir, err)
 		}
-		return in, nil, nil
+		return in, codeLayouts{}, nil
 	}
 	if side.Tarball != nil {
 		in, err := m.unpack(ctx, commit, *side.Tarball)
-		return in, nil, err
+		return in, codeLayouts{}, err
 	}
 	began := time.Now()
 	b := side.Builder
@@ -829,29 +835,32 @@ func (m *Measurer) install(ctx context.Context, commit string, side Side) (*serv
 	prefix, err := b.Build(ctx, side.Commit)
 	if err != nil {
 		report(err)
-		return nil, nil, judge(ctx, commit, failure{step: stepBuild, err: err})
+		return nil, codeLayouts{}, judge(ctx, commit, failure{step: stepBuild, err: err})
 	}
 	in, err := serverctl.FindInstall(ctx, prefix)
 	if err != nil {
 		report(err)
-		return nil, nil, judge(ctx, commit, failure{step: stepFind, err: err})
+		return nil, codeLayouts{}, judge(ctx, commit, failure{step: stepFind, err: err})
 	}
 	rec.Prefix, rec.Flavor, rec.Version = prefix, string(in.Flavor), in.Version.String()
 	report(nil)
-	var layouts []*serverctl.Install
-	if b.Layouts == build.LayoutPerRun && !build.HasLinkKit(prefix) {
-		return nil, nil, fmt.Errorf("build %.10s: no link inputs in %s for --layouts run", side.Commit, prefix)
+	var lay codeLayouts
+	if b.Layouts == build.LayoutPerRun {
+		if !build.HasLinkKit(prefix) {
+			return nil, lay, fmt.Errorf("build %.10s: no link inputs in %s for --layouts run", side.Commit, prefix)
+		}
+		lay.kit = prefix
 	}
 	if b.Layouts >= 2 {
 		bins := build.Layouts(prefix)
 		if len(bins) < b.Layouts {
-			return nil, nil, fmt.Errorf("build %.10s: %d code layouts in %s, want %d", side.Commit, len(bins), prefix, b.Layouts)
+			return nil, lay, fmt.Errorf("build %.10s: %d code layouts in %s, want %d", side.Commit, len(bins), prefix, b.Layouts)
 		}
 		for _, bin := range bins[:b.Layouts] {
-			layouts = append(layouts, in.WithServer(bin))
+			lay.layouts = append(lay.layouts, in.WithServer(bin))
 		}
 	}
-	return in, layouts, nil
+	return in, lay, nil
 }
 
 // unpack returns the server of a release's binary tarball, unpacked once
