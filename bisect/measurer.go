@@ -65,6 +65,11 @@ const (
 	FactDisturbedKinds = "disturbed_kinds"
 )
 
+// FactLayout is the run fact naming the code layout its server was linked
+// in (--layouts): "seed N" for a layout of its own, "I of K" for one of the
+// build's K kept layouts; absent for the build's own binary.
+const FactLayout = "layout"
+
 // Second is one slice of a run's timeline: normally a second; the last one
 // may be shorter or longer.
 type Second struct {

@@ -2,6 +2,7 @@ package build
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,27 @@ var (
 // by a signal (the OOM killer), a missing tool.
 var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
 	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error",
-	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found"}
+	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found",
+	// A compiler driver without its assembler, linker or compiler proper
+	// (gcc: "cannot execute 'as': execvp: ..."; clang: "Executable "ld"
+	// doesn't exist!"): a toolchain not installed, or not on PATH.
+	"fatal error: cannot execute ", "unable to execute command: Executable "}
+
+// toolMissing is a compiler driver's word for a tool it could not run
+// (gcc's "cannot execute 'as'", with typographic quotes in a UTF-8 locale;
+// clang's "Executable "ld" doesn't exist").
+var toolMissing = regexp.MustCompile(`cannot execute ['‘]([^'’]+)['’]|Executable "([^"]+)"`)
+
+// toolHint says what to do about a tool the compiler could not run (tool,
+// from toolMissing; pkgs: the Debian packages that provide it): it may be
+// missing, or installed and left off PATH.
+func toolHint(tool string, pkgs []string) string {
+	install := "install it"
+	if len(pkgs) > 0 {
+		install = "install " + strings.Join(pkgs, " ") + " (apt-get install " + strings.Join(pkgs, " ") + ")"
+	}
+	return fmt.Sprintf("the compiler cannot run %s: %s, or if it is installed put its directory on PATH (PATH=%s)", tool, install, os.Getenv("PATH"))
+}
 
 // shNotFound is dash's (Debian's /bin/sh) "command not found": "sh: 1: bison: not found".
 var shNotFound = regexp.MustCompile(`^(/bin/)?(ba|da)?sh: (line )?\d+: .*: not found$`)
@@ -102,6 +123,9 @@ var DebianPackages = []struct {
 	Missing string // regular expression over the error
 	Package string
 }{
+	{`cannot execute .(as|ld|collect2).:|Executable "(as|ld)"`, "binutils"},
+	{`cannot execute .cc1plus.:`, "g++"},
+	{`cannot execute .cc1.:`, "gcc"},
 	{`libfmt`, "libfmt-dev"},
 	{`pcre2`, "libpcre2-dev"},
 	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
@@ -257,6 +281,9 @@ func diagnose(path, src string) diagnosis {
 		d := diagnosis{Lines: machine, Fault: faultMachine, Packages: packagesFor(strings.Join(machine, "\n"))}
 		if strings.Contains(strings.Join(machine, "\n"), compilerCrash) {
 			d.CompilerCrashed, d.Hint, d.Packages = true, compilerCrashHint, nil
+		}
+		if m := toolMissing.FindStringSubmatch(strings.Join(machine, "\n")); m != nil {
+			d.Hint = toolHint(m[1]+m[2], d.Packages)
 		}
 		return d
 	case len(errs) == 0:

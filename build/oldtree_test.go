@@ -196,6 +196,10 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
 		// MySQL 5.7 without its Boost release (boost.cmake's words).
 		{"# configure: cmake\n-- Could NOT find Boost\n-- MySQL currently requires boost_1_59_0\n\nCMake Error at cmake/boost.cmake:81 (MESSAGE):\n  You can download it with -DDOWNLOAD_BOOST=1 -DWITH_BOOST=<directory>\n\n  This CMake script will look for boost in <directory>.  If it is not there,\n", faultMachine, nil},
+		// A driver without its assembler, or clang without its linker.
+		{"# build: cmake --build\ncc: fatal error: cannot execute 'as': execvp: No such file or directory\ncompilation terminated.\n", faultMachine, []string{"binutils"}},
+		{"# build: cmake --build\nclang: error: unable to execute command: Executable \"ld\" doesn't exist!\n", faultMachine, []string{"binutils"}},
+		{"# build: cmake --build\nc++: fatal error: cannot execute ‘cc1plus’: execvp: No such file or directory\n", faultMachine, []string{"g++"}},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
@@ -362,5 +366,47 @@ func TestCompilerCrashIsTheMachines(t *testing.T) {
 		if !errors.As(err, &be) || !be.Machine || be.Remembered != "" || !strings.Contains(be.Hint, "not the revision") {
 			t.Errorf("two crashes: %v (machine %v, remembered %q): want the machine's, not remembered, said so", err, be != nil && be.Machine, be.Remembered)
 		}
+	}
+}
+
+// A compiler that cannot run its assembler (binutils installed, left off
+// PATH here: the case a user's PATH makes) fails the configure step as the
+// machine's: not remembered against the revision, the tool named, what to
+// do said. The machine's real gcc and CMake say it.
+func TestMissingAssemblerIsTheMachines(t *testing.T) {
+	testenv.Require(t, testenv.BuildTools)
+	p := newProject(t, 1)
+	head := p.git("rev-parse", "HEAD")
+	bin := t.TempDir()
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			name := e.Name()
+			if name == "as" || strings.HasSuffix(name, "-as") {
+				continue
+			}
+			_ = os.Symlink(filepath.Join(dir, name), filepath.Join(bin, name)) // the first on PATH wins, as for a shell
+		}
+	}
+	t.Setenv("PATH", bin)
+	state := t.TempDir()
+	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
+	_, err := b.Build(context.Background(), head)
+	var be *BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("without as: want a build error, got %v", err)
+	}
+	if !be.Machine || be.Remembered != "" || !slices.Equal(be.Packages, []string{"binutils"}) {
+		t.Errorf("machine %v remembered %q packages %q: want the machine's, not remembered, binutils", be.Machine, be.Remembered, be.Packages)
+	}
+	msg := err.Error()
+	t.Log(msg)
+	for _, want := range []string{"not the revision's fault", "cannot run as", "apt-get install binutils", "PATH=" + bin} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q: %v", want, msg)
+		}
+	}
+	if ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json")); len(ms) > 0 {
+		t.Errorf("the machine's failure was remembered as the revision's: %v", ms)
 	}
 }

@@ -79,9 +79,13 @@ type Profiler struct {
 	n     int
 }
 
-// PerfData, statusFile and variablesFile are a profiled run's files.
+// PerfData, buildIDs, statusFile and variablesFile are a profiled run's
+// files: buildIDs is perf's build-id cache of the run (perf --buildid-dir),
+// where perf script finds a server binary deleted since (a code layout)
+// instead of the user's ~/.debug.
 const (
 	PerfData      = "perf.data"
+	buildIDs      = "perf-buildids"
 	statusFile    = "status.json"
 	variablesFile = "variables.json"
 )
@@ -135,7 +139,7 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 	if mode == "dwarf" {
 		cg = "dwarf,16384" // half the default stack copy: the server's frames fit
 	}
-	args := []string{"record", "-q", "-e", "cpu-clock", "-F", strconv.Itoa(freq), "--call-graph", cg,
+	args := []string{"--buildid-dir", filepath.Join(dir, buildIDs), "record", "-q", "-e", "cpu-clock", "-F", strconv.Itoa(freq), "--call-graph", cg,
 		"-p", strconv.Itoa(srv.Pid()), "-o", filepath.Join(dir, PerfData)}
 	cmd := exec.Command("perf", args...)
 	var stderr strings.Builder
@@ -281,13 +285,21 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// Discard removes what perf wrote of the profiled run in dir (its
+// perf.data and build-id cache) once Samples has read it, or when the run
+// is not used. Errors are ignored: nothing of the profile depends on them.
+func Discard(dir string) {
+	_ = os.Remove(filepath.Join(dir, PerfData))
+	_ = os.RemoveAll(filepath.Join(dir, buildIDs))
+}
+
 // Samples converts a profiled run's perf.data into a pprof profile (sample
 // types "samples"/count and "cpu"/nanoseconds, each sample's stack leaf
 // first, functions by symbol, mappings by the file perf read them from),
 // with perf script. Symbols perf cannot resolve are "[unknown]" in their
 // file. Errors: perf script failed.
 func Samples(ctx context.Context, dir string) (*profile.Profile, error) {
-	cmd := exec.CommandContext(ctx, "perf", "script", "-i", filepath.Join(dir, PerfData), "-F", "comm,tid,period,ip,sym,dso", "--no-inline")
+	cmd := exec.CommandContext(ctx, "perf", "--buildid-dir", filepath.Join(dir, buildIDs), "script", "-i", filepath.Join(dir, PerfData), "-F", "comm,tid,period,ip,sym,dso", "--no-inline")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbisect/perfbisect/bench"
+	"github.com/perfbisect/perfbisect/bisect"
 	"github.com/perfbisect/perfbisect/build"
 	"github.com/perfbisect/perfbisect/internal/testenv"
 )
@@ -45,8 +46,8 @@ func TestRunsRotateOverLayouts(t *testing.T) {
 	first := 0
 	fmt.Sscanf(runs[0].Facts["layout"], "%d of 3", &first)
 	for i, r := range runs {
-		if want := fmt.Sprintf("%d of 3", (first-1+i)%3+1); first == 0 || r.Facts["layout"] != want {
-			t.Errorf("run %d: layout %q, want %q", i+1, r.Facts["layout"], want)
+		if want := fmt.Sprintf("%d of 3", (first-1+i)%3+1); first == 0 || r.Facts[bisect.FactLayout] != want {
+			t.Errorf("run %d: layout %q, want %q", i+1, r.Facts[bisect.FactLayout], want)
 		}
 	}
 	// The fixture's launcher execs the system server: the layouts are
@@ -106,10 +107,10 @@ func TestEveryRunHasItsLayout(t *testing.T) {
 	}
 	seeds := map[string]bool{}
 	for i, r := range runs {
-		if !strings.HasPrefix(r.Facts["layout"], "seed ") || seeds[r.Facts["layout"]] {
-			t.Errorf("run %d: layout %q, want a seed of its own", i+1, r.Facts["layout"])
+		if !strings.HasPrefix(r.Facts[bisect.FactLayout], "seed ") || seeds[r.Facts[bisect.FactLayout]] {
+			t.Errorf("run %d: layout %q, want a seed of its own", i+1, r.Facts[bisect.FactLayout])
 		}
-		seeds[r.Facts["layout"]] = true
+		seeds[r.Facts[bisect.FactLayout]] = true
 	}
 	if left, _ := os.ReadDir(filepath.Join(state, "layouts")); len(left) != 0 {
 		t.Errorf("%d layouts left in %s after the runs", len(left), filepath.Join(state, "layouts"))

@@ -1280,7 +1280,7 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 		Window: res.Window, Started: began, Wall: time.Since(began), ServerOptions: serverctl.RedactOptions(string(opts)), // never a secret in the store
 		PeakRSS: rss, Facts: m.facts(rev.install)}
 	if layout != "" {
-		r.Facts["layout"] = layout // of the build's code layouts (--layouts)
+		r.Facts[bisect.FactLayout] = layout
 	}
 	if t := rev.side.Tarball; t != nil {
 		if key, err := t.Key(); err == nil {

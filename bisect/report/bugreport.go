@@ -188,6 +188,9 @@ func howMeasured(p Page) [][2]string {
 	if b := buildsText(p.Builds); b != "" {
 		ctx = append(ctx, [2]string{"builds", b})
 	}
+	if l := layoutsOf(all); l != "" {
+		ctx = append(ctx, [2]string{"code layouts", l})
+	}
 	var host []string
 	for _, k := range reportHostFacts {
 		if v := facts[k]; v != "" {

@@ -344,6 +344,9 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "workload %s\n", doc.Workload)
 	}
+	if l := layoutsOf(append(slices.Clip(doc.BaseRuns), doc.HeadRuns...)); l != "" {
+		fmt.Fprintf(w, "code layouts: %s\n", l)
+	}
 	fmt.Fprintln(w)
 	if len(doc.Rows) == 0 { // nothing was measured (a build failed): no empty table
 		fmt.Fprintln(w, verdictLine(doc))
@@ -433,6 +436,9 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	}
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
+	}
+	if l := layoutsOf(append(slices.Clip(doc.BaseRuns), doc.HeadRuns...)); l != "" {
+		fmt.Fprintf(w, "Code layouts: %s\n\n", mdEscape(l))
 	}
 	if len(doc.Rows) == 0 { // nothing was measured (a build failed): no empty table
 		fmt.Fprintln(w, mdEscape(verdictLine(doc)))

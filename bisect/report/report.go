@@ -152,6 +152,9 @@ func Final(w io.Writer, res *session.Result, subjects Subjects) {
 	if d := disturbedOf(allRuns(res)); d != nil {
 		fmt.Fprintf(w, "disturbed: %s\n", d)
 	}
+	if l := layoutsOf(allRuns(res)); l != "" {
+		fmt.Fprintf(w, "code layouts: %s\n", l)
+	}
 }
 
 // allRuns are the runs of every commit of res.

@@ -102,9 +102,21 @@ func TestExplain(t *testing.T) {
 	// in one run or another, not always a change 27 pairs agree on).
 	cpu := slices.Clone(common)
 	cpu[slices.Index(cpu, "--range-size")+1] = "10"
-	r := perfbisect(t, nil, append([]string{"explain", "good", "bad", "--out", out, "--runs", "6"}, cpu...)...)
+	// A HOME of its own: perf's build-id cache of the profiled servers stays
+	// in the runs' directories and goes with their perf.data, never into the
+	// user's ~/.debug.
+	home := t.TempDir()
+	r := perfbisect(t, []string{"HOME=" + home}, append([]string{"explain", "good", "bad", "--out", out, "--runs", "6"}, cpu...)...)
 	if r.code != 0 {
 		t.Fatalf("explain good bad: exit %d\n%s", r.code, tail(r.stderr, 20))
+	}
+	if _, err := os.Stat(filepath.Join(home, ".debug")); err == nil {
+		t.Errorf("explain wrote perf's build-id cache into HOME/.debug")
+	}
+	for _, pattern := range []string{"*/" + explain.PerfData, "*/perf-buildids"} {
+		if left, _ := filepath.Glob(filepath.Join(out, "runs", pattern)); len(left) > 0 {
+			t.Errorf("left after explain: %q", left)
+		}
 	}
 	d := explainDoc(t, r.stdout)
 	trace := regexp.MustCompile(`(?i)opt_trace|json_writer|single_line_formatting`)

@@ -22,11 +22,15 @@ func TestSimulateCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--flaky", "NaN"}, {"--cv", "Inf"}, {"--change", "-100"}, {"--step-factor", "0"}, {"--sessions", "0"},
 		{"--second-pos", "24"}, {"--workers", "0"}, {"--fixed"}, {"--table", "--cv", "3"}, {"--table", "--commits", "5"},
-		{"--noise", "cauchy"}, {"--drift", "1"},
+		{"--noise", "cauchy"}, {"--drift", "1"}, {"--layouts", "run"}, {"--layouts", "16"}, {"--build-effect-unknown"},
 	} {
 		if code := run(append([]string{"perfbisect", "simulate", "--sessions", "5"}, args...)); code != exitUsage {
 			t.Errorf("simulate %v: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+	// Layouts with the per-build level they are about.
+	if code := run([]string{"perfbisect", "simulate", "--sessions", "5", "--build-effect", "2", "--layouts", "run", "--build-effect-unknown"}); code != exitOK {
+		t.Errorf("simulate --build-effect 2 --layouts run: exit %d", code)
 	}
 }
 

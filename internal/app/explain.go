@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,12 +114,14 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 		Names: map[string]string{sides[0].Key: "base", sides[1].Key: "head"}}
 	// Runs that failed or were measured again keep a perf.data the
 	// profiles do not use: none stays.
-	defer filepath.WalkDir(prof.Dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == explain.PerfData {
-			_ = os.Remove(path)
+	defer func() {
+		runs, _ := os.ReadDir(prof.Dir)
+		for _, r := range runs {
+			if r.IsDir() {
+				explain.Discard(filepath.Join(prof.Dir, r.Name()))
+			}
 		}
-		return nil
-	})
+	}()
 	probeSettings := serverctl.WaitSettings
 	if !su.Workload.ClientInProcess() {
 		// sysbench cannot time its statements: the server's digests can,
@@ -170,7 +171,7 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 					return nil, With(Failure, err)
 				}
 				merged[s] = append(merged[s], per)
-				_ = os.Remove(filepath.Join(dir, explain.PerfData)) // the profile keeps what was in it
+				explain.Discard(dir) // the profile keeps what was in it
 			}
 			data[s] = append(data[s], er)
 		}

@@ -161,6 +161,17 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 		}
 		layouts = n
 	}
+	if req.BuildEffect == 0 {
+		// Layouts and an unknown spread are of a per-build level: without
+		// one they would change nothing, and a user would read the rows as
+		// if they had.
+		switch {
+		case layouts != 1:
+			return sc, cfg, 0, usageError("{layouts} %s needs {build-effect}: without a per-build level every layout of a simulated build measures alike", req.Layouts)
+		case req.BuildEffectUnknown:
+			return sc, cfg, 0, usageError("{build-effect-unknown} needs {build-effect}: the spread the search is not told")
+		}
+	}
 	sc = simulate.Scenario{Layouts: layouts, Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
 		CV: req.CV / 100, Noise: noise, DriftPerRun: req.Drift / 100, Broken: req.Broken,
 		StepAt: req.StepAt, StepFactor: req.StepFactor, Flaky: req.Flaky / 100, BuildEffect: req.BuildEffect / 100,

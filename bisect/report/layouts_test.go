@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/perfbisect/perfbisect/bisect"
+	"github.com/perfbisect/perfbisect/bisect/session"
+)
+
+// TestLayoutsSaid: the answer, the bug report and the comparison say in
+// which code layouts the runs measured their servers, from the runs' facts;
+// runs of the build's own binary say nothing.
+func TestLayoutsSaid(t *testing.T) {
+	run := func(layout string) bisect.Run {
+		r := bisect.Run{TPS: 100, Facts: map[string]string{}}
+		if layout != "" {
+			r.Facts[bisect.FactLayout] = layout
+		}
+		return r
+	}
+	own := []bisect.Run{run(""), run("")}
+	perRun := []bisect.Run{run("seed 17"), run("seed 4"), run("seed 99")}
+	kept := []bisect.Run{run("1 of 16"), run("7 of 16")}
+	for _, c := range []struct {
+		runs []bisect.Run
+		want string
+	}{
+		{own, ""},
+		{perRun, "a new one every run (3 of 3 runs"},
+		{kept, "16 per build, in turn"},
+		{append(append([]bisect.Run{}, perRun...), kept...), "a new one every run (3 of 5 runs"},
+	} {
+		got := layoutsOf(c.runs)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("layouts of %d runs: %q, want %q...", len(c.runs), got, c.want)
+		}
+	}
+	if got := layoutsOf(append(append([]bisect.Run{}, perRun...), kept...)); !strings.Contains(got, "; 16 per build") {
+		t.Errorf("mixed runs name one kind only: %q", got)
+	}
+
+	var b bytes.Buffer
+	Final(&b, &session.Result{Outcome: session.NoRegression, Runs: map[string][]bisect.Run{"a": perRun}}, func(string) string { return "" })
+	if !strings.Contains(b.String(), "code layouts: a new one every run") {
+		t.Errorf("the answer does not say the layouts:\n%s", b.String())
+	}
+	b.Reset()
+	Final(&b, &session.Result{Outcome: session.NoRegression, Runs: map[string][]bisect.Run{"a": own}}, func(string) string { return "" })
+	if strings.Contains(b.String(), "code layouts") {
+		t.Errorf("runs of the build's own binary are said to use layouts:\n%s", b.String())
+	}
+
+	b.Reset()
+	d := Document{Result: "no-regression", Good: "g", Bad: "b", Metric: "tps",
+		Tested: []TestedCommit{{Commit: "g", Verdict: "good", Runs: kept}, {Commit: "b", Verdict: "good", Runs: kept}}}
+	if err := WriteBisectReport(&b, "markdown", Page{Bisect: &d}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "- code layouts: 16 per build, in turn") {
+		t.Errorf("the bug report does not say the layouts:\n%s", b.String())
+	}
+
+	for _, format := range []string{"text", "markdown"} {
+		doc := compareDoc(t, CompareRegression)
+		for i := range doc.BaseRuns {
+			doc.BaseRuns[i].Facts = map[string]string{bisect.FactLayout: "seed 1"}
+		}
+		b.Reset()
+		if err := WriteCompare(&b, format, doc); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.ToLower(b.String()), "code layouts: a new one every run") {
+			t.Errorf("the %s comparison does not say the layouts:\n%s", format, b.String())
+		}
+	}
+}
