@@ -66,9 +66,31 @@ const (
 )
 
 // FactLayout is the run fact naming the code layout its server was linked
-// in (--layouts): "seed N" for a layout of its own, "I of K" for one of the
-// build's K kept layouts; absent for the build's own binary.
+// in (--layouts): "seed N" for a layout of its own (LayoutSeed), "I of K"
+// for one of the build's K kept layouts (LayoutKept); absent for the
+// build's own binary.
 const FactLayout = "layout"
+
+// LayoutSeed is the FactLayout of a run linked in a layout of its own,
+// shuffled with seed: "seed 123456".
+func LayoutSeed(seed int64) string { return fmt.Sprintf("seed %d", seed) }
+
+// LayoutKept is the FactLayout of a run of kept layout i (1-based) of k:
+// "2 of 16".
+func LayoutKept(i, k int) string { return fmt.Sprintf("%d of %d", i, k) }
+
+// ParseLayout reads a FactLayout: perRun for a layout of its own (seed),
+// else the kept layout i of k; ok is false for "" (the build's own binary)
+// and for any other text.
+func ParseLayout(v string) (perRun bool, seed int64, i, k int, ok bool) {
+	if _, err := fmt.Sscanf(v, "seed %d", &seed); err == nil {
+		return true, seed, 0, 0, true
+	}
+	if _, err := fmt.Sscanf(v, "%d of %d", &i, &k); err == nil && i >= 1 && i <= k {
+		return false, 0, i, k, true
+	}
+	return false, 0, 0, 0, false
+}
 
 // Second is one slice of a run's timeline: normally a second; the last one
 // may be shorter or longer.

@@ -736,6 +736,9 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			d := diagnose(in.logPath, in.src)
 			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
 				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault, compilerCrashed: d.CompilerCrashed}
+			if d.Tool != "" {
+				be.Hint = toolHint(d.Tool, be.Packages, be.Installed)
+			}
 			switch {
 			case timedOut:
 				be.TimedOut = true

@@ -50,15 +50,26 @@ var machineSigns = []string{"No space left on device", "Disk quota exceeded", "C
 // clang's "Executable "ld" doesn't exist").
 var toolMissing = regexp.MustCompile(`cannot execute ['‘]([^'’]+)['’]|Executable "([^"]+)"`)
 
+// gccOwn are the programs gcc runs from its own directory, never from PATH.
+var gccOwn = map[string]string{"cc1": "the C compiler proper", "cc1plus": "the C++ compiler proper", "collect2": "gcc's link step"}
+
 // toolHint says what to do about a tool the compiler could not run (tool,
-// from toolMissing; pkgs: the Debian packages that provide it): it may be
-// missing, or installed and left off PATH.
-func toolHint(tool string, pkgs []string) string {
-	install := "install it"
-	if len(pkgs) > 0 {
-		install = "install " + strings.Join(pkgs, " ") + " (apt-get install " + strings.Join(pkgs, " ") + ")"
+// from toolMissing; pkgs: the Debian packages that provide it, installed:
+// those of them dpkg says are installed). The assembler and linker are
+// found on PATH: installed, PATH left them out. gcc's own programs are
+// found in gcc's directory: its version's package is missing.
+func toolHint(tool string, pkgs, installed []string) string {
+	if what, ok := gccOwn[tool]; ok {
+		return fmt.Sprintf("gcc cannot find its own %q (%s): install the compiler's package for the gcc version `gcc --version` names (apt-get install %s)", tool, what, strings.Join(pkgs, " "))
 	}
-	return fmt.Sprintf("the compiler cannot run %s: %s, or if it is installed put its directory on PATH (PATH=%s)", tool, install, os.Getenv("PATH"))
+	path := os.Getenv("PATH")
+	switch {
+	case len(pkgs) > 0 && len(installed) == len(pkgs):
+		return fmt.Sprintf("%s is installed, but the compiler did not find its %q on the build's PATH (PATH=%s): put the directory that holds it on PATH", strings.Join(installed, " "), tool, path)
+	case len(pkgs) > 0:
+		return fmt.Sprintf("the compiler cannot run %q: install %s (apt-get install %s)", tool, strings.Join(pkgs, " "), strings.Join(pkgs, " "))
+	}
+	return fmt.Sprintf("the compiler cannot run %q: install it, or put the directory that holds it on the build's PATH (PATH=%s)", tool, path)
 }
 
 // shNotFound is dash's (Debian's /bin/sh) "command not found": "sh: 1: bison: not found".
@@ -123,9 +134,10 @@ var DebianPackages = []struct {
 	Missing string // regular expression over the error
 	Package string
 }{
-	{`cannot execute .(as|ld|collect2).:|Executable "(as|ld)"`, "binutils"},
+	{`Executable "ld\.lld"`, "lld"},
+	{`cannot execute .(as|ld|ld\.gold|ld\.bfd).:|Executable "(as|ld|ld\.gold|ld\.bfd)"`, "binutils"},
 	{`cannot execute .cc1plus.:`, "g++"},
-	{`cannot execute .cc1.:`, "gcc"},
+	{`cannot execute .(cc1|collect2).:`, "gcc"},
 	{`libfmt`, "libfmt-dev"},
 	{`pcre2`, "libpcre2-dev"},
 	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
@@ -199,6 +211,10 @@ type diagnosis struct {
 	// Hint says what the machine needs when no Debian package provides it
 	// ("" otherwise).
 	Hint string
+	// Tool is the program the compiler could not run ("as", "cc1plus";
+	// toolMissing): the hint is toolHint's, once the packages installed are
+	// known.
+	Tool string
 	// CompilerCrashed: the compiler crashed (an internal compiler error, a
 	// segmentation fault of cc1plus): a compiler bug or the machine's
 	// memory, often gone when built again.
@@ -283,7 +299,7 @@ func diagnose(path, src string) diagnosis {
 			d.CompilerCrashed, d.Hint, d.Packages = true, compilerCrashHint, nil
 		}
 		if m := toolMissing.FindStringSubmatch(strings.Join(machine, "\n")); m != nil {
-			d.Hint = toolHint(m[1]+m[2], d.Packages)
+			d.Tool = m[1] + m[2]
 		}
 		return d
 	case len(errs) == 0:

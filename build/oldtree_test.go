@@ -196,10 +196,6 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		{"# build: cmake --build\nCMake Error at libfmt-stamp/download-libfmt.cmake:170 (message):\n  Each download failed!\n\n    error: downloading 'https://github.com/fmtlib/fmt/releases/download/8.0.1/fmt-8.0.1.zip' failed\n          status_code: 6\n          status_string: \"Couldn't resolve host name\"\n", faultMachine, []string{"libfmt-dev"}},
 		// MySQL 5.7 without its Boost release (boost.cmake's words).
 		{"# configure: cmake\n-- Could NOT find Boost\n-- MySQL currently requires boost_1_59_0\n\nCMake Error at cmake/boost.cmake:81 (MESSAGE):\n  You can download it with -DDOWNLOAD_BOOST=1 -DWITH_BOOST=<directory>\n\n  This CMake script will look for boost in <directory>.  If it is not there,\n", faultMachine, nil},
-		// A driver without its assembler, or clang without its linker.
-		{"# build: cmake --build\ncc: fatal error: cannot execute 'as': execvp: No such file or directory\ncompilation terminated.\n", faultMachine, []string{"binutils"}},
-		{"# build: cmake --build\nclang: error: unable to execute command: Executable \"ld\" doesn't exist!\n", faultMachine, []string{"binutils"}},
-		{"# build: cmake --build\nc++: fatal error: cannot execute ‘cc1plus’: execvp: No such file or directory\n", faultMachine, []string{"g++"}},
 		{"# build: cmake --build\nmake[2]: *** No rule to make target '/usr/lib/x86_64-linux-gnu/libboost_system.so.1.74.0', needed by 'sql/mysqld'.  Stop.\n", faultUnknown, nil},
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
@@ -209,6 +205,47 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 		d := diagnose(path, "")
 		if d.Fault != c.fault || !slices.Equal(d.Packages, c.packages) || len(d.Lines) == 0 {
 			t.Errorf("%q: got %v %q %q, want %v %q", c.log, d.Fault, d.Packages, d.Lines, c.fault, c.packages)
+		}
+	}
+}
+
+// A compiler driver that cannot run a tool of its own is the machine's:
+// the tool and its package are read from gcc's words (ASCII or typographic
+// quotes) or clang's, and the hint says what fits the tool and whether its
+// package is installed.
+func TestDiagnoseToolTheCompilerCannotRun(t *testing.T) {
+	for _, c := range []struct {
+		log, tool string
+		packages  []string
+	}{
+		{"cc: fatal error: cannot execute 'as': execvp: No such file or directory\ncompilation terminated.", "as", []string{"binutils"}},
+		{"clang: error: unable to execute command: Executable \"ld\" doesn't exist!", "ld", []string{"binutils"}},
+		{"clang: error: unable to execute command: Executable \"ld.lld\" doesn't exist!", "ld.lld", []string{"lld"}},
+		{"c++: fatal error: cannot execute ‘cc1plus’: execvp: No such file or directory", "cc1plus", []string{"g++"}},
+		{"gcc: fatal error: cannot execute ‘collect2’: execvp: No such file or directory", "collect2", []string{"gcc"}},
+	} {
+		path := filepath.Join(t.TempDir(), "build.log")
+		if err := os.WriteFile(path, []byte("# build: cmake --build\n"+c.log+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := diagnose(path, "")
+		if d.Fault != faultMachine || d.Tool != c.tool || !slices.Equal(d.Packages, c.packages) {
+			t.Errorf("%q: fault %v tool %q packages %q, want the machine's, %q, %q", c.log, d.Fault, d.Tool, d.Packages, c.tool, c.packages)
+		}
+	}
+	for _, c := range []struct {
+		tool            string
+		pkgs, installed []string
+		want, not       string
+	}{
+		{"as", []string{"binutils"}, []string{"binutils"}, `binutils is installed, but the compiler did not find its "as" on the build's PATH`, "apt-get install"},
+		{"as", []string{"binutils"}, nil, "apt-get install binutils", "PATH="},
+		{"cc1plus", []string{"g++"}, []string{"g++"}, `gcc cannot find its own "cc1plus"`, "PATH="},
+		{"odd-tool", nil, nil, "install it, or put the directory that holds it on the build's PATH", "apt-get"},
+	} {
+		h := toolHint(c.tool, c.pkgs, c.installed)
+		if !strings.Contains(h, c.want) || strings.Contains(h, c.not) {
+			t.Errorf("hint for %s (packages %q, installed %q): %q, want %q and no %q", c.tool, c.pkgs, c.installed, h, c.want, c.not)
 		}
 	}
 }
@@ -375,6 +412,10 @@ func TestCompilerCrashIsTheMachines(t *testing.T) {
 // do said. The machine's real gcc and CMake say it.
 func TestMissingAssemblerIsTheMachines(t *testing.T) {
 	testenv.Require(t, testenv.BuildTools)
+	if as, err := exec.Command("gcc", "-print-prog-name=as").Output(); err != nil || filepath.IsAbs(strings.TrimSpace(string(as))) {
+		t.Skipf("this gcc does not look for as on PATH (%q, %v)", as, err)
+	}
+	t.Setenv("CC", "gcc") // the compiler whose words are read here
 	p := newProject(t, 1)
 	head := p.git("rev-parse", "HEAD")
 	bin := t.TempDir()
@@ -401,7 +442,7 @@ func TestMissingAssemblerIsTheMachines(t *testing.T) {
 	}
 	msg := err.Error()
 	t.Log(msg)
-	for _, want := range []string{"not the revision's fault", "cannot run as", "apt-get install binutils", "PATH=" + bin} {
+	for _, want := range []string{"not the revision's fault", `binutils is installed, but the compiler did not find its "as" on the build's PATH`, "PATH=" + bin} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error lacks %q: %v", want, msg)
 		}

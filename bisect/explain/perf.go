@@ -79,16 +79,34 @@ type Profiler struct {
 	n     int
 }
 
-// PerfData, buildIDs, statusFile and variablesFile are a profiled run's
-// files: buildIDs is perf's build-id cache of the run (perf --buildid-dir),
-// where perf script finds a server binary deleted since (a code layout)
-// instead of the user's ~/.debug.
+// PerfData, statusFile and variablesFile are a profiled run's files;
+// buildIDs, under the Profiler's Dir, is perf's build-id cache of its runs
+// (perf --buildid-dir): one copy of each server binary profiled, where perf
+// script finds one deleted since (a code layout), instead of the user's
+// ~/.debug.
 const (
 	PerfData      = "perf.data"
 	buildIDs      = "perf-buildids"
 	statusFile    = "status.json"
 	variablesFile = "variables.json"
 )
+
+// buildIDDir is the runs' build-id cache.
+func (p *Profiler) buildIDDir() string { return filepath.Join(p.Dir, buildIDs) }
+
+// Clean removes what perf wrote that the profiles do not keep: every run's
+// perf.data (Samples has read those it uses; failed runs and runs measured
+// again leave theirs) and the build-id cache. Call it once the runs are
+// read. Errors are ignored: nothing of the profiles depends on them.
+func (p *Profiler) Clean() {
+	runs, _ := os.ReadDir(p.Dir)
+	for _, r := range runs {
+		if r.IsDir() {
+			_ = os.Remove(filepath.Join(p.Dir, r.Name(), PerfData))
+		}
+	}
+	_ = os.RemoveAll(p.buildIDDir())
+}
 
 // Probe turns INNODB_METRICS on, starts perf on srv's process and then
 // reads the digests (Digests) and the counters; the function it returns
@@ -139,7 +157,7 @@ func (p *Profiler) Probe(ctx context.Context, key string, srv *serverctl.Server)
 	if mode == "dwarf" {
 		cg = "dwarf,16384" // half the default stack copy: the server's frames fit
 	}
-	args := []string{"--buildid-dir", filepath.Join(dir, buildIDs), "record", "-q", "-e", "cpu-clock", "-F", strconv.Itoa(freq), "--call-graph", cg,
+	args := []string{"--buildid-dir", p.buildIDDir(), "record", "-q", "-e", "cpu-clock", "-F", strconv.Itoa(freq), "--call-graph", cg,
 		"-p", strconv.Itoa(srv.Pid()), "-o", filepath.Join(dir, PerfData)}
 	cmd := exec.Command("perf", args...)
 	var stderr strings.Builder
@@ -285,21 +303,14 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// Discard removes what perf wrote of the profiled run in dir (its
-// perf.data and build-id cache) once Samples has read it, or when the run
-// is not used. Errors are ignored: nothing of the profile depends on them.
-func Discard(dir string) {
-	_ = os.Remove(filepath.Join(dir, PerfData))
-	_ = os.RemoveAll(filepath.Join(dir, buildIDs))
-}
-
-// Samples converts a profiled run's perf.data into a pprof profile (sample
+// Samples converts a profiled run's perf.data (in dir, a run's directory
+// of p) into a pprof profile (sample
 // types "samples"/count and "cpu"/nanoseconds, each sample's stack leaf
 // first, functions by symbol, mappings by the file perf read them from),
 // with perf script. Symbols perf cannot resolve are "[unknown]" in their
 // file. Errors: perf script failed.
-func Samples(ctx context.Context, dir string) (*profile.Profile, error) {
-	cmd := exec.CommandContext(ctx, "perf", "--buildid-dir", filepath.Join(dir, buildIDs), "script", "-i", filepath.Join(dir, PerfData), "-F", "comm,tid,period,ip,sym,dso", "--no-inline")
+func (p *Profiler) Samples(ctx context.Context, dir string) (*profile.Profile, error) {
+	cmd := exec.CommandContext(ctx, "perf", "--buildid-dir", p.buildIDDir(), "script", "-i", filepath.Join(dir, PerfData), "-F", "comm,tid,period,ip,sym,dso", "--no-inline")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -309,12 +320,12 @@ func Samples(ctx context.Context, dir string) (*profile.Profile, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoPerf, err)
 	}
-	p, perr := ParseScript(out)
+	prof, perr := ParseScript(out)
 	_, _ = io.Copy(io.Discard, out)
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("perf script of %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
-	return p, perr
+	return prof, perr
 }
 
 // ParseScript reads perf script's output (-F comm,tid,period,ip,sym,dso

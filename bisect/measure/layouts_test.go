@@ -44,7 +44,7 @@ func TestRunsRotateOverLayouts(t *testing.T) {
 	// In turn, from a layout drawn at random (a resumed session does not
 	// begin again on the first).
 	first := 0
-	fmt.Sscanf(runs[0].Facts["layout"], "%d of 3", &first)
+	fmt.Sscanf(runs[0].Facts[bisect.FactLayout], "%d of 3", &first)
 	for i, r := range runs {
 		if want := fmt.Sprintf("%d of 3", (first-1+i)%3+1); first == 0 || r.Facts[bisect.FactLayout] != want {
 			t.Errorf("run %d: layout %q, want %q", i+1, r.Facts[bisect.FactLayout], want)

@@ -257,7 +257,7 @@ func (r *revision) runInstall(n int) (in *serverctl.Install, layout string) {
 		return r.install, ""
 	}
 	i := (r.firstLayout + n) % len(r.layouts)
-	return r.layouts[i], fmt.Sprintf("%d of %d", i+1, len(r.layouts))
+	return r.layouts[i], bisect.LayoutKept(i+1, len(r.layouts))
 }
 
 // runLayout links the server of the install entry prefix in a code layout
@@ -1235,7 +1235,7 @@ func (m *Measurer) attempt(ctx context.Context, commit string, rev *revision, d 
 			return bisect.Run{}, err
 		}
 		defer os.RemoveAll(filepath.Dir(bin))
-		in, layout = rev.install.WithServer(bin), fmt.Sprintf("seed %d", seed)
+		in, layout = rev.install.WithServer(bin), bisect.LayoutSeed(int64(seed))
 	}
 	o, err := m.freshRunDir(commit, rev, in)
 	if err != nil {

@@ -344,7 +344,7 @@ func compareText(w io.Writer, doc CompareDoc) error {
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "workload %s\n", doc.Workload)
 	}
-	if l := layoutsOf(append(slices.Clip(doc.BaseRuns), doc.HeadRuns...)); l != "" {
+	if l := sidesLayouts(doc.BaseRuns, doc.HeadRuns); l != "" {
 		fmt.Fprintf(w, "code layouts: %s\n", l)
 	}
 	fmt.Fprintln(w)
@@ -437,7 +437,7 @@ func compareMarkdown(w io.Writer, doc CompareDoc) error {
 	if doc.Workload != "" {
 		fmt.Fprintf(w, "Workload: %s\n\n", mdEscape(doc.Workload))
 	}
-	if l := layoutsOf(append(slices.Clip(doc.BaseRuns), doc.HeadRuns...)); l != "" {
+	if l := sidesLayouts(doc.BaseRuns, doc.HeadRuns); l != "" {
 		fmt.Fprintf(w, "Code layouts: %s\n\n", mdEscape(l))
 	}
 	if len(doc.Rows) == 0 { // nothing was measured (a build failed): no empty table

@@ -620,12 +620,16 @@ func medianRun(runs []bisect.Run, m session.Metric) (bisect.Run, bool) {
 }
 
 // hostFacts lists the facts of the runs, sorted by name; a fact that differs
-// between runs lists its distinct values.
+// between runs lists its distinct values. The code layouts are said once
+// (layoutsOf), not seed by seed.
 func hostFacts(runs []bisect.Run) [][2]string {
 	vals := map[string][]string{}
+	if l := layoutsOf(runs); l != "" {
+		vals["code layouts"] = []string{l}
+	}
 	for _, r := range runs {
 		for k, v := range r.Facts {
-			if !slices.Contains(vals[k], v) {
+			if k != bisect.FactLayout && !slices.Contains(vals[k], v) {
 				vals[k] = append(vals[k], v)
 			}
 		}

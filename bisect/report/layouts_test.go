@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,22 +24,37 @@ func TestLayoutsSaid(t *testing.T) {
 	own := []bisect.Run{run(""), run("")}
 	perRun := []bisect.Run{run("seed 17"), run("seed 4"), run("seed 99")}
 	kept := []bisect.Run{run("1 of 16"), run("7 of 16")}
+	mixed := append(append(append([]bisect.Run{}, perRun...), kept...), own...)
 	for _, c := range []struct {
 		runs []bisect.Run
 		want string
 	}{
 		{own, ""},
-		{perRun, "a new one every run (3 of 3 runs"},
-		{kept, "16 per build, in turn"},
-		{append(append([]bisect.Run{}, perRun...), kept...), "a new one every run (3 of 5 runs"},
+		{[]bisect.Run{run("odd"), {TPS: 1}}, ""}, // an unknown fact, no facts at all: the server's own
+		{perRun, "a new one every run (the server relinked by ld.lld"},
+		{kept, "16 per build, in turn (the server linked 16 times"},
+		{mixed, "a new one in each of 3 runs, one of 16 kept per build in 2 runs, the server's own binary in 2 runs"},
 	} {
 		got := layoutsOf(c.runs)
 		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
 			t.Errorf("layouts of %d runs: %q, want %q...", len(c.runs), got, c.want)
 		}
 	}
-	if got := layoutsOf(append(append([]bisect.Run{}, perRun...), kept...)); !strings.Contains(got, "; 16 per build") {
-		t.Errorf("mixed runs name one kind only: %q", got)
+	for _, c := range []struct {
+		base, head []bisect.Run
+		want       string
+	}{
+		{perRun, perRun, "a new one every run ("},
+		{own, own, ""},
+		{own, perRun, "base: the server's own binary (one layout: its level is part of the difference); head: a new one every run ("},
+	} {
+		if got := sidesLayouts(c.base, c.head); (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("sides' layouts: %q, want %q...", got, c.want)
+		}
+	}
+	facts := hostFacts(mixed)
+	if i := slices.IndexFunc(facts, func(f [2]string) bool { return f[0] == "code layouts" }); i < 0 || slices.ContainsFunc(facts, func(f [2]string) bool { return f[0] == bisect.FactLayout }) {
+		t.Errorf("the page's facts %q: want the code layouts said once, no seed by seed", facts)
 	}
 
 	var b bytes.Buffer
@@ -64,8 +80,10 @@ func TestLayoutsSaid(t *testing.T) {
 
 	for _, format := range []string{"text", "markdown"} {
 		doc := compareDoc(t, CompareRegression)
-		for i := range doc.BaseRuns {
-			doc.BaseRuns[i].Facts = map[string]string{bisect.FactLayout: "seed 1"}
+		for _, runs := range [][]bisect.Run{doc.BaseRuns, doc.HeadRuns} {
+			for i := range runs {
+				runs[i].Facts = map[string]string{bisect.FactLayout: bisect.LayoutSeed(int64(i))}
+			}
 		}
 		b.Reset()
 		if err := WriteCompare(&b, format, doc); err != nil {

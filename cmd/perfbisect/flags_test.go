@@ -23,6 +23,7 @@ func TestSimulateCommand(t *testing.T) {
 		{"--flaky", "NaN"}, {"--cv", "Inf"}, {"--change", "-100"}, {"--step-factor", "0"}, {"--sessions", "0"},
 		{"--second-pos", "24"}, {"--workers", "0"}, {"--fixed"}, {"--table", "--cv", "3"}, {"--table", "--commits", "5"},
 		{"--noise", "cauchy"}, {"--drift", "1"}, {"--layouts", "run"}, {"--layouts", "16"}, {"--build-effect-unknown"},
+		{"--table", "--layouts", "16", "--build-effect", "2"}, {"--table", "--layouts", "16"},
 	} {
 		if code := run(append([]string{"perfbisect", "simulate", "--sessions", "5"}, args...)); code != exitUsage {
 			t.Errorf("simulate %v: exit %d, want %d", args, code, exitUsage)

@@ -112,16 +112,7 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 	}
 	prof := &explain.Profiler{Dir: filepath.Join(out, "runs"), CallGraph: callGraph, NoPerf: res.NoPerf != "",
 		Names: map[string]string{sides[0].Key: "base", sides[1].Key: "head"}}
-	// Runs that failed or were measured again keep a perf.data the
-	// profiles do not use: none stays.
-	defer func() {
-		runs, _ := os.ReadDir(prof.Dir)
-		for _, r := range runs {
-			if r.IsDir() {
-				explain.Discard(filepath.Join(prof.Dir, r.Name()))
-			}
-		}
-	}()
+	defer prof.Clean()
 	probeSettings := serverctl.WaitSettings
 	if !su.Workload.ClientInProcess() {
 		// sysbench cannot time its statements: the server's digests can,
@@ -163,7 +154,7 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 			}
 			er.Events, er.TPS, er.CPUPerTxn = r.Events, r.TPS, float64(r.CPUPerTxn.Microseconds())
 			if !prof.NoPerf {
-				if er.Profile, err = explain.Samples(ctx, dir); err != nil {
+				if er.Profile, err = prof.Samples(ctx, dir); err != nil {
 					return nil, With(Failure, err)
 				}
 				per, err := explain.PerTransaction(er.Profile, r.Events, len(measured[s]))
@@ -171,7 +162,7 @@ func profiled(ctx context.Context, su *Setup, sides [2]Side, runs int, callGraph
 					return nil, With(Failure, err)
 				}
 				merged[s] = append(merged[s], per)
-				explain.Discard(dir) // the profile keeps what was in it
+				_ = os.Remove(filepath.Join(dir, explain.PerfData)) // the profile keeps what was in it
 			}
 			data[s] = append(data[s], er)
 		}

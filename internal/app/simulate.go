@@ -149,6 +149,9 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	if err := checkSimulation(req, culpritPos, random, noise); err != nil {
 		return sc, cfg, 0, err
 	}
+	if err := checkTable(req); err != nil {
+		return sc, cfg, 0, err
+	}
 	layouts := 1
 	switch req.Layouts {
 	case "", "1":
@@ -190,9 +193,6 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 	}
 	if req.Fixed && (!req.Table || req.Grid != "noise" || req.Search != session.SearchClassic) {
 		return sc, cfg, 0, usageError("{fixed} works with {table} {grid} noise {search} classic only (the fixed-sample design is the classic search's)")
-	}
-	if err := checkTable(req); err != nil {
-		return sc, cfg, 0, err
 	}
 	cfg = session.Config{Repeats: req.Repeats, MaxRepeats: req.MaxRepeats, Threshold: threshold,
 		Confidence: confidence, Metric: session.TPS, Search: req.Search, MaxRuns: req.MaxRuns}
@@ -285,7 +285,7 @@ func checkTable(req SimulateRequest) error {
 		return nil // the hosts grid runs the scenario given
 	}
 	var set usage.Settings
-	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "build-effect", "second-pos", "second-change", "merges"} {
+	for _, f := range []usage.Setting{"culprit-pos", "change", "cv", "drift", "broken", "noise", "step-at", "step-factor", "flaky", "build-effect", "build-effect-unknown", "layouts", "second-pos", "second-change", "merges"} {
 		if req.Set[string(f)] {
 			set = append(set, f)
 		}
