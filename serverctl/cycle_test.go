@@ -220,3 +220,74 @@ func TestStartOfAServerThatNeverGetsReady(t *testing.T) {
 		t.Errorf("the stopped server (pid %d) is still there", pid)
 	}
 }
+
+// An initialisation stopped while the script's own server (mariadbd
+// --bootstrap) runs leaves no process on the datadir once Initialize
+// returns: the script is the group's leader, and its server, killed with
+// it, may still be exiting when the script is reaped. The stop comes at
+// several moments of the bootstrap, the server holding a 1 GB buffer pool
+// (a slower exit).
+func TestInterruptedInitializeLeavesNoServer(t *testing.T) {
+	testenv.Require(t, testenv.Server)
+	in := systemInstall(t)
+	if in.InitializesItself() {
+		t.Skip("the server initialises itself: no script with a server under it")
+	}
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "my.cnf")
+	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size=1G\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// on lists the live processes (not zombies) whose command line names dir.
+	on := func(dir string) []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			st, serr := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil || serr != nil || !strings.Contains(string(b), dir) {
+				continue
+			}
+			if i := strings.LastIndexByte(string(st), ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue
+			}
+			out = append(out, e.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+		return out
+	}
+	stopped := 0
+	for i, after := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond} {
+		run := filepath.Join(dir, fmt.Sprint(i))
+		o := Options{Install: in, OptionFile: cnf, RunDir: run}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+				for _, p := range on(run) {
+					if strings.Contains(p, "--bootstrap") {
+						time.Sleep(after)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+		began := time.Now()
+		err := Initialize(ctx, o)
+		left := on(run)
+		cancel()
+		t.Logf("stop %v into the bootstrap: %v after %v", after, err, time.Since(began).Round(time.Millisecond))
+		if err == nil {
+			continue // the bootstrap ended first: nothing stopped
+		}
+		stopped++
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("stopped %v into the bootstrap: %v, want the interruption", after, err)
+		}
+		if len(left) > 0 {
+			t.Errorf("stopped %v into the bootstrap: left running on the datadir: %q", after, left)
+		}
+	}
+	if stopped == 0 {
+		t.Fatalf("no initialisation was stopped during its bootstrap")
+	}
+}

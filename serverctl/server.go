@@ -207,6 +207,12 @@ func Initialize(ctx context.Context, o Options) error {
 	runtime.LockOSThread()
 	err = cmd.Run()
 	runtime.UnlockOSThread()
+	if err != nil {
+		// The script's own server (mariadbd --bootstrap) was killed with
+		// its group, or the script failed under it: Run waited for the
+		// script alone. Nothing runs on the datadir once this returns.
+		reap.KillGroup(cmd.Process.Pid, 10*time.Second)
+	}
 	if in.InitializesItself() {
 		if merr := markDatadir(dd); merr != nil && err == nil {
 			return fmt.Errorf("initialise datadir: %w", merr)

@@ -14,6 +14,7 @@
 package reap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,6 +105,42 @@ func Kill(ps []Process) []Process {
 		}
 	}
 	return killed
+}
+
+// KillGroup sends SIGKILL to the process group pgid and waits up to
+// timeout until none of its processes is alive. A zombie is not alive: it
+// holds no file and no memory, and its reaper (init, or a machine's
+// slower process manager) may take seconds to collect it.
+func KillGroup(pgid int, timeout time.Duration) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && groupAlive(pgid); time.Sleep(10 * time.Millisecond) {
+	}
+}
+
+// groupAlive reports whether a process of group pgid exists and is not a
+// zombie (/proc/PID/stat: the state and the group follow the command's
+// closing parenthesis).
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // alive reports whether pid exists and is not a zombie.

@@ -1,6 +1,7 @@
 package reap
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,5 +67,33 @@ func TestMarkResolvesSymlinks(t *testing.T) {
 	}
 	if Canonical(link) != Canonical(dir) {
 		t.Errorf("%s and %s differ", Canonical(link), Canonical(dir))
+	}
+}
+
+// KillGroup ends a whole process group, the leader's children too (what
+// the leader started and left when it died), and returns once none of them
+// is alive: a zombie waiting for a slow reaper does not count.
+func TestKillGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	if !groupAlive(pgid) {
+		t.Fatalf("group %d not alive before the kill", pgid)
+	}
+	KillGroup(pgid, time.Minute)
+	_ = cmd.Wait()
+	if groupAlive(pgid) || alive(child) {
+		t.Errorf("group %d alive after KillGroup (child %d alive: %v)", pgid, child, alive(child))
 	}
 }
