@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,13 +85,17 @@ func LayoutKept(i, k int) string { return fmt.Sprintf("%d of %d", i, k) }
 // else the kept layout i of k; ok is false for "" (the build's own binary)
 // and for any other text.
 func ParseLayout(v string) (perRun bool, seed int64, i, k int, ok bool) {
-	if _, err := fmt.Sscanf(v, "seed %d", &seed); err == nil {
-		return true, seed, 0, 0, true
+	if rest, found := strings.CutPrefix(v, "seed "); found {
+		seed, err := strconv.ParseInt(rest, 10, 64)
+		return err == nil, seed, 0, 0, err == nil
 	}
-	if _, err := fmt.Sscanf(v, "%d of %d", &i, &k); err == nil && i >= 1 && i <= k {
-		return false, 0, i, k, true
+	a, b, found := strings.Cut(v, " of ")
+	i, erri := strconv.Atoi(a)
+	k, errk := strconv.Atoi(b)
+	if !found || erri != nil || errk != nil || i < 1 || i > k {
+		return false, 0, 0, 0, false
 	}
-	return false, 0, 0, 0, false
+	return false, 0, i, k, true
 }
 
 // Second is one slice of a run's timeline: normally a second; the last one

@@ -737,7 +737,7 @@ func (b *Builder) steps(ctx context.Context, in stepsIn, spent *time.Duration) (
 			be := &BuildError{Commit: commit, Step: st.name, Log: in.logPath, Lines: d.Lines, Err: err, Packages: d.Packages,
 				Installed: installedPackages(d.Packages), Hint: d.Hint, fault: d.Fault, compilerCrashed: d.CompilerCrashed}
 			if d.Tool != "" {
-				be.Hint = toolHint(d.Tool, be.Packages, be.Installed)
+				be.Hint = toolHint(d.Tool, d.ToolErr, be.Packages, be.Installed)
 			}
 			switch {
 			case timedOut:

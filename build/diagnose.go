@@ -40,36 +40,58 @@ var (
 var machineSigns = []string{"No space left on device", "Disk quota exceeded", "Cannot allocate memory", "virtual memory exhausted",
 	"out of memory allocating", "memory exhausted", "Killed signal terminated program", "internal compiler error",
 	"unable to execute command: Killed", "terminated with signal 9", "Read-only file system", ": command not found",
-	// A compiler driver without its assembler, linker or compiler proper
-	// (gcc: "cannot execute 'as': execvp: ..."; clang: "Executable "ld"
-	// doesn't exist!"): a toolchain not installed, or not on PATH.
-	"fatal error: cannot execute ", "unable to execute command: Executable "}
+	// A compiler driver that could not run its assembler, linker or
+	// compiler proper (toolFailed).
+	"fatal error: cannot execute ", "collect2: fatal error: cannot find ", "unable to execute command: Executable "}
 
-// toolMissing is a compiler driver's word for a tool it could not run
-// (gcc's "cannot execute 'as'", with typographic quotes in a UTF-8 locale;
-// clang's "Executable "ld" doesn't exist").
-var toolMissing = regexp.MustCompile(`cannot execute ['‘]([^'’]+)['’]|Executable "([^"]+)"`)
+// toolFailed is a compiler driver's word for a program of its toolchain it
+// could not run: gcc's "cannot execute 'as': execvp: No such file or
+// directory" (the program by name or by path, typographic quotes in a UTF-8
+// locale, then the system call's error: 1, 2), collect2's "cannot find
+// 'ld'" (3), clang's "Executable "ld" doesn't exist" (4).
+var toolFailed = regexp.MustCompile(`cannot execute ['‘]([^'’]+)['’](?::\s*\w+:\s*(.*))?|cannot find ['‘]([^'’]+)['’]|Executable "([^"]+)" doesn't exist`)
 
 // gccOwn are the programs gcc runs from its own directory, never from PATH.
 var gccOwn = map[string]string{"cc1": "the C compiler proper", "cc1plus": "the C++ compiler proper", "collect2": "gcc's link step"}
 
-// toolHint says what to do about a tool the compiler could not run (tool,
-// from toolMissing; pkgs: the Debian packages that provide it, installed:
-// those of them dpkg says are installed). The assembler and linker are
-// found on PATH: installed, PATH left them out. gcc's own programs are
-// found in gcc's directory: its version's package is missing.
-func toolHint(tool string, pkgs, installed []string) string {
-	if what, ok := gccOwn[tool]; ok {
-		return fmt.Sprintf("gcc cannot find its own %q (%s): install the compiler's package for the gcc version `gcc --version` names (apt-get install %s)", tool, what, strings.Join(pkgs, " "))
+// toolHint says what to do about a program the compiler could not run
+// (tool, by name or path; why: the system's error, "" when it is missing;
+// pkgs: the Debian packages that provide it, installed: those of them dpkg
+// says are installed). A program that exists but could not start is the
+// machine's limits or a broken toolchain; a missing assembler or linker is
+// looked up on PATH (installed: PATH left it out); gcc's own programs are
+// in gcc's directory (its version's package is missing).
+func toolHint(tool, why string, pkgs, installed []string) string {
+	name := filepath.Base(tool)
+	install := strings.Join(pkgs, " ")
+	switch {
+	case why != "" && !strings.Contains(why, "No such file or directory"):
+		if strings.Contains(why, "Resource temporarily unavailable") || strings.Contains(why, "Cannot allocate memory") {
+			return fmt.Sprintf("the compiler could not start %q (%s): the machine had no process or memory left for it (a process limit: ulimit -u, a cgroup's pids.max; or memory): raise the limit or build with fewer jobs", tool, why)
+		}
+		if install != "" {
+			return fmt.Sprintf("the compiler could not run %q (%s): a broken toolchain (apt-get install --reinstall %s)", tool, why, install)
+		}
+		return fmt.Sprintf("the compiler could not run %q (%s): a broken toolchain", tool, why)
+	case gccOwn[name] != "":
+		return fmt.Sprintf("gcc cannot find its own %q (%s): install the compiler's package for the gcc version `gcc --version` names (apt-get install %s)", name, gccOwn[name], orDefault(install, "g++"))
 	}
 	path := os.Getenv("PATH")
 	switch {
-	case len(pkgs) > 0 && len(installed) == len(pkgs):
-		return fmt.Sprintf("%s is installed, but the compiler did not find its %q on the build's PATH (PATH=%s): put the directory that holds it on PATH", strings.Join(installed, " "), tool, path)
-	case len(pkgs) > 0:
-		return fmt.Sprintf("the compiler cannot run %q: install %s (apt-get install %s)", tool, strings.Join(pkgs, " "), strings.Join(pkgs, " "))
+	case install != "" && len(installed) == len(pkgs):
+		return fmt.Sprintf("%s is installed, but the compiler did not find its %q on the build's PATH (PATH=%s): put the directory that holds it on PATH", strings.Join(installed, " "), name, path)
+	case install != "":
+		return fmt.Sprintf("the compiler cannot run %q: install %s (apt-get install %s)", name, install, install)
 	}
-	return fmt.Sprintf("the compiler cannot run %q: install it, or put the directory that holds it on the build's PATH (PATH=%s)", tool, path)
+	return fmt.Sprintf("the compiler cannot run %q: install it, or put the directory that holds it on the build's PATH (PATH=%s)", name, path)
+}
+
+// orDefault is s, or def when s is "".
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // shNotFound is dash's (Debian's /bin/sh) "command not found": "sh: 1: bison: not found".
@@ -134,10 +156,10 @@ var DebianPackages = []struct {
 	Missing string // regular expression over the error
 	Package string
 }{
-	{`Executable "ld\.lld"`, "lld"},
-	{`cannot execute .(as|ld|ld\.gold|ld\.bfd).:|Executable "(as|ld|ld\.gold|ld\.bfd)"`, "binutils"},
-	{`cannot execute .cc1plus.:`, "g++"},
-	{`cannot execute .(cc1|collect2).:`, "gcc"},
+	{`Executable "(?:[^"]*/)?ld\.lld"`, "lld"},
+	{`(cannot execute|cannot find) ['‘](?:[^'’]*/)?(as|ld|ld\.gold|ld\.bfd)['’]|Executable "(?:[^"]*/)?(as|ld|ld\.gold|ld\.bfd)"`, "binutils"},
+	{`cannot execute ['‘](?:[^'’]*/)?cc1plus['’]`, "g++"},
+	{`cannot execute ['‘](?:[^'’]*/)?(cc1|collect2)['’]`, "gcc"},
 	{`libfmt`, "libfmt-dev"},
 	{`pcre2`, "libpcre2-dev"},
 	{`\bpcre\b|pcre\.h`, "libpcre3-dev"},
@@ -211,10 +233,10 @@ type diagnosis struct {
 	// Hint says what the machine needs when no Debian package provides it
 	// ("" otherwise).
 	Hint string
-	// Tool is the program the compiler could not run ("as", "cc1plus";
-	// toolMissing): the hint is toolHint's, once the packages installed are
-	// known.
-	Tool string
+	// Tool is the program the compiler could not run ("as", a path to
+	// cc1plus; toolFailed), ToolErr the system's error ("" when missing):
+	// the hint is toolHint's, once the packages installed are known.
+	Tool, ToolErr string
 	// CompilerCrashed: the compiler crashed (an internal compiler error, a
 	// segmentation fault of cc1plus): a compiler bug or the machine's
 	// memory, often gone when built again.
@@ -298,8 +320,10 @@ func diagnose(path, src string) diagnosis {
 		if strings.Contains(strings.Join(machine, "\n"), compilerCrash) {
 			d.CompilerCrashed, d.Hint, d.Packages = true, compilerCrashHint, nil
 		}
-		if m := toolMissing.FindStringSubmatch(strings.Join(machine, "\n")); m != nil {
-			d.Tool = m[1] + m[2]
+		// The tool's hint when it is what stopped the build (the first
+		// sign), not a crash's or a full disk's.
+		if m := toolFailed.FindStringSubmatch(machine[0]); m != nil && !d.CompilerCrashed {
+			d.Tool, d.ToolErr = m[1]+m[3]+m[4], m[2]
 		}
 		return d
 	case len(errs) == 0:

@@ -215,22 +215,45 @@ func TestDiagnoseMessagesOfTheTools(t *testing.T) {
 // package is installed.
 func TestDiagnoseToolTheCompilerCannotRun(t *testing.T) {
 	for _, c := range []struct {
-		log, tool string
-		packages  []string
+		log, tool, why string
+		packages       []string
+		hint           string // in toolHint's words, none installed
 	}{
-		{"cc: fatal error: cannot execute 'as': execvp: No such file or directory\ncompilation terminated.", "as", []string{"binutils"}},
-		{"clang: error: unable to execute command: Executable \"ld\" doesn't exist!", "ld", []string{"binutils"}},
-		{"clang: error: unable to execute command: Executable \"ld.lld\" doesn't exist!", "ld.lld", []string{"lld"}},
-		{"c++: fatal error: cannot execute ‘cc1plus’: execvp: No such file or directory", "cc1plus", []string{"g++"}},
-		{"gcc: fatal error: cannot execute ‘collect2’: execvp: No such file or directory", "collect2", []string{"gcc"}},
+		{"cc: fatal error: cannot execute 'as': execvp: No such file or directory\ncompilation terminated.", "as", "No such file or directory", []string{"binutils"}, "install binutils"},
+		{"collect2: fatal error: cannot find ‘ld’\ncompilation terminated.", "ld", "", []string{"binutils"}, "install binutils"},
+		{"clang: error: unable to execute command: Executable \"ld\" doesn't exist!", "ld", "", []string{"binutils"}, "install binutils"},
+		{"clang: error: unable to execute command: Executable \"ld.lld\" doesn't exist!", "ld.lld", "", []string{"lld"}, "install lld"},
+		{"c++: fatal error: cannot execute ‘cc1plus’: execvp: No such file or directory", "cc1plus", "No such file or directory", []string{"g++"}, `gcc cannot find its own "cc1plus"`},
+		{"gcc: fatal error: cannot execute ‘collect2’: execvp: No such file or directory", "collect2", "No such file or directory", []string{"gcc"}, `gcc cannot find its own "collect2"`},
+		// Found, and could not start: the machine's limits, not a missing
+		// tool; gcc names it by path then.
+		{"gcc: fatal error: cannot execute ‘as’: vfork: Resource temporarily unavailable", "as", "Resource temporarily unavailable", []string{"binutils"}, "no process or memory left"},
+		{"g++: fatal error: cannot execute ‘/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus’: vfork: Resource temporarily unavailable", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus", "Resource temporarily unavailable", []string{"g++"}, "ulimit -u"},
+		{"gcc: fatal error: cannot execute ‘/tmp/g/cc1’: execv: Exec format error", "/tmp/g/cc1", "Exec format error", []string{"gcc"}, "a broken toolchain (apt-get install --reinstall gcc)"},
 	} {
 		path := filepath.Join(t.TempDir(), "build.log")
 		if err := os.WriteFile(path, []byte("# build: cmake --build\n"+c.log+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		d := diagnose(path, "")
-		if d.Fault != faultMachine || d.Tool != c.tool || !slices.Equal(d.Packages, c.packages) {
-			t.Errorf("%q: fault %v tool %q packages %q, want the machine's, %q, %q", c.log, d.Fault, d.Tool, d.Packages, c.tool, c.packages)
+		if d.Fault != faultMachine || d.Tool != c.tool || d.ToolErr != c.why || !slices.Equal(d.Packages, c.packages) {
+			t.Errorf("%q: fault %v tool %q (%q) packages %q, want the machine's, %q (%q), %q", c.log, d.Fault, d.Tool, d.ToolErr, d.Packages, c.tool, c.why, c.packages)
+		}
+		if h := toolHint(d.Tool, d.ToolErr, d.Packages, nil); !strings.Contains(h, c.hint) {
+			t.Errorf("%q: hint %q, want %q", c.log, h, c.hint)
+		}
+	}
+	// The first sign decides: a crash or a full disk keeps its own hint.
+	for _, log := range []string{
+		"x.c:1:1: internal compiler error: Segmentation fault\ncc: fatal error: cannot execute 'as': execvp: No such file or directory",
+		"cc1: fatal error: x.s: No space left on device\ncc: fatal error: cannot execute 'as': execvp: No such file or directory",
+	} {
+		path := filepath.Join(t.TempDir(), "build.log")
+		if err := os.WriteFile(path, []byte("# build: make\n"+log+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if d := diagnose(path, ""); d.Tool != "" {
+			t.Errorf("%q: tool %q read after another sign", log, d.Tool)
 		}
 	}
 	for _, c := range []struct {
@@ -243,7 +266,7 @@ func TestDiagnoseToolTheCompilerCannotRun(t *testing.T) {
 		{"cc1plus", []string{"g++"}, []string{"g++"}, `gcc cannot find its own "cc1plus"`, "PATH="},
 		{"odd-tool", nil, nil, "install it, or put the directory that holds it on the build's PATH", "apt-get"},
 	} {
-		h := toolHint(c.tool, c.pkgs, c.installed)
+		h := toolHint(c.tool, "", c.pkgs, c.installed)
 		if !strings.Contains(h, c.want) || strings.Contains(h, c.not) {
 			t.Errorf("hint for %s (packages %q, installed %q): %q, want %q and no %q", c.tool, c.pkgs, c.installed, h, c.want, c.not)
 		}
@@ -406,48 +429,52 @@ func TestCompilerCrashIsTheMachines(t *testing.T) {
 	}
 }
 
-// A compiler that cannot run its assembler (binutils installed, left off
-// PATH here: the case a user's PATH makes) fails the configure step as the
-// machine's: not remembered against the revision, the tool named, what to
-// do said. The machine's real gcc and CMake say it.
+// A compiler that cannot run its assembler or its linker (binutils
+// installed, left off PATH here: the case a user's PATH makes) fails the
+// configure step as the machine's: not remembered against the revision,
+// the tool named, what to do said. The machine's real gcc and CMake say it.
 func TestMissingAssemblerIsTheMachines(t *testing.T) {
 	testenv.Require(t, testenv.BuildTools)
-	if as, err := exec.Command("gcc", "-print-prog-name=as").Output(); err != nil || filepath.IsAbs(strings.TrimSpace(string(as))) {
-		t.Skipf("this gcc does not look for as on PATH (%q, %v)", as, err)
-	}
 	t.Setenv("CC", "gcc") // the compiler whose words are read here
 	p := newProject(t, 1)
 	head := p.git("rev-parse", "HEAD")
-	bin := t.TempDir()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			name := e.Name()
-			if name == "as" || strings.HasSuffix(name, "-as") {
-				continue
+	path := os.Getenv("PATH")
+	for _, tool := range []string{"as", "ld"} {
+		if at, err := exec.Command("gcc", "-print-prog-name="+tool).Output(); err != nil || filepath.IsAbs(strings.TrimSpace(string(at))) {
+			t.Logf("this gcc does not look for %s on PATH (%q, %v)", tool, at, err)
+			continue
+		}
+		bin := t.TempDir()
+		for _, dir := range filepath.SplitList(path) {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				name := e.Name()
+				if name == tool || strings.HasSuffix(name, "-"+tool) || tool == "ld" && strings.HasPrefix(name, "ld.") {
+					continue
+				}
+				_ = os.Symlink(filepath.Join(dir, name), filepath.Join(bin, name)) // the first on PATH wins, as for a shell
 			}
-			_ = os.Symlink(filepath.Join(dir, name), filepath.Join(bin, name)) // the first on PATH wins, as for a shell
 		}
-	}
-	t.Setenv("PATH", bin)
-	state := t.TempDir()
-	b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
-	_, err := b.Build(context.Background(), head)
-	var be *BuildError
-	if !errors.As(err, &be) {
-		t.Fatalf("without as: want a build error, got %v", err)
-	}
-	if !be.Machine || be.Remembered != "" || !slices.Equal(be.Packages, []string{"binutils"}) {
-		t.Errorf("machine %v remembered %q packages %q: want the machine's, not remembered, binutils", be.Machine, be.Remembered, be.Packages)
-	}
-	msg := err.Error()
-	t.Log(msg)
-	for _, want := range []string{"not the revision's fault", `binutils is installed, but the compiler did not find its "as" on the build's PATH`, "PATH=" + bin} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the error lacks %q: %v", want, msg)
+		t.Setenv("PATH", bin)
+		state := t.TempDir()
+		b := &Builder{Repo: p.repo, StateDir: state, Recipe: Recipe{NoCcache: true}}
+		_, err := b.Build(context.Background(), head)
+		var be *BuildError
+		if !errors.As(err, &be) {
+			t.Fatalf("without %s: want a build error, got %v", tool, err)
 		}
-	}
-	if ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json")); len(ms) > 0 {
-		t.Errorf("the machine's failure was remembered as the revision's: %v", ms)
+		if !be.Machine || be.Remembered != "" || !slices.Equal(be.Packages, []string{"binutils"}) {
+			t.Errorf("without %s: machine %v remembered %q packages %q: want the machine's, not remembered, binutils", tool, be.Machine, be.Remembered, be.Packages)
+		}
+		msg := err.Error()
+		t.Log(msg)
+		for _, want := range []string{"not the revision's fault", `binutils is installed, but the compiler did not find its "` + tool + `" on the build's PATH`, "PATH=" + bin} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("without %s, the error lacks %q: %v", tool, want, msg)
+			}
+		}
+		if ms, _ := filepath.Glob(filepath.Join(state, "installs", "*", "*.failed.json")); len(ms) > 0 {
+			t.Errorf("without %s, the machine's failure was remembered as the revision's: %v", tool, ms)
+		}
 	}
 }

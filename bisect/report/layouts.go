@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perfbisect/perfbisect/bisect"
@@ -50,8 +51,11 @@ func layoutsOf(runs []bisect.Run) string {
 // both sides measured alike, else each side's ("base: the server's own
 // binary; head: a new one every run (...)"), since a side whose layout is
 // fixed carries that layout's level into the difference; "" when neither
-// used layouts.
+// used layouts. A side without runs (the comparison stopped) says nothing.
 func sidesLayouts(base, head []bisect.Run) string {
+	if len(base) == 0 || len(head) == 0 { // a side not measured (an error): the other's alone
+		return layoutsOf(append(slices.Clip(base), head...))
+	}
 	b, h := layoutsOf(base), layoutsOf(head)
 	if b == h {
 		return b

@@ -47,6 +47,7 @@ func TestLayoutsSaid(t *testing.T) {
 		{perRun, perRun, "a new one every run ("},
 		{own, own, ""},
 		{own, perRun, "base: the server's own binary (one layout: its level is part of the difference); head: a new one every run ("},
+		{perRun, nil, "a new one every run ("}, // head not measured: nothing said of it
 	} {
 		if got := sidesLayouts(c.base, c.head); (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
 			t.Errorf("sides' layouts: %q, want %q...", got, c.want)

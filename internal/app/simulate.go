@@ -170,9 +170,9 @@ func simulation(req SimulateRequest) (simulate.Scenario, session.Config, float64
 		// if they had.
 		switch {
 		case layouts != 1:
-			return sc, cfg, 0, usageError("{layouts} %s needs {build-effect}: without a per-build level every layout of a simulated build measures alike", req.Layouts)
+			return sc, cfg, 0, usageError("{layouts} %s needs {build-effect} above 0: without a per-build level every layout of a simulated build measures alike", req.Layouts)
 		case req.BuildEffectUnknown:
-			return sc, cfg, 0, usageError("{build-effect-unknown} needs {build-effect}: the spread the search is not told")
+			return sc, cfg, 0, usageError("{build-effect-unknown} needs {build-effect} above 0: the spread the search is not told")
 		}
 	}
 	sc = simulate.Scenario{Layouts: layouts, Commits: req.Commits, CulpritPos: culpritPos, RandomPos: random, Merges: req.Merges, Factor: 1 + req.Change/100,
