@@ -333,6 +333,18 @@ func WriteHTML(w io.Writer, p Page) error {
 	}
 	d.Data = template.JS(js)
 	d.Facts = hostFacts(facts)
+	if len(p.Compare) > 0 {
+		// A comparison's layouts side by side, as its text says them.
+		var base, head []bisect.Run
+		for _, doc := range p.Compare {
+			base, head = append(base, doc.BaseRuns...), append(head, doc.HeadRuns...)
+		}
+		for i, f := range d.Facts {
+			if f[0] == "code layouts" {
+				d.Facts[i][1] = sidesLayouts(base, head)
+			}
+		}
+	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, d); err != nil {
 		return err

@@ -79,6 +79,19 @@ func TestLayoutsSaid(t *testing.T) {
 		t.Errorf("the bug report does not say the layouts:\n%s", b.String())
 	}
 
+	// The HTML page of a comparison: each side's, as the text says them.
+	doc := compareDoc(t, CompareRegression)
+	for i := range doc.HeadRuns {
+		doc.HeadRuns[i].Facts = map[string]string{bisect.FactLayout: bisect.LayoutSeed(int64(i))}
+	}
+	b.Reset()
+	if err := WriteHTML(&b, Page{Compare: []CompareDoc{doc}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "base: the server&#39;s own binary") || !strings.Contains(b.String(), "head: a new one every run") {
+		t.Errorf("the comparison's page does not say each side's layouts")
+	}
+
 	for _, format := range []string{"text", "markdown"} {
 		doc := compareDoc(t, CompareRegression)
 		for _, runs := range [][]bisect.Run{doc.BaseRuns, doc.HeadRuns} {

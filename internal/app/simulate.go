@@ -87,8 +87,8 @@ func Simulate(ctx context.Context, req SimulateRequest) error {
 		if err := simulate.Fill(ctx, rows, cfg, req.Sessions, req.Seed, req.Workers, nil); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%d sessions per row, %d commits, culprit %s, %+g%% at %g%% log-normal noise; --threshold %g%%, --confidence %g, --repeats %d, --max-repeats %d; a build takes %d runs' time on a host of speed 1; hosts' speeds from 1 down to 0.7 (runs on a host are its speed times the level)\n\n",
-			req.Sessions, sc.Commits, req.CulpritPos, req.Change, req.CV, 100*cfg.Threshold, cfg.Confidence, cfg.Repeats, cfg.MaxRepeats, simulate.SimBuildRuns)
+		fmt.Fprintf(w, "%d sessions per row, %d commits, culprit %s, %+g%% at %g%% log-normal noise; --threshold %g%%, --confidence %g, --repeats %d, --max-repeats %d; a build takes %d runs' time on a host of speed 1; hosts' speeds from 1 down to 0.7 (runs on a host are its speed times the level)%s\n\n",
+			req.Sessions, sc.Commits, req.CulpritPos, req.Change, req.CV, 100*cfg.Threshold, cfg.Confidence, cfg.Repeats, cfg.MaxRepeats, simulate.SimBuildRuns, buildEffectText(req))
 		fmt.Fprint(w, simulate.HostsMarkdown(rows))
 		return nil
 	}
@@ -297,4 +297,21 @@ func checkTable(req SimulateRequest) error {
 		return usageError("{commits} %d: {table} needs at least 10 (the grid puts a second culprit and a broken parent around the culprit)", req.Commits)
 	}
 	return nil
+}
+
+// buildEffectText is a table header's words for the per-build level
+// (--build-effect, --build-effect-unknown, --layouts), "" without one.
+func buildEffectText(req SimulateRequest) string {
+	if req.BuildEffect == 0 {
+		return ""
+	}
+	told := "the search told it"
+	if req.BuildEffectUnknown {
+		told = "the search not told it"
+	}
+	layouts := req.Layouts
+	if layouts == "" {
+		layouts = "1"
+	}
+	return fmt.Sprintf("; a per-build level of %g%% (--build-effect; %s), --layouts %s", req.BuildEffect, told, layouts)
 }
