@@ -238,20 +238,13 @@ func TestInterruptedInitializeLeavesNoServer(t *testing.T) {
 	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size=1G\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// on lists the live processes (not zombies) whose command line names dir.
-	on := func(dir string) []string {
+	// on lists the live processes working for the run directory (the
+	// owner mark every process of the initialisation inherits; a zombie's
+	// is gone).
+	on := func(run string) []string {
 		var out []string
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			st, serr := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil || serr != nil || !strings.Contains(string(b), dir) {
-				continue
-			}
-			if i := strings.LastIndexByte(string(st), ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				continue
-			}
-			out = append(out, e.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
+		for _, p := range reap.Find(run) {
+			out = append(out, fmt.Sprint(p.Pid, " ", p.Command))
 		}
 		return out
 	}

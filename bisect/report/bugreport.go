@@ -179,7 +179,7 @@ func howMeasured(p Page) [][2]string {
 		all = append(all, t.Runs...)
 	}
 	facts := map[string]string{}
-	for _, kv := range hostFacts(all) { // distinct values joined with " | "
+	for _, kv := range hostFacts(all, "") { // distinct values joined with " | "
 		facts[kv[0]] = kv[1]
 	}
 	if v := facts["server"]; v != "" {

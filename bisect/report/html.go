@@ -258,7 +258,7 @@ func WriteHTML(w io.Writer, p Page) error {
 	d := pageData{Page: p, ChartJS: template.JS(stripSourceMap(chartJS)), PageJS: template.JS(pageJS),
 		Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	var all []chart
-	var facts []bisect.Run
+	var facts, compareBase, compareHead []bisect.Run
 	if doc := p.Bisect; doc != nil {
 		m := session.Metric(doc.Metric)
 		runsOf := map[string][]bisect.Run{}
@@ -298,6 +298,7 @@ func WriteHTML(w io.Writer, p Page) error {
 		m := session.Metric(doc.Metric)
 		runsOf := map[string][]bisect.Run{doc.Base: doc.BaseRuns, doc.Head: doc.HeadRuns}
 		facts = append(append(facts, doc.BaseRuns...), doc.HeadRuns...)
+		compareBase, compareHead = append(compareBase, doc.BaseRuns...), append(compareHead, doc.HeadRuns...)
 		bands := refBands(m, []string{doc.Base, doc.Head}, []string{"base", "head"}, runsOf)
 		sec := compareSection{Doc: doc}
 		for j, side := range []struct {
@@ -332,19 +333,11 @@ func WriteHTML(w io.Writer, p Page) error {
 		return err
 	}
 	d.Data = template.JS(js)
-	d.Facts = hostFacts(facts)
+	layouts := layoutsOf(facts)
 	if len(p.Compare) > 0 {
-		// A comparison's layouts side by side, as its text says them.
-		var base, head []bisect.Run
-		for _, doc := range p.Compare {
-			base, head = append(base, doc.BaseRuns...), append(head, doc.HeadRuns...)
-		}
-		for i, f := range d.Facts {
-			if f[0] == "code layouts" {
-				d.Facts[i][1] = sidesLayouts(base, head)
-			}
-		}
+		layouts = sidesLayouts(compareBase, compareHead) // side by side, as the comparison's text says them
 	}
+	d.Facts = hostFacts(facts, layouts)
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, d); err != nil {
 		return err
@@ -632,12 +625,12 @@ func medianRun(runs []bisect.Run, m session.Metric) (bisect.Run, bool) {
 }
 
 // hostFacts lists the facts of the runs, sorted by name; a fact that differs
-// between runs lists its distinct values. The code layouts are said once
-// (layoutsOf), not seed by seed.
-func hostFacts(runs []bisect.Run) [][2]string {
+// between runs lists its distinct values. The code layouts are not listed
+// seed by seed: layouts, when not "", is said once as "code layouts".
+func hostFacts(runs []bisect.Run, layouts string) [][2]string {
 	vals := map[string][]string{}
-	if l := layoutsOf(runs); l != "" {
-		vals["code layouts"] = []string{l}
+	if layouts != "" {
+		vals["code layouts"] = []string{layouts}
 	}
 	for _, r := range runs {
 		for k, v := range r.Facts {

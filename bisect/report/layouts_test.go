@@ -53,7 +53,7 @@ func TestLayoutsSaid(t *testing.T) {
 			t.Errorf("sides' layouts: %q, want %q...", got, c.want)
 		}
 	}
-	facts := hostFacts(mixed)
+	facts := hostFacts(mixed, layoutsOf(mixed))
 	if i := slices.IndexFunc(facts, func(f [2]string) bool { return f[0] == "code layouts" }); i < 0 || slices.ContainsFunc(facts, func(f [2]string) bool { return f[0] == bisect.FactLayout }) {
 		t.Errorf("the page's facts %q: want the code layouts said once, no seed by seed", facts)
 	}

@@ -118,25 +118,14 @@ func KillGroup(pgid int, timeout time.Duration) {
 }
 
 // groupAlive reports whether a process of group pgid exists and is not a
-// zombie (/proc/PID/stat: the state and the group follow the command's
-// closing parenthesis).
+// zombie.
 func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+		if state, pgrp, ok := procState(e.Name()); ok && state != "Z" && pgrp == strconv.Itoa(pgid) {
 			return true
 		}
 	}
@@ -145,15 +134,28 @@ func groupAlive(pgid int) bool {
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	state, _, ok := procState(strconv.Itoa(pid))
+	return ok && state != "Z"
+}
+
+// procState reads /proc/PID/stat of pid (a /proc entry's name): its state
+// ("R", "S", "Z", ...) and process group, which follow the command's
+// closing parenthesis; ok is false when it is gone or not a process.
+func procState(pid string) (state, pgrp string, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return false
+		return "", "", false
 	}
 	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", "", false
 	}
-	return true
+	f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 {
+		return "", "", false
+	}
+	return f[0], f[2], true
 }
 
 // ancestors returns this process and its ancestors' pids.
